@@ -1,0 +1,23 @@
+"""The ``baton`` command line (Typer + Rich).
+
+Each command group lives in its own module and is attached in ``build_app``; importing this
+package does nothing else.
+"""
+
+from __future__ import annotations
+
+import typer
+
+
+def build_app() -> typer.Typer:
+    from baton.cli import main_commands, memory, sql
+
+    app = typer.Typer(help="Baton: ask questions of your data through cooperating AI agents.", no_args_is_help=True)
+    main_commands.register(app)
+    app.add_typer(sql.app, name="sql", help="Check and run SQL safely.")
+    app.add_typer(memory.app, name="memory", help="Inspect and maintain the memory journal.")
+    return app
+
+
+def main() -> None:
+    build_app()()

@@ -1,0 +1,256 @@
+"""The rich answer: ``AIMessage`` and the values it carries.
+
+One type travels from a specialist, through the orchestrator, to every surface (web page,
+CLI, notebook, OpenAI-compatible endpoint). It holds seed 000's fields (content, data,
+artifacts, images, code, source documents, ids) and seed 002's AgentResponse fields (query,
+results, viz, knowledge sources, response type, tool-call log, follow-ups, insights, ...).
+
+``to_json``/``from_json`` round-trip it exactly: DataFrames, dates, datetimes, decimals and
+bytes are written as tagged objects (``{"$type": "dataframe", ...}``) and read back as the
+same Python values.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import dataclasses
+import datetime as dt
+import json
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+
+class ResponseType(StrEnum):
+    """What kind of answer this is; surfaces pick their rendering from it."""
+
+    TEXT = "text"
+    SQL_RESULT = "sql_result"
+    KNOWLEDGE = "knowledge"
+    ERROR = "error"
+    CLARIFICATION_REQUEST = "clarification_request"
+    STAGE_CHECKPOINT = "stage_checkpoint"
+    STAGE_FAILED = "stage_failed"
+    PIPELINE_COMPLETE = "pipeline_complete"
+
+
+@dataclass
+class QueryResult:
+    """Rows a query returned, with column names and (engine-reported) types.
+
+    ``truncated`` is set when the row or byte cap cut the result; ``row_count`` is the number
+    of rows kept.
+    """
+
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    column_types: list[str] = field(default_factory=list)
+    truncated: bool = False
+    execution_ms: float = 0.0
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as ``{column: value}`` dicts (the shape the page's table and charts use)."""
+        return [dict(zip(self.columns, row)) for row in self.rows]
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+@dataclass
+class SourceDocument:
+    """A cited piece of knowledge: which file, which chunk, how well it matched."""
+
+    source: str
+    content: str = ""
+    chunk_id: str | None = None
+    score: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+RAGSource = SourceDocument  # seed 002's name for the same thing
+
+
+@dataclass
+class AIMessage:
+    """The one rich answer type. ``content`` is the text; everything else is optional.
+
+    ``data`` is a list of row dicts (or a DataFrame) for one dataset, or a dict keyed by agent
+    name when the orchestrator merged several specialists (seed 000 frontend contract).
+    """
+
+    content: str = ""
+    data: Any = None
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    images: list[Any] = field(default_factory=list)
+    code: str | None = None
+    source_documents: list[SourceDocument] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    input: str | None = None
+    # seed 002 AgentResponse
+    query: str | None = None
+    query_explanation: str | None = None
+    results: QueryResult | None = None
+    viz_type: str = "text"
+    viz_config: dict[str, Any] = field(default_factory=dict)
+    knowledge_sources: list[SourceDocument] = field(default_factory=list)
+    error: str | None = None
+    workflow_id: str | None = None
+    token_usage: dict[str, int] = field(default_factory=dict)
+    llm_provider: str = ""
+    llm_model: str = ""
+    response_type: ResponseType = ResponseType.TEXT
+    tool_call_log: list[dict[str, Any]] = field(default_factory=list)
+    suggested_followups: list[str] = field(default_factory=list)
+    insights: list[dict[str, Any]] = field(default_factory=list)
+    context_usage_pct: int = 0
+    staleness_warning: str | None = None
+    created_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+    @property
+    def output(self) -> str:
+        """Seed 000's name for ``content``."""
+        return self.content
+
+    @property
+    def has_rich_content(self) -> bool:
+        """True when there is something beyond text to show (seed 000 pass-through rule)."""
+        return bool(self.data is not None or self.artifacts or self.images or self.code)
+
+    def copy(self, **changes: Any) -> AIMessage:
+        """A deep copy with ``changes`` applied; the original is never touched."""
+        clone = copy.deepcopy(self)
+        for key, value in changes.items():
+            setattr(clone, key, value)
+        return clone
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-compatible dict (tagged values for DataFrames, dates, decimals, bytes)."""
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> AIMessage:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(raw) - known
+        if unknown:
+            raise ValueError(f"unknown AIMessage fields: {sorted(unknown)}")
+        values = {k: from_jsonable(v) for k, v in raw.items()}
+        if values.get("results") is not None:
+            values["results"] = QueryResult(**values["results"])
+        for key in ("source_documents", "knowledge_sources"):
+            if key in values:
+                values[key] = [SourceDocument(**d) for d in values[key]]
+        if "response_type" in values:
+            values["response_type"] = ResponseType(values["response_type"])
+        return cls(**values)
+
+    @classmethod
+    def from_json(cls, text: str) -> AIMessage:
+        return cls.from_dict(json.loads(text))
+
+    def _repr_html_(self) -> str:  # notebooks
+        from baton.response_html import render_html
+
+        return render_html(self)
+
+
+# --- tagged JSON values ---------------------------------------------------------------------
+
+_TAG = "$type"
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert ``value`` to JSON-compatible data, tagging types JSON cannot hold."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else {_TAG: "float", "value": repr(value)}
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return {_TAG: "datetime", "value": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {_TAG: "date", "value": value.isoformat()}
+    if isinstance(value, dt.time):
+        return {_TAG: "time", "value": value.isoformat()}
+    if isinstance(value, dt.timedelta):
+        return {_TAG: "timedelta", "value": value.total_seconds()}
+    if isinstance(value, Decimal):
+        return {_TAG: "decimal", "value": str(value)}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {_TAG: "bytes", "value": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if hasattr(value, "dtypes") and hasattr(value, "itertuples"):  # a pandas DataFrame
+        return _dataframe_to_json(value)
+    if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy / pandas scalars
+        return to_jsonable(value.item())
+    type_name = type(value).__module__ + "." + type(value).__name__
+    raise TypeError(f"cannot serialize {type_name} in an AIMessage")
+
+
+def _dataframe_to_json(frame) -> dict[str, Any]:
+    return {
+        _TAG: "dataframe",
+        "columns": [str(c) for c in frame.columns],
+        "dtypes": [str(t) for t in frame.dtypes],
+        "rows": [[to_jsonable(v) for v in row] for row in frame.itertuples(index=False, name=None)],
+    }
+
+
+def from_jsonable(value: Any) -> Any:
+    """Inverse of :func:`to_jsonable`."""
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    tag = value.get(_TAG)
+    if tag is None:
+        return {k: from_jsonable(v) for k, v in value.items()}
+    raw = value.get("value")
+    if tag == "datetime":
+        return dt.datetime.fromisoformat(raw)
+    if tag == "date":
+        return dt.date.fromisoformat(raw)
+    if tag == "time":
+        return dt.time.fromisoformat(raw)
+    if tag == "timedelta":
+        return dt.timedelta(seconds=raw)
+    if tag == "decimal":
+        return Decimal(raw)
+    if tag == "bytes":
+        return base64.b64decode(raw)
+    if tag == "float":
+        return float(raw)
+    if tag == "dataframe":
+        import pandas as pd
+
+        rows = [[from_jsonable(v) for v in row] for row in value["rows"]]
+        frame = pd.DataFrame(rows, columns=value["columns"])
+        for column, dtype in zip(value["columns"], value["dtypes"]):
+            if dtype != "object" and dtype != str(frame[column].dtype):
+                try:
+                    frame[column] = frame[column].astype(dtype)
+                except (TypeError, ValueError):
+                    pass
+        return frame
+    raise ValueError(f"unknown tagged JSON value {tag!r}")

@@ -1,0 +1,50 @@
+"""Notebook rendering of an ``AIMessage``: the text, a table of the data, the SQL."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baton.response import AIMessage
+
+MAX_ROWS = 50
+
+
+def _rows(data: Any) -> list[dict[str, Any]]:
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        return data.head(MAX_ROWS).to_dict(orient="records")
+    if isinstance(data, list):
+        return [r for r in data[:MAX_ROWS] if isinstance(r, dict)]
+    return []
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    columns = list(rows[0])
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns) + "</tr>" for r in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_html(message: AIMessage) -> str:
+    parts = [f"<div class='baton-answer'><p>{html.escape(message.content)}</p>"]
+    if isinstance(message.data, dict):
+        for agent, data in message.data.items():
+            parts.append(f"<h4>{html.escape(str(agent))}</h4>{_table(_rows(data))}")
+    else:
+        parts.append(_table(_rows(message.data)))
+    if message.viz_config:
+        try:
+            from baton.viz import render_svg  # presentation layer, present once charts land
+
+            parts.append(render_svg(message.viz_config))
+        except Exception:  # a chart that cannot render must not hide the answer
+            pass
+    if message.query:
+        parts.append(f"<pre><code>{html.escape(message.query)}</code></pre>")
+    parts.append("</div>")
+    return "".join(parts)
