@@ -1,0 +1,1 @@
+"""Specialist agents: SQL over databases, SQL over DataFrames, knowledge retrieval."""

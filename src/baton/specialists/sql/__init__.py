@@ -1,0 +1,1 @@
+"""The SQL specialist: safe-by-construction, validated, self-repairing SQL over real databases."""

@@ -1,0 +1,59 @@
+"""The schema model shared by introspection, pre-validation and the prompts.
+
+Names are kept as the engine reports them; lookups are case-insensitive because that is how
+every supported engine resolves unquoted identifiers closely enough for validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class ColumnInfo:
+    name: str
+    type: str = ""
+    nullable: bool = True
+    primary_key: bool = False
+
+
+@dataclass(slots=True)
+class ForeignKey:
+    columns: list[str]
+    ref_table: str
+    ref_columns: list[str]
+
+
+@dataclass(slots=True)
+class TableInfo:
+    name: str
+    columns: list[ColumnInfo] = field(default_factory=list)
+    schema: str | None = None
+    foreign_keys: list[ForeignKey] = field(default_factory=list)
+    row_estimate: int | None = None
+
+    def column(self, name: str) -> ColumnInfo | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+@dataclass(slots=True)
+class SchemaInfo:
+    """Every table of one connection, keyed by lower-cased table name."""
+
+    dialect: str  # sqlglot dialect name: sqlite | duckdb | postgres | mysql
+    tables: dict[str, TableInfo] = field(default_factory=dict)
+
+    def add(self, table: TableInfo) -> None:
+        self.tables[table.name.lower()] = table
+
+    def table(self, name: str) -> TableInfo | None:
+        return self.tables.get(name.lower())
+
+    def to_sqlglot_schema(self) -> dict[str, dict[str, str]]:
+        """``{table: {column: type}}`` as sqlglot's optimizer expects."""
+        return {t.name: {c.name: (c.type or "UNKNOWN") for c in t.columns} for t in self.tables.values()}
