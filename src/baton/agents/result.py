@@ -1,0 +1,43 @@
+"""``AgentResult``: the typed result of one agent execution (seeds 000 and 002).
+
+``result`` is the text the LLM sees (and what gets vectorized); ``ai_message`` is the full
+rich answer, the side channel the orchestrator reads after its loop. Typed subclasses add
+fields (``SQLAgentResult`` adds the query, rows and attempts).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from baton.response import AIMessage
+
+AgentStatus = Literal["success", "error", "no_result"]
+
+
+@dataclass
+class AgentResult:
+    agent_name: str = ""
+    task: str = ""
+    status: AgentStatus = "success"
+    result: str = ""
+    ai_message: AIMessage | None = None
+    error: str | None = None
+    error_type: str | None = None
+    token_usage: dict[str, int] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    execution_time: float = 0.0
+    timestamp: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    call_id: str | None = None
+    parent_execution_id: str | None = None
+    execution_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    def to_text(self) -> str:
+        """The text form (seed 000: used for vectorization and cross-pollination)."""
+        return self.result if self.ok else f"Error: {self.error or self.status}"
