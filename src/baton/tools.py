@@ -8,6 +8,7 @@ always a string; a tool may return a ``ToolOutput`` to also hand the program a t
 from __future__ import annotations
 
 import inspect
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
@@ -49,3 +50,9 @@ class FunctionTool:
         if self._is_async or inspect.isawaitable(result):
             result = await result
         return result
+
+
+# The id of the tool call being dispatched, set by the loop around each tool invocation.
+# A context variable (not an argument) so ``RunnableTool.__call__`` stays one-argument and
+# concurrent calls each see their own id (asyncio copies the context per task).
+CURRENT_CALL_ID: ContextVar[str | None] = ContextVar("baton_current_tool_call_id", default=None)

@@ -1,0 +1,71 @@
+"""How the orchestrator turns its loop's outcome into ONE rich answer (seed 000).
+
+- pass-through: exactly one specialist call succeeded and its answer has rich content
+  (data, artifacts, images or code): a COPY of the specialist's message, re-stamped with the
+  orchestrator's ids and ``metadata`` {orchestrated, mode="passthrough", routed_to}. The
+  specialist's own object is never mutated.
+- synthesis: the routing model's text, with every specialist's data merged as
+  ``{agent_name: data}``. A specialist called twice in one request gets distinct keys in call
+  order: ``name``, ``name#2``, ``name#3`` — each value stays one dataset, so the page renders
+  one tab per key and no dataset is lost. Artifacts are tagged with ``source_agent``;
+  source documents are concatenated.
+- direct: no specialist was called: the model's answer as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baton.agents.result import AgentResult
+from baton.response import AIMessage
+
+
+def is_passthrough(results: list[AgentResult]) -> bool:
+    successful = [r for r in results if r.ok]
+    return len(successful) == 1 and successful[0].ai_message is not None and successful[0].ai_message.has_rich_content
+
+
+def passthrough(result: AgentResult, *, input: str, session_id: str | None, turn_id: str, extra_metadata: dict[str, Any]) -> AIMessage:
+    specialist = result.ai_message
+    assert specialist is not None
+    return specialist.copy(
+        session_id=session_id,
+        turn_id=turn_id,
+        input=input,
+        metadata={
+            **specialist.metadata,
+            **extra_metadata,
+            "orchestrated": True,
+            "mode": "passthrough",
+            "routed_to": result.agent_name,
+        },
+    )
+
+
+def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str, Any]) -> AIMessage:
+    message = AIMessage(content=text)
+    merged: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+    consulted: list[str] = []
+    for result in results:
+        if result.agent_name not in consulted:
+            consulted.append(result.agent_name)
+        specialist = result.ai_message
+        if not result.ok or specialist is None:
+            continue
+        seen[result.agent_name] = seen.get(result.agent_name, 0) + 1
+        key = result.agent_name if seen[result.agent_name] == 1 else f"{result.agent_name}#{seen[result.agent_name]}"
+        if specialist.data is not None:
+            merged[key] = specialist.data
+        message.artifacts.extend({**a, "source_agent": key} for a in specialist.artifacts)
+        message.images.extend(specialist.images)
+        message.source_documents.extend(specialist.source_documents)
+        message.knowledge_sources.extend(specialist.knowledge_sources)
+        message.insights.extend({**i, "source_agent": key} for i in specialist.insights)
+    if merged:
+        message.data = merged
+    message.metadata = {**extra_metadata, "orchestrated": True, "mode": "synthesis", "agents_consulted": consulted}
+    errors = [{"agent": r.agent_name, "error_type": r.error_type, "error": r.error} for r in results if r.status == "error"]
+    if errors:
+        message.metadata["agent_errors"] = errors
+    return message
