@@ -1,0 +1,163 @@
+"""Translate the ``openai`` and ``anthropic`` SDK exceptions into ``baton.errors`` types.
+
+Both SDKs raise the same shapes (a status error with ``status_code``, ``response`` and a
+decoded ``body``; a connection error; a timeout error that subclasses the connection
+error), so one mapper serves both, reading attributes rather than importing either SDK.
+
+Decisions:
+- 429 -> ``ProviderRateLimitError`` with ``retry_after`` from ``retry-after-ms`` or
+  ``Retry-After`` (seconds or an HTTP date); 408 and timeouts -> ``ProviderTimeoutError``;
+  5xx, 529 and the SDKs' own 599-style codes -> ``ProviderServerError``; 401/403 ->
+  ``ProviderAuthError``; a 400/413 that says the prompt is over the window ->
+  ``ContextLengthExceededError`` (413 "request too large" shrinks the same way), any other
+  4xx -> ``ProviderBadRequestError``.
+- The context-overflow test checks machine-readable codes first (OpenAI
+  ``context_length_exceeded``, llama.cpp ``exceed_context_size_error``, Anthropic
+  ``error.details.error_code``) and falls back to the wording the servers use, because
+  vLLM, Ollama, OpenRouter and Anthropic send only a message.
+- An error event inside a stream (HTTP 200 already sent) is classified by its error
+  ``type``: rate limit, overloaded or server error are retryable.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import re
+import time
+from typing import Any, Mapping
+
+from baton.errors import (
+    ContextLengthExceededError,
+    ProviderAuthError,
+    ProviderBadRequestError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderServerError,
+    ProviderTimeoutError,
+)
+
+_CONTEXT_CODES = frozenset(
+    {"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded", "prompt_too_long", "request_too_large"}
+)
+_CONTEXT_WORDING = re.compile(
+    r"context[ _-]?(length|window|size)|maximum context|prompt is too long|too many (input )?tokens"
+    r"|exceeds? the (available )?context|input is too long|reduce the length of the messages",
+    re.IGNORECASE,
+)
+_RETRYABLE_STREAM_TYPES = {
+    "rate_limit_error": ProviderRateLimitError,
+    "rate_limit_exceeded": ProviderRateLimitError,
+    "overloaded_error": ProviderServerError,
+    "api_error": ProviderServerError,
+    "server_error": ProviderServerError,
+    "timeout_error": ProviderTimeoutError,
+}
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (a number or an HTTP date)."""
+    if not headers:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _error_fields(body: Any) -> tuple[str, str, str]:
+    """(code, type, message) from an error body in either vendor's shape."""
+    if not isinstance(body, dict):
+        return "", "", str(body or "")
+    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    details = inner.get("details") if isinstance(inner.get("details"), dict) else {}
+    code = inner.get("code") or details.get("error_code") or ""
+    return str(code), str(inner.get("type") or ""), str(inner.get("message") or "")
+
+
+def is_context_length_error(code: str, type_: str, message: str) -> bool:
+    """True when a 400/413 says the prompt does not fit the model's window."""
+    if code in _CONTEXT_CODES or type_ in _CONTEXT_CODES:
+        return True
+    if code and ("context" in code or "too_long" in code):
+        return True
+    return bool(_CONTEXT_WORDING.search(message))
+
+
+def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderError:
+    """The ``ProviderError`` for an exception raised by an SDK call (or its transport)."""
+    if isinstance(exc, ProviderError):
+        return exc
+    kw = {"provider": provider, "model": model}
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    code, type_, message = _error_fields(getattr(exc, "body", None))
+    text = f"{provider}/{model}: {message or exc}"
+    name = type(exc).__name__
+
+    if isinstance(status, int) and status >= 400:
+        kw["status_code"] = status
+        if status == 429:
+            return ProviderRateLimitError(text, retry_after=parse_retry_after(headers), **kw)
+        if status == 408:
+            return ProviderTimeoutError(text, **kw)
+        if status >= 500:
+            return ProviderServerError(text, **kw)
+        if status in (401, 403):
+            return ProviderAuthError(text, **kw)
+        if status in (400, 413) and is_context_length_error(code, type_, message or str(exc)):
+            return ContextLengthExceededError(text, **kw)
+        return ProviderBadRequestError(text, **kw)
+
+    if "Timeout" in name:  # APITimeoutError, httpx ReadTimeout/ConnectTimeout/PoolTimeout
+        return ProviderTimeoutError(f"{provider}/{model}: request timed out", **kw)
+    if "Connection" in name or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}:
+        cause = exc.__cause__ or exc
+        return ProviderConnectionError(f"{provider}/{model}: cannot reach the provider ({cause})", **kw)
+
+    # An error event inside an already-started stream, or something the SDK raised itself.
+    if is_context_length_error(code, type_, message):
+        return ContextLengthExceededError(text, **kw)
+    cls = _RETRYABLE_STREAM_TYPES.get(type_) or _RETRYABLE_STREAM_TYPES.get(code)
+    if cls is ProviderRateLimitError:
+        return ProviderRateLimitError(text, retry_after=parse_retry_after(headers), **kw)
+    if cls is not None:
+        return cls(text, **kw)
+    if type_ in ("authentication_error", "permission_error"):
+        return ProviderAuthError(text, **kw)
+    if type_:
+        return ProviderBadRequestError(text, **kw)
+    return ProviderServerError(text, **kw)
+
+
+@functools.cache
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP clients' transport errors (a stream cut mid-body surfaces as one of these)."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        error = getattr(module, "TransportError", None)
+        if isinstance(error, type):
+            found.append(error)
+    return tuple(found)

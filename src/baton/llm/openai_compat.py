@@ -1,0 +1,266 @@
+"""``OpenAICompatible``: any chat-completions server through the official ``openai`` SDK.
+
+One class serves OpenAI, OpenRouter, Ollama (``/v1``), vLLM, llama.cpp server and LM
+Studio: they differ only in base URL, key and a few quirks handled here.
+
+Decisions:
+- One ``AsyncOpenAI`` client per instance, created in ``__init__`` and shared by every
+  request: the SDK's transport pools connections and holds up under hundreds of
+  concurrent calls where a hand-rolled httpx client did not (FACTS.md).
+- ``max_retries=0`` on the SDK: ``LLMRouter`` owns retries, so a 429 is never retried
+  twice by two layers with two policies.
+- ``max_tokens`` goes out as ``max_completion_tokens`` to api.openai.com (its reasoning
+  models reject the old name) and as ``max_tokens`` elsewhere (what the other servers read).
+- Streaming asks for usage (``stream_options.include_usage``) unless ``stream_usage=False``
+  (for an old server that rejects the option).
+- A tool call whose arguments are not a JSON object keeps its text and the reason
+  (``baton.llm.arguments``); in history it is echoed as ``{}``.
+- Finish reasons use the OpenAI vocabulary, which Baton uses everywhere: ``stop``,
+  ``tool_calls``, ``length``, ``content_filter``. A server that answers tool calls with
+  ``stop`` (Ollama does) is normalised to ``tool_calls``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, AsyncIterator, Mapping, Sequence
+
+from baton.errors import ConfigurationError
+from baton.llm.arguments import parse_tool_call, wire_arguments
+from baton.llm.errors_map import map_sdk_error, transport_errors
+from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_TIMEOUT = 120.0
+
+
+def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Baton messages in chat-completions form (tool calls with JSON-string arguments)."""
+    wire: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            wire.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
+        elif m.role == "assistant" and m.tool_calls:
+            wire.append({
+                "role": "assistant",
+                "content": m.content or None,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": wire_arguments(c)}}
+                    for c in m.tool_calls
+                ],
+            })
+        else:
+            wire.append({"role": m.role, "content": m.content})
+    return wire
+
+
+def to_openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.to_json_schema()}}
+        for t in tools
+    ]
+
+
+def _finish_reason(reason: str | None, has_tool_calls: bool) -> str:
+    if reason == "function_call" or (has_tool_calls and reason in (None, "", "stop")):
+        return "tool_calls"
+    return reason or "stop"
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    if usage is None:
+        return {}
+    return {"input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+
+
+class OpenAICompatible:
+    """A chat-completions model. ``provider`` is a label (``openai``, ``openrouter``,
+    ``ollama``, ``openai-compatible``...) used in logs, responses and window lookups."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str = "openai",
+        timeout: float = DEFAULT_TIMEOUT,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        context_window: int | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        stream_usage: bool = True,
+        client: Any = None,
+    ) -> None:
+        import openai
+
+        self.model = model
+        self.provider = provider
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.context_window = context_window
+        self.stream_usage = stream_usage
+        if client is None:
+            try:
+                client = openai.AsyncOpenAI(
+                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0,
+                    default_headers=dict(default_headers or {}) or None,
+                )
+            except openai.OpenAIError as exc:
+                raise ConfigurationError(f"{provider}:{model}: {exc}") from exc
+        self._client = client
+        self._sdk_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, *transport_errors())
+        self.base_url = str(client.base_url).rstrip("/")
+        self._max_tokens_param = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatible({self.provider}:{self.model} @ {self.base_url})"
+
+    @property
+    def metadata_key(self) -> str:
+        """Models sharing this key share one model list (``windows.ContextWindowResolver``)."""
+        return f"openai-compatible@{self.base_url}"
+
+    def _request(self, messages, tools, temperature, max_tokens) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages)}
+        if tools:
+            params["tools"] = to_openai_tools(tools)
+        temperature = self.temperature if temperature is None else temperature
+        if temperature is not None:
+            params["temperature"] = temperature
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        if max_tokens is not None:
+            params[self._max_tokens_param] = max_tokens
+        return params
+
+    def _error(self, exc: BaseException):
+        return map_sdk_error(exc, provider=self.provider, model=self.model)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        params = self._request(messages, tools, temperature, max_tokens)
+        try:
+            completion = await self._client.chat.completions.create(**params)
+        except self._sdk_errors as exc:
+            raise self._error(exc) from exc
+        if not completion.choices:
+            return LLMResponse(model=completion.model or self.model, provider=self.provider,
+                               usage=_usage(completion.usage), finish_reason="stop")
+        choice = completion.choices[0]
+        calls = [
+            parse_tool_call(c.id or f"call_{uuid.uuid4().hex[:12]}", c.function.name, c.function.arguments)
+            for c in (choice.message.tool_calls or ())
+            if getattr(c, "function", None) is not None
+        ]
+        return LLMResponse(
+            content=choice.message.content or "",
+            tool_calls=calls,
+            usage=_usage(completion.usage),
+            model=completion.model or self.model,
+            provider=self.provider,
+            finish_reason=_finish_reason(choice.finish_reason, bool(calls)),
+        )
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[StreamChunk]:
+        params = self._request(messages, tools, temperature, max_tokens)
+        params["stream"] = True
+        if self.stream_usage:
+            params["stream_options"] = {"include_usage": True}
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage: dict[str, int] = {}
+        finish: str | None = None
+        served_model = self.model
+        try:
+            sdk_stream = await self._client.chat.completions.create(**params)
+        except self._sdk_errors as exc:
+            raise self._error(exc) from exc
+        try:
+            async for chunk in sdk_stream:
+                served_model = chunk.model or served_model
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices or ():
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+                    delta = choice.delta
+                    if delta is None:
+                        continue
+                    for part in delta.tool_calls or ():
+                        slot = calls.setdefault(part.index if part.index is not None else len(calls),
+                                                {"id": None, "name": "", "arguments": []})
+                        if part.id:
+                            slot["id"] = part.id
+                        if part.function is not None:
+                            if part.function.name:
+                                slot["name"] = part.function.name
+                            if part.function.arguments:
+                                slot["arguments"].append(part.function.arguments)
+                    if delta.content:
+                        text.append(delta.content)
+                        yield StreamChunk(delta=delta.content)
+        except self._sdk_errors as exc:
+            raise self._error(exc) from exc
+        finally:
+            await sdk_stream.close()
+        tool_calls: list[ToolCall] = [
+            parse_tool_call(slot["id"] or f"call_{uuid.uuid4().hex[:12]}", slot["name"], "".join(slot["arguments"]))
+            for _, slot in sorted(calls.items())
+        ]
+        yield StreamChunk(response=LLMResponse(
+            content="".join(text),
+            tool_calls=tool_calls,
+            usage=usage,
+            model=served_model,
+            provider=self.provider,
+            finish_reason=_finish_reason(finish, bool(tool_calls)),
+        ))
+
+    async def list_context_windows(self) -> dict[str, int]:
+        """Model id -> context window from ``GET /models``, for the servers that say:
+        OpenRouter ``context_length`` (or ``top_provider.context_length``), vLLM
+        ``max_model_len``, LM Studio ``max_context_length``, llama.cpp ``meta.n_ctx``.
+        llama.cpp's ``n_ctx_train`` is ignored: the server may run a smaller context."""
+        windows: dict[str, int] = {}
+        try:
+            async for entry in self._client.models.list():
+                data = entry.to_dict() if hasattr(entry, "to_dict") else dict(entry)
+                window = window_from_model_entry(data)
+                if window:
+                    windows[str(data.get("id"))] = window
+        except self._sdk_errors as exc:
+            raise self._error(exc) from exc
+        return windows
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def window_from_model_entry(data: Mapping[str, Any]) -> int | None:
+    """The context window a ``/models`` entry declares, if any."""
+    candidates = [data.get("context_length"), data.get("max_model_len"), data.get("max_context_length"),
+                  data.get("context_window")]
+    top = data.get("top_provider")
+    if isinstance(top, Mapping):
+        candidates.append(top.get("context_length"))
+    meta = data.get("meta")
+    if isinstance(meta, Mapping):
+        candidates.append(meta.get("n_ctx"))
+    for value in candidates:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return int(value)
+    return None

@@ -1,0 +1,281 @@
+"""``LLMRouter``: retry with backoff on one model, then fall back along a chain.
+
+The router is itself a ``ChatModel``, so everything that takes a model takes a router.
+
+Rules, per call:
+- A retryable ``ProviderError`` (timeout, 429, 5xx, connection) is retried on the same
+  entry up to ``RetryPolicy.attempts`` tries in all, sleeping an exponential backoff with
+  jitter between tries; a 429 that says ``Retry-After`` waits exactly that long, capped by
+  ``max_retry_after``.
+- When an entry is exhausted, or fails with a non-retryable error (auth, bad request),
+  the next entry is tried (a WARNING names both).
+- ``ContextLengthExceededError`` propagates at once: the loop answers it by compressing
+  the conversation, and a different model would not make the prompt fit any better.
+- Anything that is not a ``ProviderError`` (a bug, a cancelled task) propagates untouched.
+- When every entry failed: ``AllProvidersFailedError`` carrying each entry's last error
+  (``retryable`` if any of them was).
+- ``stream`` retries and falls back only before its first chunk was yielded: after that
+  the caller has shown text to someone, and switching models would splice two answers.
+
+``provider``/``model`` of the router are those of its first entry; each ``LLMResponse``
+names the entry that actually answered. The router keeps no per-request state, so one
+instance serves any number of concurrent requests.
+
+Preferences (seed 002 AgentContext: "Provider/model preferences flow down from user ->
+project defaults -> app defaults"): ``LLMRouter.resolve(user=..., project=..., app=...)``
+or ``ModelPreferences(...).router()`` concatenates the levels in that order, each level a
+model, a model string (``"openai:gpt-4o-mini"``, comma-separated for several) or a list
+of those, drops duplicates (same provider, model and endpoint; the first keeps its place)
+and, when ``preferred_provider`` is given, moves that provider's entries to the front
+keeping their order. An entry that cannot be built (say, a user preference for a provider
+whose key is not configured) is skipped with a WARNING; only when nothing is left does
+resolution fail, with a ``ConfigurationError`` listing why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence, Union
+
+from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError, ProviderRateLimitError
+from baton.llm.base import ChatModel
+from baton.messages import LLMResponse, Message, StreamChunk, Tool
+
+log = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[Any]]
+ModelChoice = Union[ChatModel, str, None, Sequence[Union[ChatModel, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try one entry before falling back.
+
+    ``attempts`` counts tries per entry (1 = no retry). Backoff before try n+1 is
+    ``min(max_delay, base_delay * 2**(n-1))`` scaled by a random factor in
+    ``[1 - jitter, 1]`` so that many clients hit by the same outage do not return in
+    lockstep. A server's Retry-After replaces the backoff, capped by ``max_retry_after``.
+    """
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    jitter: float = 0.5
+    max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ConfigurationError("RetryPolicy.attempts must be at least 1")
+        if not 0 <= self.jitter <= 1:
+            raise ConfigurationError("RetryPolicy.jitter must be between 0 and 1")
+
+    def delay(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
+        """Seconds to wait after failed try number ``attempt`` (1-based)."""
+        if isinstance(error, ProviderRateLimitError) and error.retry_after is not None:
+            return min(error.retry_after, self.max_retry_after)
+        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return backoff * (1 - self.jitter * rng.random())
+
+
+def _identity(model: ChatModel) -> tuple[str, str, str]:
+    return (model.provider, model.model, str(getattr(model, "base_url", "") or ""))
+
+
+def _label(model: ChatModel) -> str:
+    return f"{model.provider}:{model.model}"
+
+
+class LLMRouter:
+    """A ``ChatModel`` over an ordered chain of ``ChatModel`` entries."""
+
+    def __init__(
+        self,
+        models: Sequence[ChatModel],
+        *,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not models:
+            raise ConfigurationError("LLMRouter needs at least one model")
+        self.models: tuple[ChatModel, ...] = tuple(models)
+        self.policy = policy or RetryPolicy()
+        self._sleep = sleep or asyncio.sleep
+        self._rng = rng or random.Random()
+
+    @property
+    def provider(self) -> str:
+        return self.models[0].provider
+
+    @property
+    def model(self) -> str:
+        return self.models[0].model
+
+    def __repr__(self) -> str:
+        return f"LLMRouter({', '.join(_label(m) for m in self.models)})"
+
+    # --- building from preferences ---------------------------------------------------
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        user: ModelChoice = None,
+        project: ModelChoice = None,
+        app: ModelChoice = None,
+        preferred_provider: str | None = None,
+        env: Mapping[str, str] | None = None,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep | None = None,
+    ) -> LLMRouter:
+        """The router for user -> project -> app preferences (see the module docstring)."""
+        return ModelPreferences(user=user, project=project, app=app,
+                                preferred_provider=preferred_provider).router(env=env, policy=policy, sleep=sleep)
+
+    # --- ChatModel -------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        failures: list[ProviderError] = []
+        for index, entry in enumerate(self.models):
+            for attempt in range(1, self.policy.attempts + 1):
+                try:
+                    return await entry.complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
+                except ContextLengthExceededError:
+                    raise
+                except ProviderError as error:
+                    if not await self._should_retry(entry, attempt, error):
+                        failures.append(error)
+                        self._log_fallback(index, error)
+                        break
+        raise self._all_failed(failures)
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[StreamChunk]:
+        failures: list[ProviderError] = []
+        for index, entry in enumerate(self.models):
+            for attempt in range(1, self.policy.attempts + 1):
+                started = False
+                chunks = entry.stream(messages, tools, temperature=temperature, max_tokens=max_tokens)
+                try:
+                    async for chunk in chunks:
+                        started = True
+                        yield chunk
+                    return
+                except ContextLengthExceededError:
+                    raise
+                except ProviderError as error:
+                    if started:
+                        raise
+                    if not await self._should_retry(entry, attempt, error):
+                        failures.append(error)
+                        self._log_fallback(index, error)
+                        break
+                finally:
+                    aclose = getattr(chunks, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+        raise self._all_failed(failures)
+
+    # --- helpers ---------------------------------------------------------------------
+
+    async def _should_retry(self, entry: ChatModel, attempt: int, error: ProviderError) -> bool:
+        """Sleep and return True when ``entry`` deserves another try after ``error``."""
+        if not error.retryable or attempt >= self.policy.attempts:
+            return False
+        delay = self.policy.delay(attempt, error, self._rng)
+        log.info("%s failed (%s: %s); retry %d/%d in %.2fs", _label(entry), type(error).__name__, error,
+                 attempt, self.policy.attempts - 1, delay)
+        await self._sleep(delay)
+        return True
+
+    def _log_fallback(self, index: int, error: ProviderError) -> None:
+        entry = self.models[index]
+        if index + 1 < len(self.models):
+            log.warning("%s gave up (%s: %s); falling back to %s", _label(entry), type(error).__name__, error,
+                        _label(self.models[index + 1]))
+        else:
+            log.warning("%s gave up (%s: %s); no fallback left", _label(entry), type(error).__name__, error)
+
+    def _all_failed(self, failures: list[ProviderError]) -> AllProvidersFailedError:
+        summary = "; ".join(f"{e.provider or '?'}:{e.model or '?'}: {type(e).__name__}" for e in failures)
+        error = AllProvidersFailedError(f"all {len(failures)} model(s) failed: {summary}", failures)
+        error.__cause__ = failures[-1] if failures else None
+        return error
+
+
+@dataclass(frozen=True)
+class ModelPreferences:
+    """Model choices at three levels, most specific first (see the module docstring)."""
+
+    user: ModelChoice = None
+    project: ModelChoice = None
+    app: ModelChoice = None
+    preferred_provider: str | None = None
+
+    def chain(self, env: Mapping[str, str] | None = None) -> list[ChatModel]:
+        """The ordered, de-duplicated models; ``ConfigurationError`` when none can be built."""
+        from baton.llm.config import model_from_string  # config builds routers: import late
+
+        models: list[ChatModel] = []
+        problems: list[str] = []
+        for level, choice in (("user", self.user), ("project", self.project), ("app", self.app)):
+            for item in _flatten(choice):
+                if isinstance(item, str):
+                    try:
+                        built = model_from_string(item, env=env)
+                    except ConfigurationError as exc:
+                        log.warning("skipping %s model preference %r: %s", level, item, exc)
+                        problems.append(f"{level} {item!r}: {exc}")
+                        continue
+                    models.extend(built.models if isinstance(built, LLMRouter) else [built])
+                else:
+                    models.append(item)
+        seen: set[tuple[str, str, str]] = set()
+        unique = []
+        for model in models:
+            key = _identity(model)
+            if key not in seen:
+                seen.add(key)
+                unique.append(model)
+        if self.preferred_provider:
+            unique.sort(key=lambda m: m.provider != self.preferred_provider)  # stable: keeps order
+        if not unique:
+            detail = "; ".join(problems) or "no model was given at any level"
+            raise ConfigurationError(f"no usable model: {detail}. Set BATON_MODEL, e.g. BATON_MODEL=openai:gpt-4o-mini")
+        return unique
+
+    def router(self, env: Mapping[str, str] | None = None, *, policy: RetryPolicy | None = None,
+               sleep: Sleep | None = None) -> LLMRouter:
+        return LLMRouter(self.chain(env), policy=policy, sleep=sleep)
+
+
+def _flatten(choice: ModelChoice) -> Iterable[ChatModel | str]:
+    if choice is None:
+        return
+    if isinstance(choice, str):
+        for part in choice.split(","):
+            if part.strip():
+                yield part.strip()
+    elif isinstance(choice, LLMRouter):
+        yield from choice.models
+    elif isinstance(choice, ChatModel):
+        yield choice
+    else:
+        for item in choice:
+            yield from _flatten(item)
