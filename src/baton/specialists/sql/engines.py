@@ -1,0 +1,256 @@
+"""Connections to the user's databases, read-only at the engine whatever SQL arrives.
+
+One ``SQLConnection`` per database: an id, a SQLAlchemy URL, the sqlglot dialect and the
+options an operator tunes (row/byte caps, statement timeout, EXPLAIN check, sample rows).
+
+Why sync drivers in worker threads, for every engine
+    SQLite and DuckDB run inside this process: a query is CPU work that would freeze the
+    event loop, so it must run in a thread anyway. For PostgreSQL (psycopg 3) and
+    MySQL/MariaDB (PyMySQL) the sync drivers are used the same way, on purpose: one code
+    path for the engine guards below, timeouts enforced by the server (not by cancelling an
+    asyncio task, which would leave the server still working), and each connection gets its
+    own thread pool sized to its SQLAlchemy pool, so at most ``pool_size`` threads per
+    database ever block. Async drivers would save those threads and nothing else.
+
+Defence in depth (the parser check in ``safety.py`` always runs first; this is what holds
+if it ever misses something). Every statement runs on a DBAPI connection checked out of the
+pool, inside a guard that is re-applied for every statement:
+
+- PostgreSQL: ``SET TRANSACTION READ ONLY`` + ``SET LOCAL statement_timeout``, then the
+  statement as a *prepared* statement, which the server refuses to hold more than one
+  command (``COMMIT; DROP ...`` cannot escape the read-only transaction). Rolled back after.
+- MySQL/MariaDB: ``SET SESSION TRANSACTION READ ONLY`` (the session characteristic: a bare
+  ``START TRANSACTION READ ONLY`` lets DDL through on MariaDB because DDL commits
+  implicitly; measured on 10.11) + ``START TRANSACTION READ ONLY`` + the server's statement
+  timeout: ``max_execution_time`` (ms) on MySQL, ``max_statement_time`` (s) on MariaDB,
+  whichever the server is (detected once per connection from ``VERSION()``). PyMySQL does
+  not enable multi-statements.
+- SQLite: the file opened with ``mode=ro`` and ``PRAGMA query_only``; around each statement
+  an authorizer that allows only reads (no ATTACH, no PRAGMA, no writes, no
+  ``load_extension``) and a progress handler that aborts the statement at its deadline. The stdlib driver refuses
+  more than one statement per call.
+- DuckDB: ``read_only=True``, ``enable_external_access=false`` (no file or network reads
+  such as ``read_csv('/etc/passwd')``; measured: read-only alone allows them) and
+  ``lock_configuration=true``; DuckDB has no statement timeout, so a timer interrupts the
+  connection from another thread at the deadline.
+
+Schema text for the model never carries sample rows unless ``include_sample_rows`` is set:
+a cell can hold text written by anyone ("ignore previous instructions ..."), which makes
+sample rows a prompt-injection channel. See ``introspection.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+
+from baton.errors import ConfigurationError
+from baton.response import QueryResult
+from baton.specialists.sql.classify import ErrorClass, SQLExecutionError, classify_error
+from baton.specialists.sql.schema import SchemaInfo
+
+_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionOptions:
+    """What an operator tunes per database. Caps bound what one query can return; the
+    EXPLAIN check (off by default: it costs one extra round trip) flags full scans of tables
+    with at least ``full_scan_row_threshold`` rows."""
+
+    row_cap: int = 1000
+    byte_cap: int = 4_000_000
+    statement_timeout_s: float = 30.0
+    slow_query_s: float = 30.0
+    explain: bool = False
+    full_scan_row_threshold: int = 1_000_000
+    include_sample_rows: bool = False
+    sample_row_count: int = 3
+    schema: str | None = None  # PostgreSQL search_path / DuckDB schema; MySQL: the URL's database
+    pool_size: int = 4
+    connection_retries: int = 2
+    max_prompt_tables: int = 12
+
+    def __post_init__(self) -> None:
+        if self.row_cap < 1 or self.byte_cap < 1 or self.statement_timeout_s <= 0:
+            raise ConfigurationError("row_cap, byte_cap and statement_timeout_s must be positive")
+        if self.schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", self.schema):
+            raise ConfigurationError(f"schema {self.schema!r} is not a plain identifier")
+
+
+def dialect_of(url: str | URL) -> str:
+    """The sqlglot dialect name for a SQLAlchemy URL (``mariadb`` is sqlglot's ``mysql``)."""
+    backend = make_url(url).get_backend_name()
+    try:
+        return _DIALECTS[backend]
+    except KeyError:
+        raise ConfigurationError(f"unsupported database {backend!r}: use sqlite, duckdb, postgresql or mysql/mariadb") from None
+
+
+class SQLConnection:
+    """One database. Holds configuration and pools only, no per-request state, so one
+    instance serves concurrent requests. Engines and threads are created on first use."""
+
+    def __init__(self, url: str | URL, *, id: str | None = None, options: ConnectionOptions | None = None, **overrides: Any) -> None:
+        self.url = make_url(url)
+        self.dialect = dialect_of(self.url)
+        self.id = id or f"{self.dialect}-{uuid.uuid4().hex[:8]}"
+        self.options = replace(options or ConnectionOptions(), **overrides)
+        self._engine: sa.Engine | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._setup_lock = threading.Lock()
+        self._schema: SchemaInfo | None = None
+        self._schema_lock = threading.Lock()
+        self.server_flavor: str | None = None  # "mariadb" | "mysql" once seen
+
+    def __repr__(self) -> str:
+        return f"SQLConnection(id={self.id!r}, url={self.url.render_as_string(hide_password=True)!r})"
+
+    # --- engine and threads ------------------------------------------------------------
+
+    @property
+    def engine(self) -> sa.Engine:
+        if self._engine is None:
+            with self._setup_lock:
+                if self._engine is None:
+                    self._engine = _create_engine(self)
+        return self._engine
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            with self._setup_lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(self.options.pool_size, thread_name_prefix=f"baton-sql-{self.id}")
+        return self._executor
+
+    async def run_in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
+
+    def close(self) -> None:
+        """Dispose of the pool and the threads (safe to call twice)."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    # --- queries -----------------------------------------------------------------------
+
+    async def query(self, sql: str, **kw: Any) -> QueryResult:
+        """The public path: the parser safety check, then the guarded execution.
+        Raises ``UnsafeQueryError`` (never retried) or ``SQLExecutionError``."""
+        from baton.specialists.sql.safety import assert_safe
+
+        assert_safe(sql, self.dialect)
+        return await self.execute_readonly(sql, **kw)
+
+    async def execute_readonly(
+        self, sql: str, *, timeout_s: float | None = None, row_cap: int | None = None, byte_cap: int | None = None
+    ) -> QueryResult:
+        """Run ``sql`` under the engine-level guards only (no parser check: callers run
+        ``safety.check_safety`` first; tests call this directly to prove the engine alone
+        refuses writes). Connection failures are retried ``connection_retries`` times."""
+        from baton.specialists.sql.execute import run_guarded
+
+        opts = self.options
+        timeout = timeout_s or opts.statement_timeout_s
+        tries = opts.connection_retries + 1
+        for attempt in range(1, tries + 1):
+            try:
+                return await self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
+            except SQLExecutionError as err:
+                if err.error_class is not ErrorClass.CONNECTION_ERROR or attempt == tries:
+                    raise
+                await asyncio.sleep(0.2 * attempt)
+        raise AssertionError("unreachable")
+
+    # --- schema ------------------------------------------------------------------------
+
+    async def schema(self, *, refresh: bool = False) -> SchemaInfo:
+        """The introspected schema, cached until ``refresh=True`` (or ``refresh_schema()``)."""
+        if self._schema is None or refresh:
+            from baton.specialists.sql.introspection import introspect
+
+            schema = await self.run_in_thread(self._introspect_locked, introspect, refresh)
+            return schema
+        return self._schema
+
+    def _introspect_locked(self, introspect: Callable[[SQLConnection], SchemaInfo], refresh: bool) -> SchemaInfo:
+        with self._schema_lock:
+            if self._schema is None or refresh:
+                try:
+                    self._schema = introspect(self)
+                except SQLExecutionError:
+                    raise
+                except Exception as exc:
+                    raise SQLExecutionError(classify_error(exc, self.dialect)) from exc
+            return self._schema
+
+    async def refresh_schema(self) -> SchemaInfo:
+        return await self.schema(refresh=True)
+
+
+# --- engine creation, per dialect ------------------------------------------------------------
+
+_SQLITE_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile"}
+
+
+def sqlite_read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
+    """SQLite's own gate, consulted while each statement compiles: reads only."""
+    if action not in _SQLITE_ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _create_engine(conn: SQLConnection) -> sa.Engine:
+    url, opts = conn.url, conn.options
+    if conn.dialect == "sqlite":
+        path = url.database
+        if not path or path == ":memory:":
+            raise ConfigurationError("SQLite connections need a database file (a read-only in-memory database is empty)")
+
+        def connect() -> sqlite3.Connection:
+            raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            raw.execute("PRAGMA query_only = ON")
+            return raw
+
+        return sa.create_engine("sqlite://", creator=connect, pool_size=opts.pool_size, max_overflow=0, poolclass=sa.pool.QueuePool)
+    if conn.dialect == "duckdb":
+        if not url.database or url.database == ":memory:":
+            raise ConfigurationError("DuckDB connections need a database file; DataFrames go through DataFrameAgent")
+        config = {"enable_external_access": False, "lock_configuration": True}
+        return sa.create_engine(
+            url, connect_args={"read_only": True, "config": config}, pool_size=opts.pool_size, max_overflow=0
+        )
+    connect_args: dict[str, Any] = {}
+    if conn.dialect == "postgres":
+        connect_args["connect_timeout"] = 10
+        if opts.schema:
+            connect_args["options"] = f"-c search_path={opts.schema}"
+        connect_args["application_name"] = "baton"
+    else:
+        connect_args["connect_timeout"] = 10
+    return sa.create_engine(
+        url, connect_args=connect_args, pool_size=opts.pool_size, max_overflow=0, pool_pre_ping=True, pool_recycle=1800
+    )
+
+
+def elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

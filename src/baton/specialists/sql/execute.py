@@ -1,0 +1,170 @@
+"""Run one statement under its engine's read-only guard, with a deadline and result caps.
+
+Runs in the connection's worker thread (see ``engines.py`` for why). The guard is applied
+to every statement, on a DBAPI connection checked out of the pool, and the transaction is
+always rolled back, so nothing a statement did can outlive it. Rows are fetched in batches
+up to ``row_cap`` rows and ``byte_cap`` bytes (measured on the values' text form), and
+``QueryResult.truncated`` says when either cap cut the result. Column types are the ones
+the driver reports (PostgreSQL type names from the OIDs, MySQL field types, DuckDB types);
+SQLite reports none, so its storage class is read from the first non-null value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+from baton.response import QueryResult
+from baton.specialists.sql.classify import SQLExecutionError, classify_error
+from baton.specialists.sql.engines import sqlite_read_only_authorizer
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines import SQLConnection
+
+_FETCH_BATCH = 500
+
+
+def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, byte_cap: int) -> QueryResult:
+    """Execute ``sql`` read-only; raise ``SQLExecutionError`` with the classified failure."""
+    started = time.perf_counter()
+    try:
+        raw = conn.engine.raw_connection()
+    except Exception as exc:
+        raise SQLExecutionError(classify_error(exc, conn.dialect)) from exc
+    try:
+        try:
+            cursor = raw.cursor()
+            with _guard(conn, raw, cursor, timeout_s):
+                _execute(conn, cursor, sql)
+                result = _fetch(conn, raw, cursor, row_cap, byte_cap)
+        except SQLExecutionError:
+            raise
+        except Exception as exc:
+            raise SQLExecutionError(classify_error(exc, conn.dialect)) from exc
+    finally:
+        _release(raw)
+    result.execution_ms = round((time.perf_counter() - started) * 1000, 3)
+    return result
+
+
+def _execute(conn: SQLConnection, cursor: Any, sql: str) -> None:
+    if conn.dialect == "postgres":
+        cursor.execute(sql, prepare=True)  # a prepared statement holds exactly one command
+    else:
+        cursor.execute(sql)
+
+
+@contextlib.contextmanager
+def _guard(conn: SQLConnection, raw: Any, cursor: Any, timeout_s: float) -> Iterator[None]:
+    dialect = conn.dialect
+    if dialect == "postgres":
+        cursor.execute("SET TRANSACTION READ ONLY")
+        cursor.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
+        yield
+    elif dialect == "mysql":
+        if conn.server_flavor is None:
+            cursor.execute("SELECT VERSION()")
+            conn.server_flavor = "mariadb" if "mariadb" in str(cursor.fetchone()[0]).lower() else "mysql"
+        if conn.server_flavor == "mariadb":
+            cursor.execute(f"SET SESSION max_statement_time = {max(0.001, timeout_s):.3f}")
+        else:
+            cursor.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
+        cursor.execute("SET SESSION TRANSACTION READ ONLY")
+        cursor.execute("START TRANSACTION READ ONLY")
+        yield
+    elif dialect == "sqlite":
+        driver: sqlite3.Connection = raw.dbapi_connection
+        deadline = time.monotonic() + timeout_s
+        driver.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
+        driver.set_authorizer(sqlite_read_only_authorizer)
+        try:
+            yield
+        finally:
+            driver.set_authorizer(None)
+            driver.set_progress_handler(None, 0)
+    elif dialect == "duckdb":
+        timer = threading.Timer(timeout_s, raw.dbapi_connection.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+    else:  # pragma: no cover - dialect_of() admits only the four above
+        raise AssertionError(dialect)
+
+
+def _fetch(conn: SQLConnection, raw: Any, cursor: Any, row_cap: int, byte_cap: int) -> QueryResult:
+    description = cursor.description or []
+    columns = [d[0] for d in description]
+    rows: list[list[Any]] = []
+    size = 0
+    truncated = False
+    while not truncated:
+        batch = cursor.fetchmany(_FETCH_BATCH) if description else []
+        if not batch:
+            break
+        for row in batch:
+            if len(rows) >= row_cap:
+                truncated = True
+                break
+            values = list(row)
+            size += sum(_size(v) for v in values)
+            if size > byte_cap and rows:
+                truncated = True
+                break
+            rows.append(values)
+    return QueryResult(columns=columns, rows=rows, column_types=_types(conn, raw, description, rows), truncated=truncated)
+
+
+def _size(value: Any) -> int:
+    if value is None:
+        return 4
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return len(value)
+    if isinstance(value, str):
+        return len(value)
+    return len(str(value))
+
+
+def _types(conn: SQLConnection, raw: Any, description: Any, rows: list[list[Any]]) -> list[str]:
+    if conn.dialect == "postgres":
+        registry = raw.dbapi_connection.adapters.types
+        names = []
+        for d in description:
+            info = registry.get(d[1])
+            names.append(info.name if info is not None else str(d[1]))
+        return names
+    if conn.dialect == "mysql":
+        from pymysql.constants import FIELD_TYPE
+
+        by_code = {v: k for k, v in vars(FIELD_TYPE).items() if isinstance(v, int)}
+        return [by_code.get(d[1], str(d[1])) for d in description]
+    if conn.dialect == "duckdb":
+        return [str(d[1]) for d in description]
+    return [_sqlite_storage_class(rows, i) for i in range(len(description))]
+
+
+def _sqlite_storage_class(rows: list[list[Any]], index: int) -> str:
+    for row in rows:
+        value = row[index]
+        if value is None:
+            continue
+        if isinstance(value, bool) or isinstance(value, int):
+            return "INTEGER"
+        if isinstance(value, float):
+            return "REAL"
+        if isinstance(value, bytes):
+            return "BLOB"
+        return "TEXT"
+    return "NULL"
+
+
+def _release(raw: Any) -> None:
+    with contextlib.suppress(Exception):
+        raw.rollback()
+    with contextlib.suppress(Exception):
+        raw.close()

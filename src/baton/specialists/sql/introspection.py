@@ -1,0 +1,166 @@
+"""Read a database's catalogue into the shared ``SchemaInfo``: tables and views, columns
+and types, primary and foreign keys, and a row estimate per table from each engine's own
+statistics (cheap: no table is counted when a statistic exists).
+
+Row estimates: PostgreSQL ``pg_class.reltuples`` (``-1``/never analysed -> unknown),
+MySQL/MariaDB ``information_schema.tables.table_rows``, DuckDB ``duckdb_tables()
+.estimated_size``, SQLite ``sqlite_stat1`` when ``ANALYZE`` has run, else a count bounded at
+ten million rows. Columns, keys and foreign keys come from SQLAlchemy's bulk reflection,
+except on DuckDB, whose SQLAlchemy reflection is broken against DuckDB 2.x (it queries
+``pg_catalog.pg_collation``), so its own catalogue functions are read instead.
+
+Sample rows are not part of the schema: ``sample_rows`` fetches them on demand, and the
+prompt includes them only when the operator set ``include_sample_rows`` (a cell is text
+anyone could have written, so it is a prompt-injection channel).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Iterator
+
+import sqlalchemy as sa
+import sqlglot
+from sqlglot import exp
+
+from baton.specialists.sql.schema import ColumnInfo, ForeignKey, SchemaInfo, TableInfo
+
+if TYPE_CHECKING:
+    from baton.response import QueryResult
+    from baton.specialists.sql.engines import SQLConnection
+
+_SQLITE_COUNT_BOUND = 10_000_000
+
+
+def introspect(conn: SQLConnection) -> SchemaInfo:
+    """Read the catalogue (sync; ``SQLConnection.schema()`` runs it in a worker thread)."""
+    with _trusted(conn) as connection:
+        if conn.dialect == "duckdb":
+            schema = _duckdb(connection, conn.options.schema or "main")
+        else:
+            schema = _reflect(connection, conn)
+        _row_estimates(connection, conn, schema)
+    return schema
+
+
+@contextlib.contextmanager
+def _trusted(conn: SQLConnection) -> Iterator[sa.Connection]:
+    """A connection for our own catalogue queries: the connection is read-only (SQLite
+    ``mode=ro``, DuckDB ``read_only``); the per-statement SQLite authorizer, which would
+    refuse reflection's PRAGMAs, is only installed around model-written statements."""
+    with conn.engine.connect() as connection:
+        yield connection
+        connection.rollback()
+
+
+def _reflect(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
+    inspector = sa.inspect(connection)
+    schema_name = conn.options.schema if conn.dialect == "postgres" else None
+    kinds = sa.engine.ObjectKind.TABLE | sa.engine.ObjectKind.VIEW
+    columns = inspector.get_multi_columns(schema=schema_name, kind=kinds)
+    keys = inspector.get_multi_pk_constraint(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
+    foreign = inspector.get_multi_foreign_keys(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
+    info = SchemaInfo(dialect=conn.dialect)
+    for (owner, table), cols in columns.items():
+        pk = set((keys.get((owner, table)) or {}).get("constrained_columns") or [])
+        table_info = TableInfo(
+            name=table,
+            schema=owner,
+            columns=[
+                ColumnInfo(c["name"], _type_name(c["type"]), bool(c.get("nullable", True)), c["name"] in pk) for c in cols
+            ],
+            foreign_keys=[
+                ForeignKey(list(fk["constrained_columns"]), fk["referred_table"], list(fk["referred_columns"]))
+                for fk in foreign.get((owner, table)) or []
+            ],
+        )
+        info.add(table_info)
+    return info
+
+
+def _type_name(type_: Any) -> str:
+    try:
+        return str(type_)
+    except Exception:  # some reflected types cannot compile without a dialect
+        return type(type_).__name__.upper()
+
+
+def _duckdb(connection: sa.Connection, schema_name: str) -> SchemaInfo:
+    info = SchemaInfo(dialect="duckdb")
+    columns = connection.exec_driver_sql(
+        "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns() "
+        "WHERE schema_name = ? AND NOT internal ORDER BY table_name, column_index",
+        (schema_name,),
+    ).fetchall()
+    constraints = connection.exec_driver_sql(
+        "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
+        "FROM duckdb_constraints() WHERE schema_name = ? AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
+        (schema_name,),
+    ).fetchall()
+    pks: dict[str, set[str]] = {}
+    fks: dict[str, list[ForeignKey]] = {}
+    for table, kind, cols, ref_table, ref_cols in constraints:
+        if kind == "PRIMARY KEY":
+            pks.setdefault(table, set()).update(cols)
+        else:
+            fks.setdefault(table, []).append(ForeignKey(list(cols), ref_table, list(ref_cols or [])))
+    for table, column, data_type, nullable in columns:
+        existing = info.table(table)
+        if existing is None:
+            existing = TableInfo(name=table, schema=schema_name, foreign_keys=fks.get(table, []))
+            info.add(existing)
+        existing.columns.append(ColumnInfo(column, data_type, bool(nullable), column in pks.get(table, set())))
+    return info
+
+
+def _row_estimates(connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> None:
+    estimates: dict[str, int | None] = {}
+    if conn.dialect == "postgres":
+        rows = connection.exec_driver_sql(
+            "SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = coalesce(%(schema)s, current_schema()) AND c.relkind IN ('r', 'p', 'm')",
+            {"schema": conn.options.schema},
+        ).fetchall()
+        estimates = {name: (int(n) if n is not None and n >= 0 else None) for name, n in rows}
+    elif conn.dialect == "mysql":
+        rows = connection.exec_driver_sql(
+            "SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        estimates = {name: (int(n) if n is not None else None) for name, n in rows}
+    elif conn.dialect == "duckdb":
+        rows = connection.exec_driver_sql(
+            "SELECT table_name, estimated_size FROM duckdb_tables() WHERE schema_name = ?", (conn.options.schema or "main",)
+        ).fetchall()
+        estimates = {name: int(n) if n is not None else None for name, n in rows}
+    elif conn.dialect == "sqlite":
+        estimates = _sqlite_counts(connection, schema)
+    for name, estimate in estimates.items():
+        table = schema.table(name)
+        if table is not None:
+            table.row_estimate = estimate
+
+
+def _sqlite_counts(connection: sa.Connection, schema: SchemaInfo) -> dict[str, int | None]:
+    stats: dict[str, int | None] = {}
+    has_stat = connection.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").first()
+    if has_stat:
+        for table, stat in connection.exec_driver_sql("SELECT tbl, stat FROM sqlite_stat1"):
+            with contextlib.suppress(ValueError, IndexError):
+                stats[table] = int(str(stat).split()[0])
+    views = {row[0].lower() for row in connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'view'")}
+    for table in schema.tables.values():
+        if table.name in stats or table.name.lower() in views:
+            continue
+        quoted = exp.to_identifier(table.name, quoted=True).sql("sqlite")
+        count = connection.exec_driver_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM {quoted} LIMIT {_SQLITE_COUNT_BOUND})").scalar()
+        stats[table.name] = int(count)
+    return stats
+
+
+async def sample_rows(conn: SQLConnection, table: str, limit: int | None = None) -> QueryResult:
+    """A few rows of ``table`` through the guarded executor (for prompts, only when the
+    operator enabled ``include_sample_rows``)."""
+    n = limit or conn.options.sample_row_count
+    sql = exp.select("*").from_(exp.to_table(table, dialect=conn.dialect)).limit(n).sql(conn.dialect)
+    sqlglot.parse_one(sql, read=conn.dialect)  # a table name that does not round-trip fails here
+    return await conn.execute_readonly(sql, row_cap=n)
