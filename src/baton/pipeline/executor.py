@@ -1,0 +1,136 @@
+"""In-process execution: the default executor, for tests, notebooks and a single server.
+
+``PipelineExecutor.start(plan, context)`` runs the plan layer by layer, every stage of a
+layer concurrently (``asyncio.gather``), and returns a ``PipelineRun``. When a checkpoint
+stage finishes, the run *returns* paused (``run.status == "paused"``, ``run.message`` is the
+``stage_checkpoint`` answer) instead of blocking a coroutine on the user: the paused state
+is kept in the executor's ``RunStore`` under the run's ``workflow_id`` (the request's
+``context.workflow_id``), and ``resume(workflow_id, decision, context)`` takes it out (so two
+concurrent decisions cannot both apply), applies the decision and carries on. The default
+store is in memory, so a paused run lives as long as the process; for pauses that must
+survive a restart use the durable executor (``baton.pipeline.durable``). States are plain
+data (``PipelineState.to_dict``), so a store backed by anything else is a few lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Protocol
+
+from baton.pipeline.engine import StageDone, advance
+from baton.pipeline.errors import CheckpointDecisionError
+from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult
+from baton.pipeline.runners import StageRunner
+from baton.pipeline.state import CheckpointDecision, PipelineState, RunStatus
+from baton.response import AIMessage
+
+if TYPE_CHECKING:
+    from baton.agents import AgentContext
+
+
+@dataclass
+class PipelineRun:
+    """Where a run stands after ``start``/``resume``. ``messages`` are the outcomes this
+    call produced (each ``stage_failed``, then the checkpoint or the final answer);
+    ``message`` is the last of them."""
+
+    workflow_id: str
+    state: PipelineState
+    messages: list[AIMessage] = field(default_factory=list)
+
+    @property
+    def status(self) -> RunStatus:
+        return self.state.status
+
+    @property
+    def message(self) -> AIMessage:
+        return self.messages[-1]
+
+    @property
+    def results(self) -> dict[str, StageResult]:
+        return self.state.results
+
+    @property
+    def checkpoint_stage(self) -> str | None:
+        return self.state.checkpoint_stage
+
+
+class RunStore(Protocol):
+    """Keeps paused runs between a checkpoint and its decision."""
+
+    def save(self, workflow_id: str, state: PipelineState) -> None: ...
+    def take(self, workflow_id: str) -> PipelineState | None: ...
+    def peek(self, workflow_id: str) -> PipelineState | None: ...
+
+
+class InMemoryRunStore:
+    def __init__(self) -> None:
+        self._states: dict[str, PipelineState] = {}
+
+    def save(self, workflow_id: str, state: PipelineState) -> None:
+        self._states[workflow_id] = state
+
+    def take(self, workflow_id: str) -> PipelineState | None:
+        return self._states.pop(workflow_id, None)
+
+    def peek(self, workflow_id: str) -> PipelineState | None:
+        return self._states.get(workflow_id)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+
+class PipelineExecutor:
+    """Runs plans with a ``StageRunner``; ``units`` are known column units for the
+    convergence check (e.g. ``{"revenue_cents": "cents"}``)."""
+
+    def __init__(self, runner: StageRunner, *, units: Mapping[str, str] | None = None, store: RunStore | None = None) -> None:
+        self.runner = runner
+        self.units = dict(units or {})
+        self.store: RunStore = store if store is not None else InMemoryRunStore()
+
+    async def start(self, plan: ExecutionPlan, context: AgentContext) -> PipelineRun:
+        """Validate ``plan`` (``PlanValidationError``/``PlanDefect`` before anything runs)
+        and run it until it completes or pauses."""
+        state = PipelineState.start(plan)
+        return await self._advance(state, context)
+
+    async def resume(self, workflow_id: str, decision: CheckpointDecision, context: AgentContext) -> PipelineRun:
+        """Apply the user's decision to the run paused under ``workflow_id`` and continue."""
+        state = self.store.take(workflow_id)
+        if state is None:
+            raise CheckpointDecisionError(f"no pipeline is paused under workflow id {workflow_id!r}")
+        try:
+            state.apply(decision)
+        except CheckpointDecisionError:
+            self.store.save(workflow_id, state)  # a bad decision loses nothing
+            raise
+        return await self._advance(state, context.derive(workflow_id=workflow_id))
+
+    def paused(self, workflow_id: str) -> PipelineState | None:
+        return self.store.peek(workflow_id)
+
+    async def _advance(self, state: PipelineState, context: AgentContext) -> PipelineRun:
+        async def run_layer(stages: list[PlanStage], done: StageDone) -> None:
+            await asyncio.gather(*(self._run_stage(stage, state, context, done) for stage in stages))
+
+        messages = await advance(state, context.workflow_id, run_layer, context.emit, units=self.units)
+        if state.status == "paused":
+            self.store.save(context.workflow_id, state)
+        return PipelineRun(workflow_id=context.workflow_id, state=state, messages=messages)
+
+    async def _run_stage(self, stage: PlanStage, state: PipelineState, context: AgentContext, done: StageDone) -> None:
+        context.emit("stage.start", stage_id=stage.stage_id, tool=stage.tool, question=stage.question)
+        started = time.time()
+        try:
+            result = await self.runner.run(stage, state.inputs_for(stage), context)
+        except Exception as exc:  # a runner bug fails its stage, not the whole run
+            result = StageResult(stage_id=stage.stage_id, status="error", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+        if result.started_at is None:
+            result.started_at = started
+        if result.finished_at is None:
+            result.finished_at = time.time()
+            result.duration_ms = round((result.finished_at - started) * 1000, 3)
+        done(stage, result)
