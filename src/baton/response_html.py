@@ -1,4 +1,9 @@
-"""Notebook rendering of an ``AIMessage``: the text, a table of the data, the SQL."""
+"""Notebook rendering of an ``AIMessage``: the text, a table of the data, the chart, the SQL.
+
+The table comes from ``data`` or, when a specialist left ``data`` empty, from ``results``.
+The chart is ``viz_config`` rendered to inline SVG offline (``baton.viz.render_svg``); a
+chart that cannot render is left out rather than hiding the answer.
+"""
 
 from __future__ import annotations
 
@@ -35,14 +40,18 @@ def render_html(message: AIMessage) -> str:
     if isinstance(message.data, dict):
         for agent, data in message.data.items():
             parts.append(f"<h4>{html.escape(str(agent))}</h4>{_table(_rows(data))}")
-    else:
+    elif message.data is not None:
         parts.append(_table(_rows(message.data)))
+    elif message.results is not None:
+        parts.append(_table(message.results.records()[:MAX_ROWS]))
+        if message.results.row_count > MAX_ROWS:
+            parts.append(f"<p><em>first {MAX_ROWS} of {message.results.row_count:,} rows</em></p>")
     if message.viz_config:
-        try:
-            from baton.viz import render_svg  # presentation layer, present once charts land
+        from baton.viz import ChartRenderError, render_svg
 
+        try:
             parts.append(render_svg(message.viz_config))
-        except Exception:  # a chart that cannot render must not hide the answer
+        except ChartRenderError:  # a chart that cannot render must not hide the answer
             pass
     if message.query:
         parts.append(f"<pre><code>{html.escape(message.query)}</code></pre>")

@@ -25,6 +25,10 @@ def _check(spec: Any) -> dict[str, Any]:
     return spec
 
 
+def _first_lines(exc: Exception) -> str:
+    return " ".join(line.strip() for line in str(exc).splitlines()[:2])
+
+
 def render_svg(spec: dict[str, Any]) -> str:
     """The chart as an SVG document (a string starting with ``<svg``)."""
     import vl_convert
@@ -32,7 +36,7 @@ def render_svg(spec: dict[str, Any]) -> str:
     try:
         return vl_convert.vegalite_to_svg(_check(spec), vl_version=VEGA_LITE_VERSION, allowed_base_urls=[])
     except ValueError as exc:
-        raise ChartRenderError(f"cannot render chart: {str(exc).splitlines()[0:2]}") from exc
+        raise ChartRenderError(f"cannot render chart: {_first_lines(exc)}") from exc
 
 
 def render_png(spec: dict[str, Any], scale: float = 2.0) -> bytes:
@@ -44,4 +48,4 @@ def render_png(spec: dict[str, Any], scale: float = 2.0) -> bytes:
     try:
         return vl_convert.vegalite_to_png(_check(spec), vl_version=VEGA_LITE_VERSION, scale=scale, allowed_base_urls=[])
     except ValueError as exc:
-        raise ChartRenderError(f"cannot render chart: {str(exc).splitlines()[0:2]}") from exc
+        raise ChartRenderError(f"cannot render chart: {_first_lines(exc)}") from exc

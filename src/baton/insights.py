@@ -1,0 +1,251 @@
+"""Deterministic findings on a data answer, without an LLM: the largest change between
+consecutive periods, the top contributor's share, and outliers. Each comes with the rows
+that prove it, so a reader (or the memory) can check it rather than trust it.
+
+Each insight is a JSON-friendly dict::
+
+    {"id": "ins_…", "kind": "largest_change" | "top_share" | "outlier",
+     "title": "…", "text": "…", "columns": [...result columns...],
+     "evidence_rows": [[...], ...],          # the result's own rows, in its column order
+     "values": {...the numbers behind the text...}, "confidence_hint": 0.0-1.0}
+
+Decisions:
+
+- Ids are stable: a hash of the kind and the finding's identity (measure, series, periods,
+  category, row label), never of the numbers, so the same finding on refreshed data gets
+  the same id and the memory can mark it "resurfaced" (or keep it dismissed).
+- Largest change: needs exactly one time column (see ``baton.viz.profile``), at least three
+  periods per series, and no repeated period within a series (repeats mean the rows are not
+  one value per period, and a "change" between them would be invented). A category column
+  splits the series; one insight per measure (first three measures), for the series with
+  the largest absolute change.
+- Top share: one category column, no time column, a measure that can be added up. Averages,
+  rates, ratios, percentages, minima, maxima, prices and scores cannot (their "share of the
+  total" means nothing), so they are skipped; so are negative values. Repeated categories
+  are summed first.
+- Outliers: the modified z-score of Iglewicz and Hoaglin, 0.6745·(x − median)/MAD, flagged
+  beyond 3.5; when the MAD is 0 (over half the values equal) it uses the mean absolute
+  deviation, (x − median)/(1.253314·MeanAD). Needs at least 8 values; at most 3 outliers per
+  measure (the most extreme), first three measures.
+- ``confidence_hint`` says how clearly a finding stands out, not whether it is true: a change
+  twice the next largest, a share twice the runner-up, or |z| near 7 get close to 1. Results
+  the engine truncated lower it (the finding may not hold for the rows not returned).
+- At most the first ``MAX_INSIGHT_ROWS`` (50,000) rows are examined.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from baton.response import QueryResult
+from baton.viz.profile import ColumnProfile, ResultProfile, parse_temporal, profile_result, to_number
+
+MAX_INSIGHT_ROWS = 50_000
+MAX_MEASURES = 3
+MAX_OUTLIERS_PER_MEASURE = 3
+MIN_PERIODS = 3
+MIN_OUTLIER_VALUES = 8
+OUTLIER_Z = 3.5
+
+_NON_ADDITIVE = {
+    "avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "percentage", "share", "min",
+    "max", "minimum", "maximum", "price", "score", "rank", "per", "stddev", "std", "variance", "fraction",
+}
+
+
+def insight_id(kind: str, *key: Any) -> str:
+    """A stable id for a finding: the same kind and identity give the same id."""
+    raw = json.dumps([kind, *[str(k) for k in key]], ensure_ascii=False)
+    return "ins_" + hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _fmt(x: float) -> str:
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:,.2f}" if abs(x) >= 1 else f"{x:.3g}"
+
+
+def _period_label(moment: dt.datetime, unit: str | None) -> str:
+    if unit == "year":
+        return f"{moment.year}"
+    if unit == "quarter":
+        return f"{moment.year} Q{(moment.month - 1) // 3 + 1}"
+    if unit == "month":
+        return f"{moment:%Y-%m}"
+    if unit == "day":
+        return moment.date().isoformat()
+    return moment.isoformat(sep=" ")
+
+
+def _additive(column: ColumnProfile) -> bool:
+    name = column.source.lower()
+    tokens = set(re.split(r"[^a-z0-9]+|_", name))
+    return not (tokens & _NON_ADDITIVE or name.startswith(("avg", "mean", "median", "min", "max", "pct")))
+
+
+def _insight(kind: str, key: tuple, title: str, text: str, columns: list[str], rows: list[list[Any]],
+             values: dict[str, Any], confidence: float, truncated: bool) -> dict[str, Any]:
+    if truncated:
+        confidence -= 0.3
+    return {
+        "id": insight_id(kind, *key), "kind": kind, "title": title, "text": text, "columns": list(columns),
+        "evidence_rows": [list(r) for r in rows], "values": values,
+        "confidence_hint": round(min(1.0, max(0.05, confidence)), 2),
+    }
+
+
+# --- largest change between consecutive periods ---------------------------------------------
+
+
+def _largest_changes(profile: ResultProfile, result: QueryResult, rows: list[list[Any]]) -> list[dict[str, Any]]:
+    if len(profile.temporal) != 1 or len(profile.dimensions) > 1 or not profile.measures:
+        return []
+    time = profile.temporal[0]
+    split = profile.dimensions[0] if profile.dimensions else None
+    found = []
+    for measure in profile.measures[:MAX_MEASURES]:
+        series: dict[Any, list[tuple[dt.datetime, float, list[Any]]]] = defaultdict(list)
+        for row in rows:
+            parsed = parse_temporal(row[time.index], year_ok=True)
+            value = to_number(row[measure.index])
+            if parsed is not None and value is not None:
+                series[row[split.index] if split else None].append((parsed[0], float(value), row))
+        best = None  # (abs change, change, series key, earlier, later)
+        changes: list[float] = []
+        for key, points in series.items():
+            points.sort(key=lambda p: p[0])
+            if len(points) < MIN_PERIODS or len({p[0] for p in points}) != len(points):
+                continue
+            for earlier, later in zip(points, points[1:]):
+                change = later[1] - earlier[1]
+                changes.append(abs(change))
+                if change and (best is None or abs(change) > best[0]):
+                    best = (abs(change), change, key, earlier, later)
+        if best is None:
+            continue
+        size, change, key, earlier, later = best
+        others = sorted(changes, reverse=True)[1:2]
+        stands_out = not others or others[0] == 0 or size >= 2 * others[0]
+        frm, to = _period_label(earlier[0], time.time_unit), _period_label(later[0], time.time_unit)
+        pct = change / abs(earlier[1]) if earlier[1] else None
+        verb = "rose" if change > 0 else "fell"
+        pct_text = f" ({pct:+.1%})" if pct is not None else ""
+        where = f" for {key}" if split else ""
+        found.append(_insight(
+            "largest_change", (measure.source, split.source if split else "", key if split else "", frm, to),
+            f"Largest change in {measure.source}{where}: {frm} → {to}",
+            f"{measure.source}{where} {verb} by {_fmt(abs(change))}{pct_text} from {frm} to {to}, "
+            f"the largest change between consecutive periods.",
+            result.columns, [earlier[2], later[2]],
+            {"measure": measure.source, "series": key if split else None, "from_period": frm, "to_period": to,
+             "from_value": earlier[1], "to_value": later[1], "change": change, "pct_change": pct},
+            (0.9 if stands_out else 0.6) - (0.2 if len(changes) < 4 else 0.0), result.truncated,
+        ))
+    return found
+
+
+# --- top contributor's share ----------------------------------------------------------------
+
+
+def _top_share(profile: ResultProfile, result: QueryResult, rows: list[list[Any]]) -> list[dict[str, Any]]:
+    if profile.temporal or len(profile.dimensions) != 1:
+        return []
+    category = profile.dimensions[0]
+    measure = next((m for m in profile.measures if _additive(m)), None)
+    if measure is None or (measure.minimum or 0) < 0:
+        return []
+    totals: dict[Any, float] = defaultdict(float)
+    evidence: dict[Any, list[list[Any]]] = defaultdict(list)
+    for row in rows:
+        value = to_number(row[measure.index])
+        if value is not None and row[category.index] is not None:
+            totals[row[category.index]] += float(value)
+            evidence[row[category.index]].append(row)
+    grand = sum(totals.values())
+    if len(totals) < 2 or grand <= 0:
+        return []
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    (top, top_value), (_, second_value) = ranked[0], ranked[1]
+    share = top_value / grand
+    scope = " of the rows returned" if result.truncated else ""
+    return [_insight(
+        "top_share", (measure.source, category.source, top),
+        f"{top} leads {measure.source} with {share:.1%}",
+        f"{top} accounts for {share:.1%} of total {measure.source}{scope} "
+        f"({_fmt(top_value)} of {_fmt(grand)}, across {len(totals)} {category.source} values).",
+        result.columns, evidence[top],
+        {"measure": measure.source, "dimension": category.source, "category": top, "value": top_value,
+         "total": grand, "share": share, "runner_up_share": second_value / grand, "categories": len(totals)},
+        0.9 if top_value >= 2 * second_value else 0.6, result.truncated,
+    )]
+
+
+# --- outliers -------------------------------------------------------------------------------
+
+
+def _row_label(profile: ResultProfile, row: list[Any]) -> str:
+    keys = [c for c in profile.columns if c.is_dimension or c.role == "temporal"]
+    parts = []
+    for c in keys:
+        value = row[c.index]
+        if c.role == "temporal" and (parsed := parse_temporal(value, year_ok=True)):
+            value = _period_label(parsed[0], c.time_unit)
+        parts.append(f"{c.source}={value}")
+    return ", ".join(parts)
+
+
+def _outliers(profile: ResultProfile, result: QueryResult, rows: list[list[Any]]) -> list[dict[str, Any]]:
+    found = []
+    for measure in profile.measures[:MAX_MEASURES]:
+        points = [(float(v), row) for row in rows if (v := to_number(row[measure.index])) is not None]
+        if len(points) < MIN_OUTLIER_VALUES:
+            continue
+        values = [p[0] for p in points]
+        median = statistics.median(values)
+        mad = statistics.median(abs(v - median) for v in values)
+        if mad > 0:
+            method, scale = "mad", mad / 0.6745
+        else:
+            mean_ad = statistics.fmean(abs(v - median) for v in values)
+            method, scale = "meanad", 1.253314 * mean_ad
+        if scale == 0:
+            continue
+        flagged = sorted(
+            ((abs(v - median) / scale, v, row) for v, row in points if abs(v - median) / scale > OUTLIER_Z),
+            key=lambda t: -t[0],
+        )[:MAX_OUTLIERS_PER_MEASURE]
+        for z, value, row in flagged:
+            label = _row_label(profile, row) or f"{measure.source}={_fmt(value)}"
+            direction = "high" if value > median else "low"
+            found.append(_insight(
+                "outlier", (measure.source, label),
+                f"Unusually {direction} {measure.source}: {label}",
+                f"{measure.source} is unusually {direction} for {label}: {_fmt(value)} against a median of "
+                f"{_fmt(median)} (robust z-score {z:.1f}).",
+                result.columns, [row],
+                {"measure": measure.source, "row_label": label, "value": value, "median": median,
+                 "robust_z": round(z * (1 if value > median else -1), 3), "method": method},
+                z / 7.0, result.truncated,
+            ))
+    return found
+
+
+def find_insights(result: QueryResult, *, limit: int = 10) -> list[dict[str, Any]]:
+    """Findings on ``result``: largest change, top share, outliers (in that order), at most
+    ``limit``. An empty or single-row result has none."""
+    rows = [list(r) for r in result.rows[:MAX_INSIGHT_ROWS]]
+    if len(rows) < 2 or not result.columns:
+        return []
+    rows = [r + [None] * (len(result.columns) - len(r)) for r in rows]
+    profile = profile_result(result.columns, rows, result.column_types)
+    found = _largest_changes(profile, result, rows) + _top_share(profile, result, rows) + _outliers(profile, result, rows)
+    return found[:limit]
+
+
+__all__ = ["MAX_INSIGHT_ROWS", "find_insights", "insight_id"]
