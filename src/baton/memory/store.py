@@ -1,0 +1,403 @@
+"""``MemoryStore``: the one door into memory.
+
+It owns the engine, the journal and the projection, and every method takes the caller's
+``WorkspaceScope`` (see ``access.py``). Writes run in one transaction each: read the
+current state, decide, append events, update the projection, commit. On SQLite the
+transaction is ``BEGIN IMMEDIATE`` (writers queue, readers keep reading the WAL snapshot);
+on PostgreSQL a per-workspace advisory lock does the same. ``remember`` is the write path
+of the seed: indexed candidate lookup -> ``find_candidates`` -> ``contradiction_gate`` ->
+``apply_verdict``; a supersession appends both events in one transaction.
+
+SQLite is opened with ``secure_delete=ON`` and WAL; ``forget`` checkpoints the WAL
+afterwards, so erased text leaves the database file. (On PostgreSQL deleted tuples stay
+on disk until VACUUM; run ``VACUUM`` on the payload and record tables for physical
+erasure.)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, TypeVar
+
+from sqlalchemy import create_engine, event, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.pool import StaticPool
+
+from baton.memory import confidence as conf
+from baton.memory.access import Authenticator, Principal, TokenAuthenticator, WorkspaceScope
+from baton.memory.dedup import find_candidates
+from baton.memory.errors import InvalidRecordError, RecordNotFoundError, WorkspaceAccessError
+from baton.memory.gate import Verdict, apply_verdict, contradiction_gate, independent, keyword_flags
+from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent
+from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
+from baton.memory.projection import Projector, from_row, record_payload, stream_of
+from baton.memory.schema import FORGOTTEN, build_tables, install
+
+T = TypeVar("T")
+DEFAULT_URL = "sqlite:///.baton/memory.db"
+
+
+@dataclass
+class CandidateVerdict:
+    record_id: str
+    similarity: float
+    verdict: Verdict
+    flags: tuple[str, ...] = ()
+
+
+@dataclass
+class WriteResult:
+    """What ``remember`` did: ``created``, ``superseded`` (new record created, the ids in
+    ``superseded`` retired), ``corroborated`` (existing record +step) or ``unchanged``."""
+
+    action: str
+    record: Record
+    superseded: list[str] = field(default_factory=list)
+    candidates: list[CandidateVerdict] = field(default_factory=list)
+    seq: int = 0
+
+
+@dataclass
+class RebuildReport:
+    workspace: str
+    events: int
+    records: int
+    seconds: float
+    differences_before: list[str]
+
+
+class Tx:
+    """One write transaction of one workspace (package-internal)."""
+
+    def __init__(self, store: MemoryStore, conn: Connection, workspace: str, now: float):
+        self.store, self.conn, self.workspace, self.now = store, conn, workspace, now
+        self.events: list[StoredEvent] = []
+
+    def load(self, record_id: str) -> Record:
+        found = self.store._projector.load(self.conn, self.workspace, [record_id])
+        if record_id not in found:
+            raise RecordNotFoundError(f"no memory record {record_id!r} in this workspace")
+        return found[record_id]
+
+    def append(self, events: list[NewEvent], loaded: dict[str, Record] | None = None) -> dict[str, Record]:
+        known = {stream_of(rid): rec.version for rid, rec in (loaded or {}).items()}
+        known.update({e.stream: 0 for e in events if e.type == "record.created"})
+        stored = self.store._journal.append(self.conn, self.workspace, events, now=self.now, known_versions=known)
+        self.events.extend(stored)
+        return self.store._projector.apply(self.conn, self.workspace, stored, loaded)
+
+    def record_event(self, rec: Record, type: str, payload: dict[str, Any], provenance: Provenance | None = None) -> Record:
+        return self.append([NewEvent(stream_of(rec.id), type, payload, rec.version, provenance)], {rec.id: rec})[rec.id]
+
+
+def _sqlite_engine(url: str) -> Engine:
+    memory = url in ("sqlite://", "sqlite:///:memory:")
+    if not memory:
+        path = url.split("///", 1)[-1]
+        if path and os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": 30}}
+    if memory:
+        kwargs["poolclass"] = StaticPool
+    engine = create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
+        cur = dbapi_conn.cursor()
+        for pragma in ("secure_delete=ON", "busy_timeout=30000", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("baton_write") else "BEGIN")
+
+    return engine
+
+
+class MemoryStore:
+    def __init__(self, url: str | Engine = DEFAULT_URL, *, authenticator: Authenticator | None = None,
+                 prefix: str = "baton_mem_", schema: str | None = None, clock: Callable[[], float] = time.time,
+                 create: bool = True):
+        if isinstance(url, Engine):
+            self.engine = url
+        elif url.startswith("sqlite"):
+            self.engine = _sqlite_engine(url)
+        else:
+            self.engine = create_engine(url, pool_pre_ping=True)
+        self.tables = build_tables(prefix, schema)
+        self._journal = Journal(self.tables)
+        self._projector = Projector(self.tables)
+        self._auth: Authenticator = authenticator or TokenAuthenticator({})
+        self._issuer = object()
+        self.clock = clock
+        if create:
+            with self.engine.begin() as conn:
+                install(conn, self.tables)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- access -----------------------------------------------------------------------
+    def open(self, credential: Any) -> WorkspaceScope:
+        """Authenticate ``credential`` and return the scope every other method needs."""
+        principal = self._auth.authenticate(credential)
+        if not isinstance(principal, Principal):
+            raise WorkspaceAccessError("the authenticator did not return a Principal")
+        return WorkspaceScope._issue(principal, self._issuer)
+
+    def _ws(self, scope: WorkspaceScope) -> str:
+        if not isinstance(scope, WorkspaceScope) or scope._issuer is not self._issuer:
+            raise WorkspaceAccessError("this scope was not issued by this memory store")
+        return scope.workspace
+
+    def _now(self, now: Any = None) -> float:
+        return to_epoch(now, self.clock())
+
+    @contextmanager
+    def _read(self, scope: WorkspaceScope) -> Iterator[tuple[Connection, str]]:
+        workspace = self._ws(scope)
+        with self.engine.connect() as conn:
+            yield conn, workspace
+
+    def _write(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None, attempts: int = 5) -> T:
+        workspace = self._ws(scope)
+        for attempt in range(attempts):
+            try:
+                with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
+                    self._journal.lock_workspace(conn, workspace)
+                    return fn(Tx(self, conn, workspace, self._now(now)))
+            except IntegrityError:
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    # --- the write path of the seed ----------------------------------------------------
+    def remember(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None) -> WriteResult:
+        """Dedup, gate and apply one statement (see the module docstring)."""
+        draft = draft.validated()
+        r = self.tables.records
+
+        def op(tx: Tx) -> WriteResult:
+            rows = tx.conn.execute(select(r).where(r.c.workspace == tx.workspace, r.c.kind == draft.kind,
+                                                   r.c.entity == draft.entity, r.c.is_active.is_(True)))
+            existing = {rec.id: rec for rec in map(from_row, rows)}
+            candidates = find_candidates(existing.values(), draft.text, kind=draft.kind, entity=draft.entity,
+                                         attribute=draft.attribute)
+            report, supersede, corroborate, repeated = [], [], [], []
+            for cand in candidates:
+                verdict = contradiction_gate(cand.record, draft)
+                report.append(CandidateVerdict(cand.record.id, cand.similarity, verdict,
+                                               keyword_flags(cand.record.text, draft.text)))
+                action = apply_verdict(verdict, cand.record, draft.provenance)
+                {"supersede": supersede, "corroborate": corroborate, "unchanged": repeated}.get(action.kind, []).append(cand.record)
+            if supersede:
+                new = self._new_record(tx, draft, supersedes=[rec.id for rec in supersede])
+                events = [NewEvent(stream_of(rec.id), "record.superseded", {"by": new.id}, rec.version, draft.provenance)
+                          for rec in supersede]
+                events.append(NewEvent(stream_of(new.id), "record.created", {"record": record_payload(new)}, 0, draft.provenance))
+                state = tx.append(events, {rec.id: rec for rec in supersede})
+                return WriteResult("superseded", state[new.id], [rec.id for rec in supersede], report, tx.events[-1].seq)
+            if corroborate or repeated:
+                target = max(corroborate or repeated, key=lambda rec: rec.confidence)
+                if not corroborate:
+                    return WriteResult("unchanged", target, [], report)
+                rec = tx.record_event(target, "record.corroborated",
+                                      {"confidence": conf.corroborated(target.kind, target.confidence)}, draft.provenance)
+                return WriteResult("corroborated", rec, [], report, tx.events[-1].seq)
+            new = self._new_record(tx, draft)
+            state = tx.append([NewEvent(stream_of(new.id), "record.created", {"record": record_payload(new)}, 0, draft.provenance)])
+            return WriteResult("created", state[new.id], [], report, tx.events[-1].seq)
+
+        return self._write(scope, op, now=now)
+
+    def _new_record(self, tx: Tx, draft: RecordDraft, supersedes: list[str] | None = None) -> Record:
+        policy = conf.policy_for(draft.kind)
+        initial = policy.initial + (policy.verified if draft.verified else 0.0)
+        initial = conf.clamp(draft.kind, initial)
+        observed = draft.validity.observed_at if draft.validity.observed_at is not None else tx.now
+        return Record(
+            id=uuid.uuid4().hex, workspace=tx.workspace, kind=draft.kind, text=draft.text, entity=draft.entity,
+            attribute=draft.attribute, scope=draft.scope, value=draft.value, category=draft.category,
+            connection_id=draft.connection_id, confidence=initial, base_confidence=initial, anchor_at=tx.now,
+            observed_at=observed, volatile=draft.validity.volatile, freshness_s=draft.validity.freshness_s,
+            verified=draft.verified, supersedes=list(supersedes or []), provenance=[draft.provenance],
+            data=draft.data)
+
+    # --- single-record events ---------------------------------------------------------
+    def corroborate(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
+        """Independent evidence for an existing record: +step (capped); a repeat of
+        provenance already on the record changes nothing."""
+        def op(tx: Tx) -> Record:
+            rec = tx.load(record_id)
+            if not rec.is_active or not independent(rec.provenance, provenance):
+                return rec
+            return tx.record_event(rec, "record.corroborated", {"confidence": conf.corroborated(rec.kind, rec.confidence)}, provenance)
+        return self._write(scope, op, now=now)
+
+    def verify_note(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
+        """A note verified against data: +0.15 once, exempt from decay from then on."""
+        def op(tx: Tx) -> Record:
+            rec = tx.load(record_id)
+            if rec.kind != "note":
+                raise InvalidRecordError("only session notes are verified")
+            if rec.verified:
+                return rec
+            return tx.record_event(rec, "record.verified", {"confidence": conf.verified("note", rec.confidence)}, provenance)
+        return self._write(scope, op, now=now)
+
+    def adjust_insight(self, scope: WorkspaceScope, record_id: str, how: str, provenance: Provenance | None = None,
+                       *, now: Any = None) -> Record:
+        """``how``: ``resurfaced`` (+0.05) or ``dismissed`` (-0.2, expiring under 0.15)."""
+        step = {"resurfaced": conf.resurfaced, "dismissed": conf.dismissed}
+        if how not in step:
+            raise InvalidRecordError("adjust_insight takes 'resurfaced' or 'dismissed'")
+
+        def op(tx: Tx) -> Record:
+            rec = tx.load(record_id)
+            if rec.kind != "insight" or not rec.is_active:
+                raise InvalidRecordError("only active insights are resurfaced or dismissed")
+            value = step[how](rec.confidence)
+            return tx.record_event(rec, "record.adjusted", {"confidence": value, "status": conf.status_for("insight", value),
+                                                            "reason": how}, provenance)
+        return self._write(scope, op, now=now)
+
+    def mark_applied(self, scope: WorkspaceScope, record_ids: list[str], *, now: Any = None) -> None:
+        """Count a use (a usage statistic; confidence does not move)."""
+        def op(tx: Tx) -> None:
+            loaded = self._projector.load(tx.conn, tx.workspace, record_ids)
+            tx.append([NewEvent(stream_of(rid), "record.applied", {}, rec.version) for rid, rec in loaded.items()], loaded)
+        self._write(scope, op, now=now)
+
+    def flag_stale(self, scope: WorkspaceScope, record_id: str, reason: str, *, now: Any = None) -> Record:
+        def op(tx: Tx) -> Record:
+            rec = tx.load(record_id)
+            return rec if rec.stale else tx.record_event(rec, "record.flagged", {"stale": True, "reason": reason})
+        return self._write(scope, op, now=now)
+
+    def set_status(self, scope: WorkspaceScope, record_id: str, status: str, reason: str = "", *, now: Any = None) -> Record:
+        """Retire, expire or reinstate (``active``) a record; history keeps every state."""
+        if status not in ("active", "retired", "expired", "deactivated"):
+            raise InvalidRecordError(f"cannot set status {status!r}")
+
+        def op(tx: Tx) -> Record:
+            rec = tx.load(record_id)
+            return rec if rec.status == status else tx.record_event(rec, "record.status", {"status": status, "reason": reason})
+        return self._write(scope, op, now=now)
+
+    def forget(self, scope: WorkspaceScope, record_id: str, *, reason: str = "", provenance: Provenance | None = None,
+               expected_version: int | None = None, now: Any = None) -> int:
+        """Erase a record: tombstone in the journal, content gone from the projection and
+        from every payload of its stream. Returns the number of payloads erased."""
+        def op(tx: Tx) -> int:
+            rec = tx.load(record_id)
+            version = rec.version if expected_version is None else expected_version
+            tx.append([NewEvent(stream_of(record_id), FORGOTTEN, {"reason": reason}, version, provenance)], {rec.id: rec})
+            return self._journal.erase_stream(tx.conn, tx.workspace, stream_of(record_id))
+        erased = self._write(scope, op, now=now)
+        if self.engine.dialect.name == "sqlite":
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        return erased
+
+    def append_events(self, scope: WorkspaceScope, events: list[NewEvent], *, now: Any = None) -> list[StoredEvent]:
+        """Append raw events (feedback, analysis markers) to this workspace's journal.
+        Honors ``expected_version`` (``StaleVersionError`` when stale). Record streams are
+        reserved to the methods above."""
+        if any(e.stream.startswith("record:") for e in events):
+            raise InvalidRecordError("record streams are written through the record methods")
+
+        def op(tx: Tx) -> list[StoredEvent]:
+            tx.append(list(events))
+            return tx.events
+        return self._write(scope, op, now=now)
+
+    # --- reading ----------------------------------------------------------------------
+    def get(self, scope: WorkspaceScope, record_id: str) -> Record:
+        with self._read(scope) as (conn, ws):
+            found = self._projector.load(conn, ws, [record_id])
+        if record_id not in found:
+            raise RecordNotFoundError(f"no memory record {record_id!r} in this workspace")
+        return found[record_id]
+
+    def list_records(self, scope: WorkspaceScope, *, kind: str | None = None, active_only: bool = True,
+                     connection_id: str | None = None, limit: int = 100) -> list[Record]:
+        r = self.tables.records
+        with self._read(scope) as (conn, ws):
+            q = select(r).where(r.c.workspace == ws)
+            if kind:
+                q = q.where(r.c.kind == kind)
+            if active_only:
+                q = q.where(r.c.is_active.is_(True))
+            if connection_id is not None:
+                q = q.where(r.c.connection_id == connection_id)
+            q = q.order_by(r.c.confidence.desc(), r.c.created_at.desc(), r.c.id).limit(limit)
+            return [from_row(row) for row in conn.execute(q)]
+
+    def find_candidates(self, scope: WorkspaceScope, draft: RecordDraft) -> list[CandidateVerdict]:
+        """What the gate would see for ``draft``, and its verdicts; writes nothing."""
+        draft = draft.validated()
+        r = self.tables.records
+        with self._read(scope) as (conn, ws):
+            rows = conn.execute(select(r).where(r.c.workspace == ws, r.c.kind == draft.kind, r.c.entity == draft.entity,
+                                                r.c.is_active.is_(True)))
+            existing = [from_row(row) for row in rows]
+        return [CandidateVerdict(c.record.id, c.similarity, contradiction_gate(c.record, draft),
+                                 keyword_flags(c.record.text, draft.text))
+                for c in find_candidates(existing, draft.text, kind=draft.kind, entity=draft.entity, attribute=draft.attribute)]
+
+    def history(self, scope: WorkspaceScope, record_id: str) -> list[StoredEvent]:
+        with self._read(scope) as (conn, ws):
+            events = list(self._journal.read(conn, ws, stream=stream_of(record_id)))
+        if not events:
+            raise RecordNotFoundError(f"no memory record {record_id!r} in this workspace")
+        return events
+
+    def events(self, scope: WorkspaceScope, *, after_seq: int = 0) -> list[StoredEvent]:
+        with self._read(scope) as (conn, ws):
+            return list(self._journal.read(conn, ws, after_seq=after_seq))
+
+    def head_seq(self, scope: WorkspaceScope) -> int:
+        with self._read(scope) as (conn, ws):
+            return self._journal.last_seq(conn, ws)
+
+    # --- integrity ----------------------------------------------------------------------
+    def verify(self, scope: WorkspaceScope) -> ChainReport:
+        with self._read(scope) as (conn, ws):
+            return self._journal.verify(conn, ws)
+
+    def check_projection(self, scope: WorkspaceScope) -> list[str]:
+        """Differences between the live projection and a fold of the journal (empty: equal)."""
+        with self._read(scope) as (conn, ws):
+            return self._projector.diff(conn, ws, self._projector.fold(self._journal.read(conn, ws)))
+
+    def rebuild(self, scope: WorkspaceScope) -> RebuildReport:
+        """Recreate the workspace's projection from the journal alone."""
+        started = time.perf_counter()
+
+        def op(tx: Tx) -> RebuildReport:
+            events = 0
+
+            def counted() -> Iterator[StoredEvent]:
+                nonlocal events
+                for e in self._journal.read(tx.conn, tx.workspace):
+                    events += 1
+                    yield e
+            records = self._projector.fold(counted())
+            before = self._projector.diff(tx.conn, tx.workspace, records)
+            n = self._projector.rebuild(tx.conn, tx.workspace, records)
+            return RebuildReport(tx.workspace, events, n, 0.0, before)
+        report = self._write(scope, op)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def list_workspaces(self) -> list[str]:
+        """Operator API (CLI): the workspaces present in the journal."""
+        with self.engine.connect() as conn:
+            return self._journal.workspaces(conn)
