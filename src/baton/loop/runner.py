@@ -160,10 +160,10 @@ class _Loop:
                 )
             self.emit("loop.trimmed", iteration=iteration, removed_messages=cut.removed, tokens_before=before,
                       tokens_after=ledger.prompt_tokens, context_window=window, fits=cut.fits)
-        if not self.wrapped_up and ledger.prompt_tokens >= settings.wrap_up_ratio * window:
+        if not self.wrapped_up and (reached := ledger.prompt_tokens) >= settings.wrap_up_ratio * window:
             self.wrapped_up = True
             ledger.append(Message("system", WRAP_UP_INSTRUCTION))
-            self.emit("loop.wrap_up", iteration=iteration, prompt_tokens=ledger.prompt_tokens, context_window=window)
+            self.emit("loop.wrap_up", iteration=iteration, prompt_tokens=reached, context_window=window)
 
     # --- 2. the model call --------------------------------------------------------------
 

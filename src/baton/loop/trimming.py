@@ -10,8 +10,8 @@ without its result.
 Never dropped:
 - system messages (the system prompt, instructions, the wrap-up notice);
 - the original user question (the last user message the caller passed in);
-- the most recent unit (usually the tool results the model asked for a moment ago: dropping
-  them would make it ask again).
+- the most recent other unit (usually the tool results the model asked for a moment ago:
+  dropping them would make it ask again; a wrap-up notice after them does not count).
 
 When that is still too much, trimming says so and leaves the rest to the provider;
 compression, which follows a real overflow, then shortens the largest tool results
@@ -72,13 +72,11 @@ def drop_oldest(
     total = sum(counts)
     if total <= budget:
         return Trimmed(messages, counts, 0, 0, True)
-    units = group_units(messages)
+    removable = [u for u in group_units(messages) if not any(is_protected(messages[i]) for i in u)]
     removed: set[int] = set()
-    for unit in units[:-1]:  # the most recent unit always stays
+    for unit in removable[:-1]:  # the most recent unprotected unit always stays
         if total <= budget:
             break
-        if any(is_protected(messages[i]) for i in unit):
-            continue
         removed.update(unit)
         total -= sum(counts[i] for i in unit)
     if not removed:
