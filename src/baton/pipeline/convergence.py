@@ -8,8 +8,9 @@ of them, this check makes sure they are consistent enough to combine; a failure 
 Definition. Among the consuming stage's successful dependencies that returned a table:
 
 1. **Join keys** are the stage's ``join_on`` columns when the plan names them, else the
-   columns every table has (names compared case-insensitively) that are not numeric in any
-   of them (dimensions: ids, names, dates). Each named key must exist in every table.
+   columns every table has (names compared case-insensitively) that are not numeric in all
+   of them (dimensions: names, dates; a column numeric in one table and text in another is
+   a key that will fail rule 3). Each named key must exist in every table.
 2. **Compared measures** are the stage's ``compare`` columns when named, else the columns
    every table has that are numeric in all of them. Each named measure must exist in every
    table.
@@ -53,15 +54,13 @@ def convergence_problems(
     common = set.intersection(*(set(c) for c in columns.values()))
     families = {sid: {name: _family(t, columns[sid][name]) for name in common} for sid, t in tables.items()}
 
-    def numeric_somewhere(name: str) -> bool:
-        return any(f[name] == "numeric" for f in families.values())
-
-    def numeric_everywhere(name: str) -> bool:
-        return all(f[name] in ("numeric", "unknown") for f in families.values())
+    def measure(name: str) -> bool:  # numeric in every table that has values for it
+        seen = [f[name] for f in families.values() if f[name] != "unknown"]
+        return bool(seen) and all(fam == "numeric" for fam in seen)
 
     problems: list[str] = []
-    keys = [k.lower() for k in stage.join_on] or sorted(n for n in common if not numeric_somewhere(n))
-    measures = [m.lower() for m in stage.compare] or sorted(n for n in common if numeric_everywhere(n) and numeric_somewhere(n))
+    keys = [k.lower() for k in stage.join_on] or sorted(n for n in common if not measure(n))
+    measures = [m.lower() for m in stage.compare] or sorted(n for n in common if measure(n))
     where = f"stage {stage.stage_id!r}"
     for kind, names in (("join column", keys), ("compared measure", measures)):
         for name in names:

@@ -32,17 +32,16 @@ if TYPE_CHECKING:
 
 @dataclass
 class PipelineRun:
-    """Where a run stands after ``start``/``resume``. ``messages`` are the outcomes this
-    call produced (each ``stage_failed``, then the checkpoint or the final answer);
-    ``message`` is the last of them."""
+    """Where a run stood when ``start``/``resume`` returned (``status`` and
+    ``checkpoint_stage`` are that moment's; ``state`` is the live state a later ``resume``
+    continues). ``messages`` are the outcomes this call produced (each ``stage_failed``,
+    then the checkpoint or the final answer); ``message`` is the last of them."""
 
     workflow_id: str
     state: PipelineState
     messages: list[AIMessage] = field(default_factory=list)
-
-    @property
-    def status(self) -> RunStatus:
-        return self.state.status
+    status: RunStatus = "running"
+    checkpoint_stage: str | None = None
 
     @property
     def message(self) -> AIMessage:
@@ -51,10 +50,6 @@ class PipelineRun:
     @property
     def results(self) -> dict[str, StageResult]:
         return self.state.results
-
-    @property
-    def checkpoint_stage(self) -> str | None:
-        return self.state.checkpoint_stage
 
 
 class RunStore(Protocol):
@@ -119,7 +114,7 @@ class PipelineExecutor:
         messages = await advance(state, context.workflow_id, run_layer, context.emit, units=self.units)
         if state.status == "paused":
             self.store.save(context.workflow_id, state)
-        return PipelineRun(workflow_id=context.workflow_id, state=state, messages=messages)
+        return PipelineRun(context.workflow_id, state, messages, state.status, state.checkpoint_stage)
 
     async def _run_stage(self, stage: PlanStage, state: PipelineState, context: AgentContext, done: StageDone) -> None:
         context.emit("stage.start", stage_id=stage.stage_id, tool=stage.tool, question=stage.question)
