@@ -19,7 +19,9 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Iterator
+
+import pytest
 
 
 @dataclass
@@ -252,9 +254,12 @@ class StubLLMServer:
                 kind = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}.get(self.path.split("?")[0], "unknown")
                 server._handle(self, kind, body)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="stub-llm", daemon=True)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # the default backlog of 5 refuses concurrent tests
+            daemon_threads = True
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), name="stub-llm", daemon=True)
         self._thread.start()
         return self
 
@@ -268,7 +273,7 @@ class StubLLMServer:
 
     # request handling (runs in the server's threads)
     def _handle(self, handler: BaseHTTPRequestHandler, kind: str, body: Any) -> None:
-        self.requests.append(RecordedRequest(kind, handler.command, handler.path, dict(handler.headers.items()), body))
+        self.requests.append(RecordedRequest(kind, handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()}, body))
         model = body.get("model") if isinstance(body, dict) else None
         reply = self._pop(kind, model)
         if reply is None:
@@ -312,3 +317,13 @@ class StubLLMServer:
             handler.send_header(k, v)
         handler.end_headers()
         handler.wfile.write(payload)
+
+
+@pytest.fixture
+def stub() -> Iterator[StubLLMServer]:
+    """A started ``StubLLMServer``; import this name into a test module to use it."""
+    server = StubLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -27,13 +27,34 @@ def parse_tool_call(call_id: str, name: str, raw: Any) -> ToolCall:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(raw.rstrip())
-        why = "truncated JSON (the output was cut off)" if truncated else f"invalid JSON: {exc.msg} at position {exc.pos}"
+        why = ("truncated JSON (the output was cut off)" if _unfinished(raw)
+               else f"invalid JSON: {exc.msg} (character {exc.pos})")
         return ToolCall(id=call_id, name=name, raw_arguments=raw, arguments_error=why)
     if not isinstance(value, dict):
         return ToolCall(id=call_id, name=name, raw_arguments=raw,
                         arguments_error=f"arguments must be a JSON object, got {type(value).__name__}")
     return ToolCall(id=call_id, name=name, arguments=value)
+
+
+def _unfinished(text: str) -> bool:
+    """True when ``text`` stops inside a string or with brackets still open: the mark of
+    output cut short (a token limit, a dropped stream) rather than of bad syntax."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return in_string or depth > 0 or text.rstrip().endswith((":", ","))
 
 
 def wire_arguments(call: ToolCall) -> str:

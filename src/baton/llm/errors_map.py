@@ -131,7 +131,8 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderE
         return ProviderTimeoutError(f"{provider}/{model}: request timed out", **kw)
     if "Connection" in name or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}:
         cause = exc.__cause__ or exc
-        return ProviderConnectionError(f"{provider}/{model}: cannot reach the provider ({cause})", **kw)
+        detail = str(cause) or type(cause).__name__
+        return ProviderConnectionError(f"{provider}/{model}: cannot reach the provider ({detail})", **kw)
 
     # An error event inside an already-started stream, or something the SDK raised itself.
     if is_context_length_error(code, type_, message):
