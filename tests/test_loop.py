@@ -143,7 +143,8 @@ async def test_partial_answer_at_max_iterations_without_extra_llm_call():
     model = ScriptedModel([calls_tool("north", content="Checking north."), calls_tool("south"), calls_tool("east", "west")])
     broken = FunctionTool(Tool("broken", "Fails.", []), lambda: 1 / 0)
     model._responses[2].tool_calls.append(tool_call("broken"))
-    result = await run_loop(model, question(), [lookup_tool(), broken], context_window=WINDOW,
+    history = [Message.system("s"), Message.user("earlier?"), Message.assistant("Earlier answer."), Message.user("now?")]
+    result = await run_loop(model, history, [lookup_tool(), broken], context_window=WINDOW,
                             settings=LoopSettings(max_iterations=3), tracker=tracker)
     assert result.partial and not result.stopped_early
     assert (result.iterations, result.llm_calls, result.finish_reason) == (3, 3, "max_iterations")
@@ -151,6 +152,7 @@ async def test_partial_answer_at_max_iterations_without_extra_llm_call():
     for key in ("north", "south", "east", "west"):
         assert f"lookup:{key}=42" in result.content
     assert 'Result of lookup({"key": "north"}) at step 1' in result.content
+    assert "Last note: Checking north." in result.content and "Earlier answer" not in result.content
     assert "1 tool call failed" in result.content and "ZeroDivisionError" not in result.content
     assert result.content.startswith("I reached the maximum number of analysis steps (3)")
     assert result.messages[-1] == Message("assistant", result.content)
@@ -257,3 +259,22 @@ async def test_configuration_errors():
         with pytest.raises(ConfigurationError):
             LoopSettings(**bad)
     assert dataclasses.replace(LoopSettings(), stream=True).stream
+
+
+class BrokenTracker:
+    """Breaks the tracker's no-raise promise."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def emit(self, event) -> None:
+        self.seen += 1
+        raise RuntimeError("tracker down")
+
+
+async def test_a_failing_tracker_does_not_fail_the_request(caplog):
+    tracker = BrokenTracker()
+    result = await run_loop(ScriptedModel([calls_tool("a"), "fine"]), question(), [lookup_tool()],
+                            context_window=WINDOW, tracker=tracker)
+    assert result.content == "fine" and tracker.seen == 6
+    assert "tracker" in caplog.text

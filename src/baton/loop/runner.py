@@ -110,6 +110,7 @@ class _Loop:
         self.trimmed_messages = 0
         self.compressions = 0
         self.last_prompt_tokens = 0
+        self.last_note = ""  # the latest non-empty text the model sent along with tool calls
         self.last_response = LLMResponse(model=getattr(model, "model", ""), provider=getattr(model, "provider", ""))
 
     def is_protected(self, message: Message) -> bool:
@@ -130,6 +131,8 @@ class _Loop:
             self.iterations = iteration
             if not response.tool_calls:
                 return self.finish(response.content, response.finish_reason or "stop")
+            if response.content:
+                self.last_note = response.content
             calls = _unique_ids(response.tool_calls, iteration)
             self.ledger.append(Message("assistant", response.content, tool_calls=calls))
             turn = await self.dispatcher.run_turn(calls, iteration, self.emit)
@@ -253,8 +256,7 @@ class _Loop:
         return self.result(content, finish_reason)
 
     def give_partial_answer(self) -> LoopResult:
-        last_note = next((m.content for m in reversed(self.ledger.messages) if m.role == "assistant"), "")
-        content = compose_partial_answer(self.records, max_iterations=self.settings.max_iterations, last_note=last_note)
+        content = compose_partial_answer(self.records, max_iterations=self.settings.max_iterations, last_note=self.last_note)
         self.emit("loop.max_iterations", iteration=self.iterations, max_iterations=self.settings.max_iterations,
                   tool_calls=len(self.records))
         log.info("loop reached max_iterations=%d; answering from %d tool results",
