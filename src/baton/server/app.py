@@ -1,0 +1,138 @@
+"""The HTTP API (FastAPI): ask, stream, sessions, agents, charts, health, the page, and an
+OpenAI-compatible chat endpoint. Every route but ``/health`` and the page's static files
+needs an API key; the key decides the workspace."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+
+from baton.events import Event
+from baton.server import service
+from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
+from baton.server.openai_compat import register_openai_routes
+from baton.server.schemas import AskRequest, ChartRequest
+from baton.server.sessions import SessionNotFound
+from baton.server.sse import sse
+from baton.server.workspace import Workspace, Workspaces
+
+log = logging.getLogger(__name__)
+
+
+def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -> FastAPI:
+    app = FastAPI(
+        title=title, version="0.1.0", description="Ask questions of your data through cooperating AI agents.",
+        openapi_url=None, docs_url=None, redoc_url=None,  # served below, behind the key
+    )
+    app.state.workspaces = workspaces
+    app.state.keys = keys
+
+    def workspace_of(caller: Principal) -> Workspace:
+        return app.state.workspaces.for_principal(caller)
+
+    @app.exception_handler(SessionNotFound)
+    async def _session_not_found(request: Request, exc: SessionNotFound) -> JSONResponse:
+        return JSONResponse({"detail": "session not found"}, status_code=404)
+
+    @app.get("/health", tags=["meta"])
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/v1/agents", tags=["agents"])
+    async def agents(caller: Caller) -> dict[str, Any]:
+        ws = workspace_of(caller)
+        return {
+            "workspace": ws.name,
+            "orchestrator": ws.orchestrator.name,
+            "agents": [{"name": t.agent.name, "tool": t.name, "description": t.spec.description} for t in ws.orchestrator.agent_tools.values()],
+        }
+
+    @app.post("/v1/ask", tags=["ask"])
+    async def ask(body: AskRequest, caller: Caller) -> dict[str, Any]:
+        """Answer a question; the body of the response is the AIMessage as JSON."""
+        message = await service.answer(workspace_of(caller), body.question, body.session_id)
+        return message.to_dict()
+
+    @app.post("/v1/ask/stream", tags=["ask"])
+    async def ask_stream(body: AskRequest, caller: Caller) -> StreamingResponse:
+        """Server-Sent Events: every tracker event as it happens, then ``event: answer``."""
+        ws = workspace_of(caller)
+        if body.session_id is not None:
+            await ws.sessions.turns(ws.name, body.session_id)  # 404 before the stream starts
+
+        async def events():
+            try:
+                async for item in service.answer_stream(ws, body.question, body.session_id):
+                    if isinstance(item, Event):
+                        yield sse(item.type, item.to_dict())
+                    else:
+                        yield sse("answer", item.to_dict())
+            except Exception as exc:  # the stream has started: report in-band
+                log.exception("stream failed")
+                yield sse("error", {"error": type(exc).__name__, "detail": str(exc)})
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.get("/v1/sessions", tags=["sessions"])
+    async def sessions(caller: Caller) -> dict[str, Any]:
+        ws = workspace_of(caller)
+        return {"sessions": [dataclasses.asdict(s) for s in await ws.sessions.list(ws.name)]}
+
+    @app.get("/v1/sessions/{session_id}", tags=["sessions"])
+    async def session(session_id: str, caller: Caller) -> dict[str, Any]:
+        ws = workspace_of(caller)
+        turns = await ws.sessions.turns(ws.name, session_id)
+        return {"session_id": session_id, "turns": [{"seq": t.seq, "question": t.question, "answer": t.answer.to_dict()} for t in turns]}
+
+    @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
+    async def render_chart(body: ChartRequest, caller: Caller) -> Response:
+        """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN)."""
+        from baton.viz import render_svg
+
+        try:
+            svg = render_svg(body.spec)
+        except Exception as exc:
+            raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {exc}") from exc
+        return Response(svg, media_type="image/svg+xml")
+
+    @app.get("/login", include_in_schema=False)
+    async def login(key: str, request: Request) -> Response:
+        """The demo's one-click link: checks the key, stores it in a cookie, opens the page."""
+        if request.app.state.keys.resolve(key) is None:
+            raise HTTPException(status_code=401, detail="missing or invalid API key")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(COOKIE, key, httponly=True, samesite="strict")
+        return response
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(_static("index.html"))
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static(name: str) -> Response:
+        types = {"js": "text/javascript", "css": "text/css", "svg": "image/svg+xml"}
+        suffix = name.rsplit(".", 1)[-1]
+        if "/" in name or suffix not in types:
+            raise HTTPException(status_code=404)
+        try:
+            return Response(_static(name), media_type=types[suffix])
+        except FileNotFoundError:
+            raise HTTPException(status_code=404) from None
+
+    register_openai_routes(app, workspace_of)
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(caller: Caller) -> dict[str, Any]:
+        return app.openapi()
+
+    return app
+
+
+def _static(name: str) -> str:
+    return (resources.files("baton.server") / "static" / name).read_text(encoding="utf-8")
+

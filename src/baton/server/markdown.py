@@ -1,0 +1,48 @@
+"""An answer as Markdown, for surfaces that only show text (chat clients, the terminal's
+plain mode): the text, then each dataset as a table, then the SQL behind it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baton.response import AIMessage
+
+MAX_ROWS = 20
+
+
+def _rows(data: Any) -> list[dict[str, Any]]:
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        return data.head(MAX_ROWS + 1).to_dict(orient="records")
+    if isinstance(data, list):
+        return [r for r in data if isinstance(r, dict)]
+    return []
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    columns = list(rows[0])
+    lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
+    for row in rows[:MAX_ROWS]:
+        lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|") for c in columns) + " |")
+    if len(rows) > MAX_ROWS:
+        lines.append(f"\n_{len(rows) - MAX_ROWS} more rows not shown_")
+    return "\n".join(lines)
+
+
+def to_markdown(message: AIMessage) -> str:
+    parts = [message.content.strip()] if message.content.strip() else []
+    if isinstance(message.data, dict):
+        for name, data in message.data.items():
+            rendered = table(_rows(data))
+            if rendered:
+                parts.append(f"**{name}**\n\n{rendered}")
+    else:
+        rendered = table(_rows(message.data))
+        if rendered:
+            parts.append(rendered)
+    if message.query:
+        parts.append(f"```sql\n{message.query}\n```")
+    if message.error and message.error not in message.content:
+        parts.append(f"_Error: {message.error}_")
+    return "\n\n".join(parts)

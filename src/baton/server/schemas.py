@@ -1,0 +1,48 @@
+"""Request bodies of the HTTP API. Pydantic validates them, so a malformed body gets a 422
+naming the field and the reason."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AskRequest(Strict):
+    question: str = Field(min_length=1, max_length=20_000, description="The question, in plain language.")
+    session_id: str | None = Field(None, description="Continue this conversation (omit to start one).")
+
+
+class FeedbackRequest(Strict):
+    turn_id: str = Field(min_length=1)
+    thumbs: Literal["up", "down"] | None = None
+    verdict: Literal["confirmed", "approximate", "rejected"] | None = None
+    comment: str | None = Field(None, max_length=5_000)
+
+
+class CheckpointDecision(Strict):
+    action: Literal["approve", "edit", "reject"]
+    question: str | None = Field(None, description="The edited question for the next stage (action=edit).")
+
+
+class ChartRequest(Strict):
+    spec: dict[str, Any] = Field(description="A Vega-Lite spec (an answer's viz_config).")
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatCompletionRequest(BaseModel):
+    """The OpenAI chat-completions body; fields we don't use are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False

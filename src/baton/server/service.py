@@ -1,0 +1,38 @@
+"""Answering inside a workspace: history in, answer out, the turn persisted.
+
+Shared by the JSON endpoint, the SSE endpoint, the OpenAI-compatible endpoint and the CLI,
+so every surface gives the same answer for the same question.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+from baton.events import Event, WorkflowTracker
+from baton.response import AIMessage
+from baton.server.workspace import Workspace
+
+
+async def _prepare(ws: Workspace, question: str, session_id: str | None):
+    if session_id is None:
+        session_id = await ws.sessions.create(ws.name, question)
+        history = []
+    else:
+        history = await ws.sessions.history(ws.name, session_id)  # raises SessionNotFound
+    return session_id, history
+
+
+async def answer(ws: Workspace, question: str, session_id: str | None = None, *, tracker: WorkflowTracker | None = None) -> AIMessage:
+    session_id, history = await _prepare(ws, question, session_id)
+    message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
+    await ws.sessions.append(ws.name, session_id, question, message)
+    return message
+
+
+async def answer_stream(ws: Workspace, question: str, session_id: str | None = None) -> AsyncIterator[Event | AIMessage]:
+    """Every event as it happens, then the final answer (already persisted)."""
+    session_id, history = await _prepare(ws, question, session_id)
+    async for item in ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=history, workspace=ws.name):
+        if isinstance(item, AIMessage):
+            await ws.sessions.append(ws.name, session_id, question, item)
+        yield item
