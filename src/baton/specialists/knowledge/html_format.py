@@ -96,11 +96,12 @@ class _TextExtractor(HTMLParser):
             self._heading[2].append(data)
             return
         if self._pre_depth:
+            line = self.getpos()[0]
             first, *rest = data.split("\n")
-            self._append(first)
-            for part in rest:
+            self._append(first, line)
+            for offset, part in enumerate(rest, start=1):
                 self._flush(paragraph=False)
-                self._append(part)
+                self._append(part, line + offset)
             return
         self._append(_SPACES.sub(" ", data))
 
@@ -109,7 +110,7 @@ class _TextExtractor(HTMLParser):
         self._flush(paragraph=True)
 
     # -- helpers
-    def _append(self, text: str) -> None:
+    def _append(self, text: str, line: int | None = None) -> None:
         if not text:
             return
         if not self._line:
@@ -117,7 +118,7 @@ class _TextExtractor(HTMLParser):
                 text = text.lstrip()
                 if not text:
                     return
-            self._line_start = self.getpos()[0]
+            self._line_start = line or self.getpos()[0]
         self._line.append(text)
 
     def _flush(self, *, paragraph: bool) -> None:
