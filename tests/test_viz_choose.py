@@ -12,6 +12,8 @@ import re
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from baton.response import QueryResult
@@ -53,12 +55,21 @@ SHAPES = [
      None, "line"),
     ("integer-year->line",
      QueryResult(["year", "sales"], [[2019 + i, 100 + i] for i in range(5)], ["INTEGER", "BIGINT"]), None, "line"),
+    ("postgres-extract-year-numeric->line",
+     QueryResult(["year", "orders"], [[Decimal(2021), 10], [Decimal(2022), 14], [Decimal(2023), 9]], ["NUMERIC", "BIGINT"]),
+     None, "line"),
+    ("pandas-timestamps-nat-and-nan->line",
+     QueryResult(["week", "signups"], [[pd.Timestamp("2024-01-01"), np.int64(3)], [pd.NaT, np.int64(1)],
+                                       [pd.Timestamp("2024-01-08"), np.float64("nan")],
+                                       [pd.Timestamp("2024-01-15"), np.int64(5)]]), None, "line"),
     ("quarter-strings->line",
      QueryResult(["quarter", "sales"], [["2023-Q3", 5], ["2023-Q4", 8], ["2024-Q1", 6], ["2024-Q2", 9]]), None, "line"),
     ("category+measure->bar",
      QueryResult(["region", "sales"], [["North", 120], ["South", 80], ["East", 95], ["West", 60]]), None, "bar"),
     ("30-categories->horizontal-bar",
      QueryResult(["product", "units"], [[f"product {i}", i * 3 + 1] for i in range(30)]), None, "bar"),
+    ("null-group->bar",
+     QueryResult(["region", "sales"], [["North", 12], [None, 3], ["South", 7]]), None, "bar"),
     ("numeric-strings-from-decimal->bar",
      QueryResult(["category", "amount"], [["a", "12.50"], ["b", "7.25"], ["c", "3.00"]]), None, "bar"),
     ("zip-codes-as-text->bar",
@@ -102,6 +113,10 @@ SHAPES = [
 ]
 
 
+def shape(name: str) -> QueryResult:
+    return next(s[1] for s in SHAPES if s[0] == name)
+
+
 @pytest.mark.parametrize("result,question,expected", [s[1:] for s in SHAPES], ids=[s[0] for s in SHAPES])
 def test_chooser_picks_the_expected_chart_and_the_spec_renders(result, question, expected):
     choice = choose_chart(result, question=question)
@@ -127,7 +142,7 @@ def test_there_are_at_least_twelve_shapes_covering_every_chart_type():
 
 
 def test_month_strings_become_month_axis_labels_and_decimals_numbers():
-    result = SHAPES[0][1]
+    result = shape("month-strings+decimal->line")
     spec = choose_chart(result).viz_config
     assert spec["encoding"]["x"]["type"] == "temporal"
     assert spec["data"]["values"][0] == {"month": "2024-01-01", "revenue": 100.25}
@@ -136,41 +151,46 @@ def test_month_strings_become_month_axis_labels_and_decimals_numbers():
 
 
 def test_multi_measure_line_folds_measures_into_series():
-    spec = choose_chart(SHAPES[1][1]).viz_config
+    spec = choose_chart(shape("dates+two-measures->multi-line")).viz_config
     assert spec["transform"][0]["fold"] == ["orders", "returns"]
     assert spec["encoding"]["color"]["field"] == "_series"
     texts = svg_texts(render_svg(spec))
     assert "orders" in texts and "returns" in texts  # the legend
 
 
-def test_null_measures_stay_null_in_chart_data():
-    spec = choose_chart(SHAPES[3][1]).viz_config
+def test_null_measures_stay_null_in_chart_data_and_a_null_group_is_labelled():
+    spec = choose_chart(shape("iso-date-strings-with-nulls->line")).viz_config
     assert [v["visits"] for v in spec["data"]["values"]] == [10, None, 14, 9]
+    spec = choose_chart(shape("pandas-timestamps-nat-and-nan->line")).viz_config
+    assert [(v["week"], v["signups"]) for v in spec["data"]["values"]] == [
+        ("2024-01-01", 3), (None, 1), ("2024-01-08", None), ("2024-01-15", 5)]
+    spec = choose_chart(shape("null-group->bar")).viz_config
+    assert [v["region"] for v in spec["data"]["values"]] == ["North", "(null)", "South"]
 
 
 def test_bar_is_sorted_by_measure_and_long_lists_turn_horizontal():
-    small = choose_chart(SHAPES[6][1]).viz_config
+    small = choose_chart(shape("category+measure->bar")).viz_config
     assert small["encoding"]["x"]["sort"] == "-y"
     texts = svg_texts(render_svg(small))
     assert texts.index("North") < texts.index("East") < texts.index("South") < texts.index("West")
-    many = choose_chart(SHAPES[7][1]).viz_config
+    many = choose_chart(shape("30-categories->horizontal-bar")).viz_config
     assert many["encoding"]["y"]["field"] == "product" and many["encoding"]["x"]["type"] == "quantitative"
 
 
 def test_month_names_keep_calendar_order():
-    spec = choose_chart(SHAPES[12][1]).viz_config
+    spec = choose_chart(shape("month-names->bar")).viz_config
     assert spec["encoding"]["x"]["sort"] == ["January", "February", "March"]
 
 
 def test_pie_slices_carry_their_share_without_vega_expressions():
-    spec = choose_chart(SHAPES[14][1], question=SHAPES[14][2]).viz_config
+    spec = choose_chart(shape("share-question->pie"), question="each segment's share of revenue").viz_config
     shares = [v["_share"] for v in spec["data"]["values"]]
     assert shares == pytest.approx([0.5, 0.3, 0.2])
     assert "calculate" not in json.dumps(spec)
 
 
 def test_big_number_shows_the_formatted_value_and_its_label():
-    spec = choose_chart(SHAPES[16][1]).viz_config
+    spec = choose_chart(shape("one-row-label+number->big_number")).viz_config
     texts = svg_texts(render_svg(spec))
     assert "1,234,567.5" in texts
     assert any("region: West" in t for t in texts)
@@ -202,16 +222,16 @@ def test_long_results_are_capped_and_say_so():
 
 
 def test_question_is_the_title_and_defaults_describe_the_chart():
-    assert choose_chart(SHAPES[6][1], question="Sales by region?").viz_config["title"]["text"] == "Sales by region?"
-    assert choose_chart(SHAPES[6][1]).viz_config["title"]["text"] == "sales by region"
-    assert choose_chart(SHAPES[0][1]).viz_config["title"]["text"] == "revenue over month"
+    assert choose_chart(shape("category+measure->bar"), question="Sales by region?").viz_config["title"]["text"] == "Sales by region?"
+    assert choose_chart(shape("category+measure->bar")).viz_config["title"]["text"] == "sales by region"
+    assert choose_chart(shape("month-strings+decimal->line")).viz_config["title"]["text"] == "revenue over month"
 
 
 # --- validation ------------------------------------------------------------------------------
 
 THIRTY = QueryResult(["state", "sales"], [[f"state {i:02d}", 100 + i] for i in range(30)])
 FIVE = QueryResult(["state", "sales"], [[f"s{i}", 10 + i] for i in range(5)])
-TEXT_ONLY = SHAPES[23][1]
+TEXT_ONLY = next(s[1] for s in SHAPES if s[0] == "text-only->table")
 
 
 def test_a_thirty_category_pie_request_becomes_a_bar():
@@ -241,9 +261,9 @@ def test_a_pie_that_fits_is_kept():
         ("scatter", FIVE, "bar"),
         ("big_number", FIVE, "bar"),
         ("stacked_bar", FIVE, "bar"),
-        ("line", SHAPES[0][1], "line"),
-        ("bar", SHAPES[0][1], "bar"),
-        ("scatter", SHAPES[17][1], "scatter"),
+        ("line", shape("month-strings+decimal->line"), "line"),
+        ("bar", shape("month-strings+decimal->line"), "bar"),
+        ("scatter", shape("two-measures->scatter"), "scatter"),
         ("table", THIRTY, "table"),
         ("text", THIRTY, "text"),
     ],
@@ -253,7 +273,7 @@ def test_validate_chart_keeps_fitting_types_and_corrects_the_rest(viz_type, resu
 
 
 def test_requested_type_overrides_the_natural_choice_only_when_it_fits():
-    ts = SHAPES[0][1]
+    ts = shape("month-strings+decimal->line")
     assert choose_chart(ts, question="show it as a bar chart").viz_type == "bar"
     assert choose_chart(ts, requested="scatter").viz_type == "bar"  # no two measures: corrected
     assert choose_chart(ts, requested="table").viz_config == {}

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from baton.response import QueryResult
-from baton.viz.profile import ORDINAL, TEMPORAL, ColumnProfile, ResultProfile, profile_result
+from baton.viz.profile import CATEGORY, ORDINAL, TEMPORAL, ColumnProfile, ResultProfile, profile_result
 from baton.viz.spec import MAX_CHART_ROWS, Layout, build_spec
 
 VIZ_TYPES = ("line", "bar", "stacked_bar", "grouped_bar", "pie", "scatter", "big_number", "table", "text")
@@ -82,13 +82,16 @@ class ChartChoice:
 
 
 def _unique(column: ColumnProfile, profile: ResultProfile) -> bool:
-    return column.non_null == min(profile.row_count, MAX_CHART_ROWS) and column.distinct == column.non_null
+    """One row per category (a single NULL group allowed: it is drawn as ``(null)``)."""
+    nulls = min(profile.row_count, MAX_CHART_ROWS) - column.non_null
+    return column.distinct == column.non_null and nulls <= (1 if column.role == CATEGORY else 0)
 
 
 def _horizontal(column: ColumnProfile, rows: list[list[Any]]) -> bool:
     if column.role in (TEMPORAL, ORDINAL):
         return False
-    longest = max((len(str(r[column.index])) for r in rows[:MAX_CHART_ROWS] if r[column.index] is not None), default=0)
+    i = column.index
+    longest = max((len(str(r[i])) for r in rows[:MAX_CHART_ROWS] if i < len(r) and r[i] is not None), default=0)
     return column.distinct > HORIZONTAL_AFTER or longest > LONG_LABEL
 
 

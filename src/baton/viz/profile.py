@@ -13,7 +13,9 @@ Decisions (where the issue is silent):
   ``ordinal`` (categories with a natural order: hour/weekday/month numbers in a column so
   named, month and weekday names), ``category`` (everything else, booleans and identifiers
   such as ``id``/``*_id``/``zip`` included) and ``empty`` (all NULL).
-- NULLs (and NaN) are ignored when deciding a role; they stay NULL in chart data.
+- NULLs (and NaN/NaT/pd.NA) are ignored when deciding a role; they stay NULL in chart data,
+  except a NULL category, which is drawn as a bar or slice labelled ``(null)`` (``GROUP BY``
+  often yields one).
 - The time unit is the coarsest one every value agrees with: dates that are all the first
   of a month are months, so ``date_trunc('month', ...)`` results get month axis labels.
 - Naive datetimes are taken as UTC; aware ones are converted to UTC. Charts use UTC scales,
@@ -105,7 +107,15 @@ class ResultProfile:
 
 
 def is_null(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, NaN, NaT, ``pd.NA`` and ``Decimal('NaN')``: the values that mean "no value"."""
+    if value is None:
+        return True
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    try:
+        return bool(value != value)
+    except (TypeError, ValueError):
+        return False
 
 
 def to_number(value: Any) -> float | int | None:
@@ -138,8 +148,11 @@ def parse_temporal(value: Any, *, year_ok: bool = False) -> tuple[dt.datetime, s
         return dt.datetime(value.year, value.month, value.day), "day"
     if hasattr(value, "to_pydatetime"):  # pandas Timestamp
         return parse_temporal(value.to_pydatetime(), year_ok=year_ok)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (dt.datetime(value, 1, 1), "year") if year_ok and 1000 <= value <= 2999 else None
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        # integer years; PostgreSQL's EXTRACT(YEAR ...) returns numeric, date_part a double
+        if year_ok and math.isfinite(value) and value == int(value) and 1000 <= value <= 2999:
+            return dt.datetime(int(value), 1, 1), "year"
+        return None
     if not isinstance(value, str):
         return None
     text = value.strip()

@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baton.viz.profile import MEASURE, ORDINAL, TEMPORAL, ColumnProfile, is_null, parse_temporal, to_number
+from baton.viz.profile import CATEGORY, MEASURE, ORDINAL, TEMPORAL, ColumnProfile, is_null, parse_temporal, to_number
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 MAX_CHART_ROWS = 5000
 WIDTH, HEIGHT = 560, 320
 SERIES, VALUE, SHARE = "_series", "_value", "_share"
+NULL_LABEL = "(null)"
 
 _TIME_FORMAT = {"year": "%Y", "quarter": "%Y Q%q", "month": "%b %Y", "day": "%b %d, %Y"}
 _TIME_UNIT = {"year": "utcyear", "quarter": "utcyearquarter", "month": "utcyearmonth", "day": "utcyearmonthdate"}
@@ -65,7 +66,7 @@ def _iso(moment: dt.datetime, unit: str | None) -> str:
 def chart_value(column: ColumnProfile, value: Any) -> Any:
     """``value`` as JSON the chart can read: numbers for measures, ISO text for times."""
     if is_null(value):
-        return None
+        return NULL_LABEL if column.role == CATEGORY else None
     if column.role == MEASURE:
         return to_number(value)
     if column.role == TEMPORAL:
