@@ -233,7 +233,12 @@ class _Checker:
         name = column.name
         if not name or isinstance(column.this, exp.Star) or _is_lambda_parameter(column):
             return
-        if column.table:
+        if isinstance(scope.expression, exp.SetOperation):  # ORDER BY of a UNION: its output names
+            output = self._scope_output(scope)
+            if output is not None and name.lower() not in output:
+                issues.append(SchemaIssue("unknown_column", name, None, _close(name, output),
+                                          f"Column `{name}` is not an output column of the set operation."))
+        elif column.table:
             self._check_qualified(scope, column, issues)
         else:
             self._check_unqualified(scope, column, issues)
