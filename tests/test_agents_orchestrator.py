@@ -184,3 +184,18 @@ async def test_token_usage_adds_up_orchestrator_and_specialists():
     answer = await finance(model).ask("both", tracker=tracker)
     assert answer.token_usage == {"input_tokens": 32, "output_tokens": 5}
     assert [e["agent"] for e in answer.tool_call_log] == ["epson_finance", "pokemon_finance"]
+
+
+async def test_execution_memory_is_keyed_by_the_models_tool_call_ids():
+    from baton.agents import AgentContext, ExecutionMemory
+
+    memory = ExecutionMemory("both")
+    model = ScriptedModel([
+        LLMResponse(tool_calls=[tool_call("epson_finance", {"question": "a"}, id="call_A"), tool_call("epson_finance", {"question": "b"}, id="call_B")]),
+        "done",
+    ])
+    orchestrator = finance(model)
+    result = await orchestrator.run(AgentContext(user_question="both", execution_memory=memory, llm_router=model), question="both")
+    assert list(memory.results) == ["call_A", "call_B"]
+    assert [r.task for r in memory.results.values()] == ["a", "b"]
+    assert result.ai_message.metadata["mode"] == "synthesis"

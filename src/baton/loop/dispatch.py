@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from baton.errors import ConfigurationError, ToolArgumentsError, ToolError, ToolExecutionError, UnknownToolError
 from baton.messages import Tool, ToolCall
 from baton.loop.results import ToolCallRecord
-from baton.tools import RunnableTool, ToolOutput
+from baton.tools import CURRENT_CALL_ID, RunnableTool, ToolOutput
 
 Emit = Callable[..., None]
 
@@ -134,6 +134,7 @@ class ToolDispatcher:
 
     @staticmethod
     async def _invoke(entry: _Entry, call: ToolCall) -> Any:
+        token = CURRENT_CALL_ID.set(call.id)  # lets a tool key per-call state (AgentTool's memory)
         try:
             return await entry.tool(dict(call.arguments))
         except ToolError as exc:
@@ -144,6 +145,8 @@ class ToolDispatcher:
             raise ToolExecutionError(
                 f"{call.name!r} failed: {type(exc).__name__}: {exc}", tool_name=call.name, call_id=call.id
             ) from exc
+        finally:
+            CURRENT_CALL_ID.reset(token)
 
 
 def _as_text(result: Any) -> str:
