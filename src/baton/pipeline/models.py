@@ -49,6 +49,14 @@ class PlanStage:
     compare: list[str] = field(default_factory=list)
 
 
+def stage_from_dict(raw: dict[str, Any]) -> PlanStage:
+    """Inverse of ``dataclasses.asdict(stage)`` for a stage that was already validated."""
+    values = dict(raw)
+    if values.get("validation") is not None:
+        values["validation"] = StageValidation(**values["validation"])
+    return PlanStage(**values)
+
+
 @dataclass
 class ExecutionPlan:
     """A question broken into stages. ``depends_on`` is honoured by layer (``layers()``)."""

@@ -1,0 +1,158 @@
+"""The producer side: submit pipelines, answer checkpoints, read progress and results.
+
+``PipelineClient`` talks only to the system database (through ``DBOSClient``), so the HTTP
+API, a CLI or a notebook can use it without running workflows (a process that launched DBOS
+would also consume the queue). Everything crosses as JSON: plans, decisions, stage results,
+outcome AIMessages.
+
+Note: the DBOS client does not create the system database; a worker must have started once
+against it (the first ``PipelineWorker.start()`` creates and migrates it).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+from baton.events import Event
+from baton.pipeline.durable.config import DurableConfig
+from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME
+from baton.pipeline.errors import PipelineError
+from baton.pipeline.models import ExecutionPlan, StageResult
+from baton.pipeline.state import CheckpointDecision, PipelineState
+from baton.response import AIMessage, to_jsonable
+
+if TYPE_CHECKING:
+    from baton.agents import AgentContext
+
+
+class PipelineTimeoutError(PipelineError):
+    """A durable pipeline did not reach the awaited state in time (it keeps running)."""
+
+
+class PipelineRunFailedError(PipelineError):
+    """The workflow itself ended in error or was cancelled (not a failed stage: those are
+    results). ``status`` is the DBOS status."""
+
+    def __init__(self, message: str, status: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class DurableStatus:
+    workflow_id: str
+    dbos_status: str  # ENQUEUED | PENDING | SUCCESS | ERROR | CANCELLED | ...
+    status: str | None  # the pipeline's: running | paused | complete | failed | rejected (None before the first layer)
+    checkpoint_stage: str | None
+    executor_id: str | None
+
+
+@dataclass
+class DurableResult:
+    workflow_id: str
+    status: str
+    state: PipelineState
+    messages: list[AIMessage]
+
+    @property
+    def message(self) -> AIMessage:
+        return self.messages[-1]
+
+    @property
+    def results(self) -> dict[str, StageResult]:
+        return self.state.results
+
+
+class PipelineClient:
+    def __init__(self, config: DurableConfig) -> None:
+        from dbos import DBOSClient
+
+        self.config = config
+        self._client = DBOSClient(
+            system_database_url=config.system_database_url,
+            application_name=config.app_name,
+            dbos_system_schema=config.dbos_system_schema,
+        )
+
+    def close(self) -> None:
+        self._client.destroy()
+
+    def __enter__(self) -> PipelineClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(self, plan: ExecutionPlan, context: AgentContext | None = None, *, workflow_id: str | None = None) -> str:
+        """Validate ``plan`` and enqueue it; returns the workflow id (``workflow_id``, else the
+        context's, else a new one). Submitting the same id twice attaches to the first run."""
+        plan.validate()
+        request = _request(plan, context)
+        wid = workflow_id or (context.workflow_id if context is not None else uuid.uuid4().hex)
+        self._client.enqueue(
+            {"workflow_name": WORKFLOW_NAME, "queue_name": self.config.queue_name, "workflow_id": wid,
+             "app_version": self.config.application_version},
+            plan.to_dict(), request, dict(self.config.units),
+        )
+        return wid
+
+    def decide(self, workflow_id: str, decision: CheckpointDecision) -> None:
+        """Send the decision for the run's checkpoint. It is stored durably, so it may be sent
+        while no worker runs; the workflow applies it when it waits (or resumes waiting)."""
+        self._client.send(workflow_id, decision.to_dict(), DECISION_TOPIC)
+
+    def status(self, workflow_id: str) -> DurableStatus:
+        info = self._client.retrieve_workflow(workflow_id).get_status()
+        progress = self._client.get_event(workflow_id, "status", timeout_seconds=0) or {}
+        return DurableStatus(workflow_id, str(info.status), progress.get("status"), progress.get("checkpoint_stage"), info.executor_id)
+
+    def wait_for(self, workflow_id: str, statuses: tuple[str, ...], *, timeout_s: float, poll_s: float = 0.1) -> DurableStatus:
+        """Poll until the pipeline status is one of ``statuses`` (or the run ends)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            current = self.status(workflow_id)
+            if current.status in statuses or current.dbos_status in ("SUCCESS", "ERROR", "CANCELLED"):
+                return current
+            if time.monotonic() >= deadline:
+                raise PipelineTimeoutError(f"pipeline {workflow_id} is still {current.status or current.dbos_status} after {timeout_s:g} s")
+            time.sleep(poll_s)
+
+    def outcome(self, workflow_id: str) -> AIMessage | None:
+        """The latest outcome message (checkpoint, failure or final), if any yet."""
+        raw = self._client.get_event(workflow_id, "outcome", timeout_seconds=0)
+        return None if raw is None else AIMessage.from_dict(raw)
+
+    def decision_error(self, workflow_id: str) -> str | None:
+        """Why the last decision was refused, if one was."""
+        raw = self._client.get_event(workflow_id, "decision_error", timeout_seconds=0)
+        return None if raw is None else raw["error"]
+
+    def result(self, workflow_id: str, *, timeout_s: float = 60.0, poll_s: float = 0.1) -> DurableResult:
+        """Wait for the run to end and return every stage's result and the outcome messages."""
+        current = self.wait_for(workflow_id, (), timeout_s=timeout_s, poll_s=poll_s)
+        if current.dbos_status != "SUCCESS":
+            raise PipelineRunFailedError(f"pipeline workflow {workflow_id} ended {current.dbos_status}", current.dbos_status)
+        raw = self._client.retrieve_workflow(workflow_id).get_result()
+        return DurableResult(workflow_id, raw["status"], PipelineState.from_dict(raw["state"]), [AIMessage.from_dict(m) for m in raw["messages"]])
+
+    def events(self, workflow_id: str, *, timeout_s: float | None = None) -> Iterator[Event]:
+        """The run's tracker events (``stage.start`` ... ``pipeline.complete``) as they are
+        written; ends when the run ends."""
+        for raw in self._client.read_stream(workflow_id, EVENTS_STREAM, timeout_seconds=timeout_s):
+            yield Event(raw["type"], raw["data"], raw["workflow_id"], raw["ts"])
+
+
+def _request(plan: ExecutionPlan, context: AgentContext | None) -> dict[str, Any]:
+    if context is None:
+        return {"question": plan.question}
+    extra = {}
+    for key, value in context.extra.items():
+        try:
+            extra[key] = to_jsonable(value)
+        except TypeError:
+            continue  # per-process objects (callbacks, connections) cannot cross to a worker
+    return {"question": context.user_question or plan.question, "project_id": context.project_id,
+            "workspace": context.workspace, "user_id": context.user_id, "extra": extra}
