@@ -63,17 +63,16 @@ def test_markdown_splits_by_headings_and_keeps_the_heading_path():
     chunks = chunks_of(MARKDOWN, "policies/travel.md")
     paths = [c.heading_path for c in chunks]
     assert paths == [
-        ("Travel Policy",),
-        ("Travel Policy",),
+        ("Travel Policy",),  # the bare "# Travel Policy" heading is no chunk of its own
         ("Travel Policy", "Meals"),
         ("Travel Policy", "Lodging"),
         ("Travel Policy", "Lodging", "Exceptions"),
         ("Travel Policy", "Approvals"),
     ]
-    meals = chunks[2]
+    meals = chunks[1]
     assert "# a comment, not a heading" in meals.text  # fenced code is not split on '#'
     assert "title: Travel Policy" not in chunks[0].text  # front matter is metadata, not text
-    assert chunks[4].title == "Travel Policy > Lodging > Exceptions"
+    assert chunks[3].title == "Travel Policy > Lodging > Exceptions"
 
 
 def test_markdown_line_ranges_point_at_the_source_lines():
@@ -115,11 +114,11 @@ def test_chunk_ids_are_stable_and_change_with_content():
     again = chunks_of(MARKDOWN, "travel.md")
     assert [c.id for c in first] == [c.id for c in again]
     assert len({c.id for c in first}) == len(first)
-    assert first[2].id.startswith("travel.md#2-")
+    assert first[1].id.startswith("travel.md#1-")
     edited = chunks_of(MARKDOWN.replace("45 EUR", "50 EUR"), "travel.md")
     changed = [a.id != b.id for a, b in zip(first, edited)]
-    assert changed == [False, False, True, False, False, False]
-    assert first[2].content_hash != edited[2].content_hash
+    assert changed == [False, True, False, False, False]
+    assert first[1].content_hash != edited[1].content_hash
 
 
 # --- plain text -----------------------------------------------------------------------------

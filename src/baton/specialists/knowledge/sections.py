@@ -16,6 +16,7 @@ class SectionBuilder:
         self._stack: list[tuple[int, str]] = []  # (level, heading text)
         self._sections: list[Section] = []
         self._current = Section(self._path(), [])
+        self._has_body = False
 
     def heading(self, level: int, text: str, line_number: int, line_text: str) -> None:
         """Close the current section and open one under ``text`` at ``level`` (1-6)."""
@@ -24,13 +25,15 @@ class SectionBuilder:
             self._stack.pop()
         self._stack.append((level, " ".join(text.split())))
         self._current = Section(self._path(), [(line_number, line_text)])
+        self._has_body = False
 
     def line(self, line_number: int, text: str) -> None:
         self._current.lines.append((line_number, text))
+        self._has_body = self._has_body or bool(text.strip())
 
     def pop_last_line(self) -> tuple[int, str] | None:
         """Take back the last line (a Setext heading's text, seen before its underline)."""
-        return self._current.lines.pop() if self._current.lines else None
+        return self._current.lines.pop() if self._current.lines else None  # (rest unaffected)
 
     def finish(self) -> list[Section]:
         self._close()
@@ -43,5 +46,7 @@ class SectionBuilder:
         return tuple(headings)
 
     def _close(self) -> None:
-        if any(text.strip() for _, text in self._current.lines):
+        """Keep the section unless it is empty or a bare heading (its title lives on in
+        the paths of the sections below it)."""
+        if self._has_body:
             self._sections.append(self._current)
