@@ -178,7 +178,11 @@ class RecordDraft:
         """A normalized copy, or ``InvalidRecordError``."""
         if self.kind not in KINDS:
             raise InvalidRecordError(f"unknown record kind {self.kind!r}; expected one of {KINDS}")
-        text = " ".join(str(self.text or "").split())
+        raw = str(self.text or "")
+        if self.kind == "doctrine":  # Markdown: keep line structure, drop trailing spaces and blank runs
+            text = re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in raw.strip().splitlines()))
+        else:
+            text = " ".join(raw.split())
         if not text:
             raise InvalidRecordError("a memory record needs non-empty text")
         if len(text) > MAX_TEXT_CHARS:
@@ -192,7 +196,7 @@ class RecordDraft:
             raise InvalidRecordError(f"record data must be JSON-serializable: {exc}") from None
         return RecordDraft(
             kind=self.kind, text=text, entity=entity, attribute=attribute, scope=normalize_scope(self.scope),
-            value=normalize_value(self.value), category=normalize_key(self.category),
+            value=normalize_value(self.value), category=(self.category or "").strip().lower(),
             connection_id=self.connection_id or None, provenance=self.provenance, validity=self.validity,
             data=dict(self.data), verified=bool(self.verified),
         )

@@ -16,50 +16,28 @@ erasure.)
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, TypeVar
 
-from sqlalchemy import create_engine, event, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.pool import StaticPool
 
 from baton.memory import confidence as conf
 from baton.memory.access import Authenticator, Principal, TokenAuthenticator, WorkspaceScope
-from baton.memory.dedup import find_candidates
+from baton.memory.engine import make_engine
 from baton.memory.errors import InvalidRecordError, RecordNotFoundError, WorkspaceAccessError
-from baton.memory.gate import Verdict, apply_verdict, contradiction_gate, independent, keyword_flags
+from baton.memory.gate import independent
 from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent
 from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
-from baton.memory.projection import Projector, from_row, record_payload, stream_of
+from baton.memory.projection import Projector, from_row, stream_of
 from baton.memory.schema import FORGOTTEN, build_tables, install
+from baton.memory.writer import CandidateVerdict, WriteResult, judge, remember_in, subject_records
 
 T = TypeVar("T")
 DEFAULT_URL = "sqlite:///.baton/memory.db"
-
-
-@dataclass
-class CandidateVerdict:
-    record_id: str
-    similarity: float
-    verdict: Verdict
-    flags: tuple[str, ...] = ()
-
-
-@dataclass
-class WriteResult:
-    """What ``remember`` did: ``created``, ``superseded`` (new record created, the ids in
-    ``superseded`` retired), ``corroborated`` (existing record +step) or ``unchanged``."""
-
-    action: str
-    record: Record
-    superseded: list[str] = field(default_factory=list)
-    candidates: list[CandidateVerdict] = field(default_factory=list)
-    seq: int = 0
 
 
 @dataclass
@@ -95,47 +73,15 @@ class Tx:
         return self.append([NewEvent(stream_of(rec.id), type, payload, rec.version, provenance)], {rec.id: rec})[rec.id]
 
 
-def _sqlite_engine(url: str) -> Engine:
-    memory = url in ("sqlite://", "sqlite:///:memory:")
-    if not memory:
-        path = url.split("///", 1)[-1]
-        if path and os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": 30}}
-    if memory:
-        kwargs["poolclass"] = StaticPool
-    engine = create_engine(url, **kwargs)
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
-        cur = dbapi_conn.cursor()
-        for pragma in ("secure_delete=ON", "busy_timeout=30000", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
-            cur.execute(f"PRAGMA {pragma}")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("baton_write") else "BEGIN")
-
-    return engine
-
-
 class MemoryStore:
     def __init__(self, url: str | Engine = DEFAULT_URL, *, authenticator: Authenticator | None = None,
                  prefix: str = "baton_mem_", schema: str | None = None, clock: Callable[[], float] = time.time,
                  create: bool = True):
-        if isinstance(url, Engine):
-            self.engine = url
-        elif url.startswith("sqlite"):
-            self.engine = _sqlite_engine(url)
-        else:
-            self.engine = create_engine(url, pool_pre_ping=True)
+        self.engine = url if isinstance(url, Engine) else make_engine(url)
         self.tables = build_tables(prefix, schema)
         self._journal = Journal(self.tables)
         self._projector = Projector(self.tables)
         self._auth: Authenticator = authenticator or TokenAuthenticator({})
-        self._issuer = object()
         self.clock = clock
         if create:
             with self.engine.begin() as conn:
@@ -150,10 +96,10 @@ class MemoryStore:
         principal = self._auth.authenticate(credential)
         if not isinstance(principal, Principal):
             raise WorkspaceAccessError("the authenticator did not return a Principal")
-        return WorkspaceScope._issue(principal, self._issuer)
+        return WorkspaceScope._issue(principal, self)
 
     def _ws(self, scope: WorkspaceScope) -> str:
-        if not isinstance(scope, WorkspaceScope) or scope._issuer is not self._issuer:
+        if not isinstance(scope, WorkspaceScope) or scope._issuer is not self:
             raise WorkspaceAccessError("this scope was not issued by this memory store")
         return scope.workspace
 
@@ -164,6 +110,8 @@ class MemoryStore:
     def _read(self, scope: WorkspaceScope) -> Iterator[tuple[Connection, str]]:
         workspace = self._ws(scope)
         with self.engine.connect() as conn:
+            if conn.dialect.name == "postgresql":  # one snapshot per read (a bundle's lock must match its records)
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn, workspace
 
     def _write(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None, attempts: int = 5) -> T:
@@ -179,56 +127,13 @@ class MemoryStore:
         raise AssertionError("unreachable")
 
     # --- the write path of the seed ----------------------------------------------------
-    def remember(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None) -> WriteResult:
-        """Dedup, gate and apply one statement (see the module docstring)."""
+    def remember(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None,
+                 initial: float | None = None) -> WriteResult:
+        """Dedup, gate and apply one statement: indexed lookup of active records about the
+        same entity -> ``find_candidates`` -> ``contradiction_gate`` -> ``apply_verdict``.
+        ``initial`` overrides the kind's initial confidence (promotion carries its own)."""
         draft = draft.validated()
-        r = self.tables.records
-
-        def op(tx: Tx) -> WriteResult:
-            rows = tx.conn.execute(select(r).where(r.c.workspace == tx.workspace, r.c.kind == draft.kind,
-                                                   r.c.entity == draft.entity, r.c.is_active.is_(True)))
-            existing = {rec.id: rec for rec in map(from_row, rows)}
-            candidates = find_candidates(existing.values(), draft.text, kind=draft.kind, entity=draft.entity,
-                                         attribute=draft.attribute)
-            report, supersede, corroborate, repeated = [], [], [], []
-            for cand in candidates:
-                verdict = contradiction_gate(cand.record, draft)
-                report.append(CandidateVerdict(cand.record.id, cand.similarity, verdict,
-                                               keyword_flags(cand.record.text, draft.text)))
-                action = apply_verdict(verdict, cand.record, draft.provenance)
-                {"supersede": supersede, "corroborate": corroborate, "unchanged": repeated}.get(action.kind, []).append(cand.record)
-            if supersede:
-                new = self._new_record(tx, draft, supersedes=[rec.id for rec in supersede])
-                events = [NewEvent(stream_of(rec.id), "record.superseded", {"by": new.id}, rec.version, draft.provenance)
-                          for rec in supersede]
-                events.append(NewEvent(stream_of(new.id), "record.created", {"record": record_payload(new)}, 0, draft.provenance))
-                state = tx.append(events, {rec.id: rec for rec in supersede})
-                return WriteResult("superseded", state[new.id], [rec.id for rec in supersede], report, tx.events[-1].seq)
-            if corroborate or repeated:
-                target = max(corroborate or repeated, key=lambda rec: rec.confidence)
-                if not corroborate:
-                    return WriteResult("unchanged", target, [], report)
-                rec = tx.record_event(target, "record.corroborated",
-                                      {"confidence": conf.corroborated(target.kind, target.confidence)}, draft.provenance)
-                return WriteResult("corroborated", rec, [], report, tx.events[-1].seq)
-            new = self._new_record(tx, draft)
-            state = tx.append([NewEvent(stream_of(new.id), "record.created", {"record": record_payload(new)}, 0, draft.provenance)])
-            return WriteResult("created", state[new.id], [], report, tx.events[-1].seq)
-
-        return self._write(scope, op, now=now)
-
-    def _new_record(self, tx: Tx, draft: RecordDraft, supersedes: list[str] | None = None) -> Record:
-        policy = conf.policy_for(draft.kind)
-        initial = policy.initial + (policy.verified if draft.verified else 0.0)
-        initial = conf.clamp(draft.kind, initial)
-        observed = draft.validity.observed_at if draft.validity.observed_at is not None else tx.now
-        return Record(
-            id=uuid.uuid4().hex, workspace=tx.workspace, kind=draft.kind, text=draft.text, entity=draft.entity,
-            attribute=draft.attribute, scope=draft.scope, value=draft.value, category=draft.category,
-            connection_id=draft.connection_id, confidence=initial, base_confidence=initial, anchor_at=tx.now,
-            observed_at=observed, volatile=draft.validity.volatile, freshness_s=draft.validity.freshness_s,
-            verified=draft.verified, supersedes=list(supersedes or []), provenance=[draft.provenance],
-            data=draft.data)
+        return self._write(scope, lambda tx: remember_in(tx, draft, initial=initial), now=now)
 
     # --- single-record events ---------------------------------------------------------
     def corroborate(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
@@ -343,14 +248,8 @@ class MemoryStore:
     def find_candidates(self, scope: WorkspaceScope, draft: RecordDraft) -> list[CandidateVerdict]:
         """What the gate would see for ``draft``, and its verdicts; writes nothing."""
         draft = draft.validated()
-        r = self.tables.records
         with self._read(scope) as (conn, ws):
-            rows = conn.execute(select(r).where(r.c.workspace == ws, r.c.kind == draft.kind, r.c.entity == draft.entity,
-                                                r.c.is_active.is_(True)))
-            existing = [from_row(row) for row in rows]
-        return [CandidateVerdict(c.record.id, c.similarity, contradiction_gate(c.record, draft),
-                                 keyword_flags(c.record.text, draft.text))
-                for c in find_candidates(existing, draft.text, kind=draft.kind, entity=draft.entity, attribute=draft.attribute)]
+            return [v for _, v in judge(subject_records(conn, self.tables, ws, draft), draft)]
 
     def history(self, scope: WorkspaceScope, record_id: str) -> list[StoredEvent]:
         with self._read(scope) as (conn, ws):

@@ -1,0 +1,116 @@
+"""The user-feedback cycle (seed 002 "The three learning cycles").
+
+``record_feedback(scope, Feedback(...))`` turns one verdict into memory, in one
+transaction:
+
+| verdict | produces |
+|---|---|
+| ``confirmed`` | a benchmark: the question -> the SQL that answered it (needs ``sql``) |
+| ``approximate`` | a session note with the deviation (needs ``deviation``) |
+| ``rejected`` | a learning (the correction, category ``user_correction``) plus a stale flag on the question's benchmark(s) |
+| ``thumbs_down`` | with a ``correction``: as ``rejected``; without: a session note that the answer was unhelpful, plus the stale flag |
+
+Every produced record is about entity ``question``, attribute = the normalized question,
+so the gate treats a second verdict on the same question as corroboration (same value),
+or as a contradiction that supersedes the previous one (a different SQL, deviation or
+correction). Provenance is ``feedback`` with the user, session and a feedback id as the
+observed outcome: independent of what the agent asserted itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from baton.memory.access import WorkspaceScope
+from baton.memory.errors import InvalidRecordError
+from baton.memory.model import Provenance, RecordDraft, normalize_key
+from baton.memory.projection import from_row
+from baton.memory.writer import WriteResult, remember_in
+
+VERDICTS = ("confirmed", "approximate", "rejected", "thumbs_down")
+
+
+@dataclass
+class Feedback:
+    question: str
+    verdict: str
+    sql: str | None = None
+    connection_id: str | None = None
+    deviation: str | None = None
+    correction: str | None = None
+    benchmark_id: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None
+    feedback_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    tables: tuple[str, ...] = ()
+
+
+@dataclass
+class FeedbackOutcome:
+    produced: str  # "benchmark" | "note" | "learning"
+    result: WriteResult
+    flagged_stale: list[str] = field(default_factory=list)
+
+
+def question_key(question: str) -> str:
+    return normalize_key(" ".join(question.lower().split()).rstrip("?.! "))[:300] or "question"
+
+
+def record_feedback(scope: WorkspaceScope, fb: Feedback, *, now: Any = None) -> FeedbackOutcome:
+    if fb.verdict not in VERDICTS:
+        raise InvalidRecordError(f"unknown feedback verdict {fb.verdict!r}; expected one of {VERDICTS}")
+    if not (fb.question or "").strip():
+        raise InvalidRecordError("feedback needs the question it is about")
+    store = scope._issuer
+    store._ws(scope)
+    prov = Provenance("feedback", session_id=fb.session_id, user_id=fb.user_id or scope.principal.user_id,
+                      outcome_id=f"feedback:{fb.feedback_id}")
+    key = question_key(fb.question)
+    conn_scope = f"connection:{fb.connection_id}" if fb.connection_id else "workspace"
+    common = dict(entity="question", attribute=key, scope=conn_scope, connection_id=fb.connection_id, provenance=prov)
+    base_data = {"question": fb.question.strip(), "tables": list(fb.tables), "feedback_id": fb.feedback_id}
+    flag = False
+    if fb.verdict == "confirmed":
+        if not (fb.sql or "").strip():
+            raise InvalidRecordError("a confirmed verdict needs the SQL that produced the answer")
+        sql = fb.sql.strip()
+        produced, draft = "benchmark", RecordDraft("benchmark", fb.question, value=" ".join(sql.split()),
+                                                   category="benchmark", data={**base_data, "sql": sql}, **common)
+    elif fb.verdict == "approximate":
+        if not (fb.deviation or "").strip():
+            raise InvalidRecordError("an approximate verdict needs the deviation")
+        produced, draft = "note", RecordDraft(
+            "note", f'The answer to "{fb.question.strip()}" was approximate: {fb.deviation.strip()}',
+            value=fb.deviation, category="deviation", data={**base_data, "deviation": fb.deviation, "sql": fb.sql}, **common)
+    elif fb.correction and fb.correction.strip():
+        flag = True
+        produced, draft = "learning", RecordDraft(
+            "learning", fb.correction, value=fb.correction, category="user_correction",
+            data={**base_data, "rejected_sql": fb.sql, "verdict": fb.verdict}, **common)
+    elif fb.verdict == "rejected":
+        raise InvalidRecordError("a rejected verdict needs the correction (what is right instead)")
+    else:
+        flag = True
+        produced, draft = "note", RecordDraft(
+            "note", f'The user marked the answer to "{fb.question.strip()}" as unhelpful', value="unhelpful",
+            category="thumbs_down", data={**base_data, "sql": fb.sql}, **common)
+    draft = draft.validated()
+    r = store.tables.records
+
+    def op(tx: Any) -> FeedbackOutcome:
+        result = remember_in(tx, draft)
+        flagged = []
+        if flag:
+            q = select(r).where(r.c.workspace == tx.workspace, r.c.kind == "benchmark", r.c.stale.is_(False),
+                                r.c.is_active.is_(True))
+            q = q.where((r.c.id == fb.benchmark_id) | ((r.c.entity == "question") & (r.c.attribute == key)))
+            for bench in map(from_row, tx.conn.execute(q)):
+                tx.record_event(bench, "record.flagged", {"stale": True, "reason": f"{fb.verdict} feedback {fb.feedback_id}"}, prov)
+                flagged.append(bench.id)
+        return FeedbackOutcome(produced, result, flagged)
+
+    return store._write(scope, op, now=now)
