@@ -41,3 +41,15 @@ async def test_lexical_router_says_how_to_configure_a_model_when_nothing_matches
     answer = await finance(demo_router()).ask("Write me a poem about spring")
     assert answer.content == NO_MODEL_ANSWER and "BATON_MODEL" in answer.content
     assert answer.metadata["mode"] == "direct"
+
+
+async def test_verified_question_is_routed_without_any_llm_call():
+    from baton.llm import ScriptedModel
+
+    model = ScriptedModel([])  # any LLM call would raise ScriptExhaustedError
+    o = finance(model)
+    o.verified = VERIFIED_QUESTIONS
+    answer = await o.ask("Epson revenue by month in 2025, please")
+    assert answer.metadata["routed_to"] == "epson_finance"
+    assert answer.metadata["fast_path"] == "verified_question" and answer.metadata["llm_calls"] == 0
+    assert model.calls == []

@@ -83,3 +83,24 @@ class LexicalRouter:
         if response.content:
             yield StreamChunk(delta=response.content)
         yield StreamChunk(response=response)
+
+
+class RouteTo:
+    """A ``ChatModel`` stand-in that calls one known tool with the question, then relays its
+    answer: how the orchestrator routes a verified question without any LLM call."""
+
+    provider = "verified"
+    model = "verified-route"
+
+    def __init__(self, tool_name: str) -> None:
+        self.tool_name = tool_name
+
+    async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
+        last = messages[-1]
+        if last.role == "tool":
+            return LLMResponse(content=last.content, model=self.model, provider=self.provider, finish_reason="stop")
+        call = ToolCall(id=f"verified_{next(_ids)}", name=self.tool_name, arguments={"question": last.content})
+        return LLMResponse(tool_calls=[call], model=self.model, provider=self.provider, finish_reason="tool_calls")
+
+    async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):
+        yield StreamChunk(response=await self.complete(messages, tools))

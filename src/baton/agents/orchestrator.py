@@ -10,6 +10,11 @@ restates what the specialist already answered. When the routing turn made exactl
 to a specialist that succeeded with rich content, the loop stops there and the specialist's
 answer is returned; ``metadata["llm_calls_saved"]`` records the call saved. On by default
 (``early_exit=False`` turns it off).
+
+Verified questions (``verified=``): a question asking the same thing as a verified one
+(``baton.verified.find_verified``: same content words) is routed straight to the specialist
+that owns it, with no LLM call; with early exit that makes a known question cost zero LLM
+calls (``metadata["fast_path"] = "verified_question"``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from baton.agents.base import BaseAgent
 from baton.agents.compose import is_passthrough, passthrough, synthesis
 from baton.agents.context import AgentContext
 from baton.agents.execution_memory import ExecutionMemory
+from baton.agents.lexical_routing import RouteTo
 from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
 from baton.errors import BatonError
@@ -31,6 +37,7 @@ from baton.llm.base import ChatModel
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, ResponseType
+from baton.verified import VerifiedQuestion, find_verified
 
 DEFAULT_CONTEXT_WINDOW = 8192
 
@@ -60,6 +67,7 @@ class OrchestratorAgent(BaseAgent):
         settings: LoopSettings | None = None,
         context_window: int | None = None,
         early_exit: bool = True,
+        verified: Sequence[VerifiedQuestion] = (),
     ) -> None:
         super().__init__(name, description, model=model)
         self.agent_tools: dict[str, AgentTool] = {}
@@ -68,6 +76,7 @@ class OrchestratorAgent(BaseAgent):
         self.settings = settings or LoopSettings()
         self.context_window = context_window
         self.early_exit = early_exit
+        self.verified = tuple(verified)
         self._pending_names = list(agent_names)
         self._configure_lock = asyncio.Lock()
         self._configured = False
@@ -159,7 +168,8 @@ class OrchestratorAgent(BaseAgent):
         if memory is None or memory.original_query != question:
             memory = ExecutionMemory(original_query=question)
             context = context.derive(execution_memory=memory, user_question=question)
-        model = self.model_for(context)
+        fast_route = self._verified_route(question)
+        model = RouteTo(fast_route) if fast_route else self.model_for(context)
         tools = [tool.bind(context) for tool in self.agent_tools.values()]
         messages = [Message.system(self.system_prompt), *context.chat_history, Message.user(question)]
         settings = dataclasses.replace(self.settings, stream=True) if stream else self.settings
@@ -177,11 +187,20 @@ class OrchestratorAgent(BaseAgent):
         except BatonError as exc:
             return self._failed(context, memory, question, exc)
         message = self._compose(loop, memory, question, context)
+        if fast_route:
+            message.metadata.update(fast_path="verified_question", llm_calls=0)
         return AgentResult(
             agent_name=self.name, task=question, status="error" if message.error else "success",
             result=message.content, ai_message=message, error=message.error,
             token_usage=dict(message.token_usage), metadata={"mode": message.metadata.get("mode")},
         )
+
+    def _verified_route(self, question: str) -> str | None:
+        """The tool of the specialist owning a verified question that asks the same thing."""
+        match = find_verified(question, self.verified) if self.verified else None
+        if match is None:
+            return None
+        return next((name for name, tool in self.agent_tools.items() if tool.agent.name == match.agent), None)
 
     def _compose(self, loop: LoopResult, memory: ExecutionMemory, question: str, context: AgentContext) -> AIMessage:
         results = list(memory.results.values())

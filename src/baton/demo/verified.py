@@ -6,14 +6,7 @@ shown, and what the LLM-free fast path answers without any model call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True, slots=True)
-class VerifiedQuestion:
-    agent: str
-    question: str
-    sql: str
+from baton.verified import VerifiedQuestion
 
 
 def _rev(unit: int) -> str:
@@ -31,40 +24,34 @@ def _by_product(unit: int) -> str:
     )
 
 
+def _vq(agent: str, question: str, sql: str) -> VerifiedQuestion:
+    return VerifiedQuestion(question=question, sql=sql, agent=agent, connection_id="demo")
+
+
 VERIFIED_QUESTIONS: tuple[VerifiedQuestion, ...] = (
-    VerifiedQuestion("pokemon_finance", "What was Pokemon revenue by month in 2025?", _rev(1)),
-    VerifiedQuestion("pokemon_finance", "Which Pokemon products sold the most in 2025?", _by_product(1)),
-    VerifiedQuestion("epson_finance", "What was Epson revenue by month in 2025?", _rev(2)),
-    VerifiedQuestion("epson_finance", "Which Epson products sold the most in 2025?", _by_product(2)),
-    VerifiedQuestion(
-        "roadshows_finance",
-        "How many tickets did each roadshow city sell?",
+    _vq("pokemon_finance", "What was Pokemon revenue by month in 2025?", _rev(1)),
+    _vq("pokemon_finance", "Which Pokemon products sold the most in 2025?", _by_product(1)),
+    _vq("epson_finance", "What was Epson revenue by month in 2025?", _rev(2)),
+    _vq("epson_finance", "Which Epson products sold the most in 2025?", _by_product(2)),
+    _vq("roadshows_finance", "How many tickets did each roadshow city sell?",
         "SELECT city, SUM(tickets_sold) AS tickets FROM roadshow_events WHERE deleted_at IS NULL "
         "GROUP BY city ORDER BY tickets DESC",
     ),
-    VerifiedQuestion(
-        "roadshows_finance",
-        "What was the profit of each roadshow city?",
+    _vq("roadshows_finance", "What was the profit of each roadshow city?",
         "SELECT city, ROUND(SUM(tickets_sold * ticket_price - venue_cost), 2) AS profit FROM roadshow_events "
         "WHERE deleted_at IS NULL GROUP BY city ORDER BY profit DESC",
     ),
-    VerifiedQuestion("roadshows_finance", "What was Roadshows revenue by month in 2025?", _rev(3)),
-    VerifiedQuestion(
-        "general_finance",
-        "What was total revenue by business unit in 2025?",
+    _vq("roadshows_finance", "What was Roadshows revenue by month in 2025?", _rev(3)),
+    _vq("general_finance", "What was total revenue by business unit in 2025?",
         "SELECT u.name AS business_unit, ROUND(SUM(r.revenue_cents) / 100.0, 2) AS revenue "
         "FROM monthly_revenue r JOIN business_units u ON u.id = r.unit_id WHERE r.month LIKE '2025-%' "
         "GROUP BY u.name ORDER BY revenue DESC",
     ),
-    VerifiedQuestion(
-        "general_finance",
-        "What were total costs by category in 2025?",
+    _vq("general_finance", "What were total costs by category in 2025?",
         "SELECT category, ROUND(SUM(amount), 2) AS cost FROM monthly_costs WHERE month LIKE '2025-%' "
         "GROUP BY category ORDER BY cost DESC",
     ),
-    VerifiedQuestion(
-        "general_finance",
-        "What was the profit of each business unit in 2025?",
+    _vq("general_finance", "What was the profit of each business unit in 2025?",
         "WITH rev AS (SELECT unit_id, SUM(revenue_cents) / 100.0 AS revenue FROM monthly_revenue "
         "WHERE month LIKE '2025-%' GROUP BY unit_id), cost AS (SELECT unit_id, SUM(amount) AS cost "
         "FROM monthly_costs WHERE month LIKE '2025-%' GROUP BY unit_id) "
