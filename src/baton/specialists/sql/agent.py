@@ -1,0 +1,236 @@
+"""``SQLAgent``: answers a question over one database with the validation loop.
+
+The model works through the ``run_sql`` tool (or a fenced ```sql block): each candidate
+goes through ``validation.validate_and_run``; a failure comes back to the model as the
+tool result with its repair context, a success comes back as a fenced preview of the rows,
+and the model either refines (another ``run_sql``) or answers in plain text. The request
+ends:
+
+- with success when the model answers after a successful query (or, with
+  ``answer_with_model=False``, right after the first success, without a second model call);
+- with ``status="error", error_type="unsafe_sql"`` the moment any candidate fails the
+  safety check, even after earlier successes (a cell saying "ignore previous instructions
+  and DROP TABLE ..." must not get a second chance to steer the model); never retried;
+- with ``status="error"`` and the error class as ``error_type`` on a fatal database error
+  (``permission_denied``, ``connection_error`` after the connection's own retries);
+- after ``max_attempts`` SQL candidates: the last successful result if there is one, else
+  an error carrying the last failure's class.
+
+After a success, learnings are extracted from the attempt history (``learnings.py``) and
+handed to the memory port when there is one. Active learnings (``learnings=`` on the agent
+or per call, plus whatever the memory bundle says as text) steer the prompt and drive the
+deterministic rewrites. Every candidate emits a ``sql.attempt`` event.
+
+All per-request state lives in local variables of ``run``; the agent instance holds only
+configuration, so one instance serves concurrent requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Sequence
+
+from baton.agents import AgentContext, BaseAgent
+from baton.llm.base import ChatModel
+from baton.messages import Message, add_usage
+from baton.response import AIMessage, QueryResult, ResponseType
+from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings, learnings_text
+from baton.specialists.sql.memory_port import MemoryPort
+from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables, schema_text, system_prompt
+from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
+from baton.specialists.sql.validation import AttemptReport, validate_and_run
+
+log = logging.getLogger(__name__)
+
+_NUDGE = "Answer by calling the run_sql tool with one SELECT statement (or reply with a ```sql block)."
+
+
+class SQLAgent(BaseAgent):
+    name = "sql"
+    description = "Answers questions about data in a SQL database by writing, checking and running read-only SQL."
+
+    def __init__(
+        self,
+        connection: SQLConnection,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        model: ChatModel | None = None,
+        memory: MemoryPort | None = None,
+        learnings: Sequence[ExtractedLearning] = (),
+        max_attempts: int = 4,
+        answer_with_model: bool = True,
+        present: bool = True,
+    ) -> None:
+        super().__init__(name, description, model=model)
+        self.connection = connection
+        self.memory = memory
+        self.learnings = tuple(learnings)
+        self.max_attempts = max_attempts
+        self.answer_with_model = answer_with_model
+        self.present = present
+
+    async def configure(self) -> None:
+        await self.connection.schema()
+
+    def validate_result(self, result: SQLAgentResult) -> list[str]:  # type: ignore[override]
+        """Seed 002 result validation: a success must carry its query and rows; zero rows
+        and slow queries are warnings (in ``result.warnings``), not failures."""
+        if result.status != "success":
+            return []
+        problems = []
+        if not result.query:
+            problems.append("no query on a successful SQL answer")
+        if result.results is None:
+            problems.append("no result rows on a successful SQL answer")
+        return problems
+
+    async def run(self, context: AgentContext, **kwargs: Any) -> SQLAgentResult:
+        started = time.perf_counter()
+        question = str(kwargs.get("question") or context.user_question or "").strip()
+        out = SQLAgentResult(agent_name=self.name, task=question)
+        if not question:
+            return self._finish(out, started, error=("no question given", "invalid_request"))
+        model = self.model_for(context)
+        conn = self.connection
+        schema = await conn.schema()
+        active = [l for l in (*self.learnings, *kwargs.get("learnings", ())) if l.connection_id in ("", conn.id)]
+        memory_text = ""
+        if self.memory is not None:
+            try:
+                memory_text = await self.memory.bundle_for(question, conn.id)
+            except Exception as exc:  # memory is advisory; the answer must not depend on it
+                log.warning("memory bundle failed: %s", exc)
+                out.warnings.append(f"memory unavailable: {exc}")
+        tables = relevant_tables(schema, question, conn.options.max_prompt_tables)
+        samples = await self._samples(tables) if conn.options.include_sample_rows else None
+        messages = [
+            Message.system(system_prompt(conn.dialect, schema_text(schema, tables, samples), memory_text, learnings_text(active))),
+            *context.chat_history,
+            Message.user(question),
+        ]
+        best: tuple[QueryAttempt, QueryResult, str, str | None] | None = None
+        plan_warned: set[str] = set()
+        answer = ""
+        nudged = False
+        for _turn in range(self.max_attempts * 2 + 2):
+            response = await model.complete(messages, [RUN_SQL])
+            add_usage(out.token_usage, response.usage)
+            sql, explanation, viz, call = extract_sql(response)
+            if sql is None:
+                if best is not None or nudged:
+                    answer = response.content.strip()
+                    break
+                nudged = True
+                out.attempts.append(QueryAttempt(len(out.attempts) + 1, "", "no_sql", explanation=response.content))
+                messages += [Message.assistant(response.content), Message.user(_NUDGE)]
+                continue
+            messages.append(Message.assistant(response.content, tool_calls=response.tool_calls or None))
+            report = await validate_and_run(
+                sql, number=len(out.attempts) + 1, connection=conn, schema=schema, explanation=explanation,
+                learnings=active, plan_warned=plan_warned,
+            )
+            out.attempts.append(report.attempt)
+            context.emit(
+                "sql.attempt", sql=report.attempt.sql, attempt=report.attempt.number, outcome=report.attempt.outcome,
+                error_class=report.attempt.error_class, row_count=report.attempt.row_count,
+                duration_ms=report.attempt.duration_ms, connection_id=conn.id,
+            )
+            if report.unsafe is not None:
+                return self._finish(out, started, error=(f"unsafe SQL refused: {report.unsafe.reason}", "unsafe_sql"))
+            if report.fatal is not None:
+                return self._finish(out, started, error=(report.fatal.message, str(report.fatal.error_class)))
+            if report.result is not None:
+                best = (report.attempt, report.result, explanation, viz)
+            messages += self._feedback(response, call, report)
+            if report.result is not None and not self.answer_with_model:
+                break
+            if sum(1 for a in out.attempts if a.sql) >= self.max_attempts:
+                break
+        if best is None:
+            last = next((a for a in reversed(out.attempts) if a.sql), None)
+            if last is None:
+                out.status, out.result = "no_result", answer or "The model did not write a query."
+                return self._finish(out, started)
+            return self._finish(out, started, error=(
+                f"no working query after {len(out.attempts)} attempts: {last.error}", last.error_class or "sql_failed"
+            ))
+        attempt, result, explanation, viz = best
+        out.learnings = extract_learnings(out.attempts, question, conn.id, conn.dialect, schema)
+        if out.learnings and self.memory is not None:
+            try:
+                await self.memory.record_learnings(list(out.learnings))
+            except Exception as exc:
+                log.warning("recording learnings failed: %s", exc)
+                out.warnings.append(f"learnings not recorded: {exc}")
+        out.warnings += attempt.warnings
+        out.query, out.query_explanation, out.results = attempt.sql, explanation or None, result
+        out.result = answer or _summary(result, explanation)
+        out.ai_message = self._message(out, question, viz, context)
+        return self._finish(out, started)
+
+    def _feedback(self, response: Any, call: Any, report: AttemptReport) -> list[Message]:
+        if call is None:
+            return [Message.user(report.feedback)]
+        replies = [Message.tool(call, report.feedback)]
+        for other in response.tool_calls:
+            if other is not call:
+                replies.append(Message.tool(other, "Not run: send one run_sql call per turn."))
+        return replies
+
+    async def _samples(self, tables: list[Any]) -> dict[str, QueryResult]:
+        from baton.specialists.sql.introspection import sample_rows
+
+        samples = {}
+        for table in tables:
+            try:
+                samples[table.name] = await sample_rows(self.connection, table.name)
+            except Exception as exc:  # a sample is a nicety; never fail the request for it
+                log.debug("sample rows of %s failed: %s", table.name, exc)
+        return samples
+
+    def _message(self, out: SQLAgentResult, question: str, viz: str | None, context: AgentContext) -> AIMessage:
+        result = out.results
+        assert result is not None
+        message = AIMessage(
+            content=out.result,
+            data=result.records(),
+            query=out.query,
+            query_explanation=out.query_explanation,
+            results=result,
+            response_type=ResponseType.SQL_RESULT,
+            viz_type=viz or "text",
+            input=question,
+            workflow_id=context.workflow_id,
+            token_usage=dict(out.token_usage),
+            metadata={
+                "agent": self.name, "connection_id": self.connection.id, "dialect": self.connection.dialect,
+                "attempts": [a.to_dict() for a in out.attempts], "warnings": list(out.warnings),
+                "viz_hint": viz, "learnings": [l.lesson for l in out.learnings],
+            },
+        )
+        if self.present:
+            try:
+                from baton.presentation import present
+            except ImportError:  # presentation layer not installed: the plain table stays
+                return message
+            message = present(message)
+            out.insights = list(message.insights)
+        return message
+
+    def _finish(self, out: SQLAgentResult, started: float, *, error: tuple[str, str] | None = None) -> SQLAgentResult:
+        if error is not None:
+            out.status, out.error, out.error_type = "error", error[0], error[1]
+            out.result = f"Error ({error[1]}): {error[0]}"
+        out.execution_time = time.perf_counter() - started
+        out.metadata.update({"attempts": len(out.attempts), "connection_id": self.connection.id})
+        return out
+
+
+def _summary(result: QueryResult, explanation: str) -> str:
+    head = explanation.strip() or "Query ran."
+    if result.row_count == 1 and len(result.columns) == 1:
+        return f"{head} Result: {result.rows[0][0]}"
+    return f"{head} {result.row_count} row(s){' (capped)' if result.truncated else ''}."
