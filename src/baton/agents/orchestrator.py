@@ -34,12 +34,11 @@ from baton.agents.result import AgentResult
 from baton.errors import BatonError
 from baton.events import Event, QueueTracker, WorkflowTracker
 from baton.llm.base import ChatModel
+from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, ResponseType
 from baton.verified import VerifiedQuestion, find_verified
-
-DEFAULT_CONTEXT_WINDOW = 8192
 
 DEFAULT_PROMPT = (
     "You are {name}, an orchestrator that answers questions about the user's data by "
@@ -65,7 +64,7 @@ class OrchestratorAgent(BaseAgent):
         registry: AgentRegistry | None = None,
         system_prompt: str | None = None,
         settings: LoopSettings | None = None,
-        context_window: int | None = None,
+        context_window: int | None = None,  # None: resolved per model (configuration, provider, floor)
         early_exit: bool = True,
         verified: Sequence[VerifiedQuestion] = (),
     ) -> None:
@@ -180,7 +179,7 @@ class OrchestratorAgent(BaseAgent):
         try:
             loop = await run_loop(
                 model, messages, tools,
-                context_window=self.context_window or DEFAULT_CONTEXT_WINDOW,
+                context_window=self.context_window or await resolve_context_window(model),
                 settings=settings, tracker=context.tracker, workflow_id=context.workflow_id,
                 stop_after_tools=single_rich_answer if self.early_exit else None,
             )

@@ -45,12 +45,14 @@ class ScriptedModel:
     An item may be an ``LLMResponse``, a plain string (a text answer) or an exception
     instance (raised by that call, to script provider failures). ``calls`` records the
     messages and tools of every call. Running past the end raises ``ScriptExhaustedError``.
+    ``context_window`` is what the window resolver reports for this model.
     """
 
     provider = "scripted"
 
-    def __init__(self, responses: Sequence[Script], *, model: str = "scripted-model") -> None:
+    def __init__(self, responses: Sequence[Script], *, model: str = "scripted-model", context_window: int = 128_000) -> None:
         self.model = model
+        self.context_window = context_window
         self._responses = list(responses)
         self._next = 0
         self.calls: list[tuple[list[Message], list[Tool]]] = []
@@ -89,9 +91,10 @@ class FunctionModel:
 
     provider = "function"
 
-    def __init__(self, fn: ModelFunction, *, model: str = "function-model") -> None:
+    def __init__(self, fn: ModelFunction, *, model: str = "function-model", context_window: int = 128_000) -> None:
         self.fn = fn
         self.model = model
+        self.context_window = context_window
         self.call_count = 0
 
     async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:

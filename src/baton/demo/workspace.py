@@ -1,0 +1,71 @@
+"""The demo workspace: the finance database, four SQL specialists and FinanceOrchestrator.
+
+``build_demo_workspace(directory)`` makes (or reuses) ``finance.sqlite`` in ``directory``
+and wires seed 000's use case over it. With no model configured it still answers the
+verified questions (the orchestrator routes them without an LLM and the specialists run
+their verified SQL); anything else gets an answer saying how to configure a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from baton.agents import LexicalRouter, OrchestratorAgent
+from baton.llm.base import ChatModel
+from baton.demo.data import build_demo_database
+from baton.demo.verified import VERIFIED_QUESTIONS
+from baton.verified import VerifiedQuestion, examples_by_agent
+
+DATABASE_FILE = "finance.sqlite"
+DESCRIPTIONS = {
+    "pokemon_finance": "Revenue, products and costs of the Pokemon business unit (trading cards, plush, merchandise).",
+    "epson_finance": "Revenue, products and costs of the Epson business unit (printers, projectors, ink).",
+    "roadshows_finance": "Roadshow events by city: tickets sold, ticket prices, venue costs, profit; Roadshows revenue.",
+    "general_finance": "Company-wide finance across all business units: totals, costs by category, profit per unit.",
+}
+UNIT_IDS = {"pokemon_finance": 1, "epson_finance": 2, "roadshows_finance": 3, "general_finance": None}
+
+
+@dataclass
+class DemoWorkspace:
+    directory: Path
+    database: Path
+    orchestrator: OrchestratorAgent
+    verified: tuple[VerifiedQuestion, ...] = VERIFIED_QUESTIONS
+    model: ChatModel | None = None
+    closers: list[Callable] = field(default_factory=list)
+
+    @property
+    def no_model(self) -> bool:
+        return self.model is None
+
+    async def aclose(self) -> None:
+        for close in self.closers:
+            await close()
+
+
+def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False) -> DemoWorkspace:
+    """The demo workspace in ``directory`` (the database is built once, ~1 s)."""
+    from baton.specialists.sql.agent import SQLAgent
+    from baton.specialists.sql.engines import SQLConnection
+
+    directory = Path(directory)
+    database = directory / DATABASE_FILE
+    if rebuild or not database.exists():
+        build_demo_database(database)
+    connection = SQLConnection(f"sqlite:///{database}", id="demo")
+    orchestrator = OrchestratorAgent(
+        "FinanceOrchestrator",
+        "Answers finance questions for Pokemon, Epson, Roadshows and the company as a whole.",
+        model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS)),
+        verified=VERIFIED_QUESTIONS,
+    )
+    for name, description in DESCRIPTIONS.items():
+        own = [v for v in VERIFIED_QUESTIONS if v.agent == name]
+        agent = SQLAgent(connection, name=name, description=description, model=model, verified=own)
+        orchestrator.add_agent(agent)
+    workspace = DemoWorkspace(directory, database, orchestrator, model=model)
+    workspace.closers.append(connection.aclose)
+    return workspace
