@@ -12,7 +12,9 @@ answer) and the result says so; an answer without citations is not shown as an a
 its text is kept in ``metadata["uncited_answer"]`` for inspection, and the chunks that were
 retrieved are listed in ``metadata["retrieved"]``. Configuration problems (no model, an
 embedding-model mismatch) raise ``AgentFatalError``; transient provider failures raise
-``AgentRetryableError`` so ``AgentTool`` retries them.
+``AgentRetryableError`` so ``AgentTool`` retries them. When a terse follow-up question
+retrieves nothing on its own, retrieval is retried once with the previous user turn added
+(no LLM rewrite: it costs nothing and leaves self-contained questions untouched).
 """
 
 from __future__ import annotations
@@ -71,7 +73,12 @@ class KnowledgeAgent(BaseAgent):
                 agent_name=self.name, status="error", error="no question was given",
                 error_type="AgentValidationError",
             )  # fmt: skip
-        hits = await self._retrieve(context, question, top_k or self.top_k)
+        k = top_k or self.top_k
+        hits = await self._retrieve(context, question, k)
+        if not hits:  # a terse follow-up ("and for hotels?"): lean on the previous user turn
+            previous = next((m.content for m in reversed(context.chat_history) if m.role == "user" and m.content), "")
+            if previous and previous.strip() != question:
+                hits = await self._retrieve(context, f"{question}\n{previous}", k)
         if not hits:
             message = AIMessage(
                 content=NOTHING_FOUND, response_type=ResponseType.KNOWLEDGE,
