@@ -251,6 +251,16 @@ class MemoryStore:
         with self._read(scope) as (conn, ws):
             return [v for _, v in judge(subject_records(conn, self.tables, ws, draft), draft)]
 
+    def resolve_id(self, scope: WorkspaceScope, prefix: str) -> list[str]:
+        """Record ids (live or forgotten) of this workspace starting with ``prefix``."""
+        ev = self.tables.events
+        if not prefix or not prefix.isalnum():
+            return []
+        with self._read(scope) as (conn, ws):
+            streams = conn.execute(select(ev.c.stream).where(ev.c.workspace == ws, ev.c.type == "record.created",
+                                                             ev.c.stream.like(stream_of(prefix) + "%")).limit(2)).scalars()
+            return [s[len(stream_of("")):] for s in streams]
+
     def history(self, scope: WorkspaceScope, record_id: str) -> list[StoredEvent]:
         with self._read(scope) as (conn, ws):
             events = list(self._journal.read(conn, ws, stream=stream_of(record_id)))
