@@ -2,15 +2,158 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+from pathlib import Path
+from typing import Optional
+
 import typer
 from rich.console import Console
+
+from baton.cli.render import print_answer, write_chart
+
+console = Console()
+
+
+def baton_home() -> Path:
+    return Path(os.environ.get("BATON_HOME", "~/.baton")).expanduser()
+
+
+def _model():
+    from baton.errors import ConfigurationError
+    from baton.llm import model_from_env
+
+    try:
+        return model_from_env()
+    except ConfigurationError as exc:
+        console.print(f"[red]Model configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _demo_workspace(rebuild: bool = False):
+    from baton.demo.workspace import DATABASE_FILE, build_demo_workspace
+
+    directory = baton_home() / "demo"
+    fresh = rebuild or not (directory / DATABASE_FILE).exists()
+    with console.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
+        workspace = build_demo_workspace(directory, model=_model(), rebuild=rebuild)
+    if workspace.no_model:
+        console.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
+    return workspace
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def demo() -> None:
-        """Build the demo workspace and serve it (the finance case of seed 000)."""
-        console = Console()
-        console.print("[bold]Baton[/bold] demo: the demo workspace is not built yet; available so far:")
-        console.print(" - baton sql check --dialect D \"SQL\"   safety verdict for a query")
-        console.print(" - baton memory ...                     the memory journal")
+    def demo(
+        port: int = typer.Option(8765, help="Port to serve on."),
+        host: str = typer.Option("127.0.0.1", help="Interface to bind."),
+        rebuild: bool = typer.Option(False, help="Rebuild the demo database."),
+    ) -> None:
+        """Build the demo workspace and serve it; prints a URL that logs the browser in."""
+        from baton.cli.serving import demo_app, serve_app, smoke_check
+
+        workspace = _demo_workspace(rebuild)
+        app, key = demo_app(workspace)
+        if os.environ.get("BATON_DEMO_SMOKE"):
+            raise typer.Exit(asyncio.run(smoke_check(app, key, console)))
+        url = f"http://{host}:{port}/login?key={key}"
+        console.print(f"\n[bold green]Baton demo[/bold green] is running. Open:\n\n  [link={url}]{url}[/link]\n")
+        console.print("Try: [italic]What was Pokemon revenue by month in 2025?[/italic]   (Ctrl+C to stop)")
+        serve_app(app, host, port)
+
+    @app.command()
+    def ask(
+        question: str = typer.Argument(..., help="The question, in plain language."),
+        workspace: str = typer.Option("demo", help="Workspace to ask (the demo, or a database URL with --database)."),
+        database: Optional[str] = typer.Option(None, help="Ask any SQLAlchemy database URL instead of the demo (needs a model)."),
+        chart: Optional[Path] = typer.Option(None, help="Write the answer's chart to this .svg or .png file."),
+        session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
+        json_output: bool = typer.Option(False, "--json", help="Print the full answer as JSON."),
+    ) -> None:
+        """Ask one question and print the answer, its table and its SQL."""
+        from baton.cli.serving import local_workspace
+
+        async def run() -> int:
+            ws, closer = await local_workspace(workspace, database, _model(), _demo_workspace, console)
+            try:
+                from baton.server import service
+
+                with console.status("Thinking...", spinner="dots"):
+                    answer = await service.answer(ws, question, session)
+            finally:
+                await closer()
+            if json_output:
+                console.print_json(answer.to_json())
+            else:
+                print_answer(console, answer)
+            if chart is not None:
+                write_chart(console, answer, chart)
+            return 1 if answer.error else 0
+
+        raise typer.Exit(asyncio.run(run()))
+
+    @app.command()
+    def serve(
+        port: int = typer.Option(8765, help="Port to serve on."),
+        host: str = typer.Option("127.0.0.1", help="Interface to bind."),
+        database: Optional[str] = typer.Option(None, help="Serve a workspace over this database URL (needs a model)."),
+    ) -> None:
+        """Serve the HTTP API and the web page. Keys: BATON_API_KEYS="key=workspace,...";
+        without it a key for the demo workspace is generated and printed."""
+        from baton.cli.serving import server_app, serve_app
+
+        app, printed = server_app(database, _model(), _demo_workspace, console)
+        for key, name in printed:
+            console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/login?key={key}")
+        serve_app(app, host, port)
+
+    @app.command()
+    def agents(database: Optional[str] = typer.Option(None, help="List the agents of a database workspace instead of the demo.")) -> None:
+        """List the specialists a workspace's orchestrator routes to."""
+        from rich.table import Table
+
+        from baton.cli.serving import local_workspace
+
+        async def run():
+            ws, closer = await local_workspace("demo", database, _model(), _demo_workspace, console)
+            await closer()
+            return ws
+
+        ws = asyncio.run(run())
+        table = Table(title=f"{ws.orchestrator.name} ({ws.name})")
+        table.add_column("agent")
+        table.add_column("tool")
+        table.add_column("description")
+        for tool in ws.orchestrator.agent_tools.values():
+            table.add_row(tool.agent.name, tool.name, tool.spec.description)
+        console.print(table)
+
+    @app.command()
+    def sessions(
+        show: Optional[str] = typer.Argument(None, help="A session id to print in full."),
+    ) -> None:
+        """List the demo workspace's conversations, or print one."""
+        from baton.cli.serving import local_workspace
+
+        async def run():
+            ws, closer = await local_workspace("demo", None, _model(), _demo_workspace, console)
+            try:
+                if show is None:
+                    for s in await ws.sessions.list(ws.name):
+                        console.print(f"[bold]{s.session_id}[/bold]  {s.updated_at[:19]}  {s.turns} turns  {s.title}")
+                    return
+                for turn in await ws.sessions.turns(ws.name, show):
+                    console.rule(f"[bold]{turn.question}")
+                    print_answer(console, turn.answer)
+            finally:
+                await closer()
+
+        asyncio.run(run())

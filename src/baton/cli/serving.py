@@ -1,0 +1,88 @@
+"""Building workspaces and apps for the CLI, serving them, and the demo's self-check."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from rich.console import Console
+
+from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
+from baton.server.auth import new_key
+
+SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
+
+
+def demo_server_workspace(demo) -> Workspace:
+    return Workspace("demo", demo.orchestrator, SessionStore(demo.directory / "sessions.sqlite"),
+                     description="The finance demo (seed 000's four business units).")
+
+
+def demo_app(demo) -> tuple[Any, str]:
+    key = os.environ.get("BATON_DEMO_KEY") or new_key()
+    app = create_app(Workspaces([demo_server_workspace(demo)]), ApiKeys({key: "demo"}), title="Baton demo")
+    return app, key
+
+
+def database_workspace(url: str, model) -> tuple[Workspace, Callable]:
+    """A workspace with one SQL specialist over ``url``."""
+    from baton.agents import LexicalRouter, OrchestratorAgent
+    from baton.specialists.sql.agent import SQLAgent
+    from baton.specialists.sql.engines import SQLConnection
+
+    connection = SQLConnection(url, id="database")
+    orchestrator = OrchestratorAgent("DatabaseOrchestrator", model=model or LexicalRouter(min_score=0.0))
+    orchestrator.add_agent(SQLAgent(connection, name="database", description=f"Answers questions over {connection.dialect} data.", model=model))
+    return Workspace("database", orchestrator, SessionStore()), connection.aclose
+
+
+async def local_workspace(name: str, database: str | None, model, demo_factory, console: Console) -> tuple[Workspace, Callable]:
+    if database:
+        return database_workspace(database, model)
+    demo = demo_factory()
+    return demo_server_workspace(demo), demo.aclose
+
+
+def server_app(database: str | None, model, demo_factory, console: Console) -> tuple[Any, list[tuple[str, str]]]:
+    workspaces = Workspaces([demo_server_workspace(demo_factory())])
+    if database:
+        workspaces.add(database_workspace(database, model)[0])
+    configured = os.environ.get("BATON_API_KEYS", "")
+    keys: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in configured.split(","))):
+        key, _, workspace = pair.partition("=")
+        keys[key] = workspace
+    printed: list[tuple[str, str]] = []
+    if not keys:
+        for ws in workspaces:
+            key = new_key()
+            keys[key] = ws.name
+            printed.append((key, ws.name))
+    return create_app(workspaces, ApiKeys(keys)), printed
+
+
+def serve_app(app, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+async def smoke_check(app, key: str, console: Console) -> int:
+    """What CI runs instead of serving forever: the page loads and a verified question is
+    answered for real through the HTTP API (a table and a chart)."""
+    import httpx
+
+    from baton.cli.render import print_answer
+    from baton.response import AIMessage
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://demo") as client:
+        page = await client.get("/")
+        response = await client.post("/v1/ask", json={"question": SMOKE_QUESTION}, headers={"Authorization": f"Bearer {key}"})
+    if page.status_code != 200 or response.status_code != 200:
+        console.print(f"[red]demo check failed: page {page.status_code}, ask {response.status_code}: {response.text[:500]}[/red]")
+        return 1
+    answer = AIMessage.from_dict(response.json())
+    print_answer(console, answer)
+    ok = bool(answer.data) and bool(answer.viz_config) and not answer.error
+    console.print("[green]demo check passed[/green]" if ok else "[red]demo check failed: no table or chart[/red]")
+    return 0 if ok else 1
