@@ -21,6 +21,11 @@ handed to the memory port when there is one. Active learnings (``learnings=`` on
 or per call, plus whatever the memory bundle says as text) steer the prompt and drive the
 deterministic rewrites. Every candidate emits a ``sql.attempt`` event.
 
+Verified questions (``verified=``): a question asking the same thing as one of them (same
+content words, ``baton.verified``) runs that question's checked SQL through the same safety
+check, pre-validation and read-only engine, with no LLM call. Without any model, every other
+question gets an error answer saying how to configure one (``model_not_configured``).
+
 All per-request state lives in local variables of ``run``; the agent instance holds only
 configuration, so one instance serves concurrent requests.
 """
@@ -32,6 +37,7 @@ import time
 from typing import Any, Sequence
 
 from baton.agents import AgentContext, BaseAgent
+from baton.agents.lexical_routing import NO_MODEL_ANSWER
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, QueryResult, ResponseType
@@ -41,6 +47,7 @@ from baton.specialists.sql.memory_port import MemoryPort
 from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables, schema_text, system_prompt
 from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
 from baton.specialists.sql.validation import AttemptReport, validate_and_run
+from baton.verified import VerifiedQuestion, find_verified
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,7 @@ class SQLAgent(BaseAgent):
         max_attempts: int = 4,
         answer_with_model: bool = True,
         present: bool = True,
+        verified: Sequence[VerifiedQuestion] = (),
     ) -> None:
         super().__init__(name, description, model=model)
         self.connection = connection
@@ -71,6 +79,7 @@ class SQLAgent(BaseAgent):
         self.max_attempts = max_attempts
         self.answer_with_model = answer_with_model
         self.present = present
+        self.verified = tuple(verified)
 
     async def configure(self) -> None:
         await self.connection.schema()
@@ -93,6 +102,11 @@ class SQLAgent(BaseAgent):
         out = SQLAgentResult(agent_name=self.name, task=question)
         if not question:
             return self._finish(out, started, error=("no question given", "invalid_request"))
+        match = find_verified(question, self.verified)
+        if match is not None:
+            return await self._run_verified(context, out, match, started)
+        if self.model is None and context.llm_router is None:
+            return self._finish(out, started, error=(NO_MODEL_ANSWER, "model_not_configured"))
         model = self.model_for(context)
         conn = self.connection
         schema = await conn.schema()
@@ -133,11 +147,7 @@ class SQLAgent(BaseAgent):
                 learnings=active, plan_warned=plan_warned,
             )
             out.attempts.append(report.attempt)
-            context.emit(
-                "sql.attempt", sql=report.attempt.sql, attempt=report.attempt.number, outcome=report.attempt.outcome,
-                error_class=report.attempt.error_class, row_count=report.attempt.row_count,
-                duration_ms=report.attempt.duration_ms, connection_id=conn.id,
-            )
+            self._emit_attempt(context, report)
             if report.unsafe is not None:
                 return self._finish(out, started, error=(f"unsafe SQL refused: {report.unsafe.reason}", "unsafe_sql"))
             if report.fatal is not None:
@@ -169,6 +179,32 @@ class SQLAgent(BaseAgent):
         out.query, out.query_explanation, out.results = attempt.sql, explanation or None, result
         out.result = answer or _summary(result, explanation)
         out.ai_message = self._message(out, question, viz, context)
+        return self._finish(out, started)
+
+    def _emit_attempt(self, context: AgentContext, report: AttemptReport) -> None:
+        attempt = report.attempt
+        context.emit(
+            "sql.attempt", sql=attempt.sql, attempt=attempt.number, outcome=attempt.outcome,
+            error_class=attempt.error_class, row_count=attempt.row_count,
+            duration_ms=attempt.duration_ms, connection_id=self.connection.id,
+        )
+
+    async def _run_verified(self, context: AgentContext, out: SQLAgentResult, match: VerifiedQuestion, started: float) -> SQLAgentResult:
+        """The LLM-free fast path: run the verified SQL through the same checks and engine.
+        A verified query that stopped working is reported as an error (someone must fix the
+        benchmark), never silently replaced by a model's guess."""
+        explanation = f"Verified answer to: {match.question}"
+        report = await validate_and_run(match.sql, number=1, connection=self.connection,
+                                        schema=await self.connection.schema(), explanation=explanation)
+        out.attempts.append(report.attempt)
+        self._emit_attempt(context, report)
+        if report.result is None:
+            reason = report.unsafe.reason if report.unsafe else report.attempt.error
+            return self._finish(out, started, error=(f"the verified query failed: {reason}", report.attempt.error_class or "sql_failed"))
+        out.query, out.query_explanation, out.results = report.attempt.sql, explanation, report.result
+        out.result = _summary(report.result, explanation)
+        out.ai_message = self._message(out, out.task, None, context)
+        out.ai_message.metadata.update(fast_path="verified_question", llm_calls=0, verified_question=match.question)
         return self._finish(out, started)
 
     def _feedback(self, response: Any, call: Any, report: AttemptReport) -> list[Message]:
