@@ -161,6 +161,7 @@ async def test_500_is_a_retryable_server_error(stub):
     with pytest.raises(ProviderServerError) as info:
         await make(stub).complete([Message.user("q")])
     assert info.value.retryable and info.value.status_code == 500 and info.value.provider == "openai"
+    assert len(stub.requests_of("openai")) == 1  # the SDK's own retries are off: the router owns retrying
 
 
 async def test_slow_response_times_out(stub):

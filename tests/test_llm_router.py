@@ -26,7 +26,7 @@ from baton.errors import (
     ProviderTimeoutError,
     ScriptExhaustedError,
 )
-from baton.llm import Anthropic, LLMRouter, ModelPreferences, OpenAICompatible, RetryPolicy, ScriptedModel
+from baton.llm import Anthropic, ChatModel, LLMRouter, ModelPreferences, OpenAICompatible, RetryPolicy, ScriptedModel
 from baton.messages import LLMResponse, Message, StreamChunk
 
 Q = [Message.user("how many orders?")]
@@ -183,6 +183,11 @@ async def test_router_reports_the_primary_and_responses_the_answerer():
     r = router(primary, ScriptedModel([LLMResponse(content="b")], model="b"))
     assert (r.provider, r.model) == ("scripted", "p")
     assert (await r.complete(Q)).model == "b"
+
+
+def test_providers_and_router_satisfy_the_chat_model_protocol(stub):
+    models = [openai_model(stub), Anthropic("c", api_key="k", base_url=stub.base_url)]
+    assert all(isinstance(m, ChatModel) for m in [*models, router(*models)])
 
 
 def test_policy_validation():

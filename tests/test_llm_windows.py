@@ -91,10 +91,27 @@ async def test_floor_with_a_warning_naming_the_model(stub, caplog):
     assert "openai:llama-new" in warnings[0].getMessage() and "BATON_CONTEXT_WINDOWS" in warnings[0].getMessage()
 
 
+class NoMetadata:
+    """A ChatModel that knows nothing about its window (a user's own adapter)."""
+
+    provider, model = "custom", "homegrown"
+
+    async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None):
+        raise NotImplementedError
+
+    async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):
+        raise NotImplementedError
+        yield
+
+
 async def test_models_without_metadata_get_the_floor(caplog):
     with caplog.at_level(logging.WARNING, logger="baton.llm.windows"):
-        assert await resolver(floor=4000).context_window(ScriptedModel([])) == 4000
-    assert "scripted:scripted-model" in caplog.text
+        assert await resolver(floor=4000).context_window(NoMetadata()) == 4000
+    assert "custom:homegrown" in caplog.text
+
+
+async def test_test_doubles_report_their_own_window():
+    assert await resolver().context_window(ScriptedModel([], context_window=32000)) == 32000
 
 
 async def test_ttl_expiry_refetches(stub):
