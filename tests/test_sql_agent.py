@@ -240,3 +240,34 @@ async def test_active_learning_rewrites_are_applied_before_execution(make_db):
     assert result.attempts[0].rewrites == ["soft_delete:customers.deleted_at"]
     assert "deleted_at IS NULL" in result.query
     assert "soft delete" in model.calls[0][0][0].content  # the lesson is in the prompt too
+
+
+async def test_slow_query_is_a_warning(make_db):
+    db = make_db("sqlite", *SHOP)
+    model = ScriptedModel([sql_call("SELECT COUNT(*) FROM orders"), "3"])
+    result = await SQLAgent(db.connection(slow_query_s=1e-9)).run(ctx(model), question="How many orders?")
+    assert result.status == "success" and any(w.startswith("slow query") for w in result.warnings)
+
+
+async def test_connection_query_runs_the_parser_check_first(make_db):
+    from baton.specialists.sql.safety import UnsafeQueryError
+
+    db = make_db("duckdb", *SHOP)
+    conn = db.connection()
+    with pytest.raises(UnsafeQueryError):
+        await conn.query("SELECT * FROM read_csv('/etc/passwd')")
+    assert (await conn.query("SELECT COUNT(*) FROM customers")).rows == [[3]]
+
+
+async def test_one_agent_serves_concurrent_requests(make_db):
+    import asyncio
+
+    db = make_db("sqlite", *SHOP)
+    agent = SQLAgent(db.connection())
+    models = [
+        ScriptedModel([sql_call(f"SELECT COUNT(*) AS n FROM orders WHERE amount > {limit}"), f"answer {limit}"])
+        for limit in (0, 1000, 2000, 5000)
+    ]
+    results = await asyncio.gather(*(agent.run(ctx(m), question=f"q{i}") for i, m in enumerate(models)))
+    assert [r.results.rows for r in results] == [[[3]], [[2]], [[1]], [[0]]]
+    assert [r.result for r in results] == ["answer 0", "answer 1000", "answer 2000", "answer 5000"]
