@@ -26,7 +26,7 @@ from baton.errors import (
     ProviderTimeoutError,
     ScriptExhaustedError,
 )
-from baton.llm import Anthropic, ChatModel, LLMRouter, ModelPreferences, OpenAICompatible, RetryPolicy, ScriptedModel
+from baton.llm import Anthropic, ChatModel, LLMRouter, ModelPreferences, model_choice, OpenAICompatible, RetryPolicy, ScriptedModel
 from baton.messages import LLMResponse, Message, StreamChunk
 
 Q = [Message.user("how many orders?")]
@@ -235,3 +235,12 @@ def test_nothing_usable_is_a_configuration_error():
         LLMRouter.resolve(user="anthropic:claude-x", env={})
     with pytest.raises(ConfigurationError, match="BATON_MODEL"):
         LLMRouter.resolve(env={})
+
+
+def test_request_preferences_become_the_user_level():
+    assert model_choice(None, "openrouter") is None
+    assert model_choice("openai:gpt-4o", "openrouter") == "openai:gpt-4o"
+    assert model_choice("qwen2.5:7b", "ollama") == "ollama:qwen2.5:7b"
+    assert model_choice("anthropic/claude-3.5-sonnet", "OpenRouter") == "openrouter:anthropic/claude-3.5-sonnet"
+    r = LLMRouter.resolve(user=model_choice("meta/llama", "openrouter"), app="openai:gpt-app", env=ENV)
+    assert labels(r) == ["openrouter:meta/llama", "openai:gpt-app"]

@@ -6,7 +6,7 @@ is first constructed.
 
 from baton.llm.anthropic_provider import Anthropic
 from baton.llm.base import ChatModel
-from baton.llm.config import model_from_env, model_from_string
+from baton.llm.config import model_choice, model_from_env, model_from_string
 from baton.llm.openai_compat import OpenAICompatible
 from baton.llm.router import LLMRouter, ModelPreferences, RetryPolicy
 from baton.llm.testing import FunctionModel, ScriptedModel, tool_call
@@ -24,6 +24,7 @@ __all__ = [
     "ScriptedModel",
     "context_window",
     "default_resolver",
+    "model_choice",
     "model_from_env",
     "model_from_string",
     "tool_call",

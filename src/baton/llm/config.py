@@ -102,6 +102,20 @@ def model_from_env(env: Mapping[str, str] | None = None, **options) -> ChatModel
     return model_from_string(spec, env=env, **options)
 
 
+def model_choice(model: str | None, preferred_provider: str | None = None) -> str | None:
+    """A model string from a request's preferences (``AgentContext.model`` and
+    ``.preferred_provider``): a full model string passes through; a bare model id is
+    qualified with the preferred provider (``"qwen2.5:7b"`` + ``"ollama"`` ->
+    ``"ollama:qwen2.5:7b"``); no model gives None (the next level decides)."""
+    if not model or not model.strip():
+        return None
+    model = model.strip()
+    prefix = model.partition(":")[0].strip().lower()
+    if prefix in PROVIDERS or not preferred_provider:
+        return model
+    return f"{preferred_provider.strip().lower()}:{model}"
+
+
 def _openai(model: str, spec: str, env: Mapping[str, str], options: dict) -> ChatModel:
     from baton.llm.openai_compat import OPENAI_BASE_URL, OpenAICompatible
 

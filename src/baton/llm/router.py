@@ -27,7 +27,8 @@ or ``ModelPreferences(...).router()`` concatenates the levels in that order, eac
 model, a model string (``"openai:gpt-4o-mini"``, comma-separated for several) or a list
 of those, drops duplicates (same provider, model and endpoint; the first keeps its place)
 and, when ``preferred_provider`` is given, moves that provider's entries to the front
-keeping their order. An entry that cannot be built (say, a user preference for a provider
+keeping their order. ``model_choice(context.model, context.preferred_provider)`` turns a
+request's ``AgentContext`` preferences into the user level. An entry that cannot be built (say, a user preference for a provider
 whose key is not configured) is skipped with a WARNING; only when nothing is left does
 resolution fail, with a ``ConfigurationError`` listing why.
 """
