@@ -9,7 +9,7 @@ a restart with the same executor id or taken over by a live worker once the hear
 
 From a shell::
 
-    python -m baton.pipeline.durable.worker --database-url postgresql://... \\
+    python -m baton.pipeline.durable --database-url postgresql://... \\
         --runner myapp.pipeline:make_runner
 """
 
@@ -127,7 +127,7 @@ class PipelineWorker:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m baton.pipeline.durable.worker", description="Run durable Baton pipelines.")
+    parser = argparse.ArgumentParser(prog="python -m baton.pipeline.durable", description="Run durable Baton pipelines.")
     parser.add_argument("--database-url", help="DBOS system database (SQLite or PostgreSQL URL)")
     parser.add_argument("--runner", help="'module:function' that returns the StageRunner")
     parser.add_argument("--queue", help="queue name")
