@@ -21,19 +21,12 @@ async def recall_at_5(index: KnowledgeIndex, mode: str) -> float:
     return found / len(QUESTIONS)
 
 
-async def test_the_corpus_loads_and_every_label_names_exactly_one_chunk():
-    index = KnowledgeIndex()
+async def test_corpus_labels_and_retrieval_quality_floor():
+    index = KnowledgeIndex(embeddings=HashingEmbeddings())
     report = await index.add_directory(FIXTURES / "corpus")
     assert not report.failed and len(report.added) == 39
     assert {"markdown", "text", "html", "code"} == {c.format for c in await index.chunks()}
     assert len(QUESTIONS) >= 30
-    await recall_at_5(index, "lexical")  # raises on a label matching zero or several chunks
-
-
-async def test_retrieval_quality_floor():
-    lexical = KnowledgeIndex()
-    await lexical.add_directory(FIXTURES / "corpus")
-    hybrid = KnowledgeIndex(embeddings=HashingEmbeddings())
-    await hybrid.add_directory(FIXTURES / "corpus")
-    assert await recall_at_5(lexical, "lexical") >= 0.70
-    assert await recall_at_5(hybrid, "hybrid") >= 0.74
+    # recall_at_5 raises on a label matching zero or several chunks
+    assert await recall_at_5(index, "lexical") >= 0.70
+    assert await recall_at_5(index, "hybrid") >= 0.74
