@@ -36,13 +36,18 @@ class BaseAgent(ABC):
         self.model = model
 
     def model_for(self, context: AgentContext) -> ChatModel:
-        """This agent's own model if it was given one, else the request's."""
+        """This agent's own model if it was given one, else the request's. Routing stand-ins
+        that are not language models (``is_llm = False``, e.g. ``LexicalRouter``) don't count."""
         model = self.model or context.llm_router
-        if model is None:
+        if model is None or not getattr(model, "is_llm", True):
             raise ConfigurationError(
                 f"agent {self.name!r} has no model: pass model=... or set BATON_MODEL (e.g. openai:gpt-4o-mini)"
             )
         return model
+
+    def has_model(self, context: AgentContext) -> bool:
+        model = self.model or context.llm_router
+        return model is not None and getattr(model, "is_llm", True)
 
     async def configure(self) -> None:
         """Hook for one-time async set-up (connections, indexes). Called once by the

@@ -54,6 +54,7 @@ class LexicalRouter:
     provider = "lexical"
     model = "lexical-router"
     context_window = 1_000_000  # no LLM behind it: nothing to overflow
+    is_llm = False  # specialists must not use it as their language model
 
     def __init__(self, examples: Mapping[str, Sequence[str]] | None = None, *, min_score: float = 0.2,
                  no_match_answer: str = NO_MODEL_ANSWER) -> None:
@@ -93,6 +94,7 @@ class RouteTo:
     provider = "verified"
     model = "verified-route"
     context_window = 1_000_000
+    is_llm = False
 
     def __init__(self, tool_name: str) -> None:
         self.tool_name = tool_name

@@ -168,7 +168,8 @@ class OrchestratorAgent(BaseAgent):
             memory = ExecutionMemory(original_query=question)
             context = context.derive(execution_memory=memory, user_question=question)
         fast_route = self._verified_route(question)
-        model = RouteTo(fast_route) if fast_route else self.model_for(context)
+        # The routing model may be a stand-in that is no LLM (LexicalRouter): fine for routing.
+        model = RouteTo(fast_route) if fast_route else (self.model or context.llm_router or self.model_for(context))
         tools = [tool.bind(context) for tool in self.agent_tools.values()]
         messages = [Message.system(self.system_prompt), *context.chat_history, Message.user(question)]
         settings = dataclasses.replace(self.settings, stream=True) if stream else self.settings

@@ -105,7 +105,7 @@ class SQLAgent(BaseAgent):
         match = find_verified(question, self.verified)
         if match is not None:
             return await self._run_verified(context, out, match, started)
-        if self.model is None and context.llm_router is None:
+        if not self.has_model(context):
             return self._finish(out, started, error=(NO_MODEL_ANSWER, "model_not_configured"))
         model = self.model_for(context)
         conn = self.connection

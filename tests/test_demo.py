@@ -1,0 +1,67 @@
+"""The demo workspace end to end on the real demo database, with no model configured."""
+
+import sqlite3
+
+import pytest
+
+from baton.agents.lexical_routing import NO_MODEL_ANSWER
+from baton.demo.data import build_demo_database
+from baton.demo.verified import VERIFIED_QUESTIONS
+from baton.demo.workspace import build_demo_workspace
+from baton.events import RecordingTracker
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("demo")
+    build_demo_database(directory / "finance.sqlite", sales_rows=5_000)
+    return directory
+
+
+@pytest.fixture
+async def demo(demo_dir):
+    workspace = build_demo_workspace(demo_dir)
+    yield workspace
+    await workspace.aclose()
+
+
+def test_the_database_has_the_gotchas_the_heuristics_exist_for(demo_dir):
+    db = sqlite3.connect(demo_dir / "finance.sqlite")
+    columns = {row[1] for row in db.execute("PRAGMA table_info(monthly_revenue)")}
+    assert "revenue_cents" in columns
+    assert db.execute("SELECT COUNT(*) FROM roadshow_events WHERE deleted_at IS NOT NULL").fetchone()[0] > 0
+    assert db.execute("SELECT COUNT(DISTINCT name) FROM business_units").fetchone()[0] == 4
+
+
+def test_the_generator_is_deterministic(tmp_path):
+    a = build_demo_database(tmp_path / "a.sqlite", sales_rows=500)
+    b = build_demo_database(tmp_path / "b.sqlite", sales_rows=500)
+    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
+    assert dump(a) == dump(b)
+
+
+@pytest.mark.parametrize("verified", VERIFIED_QUESTIONS, ids=lambda v: v.question)
+async def test_every_verified_question_is_answered_for_real_without_a_model(demo, demo_dir, verified):
+    tracker = RecordingTracker()
+    answer = await demo.orchestrator.ask(verified.question, tracker=tracker)
+    expected = sqlite3.connect(demo_dir / "finance.sqlite").execute(verified.sql).fetchall()
+    assert answer.metadata["routed_to"] == verified.agent
+    assert answer.metadata["fast_path"] == "verified_question" and answer.metadata["llm_calls"] == 0
+    assert [tuple(row.values()) for row in answer.data] == [tuple(r) for r in expected]
+    assert answer.query == verified.sql
+    # the only "model" consulted is the verified route, which is not an LLM
+    assert {e.data["provider"] for e in tracker.events if e.type == "llm.end"} == {"verified"}
+    assert tracker.types().count("sql.attempt") == 1
+    assert answer.viz_config and answer.viz_type != "text"
+
+
+async def test_a_reworded_verified_question_takes_the_fast_path(demo):
+    answer = await demo.orchestrator.ask("pokemon revenues by month 2025 please")
+    assert answer.metadata["fast_path"] == "verified_question" and len(answer.data) == 12
+
+
+async def test_anything_else_explains_how_to_configure_a_model(demo):
+    poem = await demo.orchestrator.ask("Write a poem about spring")
+    assert poem.content == NO_MODEL_ANSWER
+    near = await demo.orchestrator.ask("What was Epson revenue in March 2024?")  # routed lexically, not verified
+    assert "BATON_MODEL" in near.content and near.data is None
