@@ -188,7 +188,7 @@ class Journal:
                  .where(ev.c.workspace == workspace, ev.c.seq > after_seq).order_by(ev.c.position))
         if stream is not None:
             query = query.where(ev.c.stream == stream)
-        result = conn.execution_options(stream_results=True, yield_per=batch).execute(query)
+        result = conn.execute(query, execution_options={"stream_results": True, "yield_per": batch})
         for row in result:
             yield StoredEvent(row.seq, row.event_id, row.workspace, row.position, row.stream, row.version, row.type,
                               None if row.body is None else json.loads(row.body), json.loads(row.provenance),
@@ -202,7 +202,7 @@ class Journal:
         query = (select(ev, pl.c.body, pl.c.salt).select_from(ev.outerjoin(pl, pl.c.event_id == ev.c.event_id))
                  .where(ev.c.workspace == workspace).order_by(ev.c.position))
         prev, expected_position = GENESIS, 1
-        for row in conn.execution_options(stream_results=True, yield_per=5000).execute(query):
+        for row in conn.execute(query, execution_options={"stream_results": True, "yield_per": 5000}):
             report.events += 1
             where = f"position {row.position} (seq {row.seq}, {row.type})"
             if row.position != expected_position:
