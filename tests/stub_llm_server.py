@@ -15,13 +15,12 @@ apart by the ``anthropic-version`` header; unscripted, they list ``openai_models
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
-
-import pytest
 
 
 @dataclass
@@ -319,9 +318,10 @@ class StubLLMServer:
         handler.wfile.write(payload)
 
 
-@pytest.fixture
-def stub() -> Iterator[StubLLMServer]:
-    """A started ``StubLLMServer``; import this name into a test module to use it."""
+
+@contextlib.contextmanager
+def running_stub() -> Iterator[StubLLMServer]:
+    """A started ``StubLLMServer``, stopped on exit. Test modules wrap it in a fixture."""
     server = StubLLMServer().start()
     try:
         yield server

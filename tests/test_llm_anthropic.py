@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from stub_llm_server import (  # noqa: F401  (stub is a fixture)
+from stub_llm_server import (
     Reply,
     StubLLMServer,
     anthropic_error,
     anthropic_message,
     anthropic_stream,
     anthropic_text,
-    stub,
+    running_stub,
 )
 
 from baton.errors import (
@@ -24,6 +24,13 @@ from baton.errors import (
 from baton.llm import Anthropic
 from baton.llm.anthropic_provider import to_anthropic_messages
 from baton.messages import Message, Tool, ToolCall, ToolParameter
+
+
+@pytest.fixture
+def stub():
+    with running_stub() as server:
+        yield server
+
 
 SQL_TOOL = Tool("run_sql", "Run a read-only SQL query", [ToolParameter("query", "string", "the SQL")])
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from stub_llm_server import openai_text, stub  # noqa: F401  (stub is a fixture)
+from stub_llm_server import openai_text, running_stub
 
 from baton.errors import ConfigurationError
 from baton.llm import Anthropic, LLMRouter, OpenAICompatible, model_from_env, model_from_string
 from baton.messages import Message
+
+
+@pytest.fixture
+def stub():
+    with running_stub() as server:
+        yield server
+
 
 KEYS = {"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a", "OPENROUTER_API_KEY": "sk-r"}
 

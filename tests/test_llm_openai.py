@@ -6,7 +6,7 @@ import email.utils
 import time
 
 import pytest
-from stub_llm_server import (  # noqa: F401  (stub is a fixture)
+from stub_llm_server import (
     Reply,
     StubLLMServer,
     openai_error,
@@ -14,7 +14,7 @@ from stub_llm_server import (  # noqa: F401  (stub is a fixture)
     openai_stream_tool_call,
     openai_text,
     openai_tool_calls,
-    stub,
+    running_stub,
 )
 
 from baton.errors import (
@@ -28,6 +28,13 @@ from baton.errors import (
 )
 from baton.llm import OpenAICompatible
 from baton.messages import Message, Tool, ToolCall, ToolParameter
+
+
+@pytest.fixture
+def stub():
+    with running_stub() as server:
+        yield server
+
 
 SQL_TOOL = Tool("run_sql", "Run a read-only SQL query", [ToolParameter("query", "string", "the SQL")])
 

@@ -6,14 +6,14 @@ import logging
 import random
 
 import pytest
-from stub_llm_server import (  # noqa: F401  (stub is a fixture)
+from stub_llm_server import (
     Reply,
     StubLLMServer,
     anthropic_text,
     openai_error,
     openai_stream_text,
     openai_text,
-    stub,
+    running_stub,
 )
 
 from baton.errors import (
@@ -28,6 +28,13 @@ from baton.errors import (
 )
 from baton.llm import Anthropic, ChatModel, LLMRouter, ModelPreferences, model_choice, OpenAICompatible, RetryPolicy, ScriptedModel
 from baton.messages import LLMResponse, Message, StreamChunk
+
+
+@pytest.fixture
+def stub():
+    with running_stub() as server:
+        yield server
+
 
 Q = [Message.user("how many orders?")]
 

@@ -6,11 +6,17 @@ import asyncio
 import logging
 
 import pytest
-from stub_llm_server import Reply, StubLLMServer, stub  # noqa: F401  (stub is a fixture)
+from stub_llm_server import Reply, StubLLMServer, running_stub
 
 from baton.errors import ConfigurationError
 from baton.llm import Anthropic, ContextWindowResolver, LLMRouter, OpenAICompatible, ScriptedModel
 from baton.llm.windows import parse_windows
+
+
+@pytest.fixture
+def stub():
+    with running_stub() as server:
+        yield server
 
 
 class Clock:
