@@ -184,16 +184,18 @@ async def test_directory_reindex_adds_updates_removes_and_reports_failures(tmp_p
 
 
 @pytest.mark.parametrize("mode", ["raise", "short", "nan", "missing"])
-async def test_a_failing_embedding_provider_loses_nothing(mode):
-    index = await filled(embeddings=HashingEmbeddings())
-    before = await index.chunks("travel.md")
-    broken = KnowledgeIndex.__new__(KnowledgeIndex)
-    broken.__dict__.update(index.__dict__)
-    broken.embeddings = BrokenEmbeddings(mode)
+async def test_a_failing_embedding_provider_loses_nothing(tmp_path, mode):
+    path = tmp_path / "kb.sqlite"
+    index = await filled(path=path, embeddings=HashingEmbeddings())
+    before = await index.chunks()
+    await index.close()
+    broken = KnowledgeIndex(path, embeddings=BrokenEmbeddings(mode))  # same model identity, failing calls
     expected = RuntimeError if mode == "raise" else EmbeddingError
     with pytest.raises(expected):
         await broken.add_text(DOCS["travel.md"].replace("45", "99"), source="travel.md")
-    assert await index.chunks("travel.md") == before
+    assert await broken.chunks() == before  # the previous version is intact and searchable
+    assert (await broken.search_lexical("meal allowance", 1))[0].chunk.text.endswith("45 EUR.")
+    await broken.close()
 
 
 async def test_remove_drops_chunks_and_vectors():
@@ -304,3 +306,27 @@ async def test_vector_hits_below_the_similarity_floor_are_dropped():
     assert (await index.search("hotel per night", 5, mode="vector"))[0].chunk.heading_path == ("Travel", "Hotels")
     strict = await filled(embeddings=HashingEmbeddings(), min_similarity=0.99)
     assert await strict.search("hotel", 5, mode="vector") == []
+
+
+async def test_concurrent_searches_and_writes_share_one_index():
+    import asyncio
+
+    index = await filled(embeddings=HashingEmbeddings())
+    searches = [index.search("hotel night cap", 2) for _ in range(20)]
+    writes = [index.add_text(f"# Note {i}\n\nMeeting room {i} has a projector.", source=f"notes/{i}.md") for i in range(5)]
+    results = await asyncio.gather(*searches, *writes)
+    assert all(r[0].chunk.heading_path == ("Travel", "Hotels") for r in results[:20])
+    assert len(await index.sources()) == len(DOCS) + 5
+    stats = await index.stats()
+    assert stats["sqlite_vectors"] == stats["chunks"]
+
+
+async def test_add_file_indexes_html_with_a_relative_source(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "faq.html").write_text("<title>FAQ</title><h2>Shipping</h2><p>Parcels leave the warehouse daily.</p>")
+    index = KnowledgeIndex()
+    report = await index.add_file(site / "faq.html", root=tmp_path)
+    assert report.added == ["site/faq.html"]
+    [hit] = await index.search("when do parcels leave", 3)
+    assert hit.chunk.heading_path == ("FAQ", "Shipping") and hit.chunk.format == "html"

@@ -18,7 +18,7 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Callable, Collection, Sequence, TypeVar
+from typing import Callable, Collection, Sequence, TypeVar
 
 import numpy as np
 
