@@ -243,3 +243,45 @@ def test_in_process_worker_streams_events_and_refuses_a_bad_decision(tmp_path):
 def test_importing_the_pipeline_does_not_import_dbos():
     code = "import sys, baton.pipeline, baton.pipeline.durable; sys.exit('dbos' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0
+
+
+def test_an_unanswered_checkpoint_ends_as_rejected_after_its_timeout(tmp_path):
+    config = DurableConfig(system_database_url=f"sqlite:///{tmp_path / 'system.sqlite'}", queue_polling_interval_s=0.1,
+                           heartbeat_interval_s=0.5, heartbeat_lapse_s=2.0, checkpoint_timeout_s=0.5)
+    plan = ExecutionPlan("q", [PlanStage("a", "query_database", "SELECT 1 AS n", checkpoint=True),
+                               PlanStage("b", "analyze_results", "SELECT n FROM a", depends_on=["a"])])
+    with PipelineWorker(config, agent_runner()), PipelineClient(config) as client:
+        result = client.result(client.submit(plan), timeout_s=30)
+    assert result.status == "rejected"
+    assert result.results["b"].error == "rejected at checkpoint 'a': no decision within 0.5 s"
+
+
+def test_exactly_one_watcher_takes_over_a_lapsed_worker(tmp_path):
+    from baton.pipeline.durable.heartbeat import Heartbeat
+
+    url = f"sqlite:///{tmp_path / 'beats.sqlite'}"
+    taken: list[tuple[str, str]] = []
+
+    def beat(executor_id: str) -> Heartbeat:
+        return Heartbeat(url, schema=None, executor_id=executor_id, queue_name="q", interval_s=0.05, lapse_s=1.0,
+                         take_over=lambda dead: taken.append((executor_id, dead)) or 0)
+
+    dead, left, right = beat("dead"), beat("left"), beat("right")
+    for hb in (dead, left, right):
+        hb.table.create(hb.engine, checkfirst=True)
+        hb._register()
+    left.watch(), right.watch()  # both first see every worker's current beat
+    deadline = time.monotonic() + 20
+    while not taken and time.monotonic() < deadline:  # left and right keep beating; dead does not
+        left.beat(), right.beat()
+        left.watch(), right.watch()
+        time.sleep(0.02)
+    for _ in range(3):  # the loser finds nothing left to claim
+        left.beat(), right.beat()
+        left.watch(), right.watch()
+    assert len(taken) == 1 and taken[0][1] == "dead"
+    with left.engine.connect() as conn:
+        remaining = {r[0] for r in conn.execute(sa.text(f"SELECT executor_id FROM {TABLE_NAME}"))}
+    assert remaining == {"left", "right"}
+    for hb in (dead, left, right):
+        hb.engine.dispose()
