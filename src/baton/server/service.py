@@ -10,6 +10,7 @@ from typing import AsyncIterator
 
 from baton.events import Event, WorkflowTracker
 from baton.response import AIMessage
+from baton.server.followups import answer_followup
 from baton.server.workspace import Workspace
 
 
@@ -22,9 +23,22 @@ async def _prepare(ws: Workspace, question: str, session_id: str | None):
     return session_id, history
 
 
+async def _followup(ws: Workspace, question: str, session_id: str, history: list) -> AIMessage | None:
+    if not history:
+        return None
+    previous = await ws.sessions.last_answer(ws.name, session_id)
+    message = await answer_followup(ws.orchestrator, previous, question)
+    if message is not None:
+        message.session_id = session_id
+        message.input = question
+    return message
+
+
 async def answer(ws: Workspace, question: str, session_id: str | None = None, *, tracker: WorkflowTracker | None = None) -> AIMessage:
     session_id, history = await _prepare(ws, question, session_id)
-    message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
+    message = await _followup(ws, question, session_id, history)
+    if message is None:
+        message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
     await ws.sessions.append(ws.name, session_id, question, message)
     return message
 
@@ -32,6 +46,12 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
 async def answer_stream(ws: Workspace, question: str, session_id: str | None = None) -> AsyncIterator[Event | AIMessage]:
     """Every event as it happens, then the final answer (already persisted)."""
     session_id, history = await _prepare(ws, question, session_id)
+    message = await _followup(ws, question, session_id, history)
+    if message is not None:
+        await ws.sessions.append(ws.name, session_id, question, message)
+        yield Event("followup", {"kind": message.metadata.get("followup")})
+        yield message
+        return
     async for item in ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=history, workspace=ws.name):
         if isinstance(item, AIMessage):
             await ws.sessions.append(ws.name, session_id, question, item)

@@ -102,6 +102,9 @@ class SQLAgent(BaseAgent):
         out = SQLAgentResult(agent_name=self.name, task=question)
         if not question:
             return self._finish(out, started, error=("no question given", "invalid_request"))
+        if kwargs.get("sql"):  # SQL the caller already has (a follow-up's rewrite): checked and run, no LLM
+            given = VerifiedQuestion(question, str(kwargs["sql"]), self.name)
+            return await self._run_verified(context, out, given, started, label="given_sql")
         match = find_verified(question, self.verified)
         if match is not None:
             return await self._run_verified(context, out, match, started)
@@ -189,11 +192,12 @@ class SQLAgent(BaseAgent):
             duration_ms=attempt.duration_ms, connection_id=self.connection.id,
         )
 
-    async def _run_verified(self, context: AgentContext, out: SQLAgentResult, match: VerifiedQuestion, started: float) -> SQLAgentResult:
+    async def _run_verified(self, context: AgentContext, out: SQLAgentResult, match: VerifiedQuestion, started: float,
+                            *, label: str = "verified_question") -> SQLAgentResult:
         """The LLM-free fast path: run the verified SQL through the same checks and engine.
         A verified query that stopped working is reported as an error (someone must fix the
         benchmark), never silently replaced by a model's guess."""
-        explanation = f"Verified answer to: {match.question}"
+        explanation = f"Verified answer to: {match.question}" if label == "verified_question" else "Ran the given query."
         report = await validate_and_run(match.sql, number=1, connection=self.connection,
                                         schema=await self.connection.schema(), explanation=explanation)
         out.attempts.append(report.attempt)
@@ -204,7 +208,9 @@ class SQLAgent(BaseAgent):
         out.query, out.query_explanation, out.results = report.attempt.sql, explanation, report.result
         out.result = _summary(report.result, explanation)
         out.ai_message = self._message(out, out.task, None, context)
-        out.ai_message.metadata.update(fast_path="verified_question", llm_calls=0, verified_question=match.question)
+        out.ai_message.metadata.update(fast_path=label, llm_calls=0)
+        if label == "verified_question":
+            out.ai_message.metadata["verified_question"] = match.question
         return self._finish(out, started)
 
     def _feedback(self, response: Any, call: Any, report: AttemptReport) -> list[Message]:
