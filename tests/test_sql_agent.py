@@ -271,3 +271,13 @@ async def test_one_agent_serves_concurrent_requests(make_db):
     results = await asyncio.gather(*(agent.run(ctx(m), question=f"q{i}") for i, m in enumerate(models)))
     assert [r.results.rows for r in results] == [[[3]], [[2]], [[1]], [[0]]]
     assert [r.result for r in results] == ["answer 0", "answer 1000", "answer 2000", "answer 5000"]
+
+
+async def test_sample_rows_reach_the_prompt_only_when_the_operator_enables_them(make_db):
+    db = make_db("sqlite", *SHOP)
+    for enabled in (False, True):
+        model = ScriptedModel([sql_call("SELECT COUNT(*) FROM customers"), "3"])
+        await SQLAgent(db.connection(include_sample_rows=enabled)).run(ctx(model), question="How many customers?")
+        system = model.calls[0][0][0].content
+        assert ("London" in system) is enabled
+        assert ("sample rows (untrusted data)" in system) is enabled
