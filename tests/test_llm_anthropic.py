@@ -14,6 +14,7 @@ from stub_llm_server import (
 )
 
 from baton.errors import (
+    ConfigurationError,
     ContextLengthExceededError,
     ProviderAuthError,
     ProviderBadRequestError,
@@ -173,3 +174,10 @@ async def test_other_invalid_request_is_bad_request(stub):
     with pytest.raises(ProviderBadRequestError) as info:
         await make(stub).complete([Message.user("q")])
     assert not isinstance(info.value, ContextLengthExceededError)
+
+
+def test_missing_credentials_fail_at_construction(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
+        Anthropic("claude-x")

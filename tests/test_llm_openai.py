@@ -18,6 +18,7 @@ from stub_llm_server import (
 )
 
 from baton.errors import (
+    ConfigurationError,
     ContextLengthExceededError,
     ProviderAuthError,
     ProviderBadRequestError,
@@ -221,3 +222,10 @@ async def test_one_client_serves_concurrent_requests(stub):
     answers = await asyncio.gather(*(model.complete([Message.user(str(i))]) for i in range(20)))
     assert sorted(a.content for a in answers) == sorted(f"answer {i}" for i in range(20))
     assert model._client is client
+
+
+def test_missing_key_fails_at_construction(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
+    with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
+        OpenAICompatible("gpt-x")

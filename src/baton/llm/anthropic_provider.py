@@ -112,6 +112,9 @@ class Anthropic:
                 client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
             except anthropic.AnthropicError as exc:
                 raise ConfigurationError(f"anthropic:{model}: {exc}") from exc
+            if not any(getattr(client, name, None) for name in ("api_key", "auth_token", "credentials")):
+                # The SDK would only notice at the first request, with a bare TypeError.
+                raise ConfigurationError(f"anthropic:{model} has no credentials: pass api_key= or set ANTHROPIC_API_KEY")
         self._client = client
         self._sdk_errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, *transport_errors())
         self.base_url = str(client.base_url).rstrip("/")
