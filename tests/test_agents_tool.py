@@ -168,3 +168,16 @@ def test_context_is_frozen_and_derive_copies():
         ctx.extra["b"] = 2  # type: ignore[index]
     child = ctx.derive(extra={"b": 2})
     assert dict(child.extra) == {"a": 1, "b": 2} and dict(ctx.extra) == {"a": 1}
+
+
+async def test_the_optional_context_argument_reaches_the_agent_as_extra_context():
+    seen = {}
+
+    class Echo(BaseAgent):
+        async def run(self, context, **kwargs):  # a plain signature must not collide with "context"
+            seen.update(kwargs)
+            return AgentResult(result="ok")
+
+    ctx = request()
+    out = await call(AgentTool(Echo("echo")), ctx, "c1", question="q", context="facts from step 1")
+    assert out.text == "ok" and seen == {"question": "q", "extra_context": "facts from step 1"}

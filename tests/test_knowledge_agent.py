@@ -205,7 +205,7 @@ async def test_extra_context_and_history_reach_the_prompt():
     model = ScriptedModel(["Within 14 days [1]."])
     history = (Message.user("Tell me about refunds"), Message.assistant("Sure."))
     context = AgentContext(chat_history=history)
-    await KnowledgeAgent(index, model=model).run(context, question="how long?", context="The item is a laptop.")
+    await KnowledgeAgent(index, model=model).run(context, question="how long?", extra_context="The item is a laptop.")
     messages = model.calls[0][0]
     assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
     # "how long?" alone matches nothing; the previous user turn brought the refund policy in

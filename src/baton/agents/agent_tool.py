@@ -111,7 +111,7 @@ class AgentTool:
     async def _run_with_retry(self, context: AgentContext, question: str, extra_context: str | None) -> AgentResult:
         kwargs: dict[str, Any] = {"question": question}
         if extra_context:
-            kwargs["context"] = extra_context
+            kwargs["extra_context"] = extra_context  # not "context": that is run()'s first parameter
         run_context = context
         failure: tuple[str, str] = ("AgentError", "no attempt ran")
         for attempt in range(self.max_retries + 1):

@@ -88,7 +88,7 @@ class KnowledgeAgent(BaseAgent):
 
         hits = self._fit(hits)
         model = self._model(context)
-        extra = kwargs.get("context")
+        extra = kwargs.get("extra_context")
         messages = build_messages(question, hits, history=context.chat_history, extra_context=str(extra) if extra else None)
         context.emit("knowledge.answer.start", agent=self.name, sources=len(hits), model=getattr(model, "model", ""))
         try:
