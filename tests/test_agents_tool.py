@@ -15,10 +15,10 @@ def request(question="q", **kw):
     return AgentContext(user_question=question, execution_memory=ExecutionMemory(question), tracker=RecordingTracker(), **kw)
 
 
-async def call(tool, context, call_id, **arguments):
+async def call(tool, request_context, call_id, **arguments):
     token = CURRENT_CALL_ID.set(call_id)
     try:
-        return await tool.bind(context)(arguments)
+        return await tool.bind(request_context)(arguments)
     finally:
         CURRENT_CALL_ID.reset(token)
 
