@@ -139,10 +139,11 @@ class PipelineClient:
         return DurableResult(workflow_id, raw["status"], PipelineState.from_dict(raw["state"]), [AIMessage.from_dict(m) for m in raw["messages"]])
 
     def events(self, workflow_id: str, *, timeout_s: float | None = None) -> Iterator[Event]:
-        """The run's tracker events (``stage.start`` ... ``pipeline.complete``) as they are
-        written; ends when the run ends."""
-        for raw in self._client.read_stream(workflow_id, EVENTS_STREAM, timeout_seconds=timeout_s):
-            yield Event(raw["type"], raw["data"], raw["workflow_id"], raw["ts"])
+        """The run's tracker events (``stage.start`` ... ``pipeline.complete``), written in one
+        batch per phase (up to a checkpoint, then up to the end); ends when the run ends."""
+        for batch in self._client.read_stream(workflow_id, EVENTS_STREAM, timeout_seconds=timeout_s):
+            for raw in batch:
+                yield Event(raw["type"], raw["data"], raw["workflow_id"], raw["ts"])
 
 
 def _request(plan: ExecutionPlan, context: AgentContext | None) -> dict[str, Any]:

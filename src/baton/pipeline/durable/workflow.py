@@ -18,7 +18,8 @@ Consequences a user must know:
   edit) is refused (published as the ``decision_error`` event) and the wait goes on.
 - Progress is published as DBOS events: ``status`` (the run's status and checkpoint stage),
   ``outcome`` (the latest outcome AIMessage as a dict); tracker events go to the DBOS stream
-  ``events``. Tracker events of the agents inside a stage stay in the worker.
+  ``events``, one batch per phase (up to a checkpoint or the end), because every stream
+  write is a durable write. Tracker events of the agents inside a stage stay in the worker.
 
 Importing this module does not import ``dbos``; ``workflow_function()`` registers the
 workflow (once per process) when a worker starts.
@@ -99,9 +100,9 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
     while True:
         produced = await advance(state, workflow_id, run_layer, emit, units=units)
         messages += [m.to_dict() for m in produced]
-        for event in pending_events:
-            await DBOS.write_stream_async(EVENTS_STREAM, event)
-        pending_events.clear()
+        if pending_events:  # one stream write per phase: each write is a durable step
+            await DBOS.write_stream_async(EVENTS_STREAM, list(pending_events))
+            pending_events.clear()
         await DBOS.set_event_async("outcome", messages[-1])
         await DBOS.set_event_async("status", {"status": state.status, "checkpoint_stage": state.checkpoint_stage})
         if state.status != "paused":
