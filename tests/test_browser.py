@@ -1,0 +1,338 @@
+"""The web page in a real browser: Playwright driving the system Chromium against a live server.
+
+One server and one browser per module (a fresh browser context, so fresh cookies, per test).
+The workspace's agents are real and small: a chart agent whose answer goes through
+``baton.presentation.present`` (chart, follow-ups, insights), two table agents for synthesis
+answers, a gated agent the test releases (to see events arrive before the answer), and a
+pipeline agent that pauses at a checkpoint. Routing is a FunctionModel.
+
+Screenshots land in ``test-artifacts/browser/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from agent_doubles import TableAgent
+from baton.agents import AgentContext, AgentResult, BaseAgent, OrchestratorAgent
+from baton.llm import FunctionModel, tool_call
+from baton.messages import LLMResponse
+from baton.presentation import present
+from baton.response import AIMessage, QueryResult, ResponseType
+from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
+from live_server import serve
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+]
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
+KEY = "bt_browser_test_key"
+OTHER_KEY = "bt_other_workspace_key"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+expect = sync_api.expect
+
+# --- the workspace's agents ----------------------------------------------------------------
+
+MONTHS = [dt.date(2024, m, 1) for m in range(1, 13)]
+REVENUE = [1000.0 + 37 * m + (400 if m == 7 else 0) for m in range(1, 13)]
+
+
+class RevenueAgent(BaseAgent):
+    """A single-dataset answer dressed by ``present()``: rows, SQL, chart, follow-ups, insights."""
+
+    def __init__(self) -> None:
+        super().__init__("revenue", "Monthly revenue for the Pokemon unit")
+
+    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+        result = QueryResult(columns=["month", "revenue"], rows=[[m, r] for m, r in zip(MONTHS, REVENUE)],
+                             column_types=["DATE", "REAL"])
+        message = present(AIMessage(
+            content=f"Revenue by month: {len(result.rows)} months.", data=[dict(zip(result.columns, r)) for r in result.rows],
+            results=result, query="SELECT month, SUM(revenue) AS revenue FROM sales GROUP BY month ORDER BY month",
+            input=question, response_type=ResponseType.SQL_RESULT,
+        ), seed=7)
+        assert message.viz_config and message.suggested_followups and message.insights, "present() filled nothing"
+        return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
+
+
+class GatedAgent(BaseAgent):
+    """Waits until the test opens the gate, so the page is seen streaming mid-request."""
+
+    def __init__(self) -> None:
+        super().__init__("gated", "Answers when the test says so")
+        self.gate = threading.Event()
+
+    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+        opened = await asyncio.to_thread(self.gate.wait, 30)
+        text = "The gate opened." if opened else "The gate never opened."
+        return AgentResult(agent_name=self.name, task=question, result=text, ai_message=AIMessage(content=text, data=[{"gate": "open"}]))
+
+
+class PipelineAgent(BaseAgent):
+    """Pauses at a checkpoint, as a pipeline with a human review step does."""
+
+    def __init__(self) -> None:
+        super().__init__("pipeline", "Multi-step analysis with review")
+
+    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+        message = AIMessage(content="Stage 'units' found 4 business units. Continue?", data=[{"unit": u} for u in ("Pokemon", "Epson", "Roadshows", "General")],
+                            response_type=ResponseType.STAGE_CHECKPOINT, metadata={"stage_id": "units"})
+        return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
+
+
+def route(messages, tools):
+    if messages[-1].role == "tool":
+        return LLMResponse(content="Pokemon and Epson side by side: " + " / ".join(m.content for m in messages if m.role == "tool"))
+    question = messages[-1].content.lower()
+    if "compare" in question:
+        return LLMResponse(tool_calls=[tool_call(u, {"question": question}) for u in ("pokemon_finance", "epson_finance")])
+    for word, agent in (("slow", "gated"), ("pipeline", "pipeline")):
+        if word in question:
+            return LLMResponse(tool_calls=[tool_call(agent, {"question": question})])
+    return LLMResponse(tool_calls=[tool_call("revenue", {"question": question})])
+
+
+@pytest.fixture(scope="module")
+def gated() -> GatedAgent:
+    return GatedAgent()
+
+
+@pytest.fixture(scope="module")
+def app(gated):
+    orchestrator = OrchestratorAgent("finance", model=FunctionModel(route))
+    orchestrator.add_agent(RevenueAgent())
+    orchestrator.add_agent(gated)
+    orchestrator.add_agent(PipelineAgent())
+    for unit, revenue in (("pokemon_finance", 1200), ("epson_finance", 800)):
+        orchestrator.add_agent(TableAgent(unit, [{"unit": unit, "revenue": revenue}]))
+    other = OrchestratorAgent("other", model=FunctionModel(route))
+    other.add_agent(RevenueAgent())
+    workspaces = Workspaces([Workspace("finance", orchestrator, SessionStore()), Workspace("other", other, SessionStore())])
+    return create_app(workspaces, ApiKeys({KEY: "finance", OTHER_KEY: "other"}))
+
+
+@pytest.fixture(scope="module")
+def base_url(app):
+    with serve(app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, base_url, request):
+    context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def has_route(app, method: str, path: str) -> bool:
+    return any(getattr(r, "path", None) == path and method in getattr(r, "methods", ()) for r in app.routes)
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def login(page, key: str = KEY) -> None:
+    page.goto(f"/login?key={key}")
+    expect(page).to_have_url(re.compile(r"/$"))
+    expect(page.locator("#agents li").first).to_be_visible()
+
+
+def ask(page, question: str) -> None:
+    page.fill("#question", question)
+    page.click("#ask-button")
+
+
+def last_turn(page):
+    return page.locator("#chat .turn").last
+
+
+# --- scenarios -----------------------------------------------------------------------------
+
+
+def test_login_link_opens_the_workspace_and_a_bad_key_does_not(page):
+    page.goto("/")
+    expect(page.locator("#login")).to_be_visible()  # no cookie yet: the page asks for a key
+    assert page.locator("#agents li").count() == 0
+    response = page.goto("/login?key=wrong")
+    assert response.status == 401 and "finance" not in page.content()
+    login(page)
+    expect(page.locator("#login")).to_be_hidden()
+    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "pipeline", "pokemon_finance", "epson_finance"])
+    shot(page, "01-logged-in")
+
+
+def test_events_stream_into_the_page_before_the_answer(page, gated):
+    login(page)
+    gated.gate.clear()
+    ask(page, "A slow question")
+    turn = last_turn(page)
+    expect(turn.locator(".events li", has_text="gated is working on it")).to_be_visible()
+    expect(turn.locator(".events li[data-type='llm.start']").first).to_be_visible()
+    assert turn.locator(".answer").count() == 0, "the answer arrived before the gate opened"
+    expect(page.locator("#ask-button")).to_be_disabled()
+    shot(page, "02-streaming")
+    gated.gate.set()
+    expect(turn.locator(".answer .text")).to_have_text("The gate opened.")
+    steps = turn.locator("details.steps")  # the progress folds away once the answer is in
+    expect(steps.locator("summary")).to_have_text(re.compile(r"^\d+ steps$"))
+    steps.locator("summary").click()
+    expect(steps.locator(".events li", has_text="gated success")).to_be_visible()
+    expect(page.locator("#ask-button")).to_be_enabled()
+
+
+def test_a_single_dataset_answer_shows_chart_table_and_sql(page):
+    login(page)
+    ask(page, "Revenue by month")
+    answer = last_turn(page).locator(".answer")
+    image = answer.locator(".chart img")
+    expect(image).to_be_visible()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    assert image.get_attribute("src").startswith("blob:")
+    assert image.evaluate("img => img.naturalWidth") > 100
+    assert answer.locator("table thead th").all_inner_texts() == ["month", "revenue"]
+    rows = answer.locator("table tbody tr")
+    expect(rows).to_have_count(12)
+    assert rows.first.locator("td").all_inner_texts() == ["2024-01-01", "1,037"]
+    sql = answer.locator("details.sql pre")
+    expect(sql).to_be_hidden()  # folded until asked for
+    answer.locator("details.sql summary").click()
+    expect(sql).to_have_text(re.compile(r"^SELECT month, SUM\(revenue\)"))
+    expect(answer.locator(".meta")).to_contain_text("answered by revenue")
+    shot(page, "03-chart-and-table")
+
+
+def test_a_synthesis_answer_has_one_tab_per_agent(page):
+    login(page)
+    ask(page, "Compare Pokemon and Epson")
+    answer = last_turn(page).locator(".answer")
+    tabs = answer.locator("[role=tab]")
+    expect(tabs).to_have_text(["pokemon_finance", "epson_finance"])
+    pokemon, epson = answer.locator("[role=tabpanel][data-agent=pokemon_finance]"), answer.locator("[role=tabpanel][data-agent=epson_finance]")
+    expect(pokemon).to_be_visible()
+    expect(epson).to_be_hidden()
+    expect(pokemon.locator("td").first).to_have_text("pokemon_finance")
+    expect(tabs.first).to_have_attribute("aria-selected", "true")
+    tabs.nth(1).click()
+    expect(epson).to_be_visible()
+    expect(pokemon).to_be_hidden()
+    expect(epson.locator("td").first).to_have_text("epson_finance")
+    expect(tabs.nth(1)).to_have_attribute("aria-selected", "true")
+    expect(answer.locator(".text")).to_contain_text("Pokemon and Epson side by side")
+    shot(page, "04-synthesis-tabs")
+
+
+def test_a_follow_up_chip_asks_it_as_a_new_turn_in_the_same_conversation(page):
+    login(page)
+    ask(page, "Revenue by month")
+    chips = last_turn(page).locator(".chips .chip")
+    expect(chips.first).to_be_visible()
+    chip_text = chips.first.inner_text()
+    chips.first.click()
+    expect(page.locator("#chat .turn")).to_have_count(2)
+    expect(last_turn(page).locator(".question")).to_have_text(chip_text)
+    expect(last_turn(page).locator(".answer .chart img")).to_be_visible()
+    expect(page.locator("#sessions .session.active")).to_have_count(1)
+    shot(page, "05-follow-up")
+
+
+def test_an_insight_can_be_dismissed(page, app):
+    login(page)
+    ask(page, "Revenue by month")
+    insight = last_turn(page).locator(".insight")
+    expect(insight).to_have_count(1)
+    expect(insight).to_contain_text("largest change")
+    if not has_route(app, "POST", "/v1/insights/dismiss"):
+        pytest.skip("the server has no POST /v1/insights/dismiss yet (the page calls it)")
+    with page.expect_response("**/v1/insights/dismiss") as reply:
+        insight.get_by_role("button", name="Dismiss").click()
+    assert reply.value.ok
+    expect(insight).to_have_count(0)
+
+
+def test_thumbs_feedback_is_sent_and_acknowledged(page, app):
+    if not has_route(app, "POST", "/v1/feedback"):
+        pytest.skip("the server has no POST /v1/feedback yet (the page calls it)")
+    login(page)
+    ask(page, "Revenue by month")
+    feedback = last_turn(page).locator(".feedback")
+    with page.expect_request("**/v1/feedback") as sent:
+        feedback.get_by_role("button", name="Thumbs up").click()
+    assert sent.value.post_data_json["thumbs"] == "up" and sent.value.post_data_json["turn_id"]
+    expect(feedback).to_contain_text("Thanks")
+    shot(page, "07-feedback")
+
+
+def test_the_session_list_shows_the_conversation_and_reopening_restores_it(page):
+    login(page)
+    ask(page, "Revenue by month for the session test")
+    expect(last_turn(page).locator(".answer")).to_be_visible()
+    ask(page, "Compare Pokemon and Epson for the session test")
+    expect(page.locator("#chat .turn .answer")).to_have_count(2)
+    entry = page.locator("#sessions .session", has_text="Revenue by month for the session test")
+    expect(entry).to_have_count(1)
+    expect(entry).to_have_class(re.compile("active"))
+    page.click("#new-session")
+    expect(page.locator("#chat .turn")).to_have_count(0)
+    page.reload()  # the list comes from the server, not from the page's memory
+    entry.click()
+    turns = page.locator("#chat .turn")
+    expect(turns).to_have_count(2)
+    expect(turns.nth(0).locator(".question")).to_have_text("Revenue by month for the session test")
+    expect(turns.nth(0).locator(".chart img")).to_be_visible()
+    expect(turns.nth(1).locator("[role=tab]")).to_have_count(2)
+    # the restored conversation continues where it left off
+    ask(page, "Revenue by month, again")
+    expect(page.locator("#chat .turn .answer")).to_have_count(3)
+    expect(page.locator("#sessions .session", has_text="Revenue by month for the session test")).to_have_count(1)
+    shot(page, "08-session-restored")
+
+
+def test_another_workspace_key_sees_none_of_these_conversations(page):
+    login(page, OTHER_KEY)
+    expect(page.locator("#agents li")).to_have_text(["revenue"])
+    expect(page.locator("#sessions li")).to_have_count(0)
+
+
+def test_approving_a_pipeline_checkpoint(page, app):
+    login(page)
+    ask(page, "Run the pipeline")
+    checkpoint = last_turn(page).locator(".checkpoint")
+    expect(checkpoint).to_be_visible()
+    expect(checkpoint.get_by_role("button")).to_have_text(["Approve", "Edit", "Reject"])
+    shot(page, "09-checkpoint")
+    if not has_route(app, "POST", "/v1/pipelines/{workflow_id}/decision"):
+        pytest.skip("the server has no POST /v1/pipelines/{workflow_id}/decision yet")
+    with page.expect_response(re.compile(r"/v1/pipelines/[^/]+/decision$")) as reply:
+        checkpoint.get_by_role("button", name="Approve").click()
+    assert reply.value.ok
+    expect(last_turn(page).locator(".answer")).to_have_count(2)
+    shot(page, "09-checkpoint-approved")
