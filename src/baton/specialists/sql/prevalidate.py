@@ -67,15 +67,22 @@ _LATERAL_ALIAS_DIALECTS = frozenset({"duckdb", "sqlite"})
 _Columns = dict[str, str] | None  # lower-cased name -> name as written; None = unknown
 
 
-def prevalidate(sql: str, schema: SchemaInfo, dialect: str) -> list[SchemaIssue]:
+def prevalidate(sql: str | exp.Expression, schema: SchemaInfo, dialect: str) -> list[SchemaIssue]:
     """Every unknown table, unknown column and ambiguous column in ``sql`` (in order of
-    appearance, each once). A statement that does not parse gives one ``parse_error``."""
+    appearance, each once). A statement that does not parse gives one ``parse_error``.
+
+    ``sql`` may also be an already parsed statement (``SafetyVerdict.statement``), which
+    saves parsing it twice; it is only read, never changed.
+    """
     dialect = normalize_dialect(dialect)
-    try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except SqlglotError as error:
-        text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return [SchemaIssue("parse_error", "", None, [], f"The query does not parse as {dialect} SQL: {text}")]
+    if isinstance(sql, exp.Expression):
+        statements = [sql]
+    else:
+        try:
+            statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        except SqlglotError as error:
+            text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            return [SchemaIssue("parse_error", "", None, [], f"The query does not parse as {dialect} SQL: {text}")]
     if not schema.tables:
         return []
     issues: list[SchemaIssue] = []
@@ -124,6 +131,7 @@ class _Checker:
         self.cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
         self.open_statement = statement.find(exp.Pivot) is not None
         self._scope_columns: dict[int, _Columns] = {}
+        self._table_columns: dict[int, dict[str, str]] = {}
 
     # -- driving -----------------------------------------------------------------------
 
@@ -179,7 +187,10 @@ class _Checker:
         info = self._lookup(source)
         if info is None:
             return None
-        return {c.name.lower(): c.name for c in info.columns}
+        key = id(info)
+        if key not in self._table_columns:
+            self._table_columns[key] = {c.name.lower(): c.name for c in info.columns}
+        return self._table_columns[key]
 
     def _scope_output(self, scope: Scope) -> _Columns:
         key = id(scope)

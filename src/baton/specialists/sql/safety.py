@@ -17,7 +17,11 @@ Decisions (where the issue is silent):
   branch is found. Anything sqlglot only parses as an opaque ``Command`` is refused, and so
   is anything that does not parse at all (MySQL ``INTO OUTFILE``, ``LOAD DATA``).
 - Text inside string literals and comments is never inspected: ``'please DELETE later'`` is
-  data, not a statement.
+  data, not a statement. The one exception: MySQL/MariaDB execute ``/*! ... */`` comments,
+  so in that dialect such a comment is refused (``executable_comment``). The parser's
+  reading of strings and comments must match the engine's: backslash escapes are read as
+  MySQL's default and PostgreSQL's ``E''`` strings do; nested block comments as
+  PostgreSQL and DuckDB nest them.
 - Dangerous functions are matched by name, case-insensitively, whatever schema qualifies
   them (``pg_catalog.pg_read_file``). The list is one set for every dialect, because a
   function name that reads files in one engine has no business in a query for another
@@ -33,6 +37,7 @@ Decisions (where the issue is silent):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -51,7 +56,8 @@ class SafetyVerdict:
     ``rule`` is a stable code a program can switch on ("" when safe): empty,
     unparseable, multiple_statements, not_a_query, write_statement, data_modifying_cte,
     select_into, ddl, privilege, copy, command, set, pragma, attach, transaction,
-    locking_clause, side_effect_statement, dangerous_function, file_read.
+    locking_clause, side_effect_statement, dangerous_function, file_read,
+    executable_comment.
     ``statement`` is the parsed query (when it parsed as a single statement).
     """
 
@@ -191,6 +197,8 @@ def check_safety(sql: str, dialect: str, *, allowed_functions: Iterable[str] | N
         return SafetyVerdict(False, f"only one statement may run at a time; found {len(statements)}",
                              "multiple_statements")
     statement = statements[0]
+    if dialect == "mysql" and _has_executable_comment(sql):
+        return SafetyVerdict(False, "a /*! ... */ comment is executed by MySQL and MariaDB as SQL", "executable_comment")
 
     root = statement
     while isinstance(root, (exp.Subquery, exp.Paren)) and isinstance(root.this, exp.Expression):
@@ -237,6 +245,22 @@ def _forbidden_rule(node: exp.Expression) -> tuple[str, str] | None:
         if classes and isinstance(node, classes):
             return rule, does
     return None
+
+
+_EXECUTABLE_COMMENT = re.compile(r"/\*M?!")
+
+
+def _has_executable_comment(sql: str) -> bool:
+    """MySQL runs the text of ``/*! ... */`` (MariaDB also ``/*M! ... */``) as SQL, while
+    every parser, sqlglot's included, skips it as a comment. A match inside a string
+    literal is harmless, so the tokenizer's comments decide."""
+    if not _EXECUTABLE_COMMENT.search(sql):
+        return False
+    try:
+        tokens = sqlglot.tokenize(sql, read="mysql")
+    except SqlglotError:
+        return True
+    return any(comment.startswith(("!", "M!")) for token in tokens for comment in token.comments)
 
 
 def _function_names(node: exp.Func) -> set[str]:
