@@ -59,7 +59,7 @@ async def test_plain_answer_maps_content_usage_and_finish(stub):
     response = await make(stub).complete([Message.system("be brief"), Message.user("how many?")])
     assert response.content == "42 orders"
     assert response.usage == {"input_tokens": 11, "output_tokens": 7}
-    assert (response.provider, response.model, response.finish_reason) == ("openai", "stub-model", "stop")
+    assert (response.provider, response.model, response.finish_reason) == ("openai-compatible", "stub-model", "stop")
     sent = stub.requests_of("openai")[0]
     assert sent.headers["authorization"] == "Bearer test-key"
     assert sent.body["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "how many?"}]
@@ -90,6 +90,7 @@ async def test_tools_and_history_use_the_chat_completions_wire_format(stub):
 def test_api_openai_com_gets_max_completion_tokens():
     model = OpenAICompatible("gpt-x", api_key="k", max_tokens=10)
     assert "max_completion_tokens" in model._request([Message.user("q")], None, None, None)
+    assert model.provider == "openai"  # the default label; any other base URL is "openai-compatible"
 
 
 async def test_tool_calls_are_parsed(stub):
@@ -168,7 +169,7 @@ async def test_500_is_a_retryable_server_error(stub):
     stub.script("openai", openai_error(500, "boom", type="server_error"))
     with pytest.raises(ProviderServerError) as info:
         await make(stub).complete([Message.user("q")])
-    assert info.value.retryable and info.value.status_code == 500 and info.value.provider == "openai"
+    assert info.value.retryable and info.value.status_code == 500 and info.value.provider == "openai-compatible"
     assert len(stub.requests_of("openai")) == 1  # the SDK's own retries are off: the router owns retrying
 
 

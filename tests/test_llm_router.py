@@ -125,7 +125,7 @@ async def test_all_failed_carries_each_error(stub):
     assert [type(e) for e in info.value.errors] == [ProviderAuthError, ProviderRateLimitError]
     assert [e.model for e in info.value.errors] == ["a", "b"]
     assert info.value.retryable  # the 429 could pass later
-    assert "openai:a: ProviderAuthError" in str(info.value)
+    assert "openai-compatible:a: ProviderAuthError" in str(info.value)
 
 
 async def test_context_length_propagates_without_fallback(stub):

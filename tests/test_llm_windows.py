@@ -48,7 +48,7 @@ async def test_configuration_beats_the_provider(stub):
 
 
 async def test_provider_qualified_key_and_model_attribute(stub):
-    r = resolver(windows={"served": 16000, "openai:served": 12000})
+    r = resolver(windows={"served": 16000, "openai-compatible:served": 12000})
     assert await r.context_window(served(stub)) == 12000
     assert await r.context_window(served(stub, context_window=6000)) == 6000
 
@@ -94,7 +94,7 @@ async def test_floor_with_a_warning_naming_the_model(stub, caplog):
         assert await r.context_window(served(stub, "llama-new")) == 8192
     warnings = [rec for rec in caplog.records if rec.levelno == logging.WARNING]
     assert len(warnings) == 1  # loud once, not on every call
-    assert "openai:llama-new" in warnings[0].getMessage() and "BATON_CONTEXT_WINDOWS" in warnings[0].getMessage()
+    assert "openai-compatible:llama-new" in warnings[0].getMessage() and "BATON_CONTEXT_WINDOWS" in warnings[0].getMessage()
 
 
 class NoMetadata:

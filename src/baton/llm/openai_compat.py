@@ -76,7 +76,8 @@ def _usage(usage: Any) -> dict[str, int]:
 
 class OpenAICompatible:
     """A chat-completions model. ``provider`` is a label (``openai``, ``openrouter``,
-    ``ollama``, ``openai-compatible``...) used in logs, responses and window lookups."""
+    ``ollama``...) used in logs, responses and window lookups; by default ``openai`` for
+    api.openai.com and ``openai-compatible`` for any other base URL."""
 
     def __init__(
         self,
@@ -84,7 +85,7 @@ class OpenAICompatible:
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        provider: str = "openai",
+        provider: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_tokens: int | None = None,
         temperature: float | None = None,
@@ -96,7 +97,6 @@ class OpenAICompatible:
         import openai
 
         self.model = model
-        self.provider = provider
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.context_window = context_window
@@ -108,11 +108,12 @@ class OpenAICompatible:
                     default_headers=dict(default_headers or {}) or None,
                 )
             except openai.OpenAIError as exc:
-                raise ConfigurationError(f"{provider}:{model}: {exc}") from exc
+                raise ConfigurationError(f"{provider or 'openai'}:{model}: {exc}") from exc
         self._client = client
         self._sdk_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, *transport_errors())
         self.base_url = str(client.base_url).rstrip("/")
         self._max_tokens_param = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
+        self.provider = provider or ("openai" if self.base_url == OPENAI_BASE_URL else "openai-compatible")
 
     def __repr__(self) -> str:
         return f"OpenAICompatible({self.provider}:{self.model} @ {self.base_url})"
