@@ -15,13 +15,17 @@ Verified questions (``verified=``): a question asking the same thing as a verifi
 (``baton.verified.find_verified``: same content words) is routed straight to the specialist
 that owns it, with no LLM call; with early exit that makes a known question cost zero LLM
 calls (``metadata["fast_path"] = "verified_question"``).
+
+Planning (``planning=``): a question that needs several steps is answered by a plan run
+layer by layer (``baton.pipeline.PipelinePlanning``); its answer is the pipeline's
+(``stage_checkpoint``, ``stage_failed`` or ``pipeline_complete``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Protocol, Sequence
 
 from baton.agents.agent_tool import AgentTool
 from baton.agents.base import BaseAgent
@@ -49,6 +53,14 @@ DEFAULT_PROMPT = (
 )
 
 
+class Planning(Protocol):
+    """Multi-step answering (``baton.pipeline.PipelinePlanning`` implements it)."""
+
+    def needs_plan(self, question: str, context: AgentContext) -> bool: ...
+
+    async def run_plan(self, question: str, context: AgentContext) -> AIMessage: ...
+
+
 class OrchestratorAgent(BaseAgent):
     """Routes questions to specialists; ``ask()`` returns one rich ``AIMessage``."""
 
@@ -67,6 +79,7 @@ class OrchestratorAgent(BaseAgent):
         context_window: int | None = None,  # None: resolved per model (configuration, provider, floor)
         early_exit: bool = True,
         verified: Sequence[VerifiedQuestion] = (),
+        planning: Planning | None = None,
     ) -> None:
         super().__init__(name, description, model=model)
         self.agent_tools: dict[str, AgentTool] = {}
@@ -76,6 +89,7 @@ class OrchestratorAgent(BaseAgent):
         self.context_window = context_window
         self.early_exit = early_exit
         self.verified = tuple(verified)
+        self.planning = planning
         self._pending_names = list(agent_names)
         self._configure_lock = asyncio.Lock()
         self._configured = False
@@ -167,6 +181,11 @@ class OrchestratorAgent(BaseAgent):
         if memory is None or memory.original_query != question:
             memory = ExecutionMemory(original_query=question)
             context = context.derive(execution_memory=memory, user_question=question)
+        if self.planning is not None and self.planning.needs_plan(question, context):
+            message = await self.planning.run_plan(question, context)
+            return AgentResult(agent_name=self.name, task=question, status="error" if message.error else "success",
+                               result=message.content, ai_message=message, error=message.error,
+                               token_usage=dict(message.token_usage), metadata={"mode": "pipeline"})
         fast_route = self._verified_route(question)
         # The routing model may be a stand-in that is no LLM (LexicalRouter): fine for routing.
         model = RouteTo(fast_route) if fast_route else (self.model or context.llm_router or self.model_for(context))

@@ -16,7 +16,8 @@ from baton.events import Event
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
 from baton.server.openai_compat import register_openai_routes
-from baton.server.schemas import AskRequest, ChartRequest
+from baton.agents import AgentContext
+from baton.server.schemas import AskRequest, ChartRequest, CheckpointDecision as CheckpointDecisionBody
 from baton.server.sessions import SessionNotFound
 from baton.server.sse import sse
 from baton.server.workspace import Workspace, Workspaces
@@ -88,6 +89,24 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
         ws = workspace_of(caller)
         turns = await ws.sessions.turns(ws.name, session_id)
         return {"session_id": session_id, "turns": [{"seq": t.seq, "question": t.question, "answer": t.answer.to_dict()} for t in turns]}
+
+    @app.post("/v1/pipelines/{workflow_id}/decision", tags=["pipelines"])
+    async def pipeline_decision(workflow_id: str, body: CheckpointDecisionBody, caller: Caller) -> dict[str, Any]:
+        """Approve, edit (the next stage's question) or reject a paused pipeline."""
+        from baton.pipeline import CheckpointDecision, CheckpointDecisionError
+
+        ws = workspace_of(caller)
+        if ws.pipelines is None or not ws.pipelines.is_paused(workflow_id):
+            raise HTTPException(status_code=404, detail="no paused pipeline with this id")
+        try:
+            decision = CheckpointDecision(body.action, question=body.question)
+            message = await ws.pipelines.decide(workflow_id, decision, AgentContext(workspace=ws.name, llm_router=ws.orchestrator.model))
+        except CheckpointDecisionError as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        if body.session_id is not None:
+            await ws.sessions.append(ws.name, body.session_id, f"[{body.action}] {body.question or ''}".strip(), message)
+            message.session_id = body.session_id
+        return message.to_dict()
 
     @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
     async def render_chart(body: ChartRequest, caller: Caller) -> Response:

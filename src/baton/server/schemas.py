@@ -27,6 +27,7 @@ class FeedbackRequest(Strict):
 class CheckpointDecision(Strict):
     action: Literal["approve", "edit", "reject"]
     question: str | None = Field(None, description="The edited question for the next stage (action=edit).")
+    session_id: str | None = Field(None, description="Record the outcome as a turn of this conversation.")
 
 
 class ChartRequest(Strict):

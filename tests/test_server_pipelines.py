@@ -1,0 +1,66 @@
+"""Multi-step questions through the orchestrator's planner, with a checkpoint decided over HTTP."""
+
+import json
+
+import httpx
+import pytest
+
+from agent_doubles import TableAgent
+from baton.agents import OrchestratorAgent
+from baton.llm import FunctionModel
+from baton.pipeline import AgentStageRunner, PipelineExecutor, Planner
+from baton.pipeline.planning import PipelinePlanning
+from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
+
+PLAN = {
+    "question": "Revenue then costs",
+    "stages": [
+        {"stage_id": "revenue", "description": "Revenue", "tool": "query_database", "question": "revenue by unit",
+         "depends_on": [], "checkpoint": True},
+        {"stage_id": "costs", "description": "Costs", "tool": "query_database", "question": "costs by unit",
+         "depends_on": ["revenue"]},
+    ],
+}
+
+
+def planner_model(messages, tools):
+    return json.dumps(PLAN)
+
+
+def workspace(name):
+    finance = TableAgent("finance", [{"unit": "Epson", "amount": 10}])
+    planning = PipelinePlanning(Planner(FunctionModel(planner_model)), PipelineExecutor(AgentStageRunner({"query_database": finance})))
+    orchestrator = OrchestratorAgent(model=FunctionModel(lambda m, t: "direct answer"), planning=planning)
+    orchestrator.add_agent(finance)
+    return Workspace(name, orchestrator, SessionStore(), pipelines=planning)
+
+
+@pytest.fixture
+async def client():
+    app = create_app(Workspaces([workspace("acme"), workspace("globex")]), ApiKeys({"a": "acme", "g": "globex"}))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        yield c
+
+
+async def test_a_multi_step_question_pauses_at_its_checkpoint_and_approval_completes_it(client):
+    paused = (await client.post("/v1/ask", json={"question": "First revenue by unit, then costs by unit"}, headers={"X-API-Key": "a"})).json()
+    assert paused["response_type"] == "stage_checkpoint"
+    workflow_id = paused["workflow_id"]
+    # another workspace can't see or decide it: 404, same as an unknown id
+    other = await client.post(f"/v1/pipelines/{workflow_id}/decision", json={"action": "approve"}, headers={"X-API-Key": "g"})
+    assert other.status_code == 404
+    bad = await client.post(f"/v1/pipelines/{workflow_id}/decision", json={"action": "edit"}, headers={"X-API-Key": "a"})
+    assert bad.status_code == 422 and "needs the new question" in bad.json()["detail"]
+    done = await client.post(f"/v1/pipelines/{workflow_id}/decision",
+                             json={"action": "approve", "session_id": paused["session_id"]}, headers={"X-API-Key": "a"})
+    assert done.status_code == 200
+    assert done.json()["response_type"] == "pipeline_complete"
+    again = await client.post(f"/v1/pipelines/{workflow_id}/decision", json={"action": "approve"}, headers={"X-API-Key": "a"})
+    assert again.status_code == 404
+    turns = (await client.get(f"/v1/sessions/{paused['session_id']}", headers={"X-API-Key": "a"})).json()["turns"]
+    assert [t["answer"]["response_type"] for t in turns] == ["stage_checkpoint", "pipeline_complete"]
+
+
+async def test_simple_questions_skip_planning(client):
+    answer = (await client.post("/v1/ask", json={"question": "hello"}, headers={"X-API-Key": "a"})).json()
+    assert answer["content"] == "direct answer" and answer["response_type"] == "text"
