@@ -38,8 +38,10 @@ class Rewrite:
 
 
 def apply_learnings(sql: str, learnings: Sequence[ExtractedLearning], dialect: str, *, row_cap: int = 1000) -> Rewrite:
+    if not learnings:
+        return Rewrite(sql)
     tree = parse(sql, dialect)
-    if tree is None or not learnings:
+    if tree is None:
         return Rewrite(sql)
     applied: list[str] = []
     for learning in learnings:
