@@ -286,8 +286,9 @@ class MemoryStore:
         with self._read(scope) as (conn, ws):
             return self._projector.diff(conn, ws, self._projector.fold(self._journal.read(conn, ws)))
 
-    def rebuild(self, scope: WorkspaceScope) -> RebuildReport:
-        """Recreate the workspace's projection from the journal alone."""
+    def rebuild(self, scope: WorkspaceScope, *, compare: bool = True) -> RebuildReport:
+        """Recreate the workspace's projection from the journal alone; with ``compare``,
+        first record how the live projection differed from the replay (the CLI shows it)."""
         started = time.perf_counter()
 
         def op(tx: Tx) -> RebuildReport:
@@ -299,7 +300,7 @@ class MemoryStore:
                     events += 1
                     yield e
             records = self._projector.fold(counted())
-            before = self._projector.diff(tx.conn, tx.workspace, records)
+            before = self._projector.diff(tx.conn, tx.workspace, records) if compare else []
             n = self._projector.rebuild(tx.conn, tx.workspace, records)
             return RebuildReport(tx.workspace, events, n, 0.0, before)
         report = self._write(scope, op)

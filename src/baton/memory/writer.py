@@ -57,10 +57,12 @@ class WriteResult:
 
 
 def subject_records(conn: Connection, tables: Tables, workspace: str, draft: RecordDraft) -> list[Record]:
+    """Active records about the draft's entity. Filtering ``is_active`` in Python is on
+    purpose: with it in SQL, SQLite's planner may prefer the (workspace, kind, is_active, ...)
+    index and scan every active record of the kind instead of one subject's few rows."""
     r = tables.records
-    rows = conn.execute(select(r).where(r.c.workspace == workspace, r.c.kind == draft.kind,
-                                        r.c.entity == draft.entity, r.c.is_active.is_(True)))
-    return [from_row(row) for row in rows]
+    rows = conn.execute(select(r).where(r.c.workspace == workspace, r.c.kind == draft.kind, r.c.entity == draft.entity))
+    return [rec for rec in map(from_row, rows) if rec.is_active]
 
 
 def judge(existing: list[Record], draft: RecordDraft) -> list[tuple[Record, CandidateVerdict]]:
