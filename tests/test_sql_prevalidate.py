@@ -189,6 +189,18 @@ def test_repair_text_lists_every_issue_with_did_you_mean():
 def test_parse_error_is_one_issue():
     [issue] = prevalidate("SELEC name FROM customers", shop_schema("duckdb"), "duckdb")
     assert issue.kind == "parse_error" and "does not parse" in issue.message
+    too_deep = "SELECT " + "(" * 3000 + "1" + ")" * 3000
+    assert [i.kind for i in prevalidate(too_deep, shop_schema("duckdb"), "duckdb")] == ["parse_error"]
+
+
+def test_a_parsed_statement_is_accepted_and_left_unchanged():
+    from baton.specialists.sql.safety import check_safety
+
+    sql = "SELECT c.nme FROM customers c"
+    statement = check_safety(sql, "postgres").statement
+    before = statement.sql("postgres")
+    assert [i.name for i in prevalidate(statement, shop_schema("postgres"), "postgres")] == ["nme"]
+    assert statement.sql("postgres") == before
 
 
 def test_unknowable_sources_are_not_flagged():

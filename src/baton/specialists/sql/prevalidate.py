@@ -80,7 +80,7 @@ def prevalidate(sql: str | exp.Expression, schema: SchemaInfo, dialect: str) -> 
     else:
         try:
             statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-        except SqlglotError as error:
+        except (SqlglotError, RecursionError) as error:
             text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return [SchemaIssue("parse_error", "", None, [], f"The query does not parse as {dialect} SQL: {text}")]
     if not schema.tables:
@@ -89,7 +89,7 @@ def prevalidate(sql: str | exp.Expression, schema: SchemaInfo, dialect: str) -> 
     for statement in statements:
         try:
             _Checker(schema, dialect, statement).run(issues)
-        except SqlglotError:
+        except (SqlglotError, RecursionError):
             continue  # sqlglot cannot build scopes for it; the engine will judge
     seen: set[tuple[str, str, str | None]] = set()
     unique = []

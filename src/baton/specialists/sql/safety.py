@@ -27,6 +27,8 @@ Decisions (where the issue is silent):
   function name that reads files in one engine has no business in a query for another
   (a user-defined ``pg_sleep`` in MySQL is not worth the risk); the few names that are
   harmless elsewhere (``glob`` is SQLite's pattern match) are blocked only where dangerous.
+- Catalog tables that hold password hashes (``pg_authid``, ``pg_shadow``, ``mysql.user``...)
+  are refused: agents are often connected as a superuser that could read them.
 - Sequence writers (``nextval``, ``setval``) and xid assignment (``txid_current``,
   ``pg_current_xact_id``) are writes; ``currval``/``lastval`` only read and stay allowed.
 - DuckDB reads any file or URL named as a table (``FROM 'data.csv'``, ``FROM "s3://..."``):
@@ -57,7 +59,7 @@ class SafetyVerdict:
     unparseable, multiple_statements, not_a_query, write_statement, data_modifying_cte,
     select_into, ddl, privilege, copy, command, set, pragma, attach, transaction,
     locking_clause, side_effect_statement, dangerous_function, file_read,
-    executable_comment.
+    executable_comment, sensitive_table.
     ``statement`` is the parsed query (when it parsed as a single statement).
     """
 
@@ -142,6 +144,8 @@ _DANGEROUS_FUNCTIONS: dict[str, str] = {
     "parquet_scan": _FILES, "sniff_csv": _FILES, "delta_scan": _FILES, "iceberg_scan": _FILES,
     "iceberg_metadata": _FILES, "iceberg_snapshots": _FILES, "st_read": _FILES,
     "st_read_meta": _FILES, "sqlite_scan": _FILES, "sqlite_attach": _FILES,
+    "json_execute_serialized_sql": _SQL_TEXT, "next_value_for": "advances a sequence (a write)",
+    "pg_stat_statements_reset": _ADMIN,
     "getenv": "reads the server's environment", "duckdb_secrets": "lists stored credentials",
     "which_secret": "lists stored credentials", "load_aws_credentials": "loads credentials",
 }
@@ -165,6 +169,10 @@ _DIALECT_FUNCTIONS: dict[str, dict[str, str]] = {
 }
 
 _PATH_CHARACTERS = frozenset("./\\:*?")
+
+# Catalog tables holding credentials: readable by the superusers people do connect as.
+_SENSITIVE_TABLES = frozenset({"pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings"})
+_SENSITIVE_QUALIFIED = frozenset({("mysql", "user"), ("mysql", "global_priv"), ("mysql", "password_history")})
 
 
 def dangerous_function_reason(name: str, dialect: str, allowed: frozenset[str] = frozenset()) -> str | None:
@@ -233,11 +241,18 @@ def _check_node(node: exp.Expression, dialect: str, allowed: frozenset[str]) -> 
         for name in _function_names(node):
             if why := dangerous_function_reason(name, dialect, allowed):
                 return SafetyVerdict(False, f"the function {name}() {why}", "dangerous_function")
+    if isinstance(node, exp.Table) and _is_sensitive_table(node):
+        return SafetyVerdict(False, f"the table {node.name} holds credentials", "sensitive_table")
     if dialect == "duckdb" and isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
         if _PATH_CHARACTERS.intersection(node.name):
             return SafetyVerdict(False, f"the table name {node.name!r} is a file path or URL, which DuckDB would read",
                                  "file_read")
     return None
+
+
+def _is_sensitive_table(table: exp.Table) -> bool:
+    name = table.name.lower()
+    return name in _SENSITIVE_TABLES or (table.db.lower(), name) in _SENSITIVE_QUALIFIED
 
 
 def _forbidden_rule(node: exp.Expression) -> tuple[str, str] | None:
