@@ -241,6 +241,13 @@ def test_column_aliases_of_derived_tables_replace_the_inner_names():
         [("unknown_column", "status", "x", "state")]
 
 
+def test_unnest_column_aliases_are_sources_too():
+    schema = shop_schema("duckdb")
+    assert prevalidate("SELECT u.v, o.id FROM orders o, UNNEST([1, 2]) AS u(v)", schema, "duckdb") == []
+    assert [_key(i) for i in prevalidate("SELECT u.w FROM orders o, UNNEST([1, 2]) AS u(v)", schema, "duckdb")] == \
+        [("unknown_column", "w", "u", None)]
+
+
 def test_same_wrong_name_is_reported_once():
     sql = "SELECT totl FROM orders WHERE totl > 1 ORDER BY totl"
     assert [i.name for i in prevalidate(sql, shop_schema("mysql"), "mysql")] == ["totl"]

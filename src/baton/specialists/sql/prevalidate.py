@@ -201,12 +201,11 @@ class _Checker:
 
     def _compute_scope_output(self, scope: Scope) -> _Columns:
         expression = scope.expression
-        parent = expression.parent
-        for holder in (expression, parent):
-            if isinstance(holder, (exp.CTE, exp.Subquery, exp.Unnest, exp.Values)) or holder is expression:
-                renamed = _alias_columns(holder.args.get("alias")) if holder is not None else None
-                if renamed is not None:
-                    return renamed
+        # Column aliases rename the output: ``WITH c(a, b) AS``, ``(...) AS d(a, b)``,
+        # ``UNNEST(x) AS u(v)``; they sit on the expression or on the node holding it.
+        for holder in (expression, expression.parent):
+            if holder is not None and (renamed := _alias_columns(holder.args.get("alias"))) is not None:
+                return renamed
         while isinstance(expression, exp.SetOperation):
             expression = expression.this
         if not isinstance(expression, exp.Select):
