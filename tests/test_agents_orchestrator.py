@@ -199,3 +199,20 @@ async def test_execution_memory_is_keyed_by_the_models_tool_call_ids():
     assert list(memory.results) == ["call_A", "call_B"]
     assert [r.task for r in memory.results.values()] == ["a", "b"]
     assert result.ai_message.metadata["mode"] == "synthesis"
+
+
+async def test_a_requests_model_preference_comes_first_then_the_app_model():
+    from stub_llm_server import openai_error, openai_tool_calls, running_stub
+
+    app_model = FunctionModel(router)
+    orchestrator = finance(app_model)
+    with running_stub() as stub:
+        stub.script("openai", openai_tool_calls([("c1", "pokemon_finance", '{"question": "cards?"}')]))
+        preferred = f"openai-compatible:{stub.openai_base_url}#user-model"
+        answer = await orchestrator.ask("which unit sells cards?", model=preferred)
+        assert answer.metadata["routed_to"] == "pokemon_finance" and app_model.call_count == 0
+        assert stub.requests_of("openai")[0].body["model"] == "user-model"
+        # the preferred server fails (500s): the chain falls back to the app's model
+        stub.script("openai", *[openai_error(500, "down")] * 10)
+        fallback = await orchestrator.ask("epson_finance: x", model=preferred)
+        assert fallback.metadata["routed_to"] == "epson_finance" and app_model.call_count == 1

@@ -38,6 +38,8 @@ from baton.agents.result import AgentResult
 from baton.errors import BatonError
 from baton.events import Event, QueueTracker, WorkflowTracker
 from baton.llm.base import ChatModel
+from baton.llm.config import model_choice
+from baton.llm.router import LLMRouter
 from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
@@ -90,6 +92,7 @@ class OrchestratorAgent(BaseAgent):
         self.early_exit = early_exit
         self.verified = tuple(verified)
         self.planning = planning
+        self._routers: dict[str, ChatModel] = {}  # configuration cache: one router per preference
         self._pending_names = list(agent_names)
         self._configure_lock = asyncio.Lock()
         self._configured = False
@@ -187,8 +190,10 @@ class OrchestratorAgent(BaseAgent):
                                result=message.content, ai_message=message, error=message.error,
                                token_usage=dict(message.token_usage), metadata={"mode": "pipeline"})
         fast_route = self._verified_route(question)
-        # The routing model may be a stand-in that is no LLM (LexicalRouter): fine for routing.
-        model = RouteTo(fast_route) if fast_route else (self.model or context.llm_router or self.model_for(context))
+        try:
+            model = RouteTo(fast_route) if fast_route else self._routing_model(context)
+        except BatonError as exc:
+            return self._failed(context, memory, question, exc)
         tools = [tool.bind(context) for tool in self.agent_tools.values()]
         messages = [Message.system(self.system_prompt), *context.chat_history, Message.user(question)]
         settings = dataclasses.replace(self.settings, stream=True) if stream else self.settings
@@ -213,6 +218,21 @@ class OrchestratorAgent(BaseAgent):
             result=message.content, ai_message=message, error=message.error,
             token_usage=dict(message.token_usage), metadata={"mode": message.metadata.get("mode")},
         )
+
+    def _routing_model(self, context: AgentContext) -> ChatModel:
+        """The request's preferred model first (``context.model`` / ``preferred_provider``),
+        falling back to this orchestrator's model: seed 002's user -> app chain, through an
+        ``LLMRouter`` built once per preference. Without a preference: this orchestrator's
+        model, which may be a routing stand-in that is no LLM (``LexicalRouter``)."""
+        preferred = model_choice(context.model, context.preferred_provider)
+        if preferred is None:
+            return self.model or context.llm_router or self.model_for(context)
+        router = self._routers.get(preferred)
+        if router is None:
+            fallback = self.model or context.llm_router
+            router = LLMRouter.resolve(user=preferred, app=fallback if getattr(fallback, "is_llm", True) else None)
+            self._routers[preferred] = router
+        return router
 
     def _verified_route(self, question: str) -> str | None:
         """The tool of the specialist owning a verified question that asks the same thing."""
