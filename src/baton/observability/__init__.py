@@ -1,0 +1,91 @@
+"""Observability: the tracker's events as OpenTelemetry spans, or as JSON log lines.
+
+``configure_observability()`` reads the standard ``OTEL_*`` environment and returns a
+``WorkflowTracker``: an :class:`OTelTracker` (``otel``: one span per workflow, LLM call, tool
+call, agent, SQL attempt and pipeline stage, GenAI semantic conventions) when an exporter
+is configured, else a :class:`LoggingTracker` (``logs``: one JSON line per event). Create
+it once per process, pass it as ``tracker=`` to ``OrchestratorAgent.ask``/``ask_stream``
+(or fan it out next to another tracker with ``baton.events.FanOutTracker``), and call its
+``shutdown()`` when the process stops so the last spans are exported.
+
+Content (questions, tool arguments, SQL text, streamed tokens) stays out of spans and logs
+unless ``BATON_OTEL_CAPTURE_CONTENT=1`` or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Mapping
+
+from baton.events import WorkflowTracker
+from baton.observability.logs import EVENT_LOGGER, LoggingTracker
+from baton.observability.otel import OTelTracker
+from baton.observability.values import capture_content_from_env, truthy
+
+log = logging.getLogger("baton.observability")
+
+
+def configure_observability(env: Mapping[str, str] | None = None, *, service_name: str = "baton",
+                            capture_content: bool | None = None) -> WorkflowTracker:
+    """The tracker the environment asks for.
+
+    - ``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none``: logs.
+    - ``BATON_OTEL_CONSOLE=1`` or ``OTEL_TRACES_EXPORTER=console``: spans printed to stdout.
+    - ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, or
+      ``OTEL_TRACES_EXPORTER=otlp``): OTLP over ``OTEL_EXPORTER_OTLP_PROTOCOL``
+      (``http/protobuf`` by default, or ``grpc``); the exporter reads its other
+      ``OTEL_EXPORTER_OTLP_*`` settings itself. It needs ``opentelemetry-exporter-otlp``,
+      which Baton does not depend on: without it this warns and falls back to logs.
+    - No exporter, but the application already installed an SDK tracer provider globally
+      (e.g. under ``opentelemetry-instrument``): spans go there.
+    - Otherwise: JSON log lines.
+
+    ``OTEL_SERVICE_NAME`` names the service (default ``service_name``). Spans leave through a
+    batch span processor, never on the request's path.
+    """
+    env = os.environ if env is None else env
+    capture = capture_content_from_env(env) if capture_content is None else capture_content
+    chosen = {name.strip().lower() for name in env.get("OTEL_TRACES_EXPORTER", "").split(",") if name.strip()}
+    if truthy(env.get("OTEL_SDK_DISABLED")) or "none" in chosen:
+        return LoggingTracker(capture_content=capture)
+
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+
+    exporters: list[Any] = []
+    if truthy(env.get("BATON_OTEL_CONSOLE")) or "console" in chosen:
+        exporters.append(ConsoleSpanExporter())
+    if "otlp" in chosen or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        otlp = _otlp_exporter(env)
+        if otlp is not None:
+            exporters.append(otlp)
+    if not exporters:
+        if isinstance(trace.get_tracer_provider(), TracerProvider):
+            return OTelTracker(capture_content=capture)
+        return LoggingTracker(capture_content=capture)
+    provider = TracerProvider(resource=Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or service_name}))
+    for exporter in exporters:
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+    return OTelTracker(provider, capture_content=capture, owns_provider=True)
+
+
+def _otlp_exporter(env: Mapping[str, str]) -> Any:
+    protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip().lower()
+    transport = "grpc" if protocol == "grpc" else "http"
+    try:
+        if transport == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+        else:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError:
+        package = f"opentelemetry-exporter-otlp-proto-{transport}"
+        log.warning("an OTLP endpoint is configured but %s is not installed (pip install %s): "
+                    "events go to the logs instead", package, package)
+        return None
+    return OTLPSpanExporter()
+
+
+__all__ = ["EVENT_LOGGER", "LoggingTracker", "OTelTracker", "capture_content_from_env", "configure_observability"]

@@ -1,0 +1,42 @@
+"""What an event may put in a log line or a span attribute: content filtering, coercion."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping
+
+CONTENT_FIELDS = frozenset({"question", "arguments", "sql", "delta"})
+"""Event fields that may hold users' words or data: exported only with content capture on."""
+
+MAX_ATTRIBUTE_CHARS = 4096
+
+
+def truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def capture_content_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """``BATON_OTEL_CAPTURE_CONTENT`` or the GenAI convention's
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``; off unless one says true."""
+    env = os.environ if env is None else env
+    return truthy(env.get("BATON_OTEL_CAPTURE_CONTENT")) or truthy(env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"))
+
+
+def without_content(data: Mapping[str, Any], capture: bool) -> dict[str, Any]:
+    return dict(data) if capture else {k: v for k, v in data.items() if k not in CONTENT_FIELDS}
+
+
+def attribute(value: Any) -> Any:
+    """A value OpenTelemetry accepts: a primitive, or a list of strings; anything else as JSON."""
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value[:MAX_ATTRIBUTE_CHARS]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return [v[:MAX_ATTRIBUTE_CHARS] for v in value]
+    return json.dumps(value, default=str, sort_keys=True)[:MAX_ATTRIBUTE_CHARS]
+
+
+def nanoseconds(ts: float) -> int:
+    return int(ts * 1_000_000_000)
