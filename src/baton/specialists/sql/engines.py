@@ -235,7 +235,8 @@ def _create_engine(conn: SQLConnection) -> sa.Engine:
     if conn.dialect == "duckdb":
         if not url.database or url.database == ":memory:":
             raise ConfigurationError("DuckDB connections need a database file; DataFrames go through DataFrameAgent")
-        config = {"enable_external_access": False, "lock_configuration": True}
+        # no file/network reads, no Python-variable replacement scans, and no SET to undo either
+        config = {"enable_external_access": False, "python_enable_replacements": False, "lock_configuration": True}
         return sa.create_engine(
             url, connect_args={"read_only": True, "config": config}, pool_size=opts.pool_size, max_overflow=0
         )

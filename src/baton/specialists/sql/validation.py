@@ -75,7 +75,7 @@ async def validate_and_run(
         attempt.outcome, attempt.error_class, attempt.error = "unsafe", "unsafe_sql", verdict.reason
         return done(AttemptReport(attempt, f"Refused: {verdict.reason}", unsafe=verdict))
 
-    issues = prevalidate(sql, schema, dialect)
+    issues = prevalidate(verdict.statement if verdict.statement is not None else sql, schema, dialect)  # reuse the parse
     if issues:
         return done(_invalid(attempt, issues, schema))
 
