@@ -3,8 +3,9 @@
 One server and one browser per module (a fresh browser context, so fresh cookies, per test).
 The workspace's agents are real and small: a chart agent whose answer goes through
 ``baton.presentation.present`` (chart, follow-ups, insights), two table agents for synthesis
-answers, a gated agent the test releases (to see events arrive before the answer), and a
-pipeline agent that pauses at a checkpoint. Routing is a FunctionModel.
+answers, a gated agent the test releases (to see events arrive before the answer); a second
+workspace's planner turns a multi-step question into a plan that pauses at a checkpoint.
+Routing and planning are FunctionModels.
 
 Screenshots land in ``test-artifacts/browser/`` (git-ignored).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 import re
 import threading
@@ -24,6 +26,8 @@ from agent_doubles import TableAgent
 from baton.agents import AgentContext, AgentResult, BaseAgent, OrchestratorAgent
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
+from baton.pipeline import AgentStageRunner, PipelineExecutor, Planner
+from baton.pipeline.planning import PipelinePlanning
 from baton.presentation import present
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
@@ -37,6 +41,7 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 KEY = "bt_browser_test_key"
 OTHER_KEY = "bt_other_workspace_key"
+PIPELINE_KEY = "bt_pipeline_workspace_key"
 
 pytestmark = [
     pytest.mark.browser,
@@ -82,27 +87,14 @@ class GatedAgent(BaseAgent):
         return AgentResult(agent_name=self.name, task=question, result=text, ai_message=AIMessage(content=text, data=[{"gate": "open"}]))
 
 
-class PipelineAgent(BaseAgent):
-    """Pauses at a checkpoint, as a pipeline with a human review step does."""
-
-    def __init__(self) -> None:
-        super().__init__("pipeline", "Multi-step analysis with review")
-
-    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
-        message = AIMessage(content="Stage 'units' found 4 business units. Continue?", data=[{"unit": u} for u in ("Pokemon", "Epson", "Roadshows", "General")],
-                            response_type=ResponseType.STAGE_CHECKPOINT, metadata={"stage_id": "units"})
-        return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
-
-
 def route(messages, tools):
     if messages[-1].role == "tool":
         return LLMResponse(content="Pokemon and Epson side by side: " + " / ".join(m.content for m in messages if m.role == "tool"))
     question = messages[-1].content.lower()
     if "compare" in question:
         return LLMResponse(tool_calls=[tool_call(u, {"question": question}) for u in ("pokemon_finance", "epson_finance")])
-    for word, agent in (("slow", "gated"), ("pipeline", "pipeline")):
-        if word in question:
-            return LLMResponse(tool_calls=[tool_call(agent, {"question": question})])
+    if "slow" in question:
+        return LLMResponse(tool_calls=[tool_call("gated", {"question": question})])
     return LLMResponse(tool_calls=[tool_call("revenue", {"question": question})])
 
 
@@ -116,13 +108,43 @@ def app(gated):
     orchestrator = OrchestratorAgent("finance", model=FunctionModel(route))
     orchestrator.add_agent(RevenueAgent())
     orchestrator.add_agent(gated)
-    orchestrator.add_agent(PipelineAgent())
     for unit, revenue in (("pokemon_finance", 1200), ("epson_finance", 800)):
         orchestrator.add_agent(TableAgent(unit, [{"unit": unit, "revenue": revenue}]))
     other = OrchestratorAgent("other", model=FunctionModel(route))
     other.add_agent(RevenueAgent())
-    workspaces = Workspaces([Workspace("finance", orchestrator, SessionStore()), Workspace("other", other, SessionStore())])
-    return create_app(workspaces, ApiKeys({KEY: "finance", OTHER_KEY: "other"}))
+    workspaces = Workspaces([Workspace("finance", orchestrator, SessionStore()), Workspace("other", other, SessionStore()),
+                             pipeline_workspace()])
+    return create_app(workspaces, ApiKeys({KEY: "finance", OTHER_KEY: "other", PIPELINE_KEY: "pipelines"}))
+
+
+PLAN = {
+    "question": "Revenue then costs",
+    "stages": [
+        {"stage_id": "revenue", "description": "Revenue", "tool": "query_database", "question": "revenue by unit",
+         "depends_on": [], "checkpoint": True},
+        {"stage_id": "costs", "description": "Costs", "tool": "query_database", "question": "costs by unit",
+         "depends_on": ["revenue"]},
+    ],
+}
+
+
+class UnitsAgent(BaseAgent):
+    """A stage's specialist: a small result table per question."""
+
+    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+        result = QueryResult(columns=["unit", "amount"], rows=[["Epson", 10 + len(question)], ["Pokemon", 30]])
+        message = AIMessage(content=f"{question}: 2 units", data=result.records(), results=result)
+        return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
+
+
+def pipeline_workspace() -> Workspace:
+    """The orchestrator's planner turns a multi-step question into a plan that pauses for review."""
+    finance = UnitsAgent("finance", "Revenue and costs by unit")
+    planning = PipelinePlanning(Planner(FunctionModel(lambda m, t: json.dumps(PLAN))),
+                                PipelineExecutor(AgentStageRunner({"query_database": finance})))
+    orchestrator = OrchestratorAgent("planner", model=FunctionModel(lambda m, t: "direct answer"), planning=planning)
+    orchestrator.add_agent(finance)
+    return Workspace("pipelines", orchestrator, SessionStore(), pipelines=planning)
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +208,7 @@ def test_login_link_opens_the_workspace_and_a_bad_key_does_not(page):
     assert response.status == 401 and "finance" not in page.content()
     login(page)
     expect(page.locator("#login")).to_be_hidden()
-    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "pipeline", "pokemon_finance", "epson_finance"])
+    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "pokemon_finance", "epson_finance"])
     shot(page, "01-logged-in")
 
 
@@ -322,17 +344,27 @@ def test_another_workspace_key_sees_none_of_these_conversations(page):
     expect(page.locator("#sessions li")).to_have_count(0)
 
 
-def test_approving_a_pipeline_checkpoint(page, app):
-    login(page)
-    ask(page, "Run the pipeline")
-    checkpoint = last_turn(page).locator(".checkpoint")
-    expect(checkpoint).to_be_visible()
-    expect(checkpoint.get_by_role("button")).to_have_text(["Approve", "Edit", "Reject"])
-    shot(page, "09-checkpoint")
+def test_approving_a_pipeline_checkpoint_continues_the_plan(page, app):
     if not has_route(app, "POST", "/v1/pipelines/{workflow_id}/decision"):
-        pytest.skip("the server has no POST /v1/pipelines/{workflow_id}/decision yet")
-    with page.expect_response(re.compile(r"/v1/pipelines/[^/]+/decision$")) as reply:
+        pytest.skip("the server has no POST /v1/pipelines/{workflow_id}/decision")
+    login(page, PIPELINE_KEY)
+    ask(page, "First revenue by unit, then costs by unit")
+    turn = last_turn(page)
+    checkpoint = turn.locator(".checkpoint")
+    expect(checkpoint).to_be_visible()
+    expect(checkpoint.locator(".title")).to_contain_text("revenue")
+    expect(checkpoint.get_by_role("button")).to_have_text(["Approve", "Edit", "Reject"])
+    expect(turn.locator(".answer [role=tab]")).to_have_text(["revenue"])  # the stage's rows so far
+    checkpoint.get_by_role("button", name="Edit").click()  # Edit first asks for the new question
+    expect(checkpoint.get_by_role("textbox")).to_be_visible()
+    shot(page, "09-checkpoint")
+    with page.expect_request(re.compile(r"/v1/pipelines/[^/]+/decision$")) as sent:
         checkpoint.get_by_role("button", name="Approve").click()
-    assert reply.value.ok
-    expect(last_turn(page).locator(".answer")).to_have_count(2)
-    shot(page, "09-checkpoint-approved")
+    assert sent.value.post_data_json["action"] == "approve" and sent.value.post_data_json["session_id"]
+    assert sent.value.response().ok
+    expect(checkpoint).to_contain_text("Approved.")
+    expect(checkpoint.get_by_role("button", name="Approve")).to_be_disabled()
+    done = turn.locator(".answer").nth(1)
+    expect(done.locator("[role=tab]")).to_have_text(["revenue", "costs"])
+    expect(done.locator(".checkpoint")).to_have_count(0)
+    shot(page, "10-checkpoint-approved")

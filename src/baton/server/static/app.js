@@ -206,7 +206,7 @@ function feedbackView(answer) {
 
 function checkpointView(answer) {
   if (answer.response_type !== "stage_checkpoint") return null;
-  const stage = answer.metadata?.stage_id;
+  const stage = answer.metadata?.pipeline?.checkpoint_stage ?? answer.metadata?.stage_id;
   const box = el("div", { class: "checkpoint" }, el("div", { class: "title" }, stage ? `The pipeline paused after stage “${stage}” for your review.` : "The pipeline paused for your review."));
   const edit = el("input", { type: "text", placeholder: "Edit the next stage's question", "aria-label": "Edited question", hidden: true });
   const status = el("div", { class: "meta" });
@@ -216,6 +216,7 @@ function checkpointView(answer) {
     if (action === "edit" && !edit.value.trim()) { status.textContent = "Type the edited question first."; return; }
     const body = { action };
     if (action === "edit") body.question = edit.value.trim();
+    if (state.sessionId) body.session_id = state.sessionId; // the decision and its outcome join the conversation
     buttons().forEach((b) => (b.disabled = true));
     status.textContent = "Sending…";
     try {
@@ -223,6 +224,7 @@ function checkpointView(answer) {
       status.textContent = { approve: "Approved.", edit: "Edited and continued.", reject: "Rejected." }[action];
       edit.disabled = true;
       box.closest(".turn").append(await answerView(reply));
+      loadSessions().catch(() => {});
     } catch (err) {
       status.textContent = "Decision not sent: " + err.message;
       buttons().forEach((b) => (b.disabled = false));
