@@ -24,6 +24,7 @@ import pytest
 
 from agent_doubles import TableAgent
 from baton.agents import AgentContext, AgentResult, BaseAgent, OrchestratorAgent
+from baton.errors import ProviderError
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.pipeline import AgentStageRunner, PipelineExecutor, Planner
@@ -87,12 +88,29 @@ class GatedAgent(BaseAgent):
         return AgentResult(agent_name=self.name, task=question, result=text, ai_message=AIMessage(content=text, data=[{"gate": "open"}]))
 
 
+INJECTION = '<img src=x onerror="window.__pwned = 1">'
+
+
+class InjectorAgent(BaseAgent):
+    """Answers with markup in its text, column names and cells: the page must show it as text."""
+
+    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+        message = AIMessage(content=f"Result {INJECTION}", data=[{"<b>name</b>": "<script>window.__pwned = 2</script>", "n": 1}],
+                            query="SELECT '<svg onload=alert(1)>'", suggested_followups=[INJECTION],
+                            insights=[{"id": "i1", "kind": "note", "text": INJECTION}])
+        return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
+
+
 def route(messages, tools):
     if messages[-1].role == "tool":
         return LLMResponse(content="Pokemon and Epson side by side: " + " / ".join(m.content for m in messages if m.role == "tool"))
     question = messages[-1].content.lower()
     if "compare" in question:
         return LLMResponse(tool_calls=[tool_call(u, {"question": question}) for u in ("pokemon_finance", "epson_finance")])
+    if "unavailable" in question:
+        raise ProviderError("the model is down for maintenance", provider="function", model="router")
+    if "inject" in question:
+        return LLMResponse(tool_calls=[tool_call("injector", {"question": question})])
     if "slow" in question:
         return LLMResponse(tool_calls=[tool_call("gated", {"question": question})])
     return LLMResponse(tool_calls=[tool_call("revenue", {"question": question})])
@@ -108,6 +126,7 @@ def app(gated):
     orchestrator = OrchestratorAgent("finance", model=FunctionModel(route))
     orchestrator.add_agent(RevenueAgent())
     orchestrator.add_agent(gated)
+    orchestrator.add_agent(InjectorAgent("injector", "Returns hostile text"))
     for unit, revenue in (("pokemon_finance", 1200), ("epson_finance", 800)):
         orchestrator.add_agent(TableAgent(unit, [{"unit": unit, "revenue": revenue}]))
     other = OrchestratorAgent("other", model=FunctionModel(route))
@@ -208,7 +227,7 @@ def test_login_link_opens_the_workspace_and_a_bad_key_does_not(page):
     assert response.status == 401 and "finance" not in page.content()
     login(page)
     expect(page.locator("#login")).to_be_hidden()
-    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "pokemon_finance", "epson_finance"])
+    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "injector", "pokemon_finance", "epson_finance"])
     shot(page, "01-logged-in")
 
 
@@ -336,6 +355,29 @@ def test_the_session_list_shows_the_conversation_and_reopening_restores_it(page)
     expect(page.locator("#chat .turn .answer")).to_have_count(3)
     expect(page.locator("#sessions .session", has_text="Revenue by month for the session test")).to_have_count(1)
     shot(page, "08-session-restored")
+
+
+def test_markup_in_answers_is_shown_as_text_never_run(page):
+    login(page)
+    ask(page, "inject something")
+    answer = last_turn(page).locator(".answer")
+    expect(answer.locator(".text")).to_have_text(f"Result {INJECTION}")
+    assert answer.locator("th").first.inner_text() == "<b>name</b>"
+    assert answer.locator("td").first.inner_text() == "<script>window.__pwned = 2</script>"
+    expect(answer.locator(".chip")).to_have_text([INJECTION])
+    expect(answer.locator(".insight span")).to_have_text(INJECTION)
+    assert page.locator("#chat img[src=x], #chat script, #chat b, #chat svg[onload]").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_a_failed_request_is_shown_as_an_error_and_the_page_stays_usable(page):
+    login(page)
+    ask(page, "model unavailable?")
+    failed = last_turn(page).locator(".answer.error")
+    expect(failed).to_contain_text("the model is down for maintenance")
+    expect(page.locator("#ask-button")).to_be_enabled()
+    ask(page, "Revenue by month")
+    expect(last_turn(page).locator(".answer .chart img")).to_be_visible()
 
 
 def test_another_workspace_key_sees_none_of_these_conversations(page):
