@@ -311,6 +311,7 @@ def test_an_insight_can_be_dismissed(page, app):
     insight = last_turn(page).locator(".insight")
     expect(insight).to_have_count(1)
     expect(insight).to_contain_text("largest change")
+    shot(page, "06-insight")
     if not has_route(app, "POST", "/v1/insights/dismiss"):
         pytest.skip("the server has no POST /v1/insights/dismiss yet (the page calls it)")
     with page.expect_response("**/v1/insights/dismiss") as reply:
@@ -320,16 +321,18 @@ def test_an_insight_can_be_dismissed(page, app):
 
 
 def test_thumbs_feedback_is_sent_and_acknowledged(page, app):
-    if not has_route(app, "POST", "/v1/feedback"):
-        pytest.skip("the server has no POST /v1/feedback yet (the page calls it)")
     login(page)
     ask(page, "Revenue by month")
     feedback = last_turn(page).locator(".feedback")
+    expect(feedback.get_by_role("button", name="Thumbs up")).to_be_visible()
+    shot(page, "07-feedback")
+    if not has_route(app, "POST", "/v1/feedback"):
+        pytest.skip("the server has no POST /v1/feedback yet (the page calls it)")
     with page.expect_request("**/v1/feedback") as sent:
         feedback.get_by_role("button", name="Thumbs up").click()
     assert sent.value.post_data_json["thumbs"] == "up" and sent.value.post_data_json["turn_id"]
     expect(feedback).to_contain_text("Thanks")
-    shot(page, "07-feedback")
+    shot(page, "07-feedback-sent")
 
 
 def test_the_session_list_shows_the_conversation_and_reopening_restores_it(page):
@@ -368,6 +371,7 @@ def test_markup_in_answers_is_shown_as_text_never_run(page):
     expect(answer.locator(".insight span")).to_have_text(INJECTION)
     assert page.locator("#chat img[src=x], #chat script, #chat b, #chat svg[onload]").count() == 0
     assert page.evaluate("window.__pwned") is None
+    shot(page, "11-markup-as-text")
 
 
 def test_a_failed_request_is_shown_as_an_error_and_the_page_stays_usable(page):
@@ -376,6 +380,7 @@ def test_a_failed_request_is_shown_as_an_error_and_the_page_stays_usable(page):
     failed = last_turn(page).locator(".answer.error")
     expect(failed).to_contain_text("the model is down for maintenance")
     expect(page.locator("#ask-button")).to_be_enabled()
+    shot(page, "12-failed-request")
     ask(page, "Revenue by month")
     expect(last_turn(page).locator(".answer .chart img")).to_be_visible()
 
@@ -384,6 +389,8 @@ def test_another_workspace_key_sees_none_of_these_conversations(page):
     login(page, OTHER_KEY)
     expect(page.locator("#agents li")).to_have_text(["revenue"])
     expect(page.locator("#sessions li")).to_have_count(0)
+    expect(page.locator("#empty")).to_be_visible()
+    shot(page, "13-other-workspace-empty")
 
 
 def test_approving_a_pipeline_checkpoint_continues_the_plan(page, app):
