@@ -186,19 +186,39 @@ async def test_token_usage_adds_up_orchestrator_and_specialists():
     assert [e["agent"] for e in answer.tool_call_log] == ["epson_finance", "pokemon_finance"]
 
 
-async def test_execution_memory_is_keyed_by_the_models_tool_call_ids():
-    from baton.agents import AgentContext, ExecutionMemory
-
-    memory = ExecutionMemory("both")
+async def test_results_are_kept_per_tool_call_even_when_a_model_reuses_ids():
     model = ScriptedModel([
-        LLMResponse(tool_calls=[tool_call("epson_finance", {"question": "a"}, id="call_A"), tool_call("epson_finance", {"question": "b"}, id="call_B")]),
+        LLMResponse(tool_calls=[tool_call("pokemon_finance", {"question": "a"}, id="call_0")]),
+        LLMResponse(tool_calls=[tool_call("epson_finance", {"question": "b"}, id="call_0")]),  # id reused
         "done",
     ])
+    answer = await finance(model, early_exit=False).ask("both, one after the other")
+    assert answer.metadata["mode"] == "synthesis"
+    assert set(answer.data) == {"pokemon_finance", "epson_finance"}
+    assert [e["call_id"] for e in answer.tool_call_log] == ["call_0", "call_0"]
+
+
+async def test_nested_orchestrators_keep_their_own_results():
+    inner = finance(FunctionModel(router))
+    outer = OrchestratorAgent("outer", model=FunctionModel(
+        lambda m, t: "done" if m[-1].role == "tool" else LLMResponse(tool_calls=[tool_call("finance_team", {"question": m[-1].content})])
+    ))
+    outer.add_agent(inner, tool_name="finance_team")
+    answer = await outer.ask("pokemon_finance: revenue?")
+    assert answer.metadata["mode"] == "passthrough" and answer.metadata["routed_to"] == "FinanceOrchestrator"
+    assert answer.data[0]["unit"] == "pokemon_finance"
+
+
+async def test_one_success_beside_a_failure_is_synthesised_with_the_error():
+    model = ScriptedModel([
+        LLMResponse(tool_calls=[tool_call("epson_finance", {"question": "x"}), tool_call("flaky", {"question": "y"})]),
+        "Epson is fine; the other unit's data is unavailable.",
+    ])
     orchestrator = finance(model)
-    result = await orchestrator.run(AgentContext(user_question="both", execution_memory=memory, llm_router=model), question="both")
-    assert list(memory.results) == ["call_A", "call_B"]
-    assert [r.task for r in memory.results.values()] == ["a", "b"]
-    assert result.ai_message.metadata["mode"] == "synthesis"
+    orchestrator.add_agent(FlakyAgent("flaky", [AgentRetryableError("down")] * 3))
+    answer = await orchestrator.ask("both")
+    assert answer.metadata["mode"] == "synthesis" and "unavailable" in answer.content
+    assert list(answer.data) == ["epson_finance"] and answer.metadata["agent_errors"][0]["agent"] == "flaky"
 
 
 async def test_a_requests_model_preference_comes_first_then_the_app_model():

@@ -1,6 +1,6 @@
 """How the orchestrator turns its loop's outcome into ONE rich answer (seed 000).
 
-- pass-through: exactly one specialist call succeeded and its answer has rich content
+- pass-through: exactly one specialist call was made, it succeeded, and its answer has rich content
   (data, artifacts, images or code): a COPY of the specialist's message, re-stamped with the
   orchestrator's ids and ``metadata`` {orchestrated, mode="passthrough", routed_to}. The
   specialist's own object is never mutated.
@@ -21,8 +21,10 @@ from baton.response import AIMessage
 
 
 def is_passthrough(results: list[AgentResult]) -> bool:
-    successful = [r for r in results if r.ok]
-    return len(successful) == 1 and successful[0].ai_message is not None and successful[0].ai_message.has_rich_content
+    """Exactly one specialist call was made, it succeeded, and its answer is rich. When a
+    second call failed, synthesis keeps the model's explanation and the typed errors, which a
+    pass-through of the one success would silently drop."""
+    return len(results) == 1 and results[0].ok and results[0].ai_message is not None and results[0].ai_message.has_rich_content
 
 
 def passthrough(result: AgentResult, *, input: str, session_id: str | None, turn_id: str, extra_metadata: dict[str, Any]) -> AIMessage:

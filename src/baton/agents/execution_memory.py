@@ -17,9 +17,16 @@ class ExecutionMemory:
     original_query: str = ""
     results: dict[str, AgentResult] = field(default_factory=dict)  # call_id -> result, in call order
 
-    def record(self, call_id: str, result: AgentResult) -> None:
-        result.call_id = call_id
-        self.results[call_id] = result
+    def record(self, call_id: str, result: AgentResult) -> str:
+        """Keep ``result`` under ``call_id`` (suffixed ``#2``, ``#3``... if a model reused an
+        id in a later turn, so no result is ever overwritten); returns the key used."""
+        key, n = call_id, 1
+        while key in self.results:
+            n += 1
+            key = f"{call_id}#{n}"
+        result.call_id = key
+        self.results[key] = result
+        return key
 
     def successful(self) -> list[AgentResult]:
         return [r for r in self.results.values() if r.ok]

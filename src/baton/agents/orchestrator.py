@@ -35,7 +35,7 @@ from baton.agents.execution_memory import ExecutionMemory
 from baton.agents.lexical_routing import RouteTo
 from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
-from baton.errors import BatonError
+from baton.errors import BatonError, ConfigurationError
 from baton.events import Event, QueueTracker, WorkflowTracker
 from baton.llm.base import ChatModel
 from baton.llm.config import model_choice
@@ -118,7 +118,7 @@ class OrchestratorAgent(BaseAgent):
 
     async def add_agent_by_name(self, agent_name: str, *, tool_name: str | None = None, description: str | None = None, **tool_options: Any) -> AgentTool:
         if self.registry is None:
-            raise BatonError(f"{self.name} has no registry to resolve {agent_name!r}; pass registry=AgentRegistry()")
+            raise ConfigurationError(f"{self.name} has no registry to resolve {agent_name!r}; pass registry=AgentRegistry()")
         agent = await self.registry.get_instance(agent_name)
         return self.add_agent(agent, tool_name=tool_name, description=description or self.registry.describe(agent_name) or None, **tool_options)
 
@@ -180,10 +180,9 @@ class OrchestratorAgent(BaseAgent):
 
     async def run(self, context: AgentContext, *, question: str | None = None, stream: bool = False, **kwargs: Any) -> AgentResult:
         question = question or context.user_question
-        memory = context.execution_memory
-        if memory is None or memory.original_query != question:
-            memory = ExecutionMemory(original_query=question)
-            context = context.derive(execution_memory=memory, user_question=question)
+        # Always this run's own memory: a nested orchestrator must not read its caller's results.
+        memory = ExecutionMemory(original_query=question)
+        context = context.derive(execution_memory=memory, user_question=question)
         if self.planning is not None and self.planning.needs_plan(question, context):
             message = await self.planning.run_plan(question, context)
             return AgentResult(agent_name=self.name, task=question, status="error" if message.error else "success",
