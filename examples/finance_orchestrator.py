@@ -21,6 +21,7 @@ import sys
 import tempfile
 
 from baton.agents import AgentRegistry, LexicalRouter, OrchestratorAgent
+from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.demo.data import build_demo_database
 from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.demo.workspace import DESCRIPTIONS
@@ -49,7 +50,7 @@ async def main(question: str) -> None:
 
     orchestrator = OrchestratorAgent(
         "FinanceOrchestrator",
-        model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS)),
+        model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}),
         agent_names=list(DESCRIPTIONS),
         registry=registry,
         verified=VERIFIED_QUESTIONS,

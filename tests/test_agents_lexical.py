@@ -1,6 +1,6 @@
 from agent_doubles import TableAgent
 from baton.agents import OrchestratorAgent
-from baton.agents.lexical_routing import NO_MODEL_ANSWER, LexicalRouter
+from baton.agents.lexical_routing import GENERIC_NAME_WORDS, NO_MODEL_ANSWER, LexicalRouter
 from baton.demo.verified import VERIFIED_QUESTIONS
 
 
@@ -8,7 +8,7 @@ def demo_router() -> LexicalRouter:
     examples: dict[str, list[str]] = {}
     for v in VERIFIED_QUESTIONS:
         examples.setdefault(v.agent, []).append(v.question)
-    return LexicalRouter(examples)
+    return LexicalRouter(examples, generic_name_words=GENERIC_NAME_WORDS | {"finance"})
 
 
 def finance(model) -> OrchestratorAgent:

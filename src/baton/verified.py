@@ -33,10 +33,11 @@ class VerifiedQuestion:
     connection_id: str = ""
 
 
-def content_words(text: str) -> frozenset[str]:
+def content_words(text: str, stop_words: frozenset[str] = _FILLER) -> frozenset[str]:
+    """Lower-cased words of ``text`` minus ``stop_words``, with a crude plural strip."""
     words = set()
     for word in _WORD.findall(text.lower()):
-        if word in _FILLER:
+        if word in stop_words:
             continue
         words.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
     return frozenset(words)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from typing import Mapping, Sequence
 
 from baton.messages import LLMResponse, StreamChunk, ToolCall
+from baton.verified import content_words
 
 NO_MODEL_ANSWER = (
     "No language model is configured, so I can only answer the verified questions of this "
@@ -28,23 +28,23 @@ _STOP = frozenset(
     "a an and are as at be by did do does for from how i in is it its me of on or our show "
     "tell that the this to was we were what which who with".split()
 )
-_WORD = re.compile(r"[a-z0-9]+")
+GENERIC_NAME_WORDS = frozenset({"agent", "specialist", "assistant", "bot", "data"})
 _ids = itertools.count(1)
 
 
-def words(text: str) -> set[str]:
-    out = set()
-    for word in _WORD.findall(text.lower()):
-        if word in _STOP:
-            continue
-        out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
-    return out
+def words(text: str) -> frozenset[str]:
+    return content_words(text, _STOP)
 
 
 def similarity(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / math.sqrt(len(a) * len(b))
+
+
+def _relay(model, tool_message) -> LLMResponse:
+    """After a tool result, a routing stand-in answers with the specialist's own text."""
+    return LLMResponse(content=tool_message.content, model=model.model, provider=model.provider, finish_reason="stop")
 
 
 class LexicalRouter:
@@ -57,22 +57,25 @@ class LexicalRouter:
     is_llm = False  # specialists must not use it as their language model
 
     def __init__(self, examples: Mapping[str, Sequence[str]] | None = None, *, min_score: float = 0.2,
-                 no_match_answer: str = NO_MODEL_ANSWER) -> None:
+                 no_match_answer: str = NO_MODEL_ANSWER, generic_name_words: frozenset[str] = GENERIC_NAME_WORDS) -> None:
+        """``generic_name_words``: words of tool names that say nothing about the topic
+        (``finance`` in ``pokemon_finance`` when every specialist is a finance one)."""
         self.examples = {name: [words(q) for q in qs] for name, qs in (examples or {}).items()}
         self.min_score = min_score
         self.no_match_answer = no_match_answer
+        self.generic_name_words = frozenset(generic_name_words)
 
     def score(self, question: str, tool) -> float:
         q = words(question)
         name_words = words(tool.name.replace("_", " "))
         candidates = [words(tool.description), *self.examples.get(tool.name, ())]
         best = max((similarity(q, c) for c in candidates), default=0.0)
-        return best + 0.3 * bool(q & (name_words - {"finance", "agent"}))
+        return best + 0.3 * bool(q & (name_words - self.generic_name_words))
 
     async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
         last = messages[-1]
         if last.role == "tool":
-            return LLMResponse(content=last.content, model=self.model, provider=self.provider, finish_reason="stop")
+            return _relay(self, last)
         question = last.content
         scored = sorted(((self.score(question, t), t.name) for t in tools or ()), reverse=True)
         if not scored or scored[0][0] < self.min_score:
@@ -102,7 +105,7 @@ class RouteTo:
     async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
         last = messages[-1]
         if last.role == "tool":
-            return LLMResponse(content=last.content, model=self.model, provider=self.provider, finish_reason="stop")
+            return _relay(self, last)
         call = ToolCall(id=f"verified_{next(_ids)}", name=self.tool_name, arguments={"question": last.content})
         return LLMResponse(tool_calls=[call], model=self.model, provider=self.provider, finish_reason="tool_calls")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from baton.agents import LexicalRouter, OrchestratorAgent
+from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.llm.base import ChatModel
 from baton.demo.data import build_demo_database
 from baton.demo.verified import VERIFIED_QUESTIONS
@@ -59,7 +60,7 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     orchestrator = OrchestratorAgent(
         "FinanceOrchestrator",
         "Answers finance questions for Pokemon, Epson, Roadshows and the company as a whole.",
-        model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS)),
+        model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}),
         verified=VERIFIED_QUESTIONS,
     )
     for name, description in DESCRIPTIONS.items():
