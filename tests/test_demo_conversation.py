@@ -66,3 +66,15 @@ async def test_show_only_the_top_5_requeries_with_the_previous_sql(client):
 async def test_follow_up_without_a_previous_answer_goes_to_the_orchestrator(client):
     answer = await ask(client, "Which Pokemon products sold the most in 2025?")
     assert answer["metadata"].get("followup") is None
+
+
+@pytest.mark.parametrize("question", [
+    "Show Epson revenue by month in 2025 as a line chart",  # a new question that names a chart type
+    "Show the top 10 products",                              # a new question that says "top"
+])
+async def test_new_questions_are_not_mistaken_for_follow_ups(client, question):
+    first = await ask(client, "What was the profit of each roadshow city?")
+    response = await client.post("/v1/ask", json={"question": question, "session_id": first["session_id"]})
+    answer = response.json()
+    assert answer["metadata"].get("followup") is None
+    assert answer["data"] != first["data"]

@@ -13,11 +13,13 @@ Anything else goes to the orchestrator with the conversation as history.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import uuid
-from typing import Any
-
-from baton.response import AIMessage, QueryResult
+from baton.agents import AgentContext
+from baton.errors import BatonError
+from baton.response import AIMessage, QueryResult, ResponseType
+from baton.verified import content_words
 
 _CHART = re.compile(
     r"\b(?:show|display|draw|plot|make|turn|render|view|see|put)\b.*?\b(?:as|into|in|like)\s+(?:an?\s+)?"
@@ -25,20 +27,41 @@ _CHART = re.compile(
     re.IGNORECASE,
 )
 _TOP = re.compile(r"\b(?:top|first|best|largest|biggest)\s+(\d+|three|five|ten)\b", re.IGNORECASE)
-_WORDS = {"three": 3, "five": 5, "ten": 10}
+_NUMBERS = {"three": 3, "five": 5, "ten": 10}
+_BACK_REFERENCE = re.compile(r"\b(?:this|that|it|these|those|same|previous|above|them)\b", re.IGNORECASE)
+# Words a follow-up may use without asking something new.
+_FOLLOWUP_WORDS = frozenset(
+    "show display draw plot make turn render view see put as into in like an a chart graph pie bar line scatter "
+    "area table big number only just top first best largest biggest give keep limit result row please now "
+    "instead can could you me i want three five ten".split()
+)
+MAX_FOLLOWUP_CHARS = 200  # a follow-up is short; longer text is a new question (and bounds the regex work)
+
+
+def _refers_back(question: str) -> bool:
+    """True when the question points at the previous answer ("this", "these", ...) or adds
+    no words of its own: "Show the top 10 products" is a new question, "Show only the top 5"
+    and "Show this as a pie chart" are not."""
+    if _BACK_REFERENCE.search(question):
+        return True
+    return not (content_words(question) - _FOLLOWUP_WORDS - {w for w in content_words(question) if w.isdigit()})
 
 
 def chart_request(question: str) -> str | None:
+    if len(question) > MAX_FOLLOWUP_CHARS or not _refers_back(question):
+        return None
     match = _CHART.search(question)
     return match.group(1).lower().replace(" ", "_").replace("-", "_") if match else None
 
 
 def top_n_request(question: str) -> int | None:
+    if len(question) > MAX_FOLLOWUP_CHARS or not _refers_back(question):
+        return None
     match = _TOP.search(question)
     if not match or not re.search(r"\b(only|just|show|give|keep|limit)\b", question, re.IGNORECASE):
         return None
     raw = match.group(1).lower()
-    return _WORDS.get(raw) or int(raw)
+    return _NUMBERS.get(raw) or int(raw)
 
 
 def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | None:
@@ -56,6 +79,10 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
         viz_config=choice.viz_config,
         input=question,
         turn_id=uuid.uuid4().hex,
+        created_at=dt.datetime.now(dt.UTC),
+        token_usage={},
+        tool_call_log=[],
+        workflow_id=None,
         suggested_followups=[],
         metadata={**previous.metadata, "followup": "rechart", "based_on": previous.turn_id, "llm_calls": 0},
     )
@@ -94,8 +121,9 @@ def _last_numeric_column(results: QueryResult) -> str | None:
     return None
 
 
-async def answer_followup(orchestrator, previous: AIMessage | None, question: str, **ask: Any) -> AIMessage | None:
-    """The follow-up's answer, or None when the question is not such a follow-up."""
+async def answer_followup(orchestrator, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
+    """The follow-up's answer, or None when the question is not such a follow-up. ``context``
+    is the request's (workspace, tracker); a failure is an error answer, never an exception."""
     if previous is None:
         return None
     requested = chart_request(question)
@@ -109,6 +137,9 @@ async def answer_followup(orchestrator, previous: AIMessage | None, question: st
     tool = next((t for t in orchestrator.agent_tools.values() if t.agent.name == agent_name), None)
     if sql is None or tool is None:
         return None
-    answer = await tool.agent.ask(question, sql=sql, **ask)
+    try:
+        answer = await tool.agent.ask(question, context=context.derive(user_question=question), sql=sql)
+    except BatonError as exc:
+        answer = AIMessage(content=f"The follow-up query failed: {exc}", error=str(exc), response_type=ResponseType.ERROR)
     answer.metadata.update(followup="top_n", based_on=previous.turn_id, routed_to=agent_name)
     return answer

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-from baton.events import Event, WorkflowTracker
+from baton.agents import AgentContext
+from baton.events import NULL_TRACKER, Event, WorkflowTracker
 from baton.response import AIMessage
 from baton.server.followups import answer_followup
 from baton.server.workspace import Workspace
@@ -23,11 +24,12 @@ async def _prepare(ws: Workspace, question: str, session_id: str | None):
     return session_id, history
 
 
-async def _followup(ws: Workspace, question: str, session_id: str, history: list) -> AIMessage | None:
+async def _followup(ws: Workspace, question: str, session_id: str, history: list, tracker: WorkflowTracker | None) -> AIMessage | None:
     if not history:
         return None
     previous = await ws.sessions.last_answer(ws.name, session_id)
-    message = await answer_followup(ws.orchestrator, previous, question)
+    context = AgentContext(user_question=question, workspace=ws.name, tracker=tracker or NULL_TRACKER)
+    message = await answer_followup(ws.orchestrator, previous, question, context)
     if message is not None:
         message.session_id = session_id
         message.input = question
@@ -36,7 +38,7 @@ async def _followup(ws: Workspace, question: str, session_id: str, history: list
 
 async def answer(ws: Workspace, question: str, session_id: str | None = None, *, tracker: WorkflowTracker | None = None) -> AIMessage:
     session_id, history = await _prepare(ws, question, session_id)
-    message = await _followup(ws, question, session_id, history)
+    message = await _followup(ws, question, session_id, history, tracker)
     if message is None:
         message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
     await ws.sessions.append(ws.name, session_id, question, message)
@@ -46,7 +48,7 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
 async def answer_stream(ws: Workspace, question: str, session_id: str | None = None) -> AsyncIterator[Event | AIMessage]:
     """Every event as it happens, then the final answer (already persisted)."""
     session_id, history = await _prepare(ws, question, session_id)
-    message = await _followup(ws, question, session_id, history)
+    message = await _followup(ws, question, session_id, history, None)
     if message is not None:
         await ws.sessions.append(ws.name, session_id, question, message)
         yield Event("followup", {"kind": message.metadata.get("followup")})
