@@ -82,3 +82,18 @@ def test_rich_content_rule():
 def test_notebook_html_shows_table_and_sql():
     html = AIMessage(content="<b>", data=[{"a": 1}], query="SELECT 1")._repr_html_()
     assert "&lt;b&gt;" in html and "<td>1</td>" in html and "SELECT 1" in html
+
+
+def test_user_dicts_with_a_type_key_and_unusual_driver_values_round_trip():
+    import ipaddress
+
+    message = AIMessage(data=[{"payload": {"$type": "Order", "id": 7}, "ip": ipaddress.ip_address("10.0.0.1")}])
+    back = AIMessage.from_json(message.to_json())
+    assert back.data == [{"payload": {"$type": "Order", "id": 7}, "ip": "10.0.0.1"}]
+
+
+def test_unreadable_answers_raise_a_typed_error():
+    from baton.errors import BatonError
+
+    with pytest.raises(BatonError, match="unknown tagged JSON value"):
+        AIMessage.from_dict({"data": {"$type": "nope"}})

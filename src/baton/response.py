@@ -23,6 +23,12 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from baton.errors import BatonError
+
+
+class AnswerFormatError(BatonError, ValueError):
+    """A serialized answer that does not read back (unknown fields or tags)."""
+
 
 class ResponseType(StrEnum):
     """What kind of answer this is; surfaces pick their rendering from it."""
@@ -154,7 +160,7 @@ class AIMessage:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(raw) - known
         if unknown:
-            raise ValueError(f"unknown AIMessage fields: {sorted(unknown)}")
+            raise AnswerFormatError(f"unknown AIMessage fields: {sorted(unknown)}")
         values = {k: from_jsonable(v) for k, v in raw.items()}
         if values.get("results") is not None:
             values["results"] = QueryResult(**values["results"])
@@ -205,7 +211,10 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
+        converted = {str(k): to_jsonable(v) for k, v in value.items()}
+        # A user's own dict with a "$type" key (JSON columns, .NET payloads) must not be read
+        # back as one of our tags: wrap it.
+        return {_TAG: "dict", "value": converted} if _TAG in converted else converted
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dt.datetime):
@@ -228,8 +237,9 @@ def to_jsonable(value: Any) -> Any:
         return _dataframe_to_json(value)
     if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy / pandas scalars
         return to_jsonable(value.item())
-    type_name = type(value).__module__ + "." + type(value).__name__
-    raise TypeError(f"cannot serialize {type_name} in an AIMessage")
+    # Anything else a database driver hands back (IP addresses, ranges, intervals, geometry,
+    # ...) is kept as its text form rather than losing the whole answer.
+    return str(value)
 
 
 def _dataframe_to_json(frame) -> dict[str, Any]:
@@ -251,6 +261,8 @@ def from_jsonable(value: Any) -> Any:
     if tag is None:
         return {k: from_jsonable(v) for k, v in value.items()}
     raw = value.get("value")
+    if tag == "dict":
+        return {k: from_jsonable(v) for k, v in raw.items()}
     if tag == "datetime":
         return dt.datetime.fromisoformat(raw)
     if tag == "date":
@@ -277,4 +289,4 @@ def from_jsonable(value: Any) -> Any:
                 except (TypeError, ValueError):
                     pass
         return frame
-    raise ValueError(f"unknown tagged JSON value {tag!r}")
+    raise AnswerFormatError(f"unknown tagged JSON value {tag!r}")
