@@ -202,9 +202,10 @@ def shot(page, name: str) -> None:
 
 
 def login(page, key: str = KEY) -> None:
-    page.goto(f"/login?key={key}")
-    expect(page).to_have_url(re.compile(r"/$"))
+    page.goto("about:blank")
+    page.goto(f"/#key={key}")
     expect(page.locator("#agents li").first).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/$"))  # the key left the address bar
 
 
 def ask(page, question: str) -> None:
@@ -223,8 +224,11 @@ def test_login_link_opens_the_workspace_and_a_bad_key_does_not(page):
     page.goto("/")
     expect(page.locator("#login")).to_be_visible()  # no cookie yet: the page asks for a key
     assert page.locator("#agents li").count() == 0
-    response = page.goto("/login?key=wrong")
-    assert response.status == 401 and "finance" not in page.content()
+    page.goto("about:blank")  # a fresh load: "/" -> "/#..." alone would only move the fragment
+    page.goto("/#key=wrong")
+    expect(page.locator("#login-error")).to_have_text("That key is not valid.")
+    assert page.locator("#agents li").count() == 0
+    assert page.context.request.post("/login", data={"key": KEY}, headers={"Origin": "https://evil.example"}).status == 403
     login(page)
     expect(page.locator("#login")).to_be_hidden()
     expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "injector", "pokemon_finance", "epson_finance"])

@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         app, key = demo_app(workspace)
         if os.environ.get("BATON_DEMO_SMOKE"):
             raise typer.Exit(asyncio.run(smoke_check(app, key, console)))
-        url = f"http://{host}:{port}/login?key={key}"
+        url = f"http://{host}:{port}/#key={key}"
         console.print(f"\n[bold green]Baton demo[/bold green] is running. Open:\n\n  [link={url}]{url}[/link]\n")
         console.print("Try: [italic]What was Pokemon revenue by month in 2025?[/italic]   (Ctrl+C to stop)")
         serve_app(app, host, port)
@@ -112,7 +112,7 @@ def register(app: typer.Typer) -> None:
 
         app, printed = server_app(database, _model(), _demo_workspace, console)
         for key, name in printed:
-            console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/login?key={key}")
+            console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         serve_app(app, host, port)
 
     @app.command()

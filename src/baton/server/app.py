@@ -4,20 +4,22 @@ needs an API key; the key decides the workspace."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
+from urllib.parse import urlsplit
 from importlib import resources
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from baton.events import Event
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
 from baton.server.openai_compat import register_openai_routes
 from baton.agents import AgentContext
-from baton.server.schemas import AskRequest, ChartRequest, CheckpointDecision as CheckpointDecisionBody
+from baton.server.schemas import AskRequest, ChartRequest, LoginRequest, CheckpointDecision as CheckpointDecisionBody
 from baton.server.sessions import SessionNotFound
 from baton.server.sse import sse
 from baton.server.workspace import Workspace, Workspaces
@@ -119,13 +121,18 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
             raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {exc}") from exc
         return Response(svg, media_type="image/svg+xml")
 
-    @app.get("/login", include_in_schema=False)
-    async def login(key: str, request: Request) -> Response:
-        """The demo's one-click link: checks the key, stores it in a cookie, opens the page."""
-        if request.app.state.keys.resolve(key) is None:
+    @app.post("/login", include_in_schema=False)
+    async def login(body: LoginRequest, request: Request) -> Response:
+        """Exchange a key for a session cookie. The page posts the key it found in the URL
+        fragment (``/#key=...``, which browsers never send to a server or put in logs); a
+        cross-site post is refused, so no other site can log a visitor into its workspace."""
+        origin = request.headers.get("origin")
+        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+            raise HTTPException(status_code=403, detail="cross-site login refused")
+        if request.app.state.keys.resolve(body.key) is None:
             raise HTTPException(status_code=401, detail="missing or invalid API key")
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, key, httponly=True, samesite="strict")
+        response = Response(status_code=204)
+        response.set_cookie(COOKIE, body.key, httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return response
 
     @app.get("/", include_in_schema=False)

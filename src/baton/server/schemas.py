@@ -17,6 +17,10 @@ class AskRequest(Strict):
     session_id: str | None = Field(None, description="Continue this conversation (omit to start one).")
 
 
+class LoginRequest(Strict):
+    key: str = Field(min_length=1, max_length=500)
+
+
 class FeedbackRequest(Strict):
     turn_id: str = Field(min_length=1)
     thumbs: Literal["up", "down"] | None = None

@@ -398,8 +398,26 @@ $("#new-session").addEventListener("click", () => {
   loadSessions().catch(() => {});
   $("#question").focus();
 });
-$("#login-form").addEventListener("submit", (event) => {
+async function login(key) {
+  // The key travels in the request body only; the cookie it buys is httponly.
+  const response = await fetch("/login", { method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify({ key }) });
+  if (!response.ok) throw new Error(response.status === 401 ? "That key is not valid." : response.statusText);
+}
+
+$("#login-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  window.location.href = "/login?key=" + encodeURIComponent($("#login-key").value);
+  try {
+    await login($("#login-key").value);
+    await loadAgents();
+    await loadSessions();
+  } catch (err) { $("#login-error").textContent = err.message; }
 });
-loadAgents().then(loadSessions).catch(() => {});
+
+// A link like /#key=... (what `baton demo` prints) logs in at once; the fragment is never
+// sent to the server, and it is removed from the address bar and history right away.
+const fragmentKey = new URLSearchParams(window.location.hash.slice(1)).get("key");
+if (fragmentKey) history.replaceState(null, "", window.location.pathname);
+(fragmentKey ? login(fragmentKey) : Promise.resolve())
+  .catch((err) => { $("#login-error").textContent = err.message; })
+  .then(loadAgents).then(loadSessions).catch(() => {});
