@@ -138,3 +138,29 @@ def test_every_api_route_requires_the_key(app):
         if isinstance(route, APIRoute) and route.path not in open_paths:
             calls = [d.call for d in route.dependant.dependencies]
             assert authenticate in calls, route.path
+
+
+def test_keys_for_unknown_workspaces_are_refused_at_start():
+    from baton.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="unknown workspaces: nowhere"):
+        create_app(Workspaces([workspace("acme", "x")]), ApiKeys({"k": "nowhere"}))
+
+
+async def test_chart_rendering_checks_its_input(client):
+    spec = {"mark": "bar", "data": {"values": [{"a": "x", "b": 1}]},
+            "encoding": {"x": {"field": "a", "type": "nominal"}, "y": {"field": "b", "type": "quantitative"}}}
+    svg = await client.post("/v1/charts/render", json={"spec": spec}, headers=ACME)
+    assert svg.status_code == 200 and svg.text.lstrip().startswith("<svg")
+    broken = await client.post("/v1/charts/render", json={"spec": {"mark": 12}}, headers=ACME)
+    assert broken.status_code == 422
+    huge = {**spec, "data": {"values": [{"a": "x" * 100, "b": i} for i in range(60_000)]}}
+    assert (await client.post("/v1/charts/render", json={"spec": huge}, headers=ACME)).status_code == 413
+
+
+async def test_login_sets_a_cookie_only_for_a_valid_same_site_post(client):
+    assert (await client.post("/login", json={"key": "nope"})).status_code == 401
+    assert (await client.post("/login", json={"key": "key-acme"}, headers={"Origin": "https://evil.example"})).status_code == 403
+    ok = await client.post("/login", json={"key": "key-acme"}, headers={"Origin": "http://test"})
+    assert ok.status_code == 204 and "baton_key" in ok.headers["set-cookie"] and "HttpOnly" in ok.headers["set-cookie"]
+    assert (await client.get("/v1/agents")).status_code == 200  # the cookie now authenticates

@@ -64,3 +64,13 @@ async def test_a_multi_step_question_pauses_at_its_checkpoint_and_approval_compl
 async def test_simple_questions_skip_planning(client):
     answer = (await client.post("/v1/ask", json={"question": "hello"}, headers={"X-API-Key": "a"})).json()
     assert answer["content"] == "direct answer" and answer["response_type"] == "text"
+
+
+async def test_a_decision_for_a_foreign_session_is_refused_before_the_run_moves_on(client):
+    paused = (await client.post("/v1/ask", json={"question": "First revenue by unit, then costs by unit"}, headers={"X-API-Key": "a"})).json()
+    globex = (await client.post("/v1/ask", json={"question": "hello"}, headers={"X-API-Key": "g"})).json()
+    wrong = await client.post(f"/v1/pipelines/{paused['workflow_id']}/decision",
+                              json={"action": "approve", "session_id": globex["session_id"]}, headers={"X-API-Key": "a"})
+    assert wrong.status_code == 404
+    right = await client.post(f"/v1/pipelines/{paused['workflow_id']}/decision", json={"action": "approve"}, headers={"X-API-Key": "a"})
+    assert right.json()["response_type"] == "pipeline_complete"  # still paused after the refusal

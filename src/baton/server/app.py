@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 from urllib.parse import urlsplit
 from importlib import resources
@@ -14,6 +15,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
+from baton.errors import ConfigurationError
 from baton.events import Event
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
@@ -25,6 +27,8 @@ from baton.server.sse import sse
 from baton.server.workspace import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
+MAX_CHART_SPEC_BYTES = 5_000_000
+CHART_RENDERERS = 2
 
 
 def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -> FastAPI:
@@ -32,8 +36,12 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
         title=title, version="0.1.0", description="Ask questions of your data through cooperating AI agents.",
         openapi_url=None, docs_url=None, redoc_url=None,  # served below, behind the key
     )
+    unknown = keys.workspaces() - workspaces.names()
+    if unknown:
+        raise ConfigurationError(f"API keys name unknown workspaces: {', '.join(sorted(unknown))} (have: {', '.join(sorted(workspaces.names()))})")
     app.state.workspaces = workspaces
     app.state.keys = keys
+    chart_slots = asyncio.Semaphore(CHART_RENDERERS)
 
     def workspace_of(caller: Principal) -> Workspace:
         return app.state.workspaces.for_principal(caller)
@@ -100,6 +108,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
         ws = workspace_of(caller)
         if ws.pipelines is None or not ws.pipelines.is_paused(workflow_id):
             raise HTTPException(status_code=404, detail="no paused pipeline with this id")
+        if body.session_id is not None:
+            await ws.sessions.turns(ws.name, body.session_id)  # 404 before the run moves on
         try:
             decision = CheckpointDecision(body.action, question=body.question)
             message = await ws.pipelines.decide(workflow_id, decision, AgentContext(workspace=ws.name, llm_router=ws.orchestrator.model))
@@ -112,12 +122,17 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
 
     @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
     async def render_chart(body: ChartRequest, caller: Caller) -> Response:
-        """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN)."""
-        from baton.viz import render_svg
+        """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN).
+        Rendering runs in a worker thread, a few at a time, so a big chart never stalls
+        other requests."""
+        from baton.viz import ChartRenderError, render_svg
 
+        if len(json.dumps(body.spec, default=str)) > MAX_CHART_SPEC_BYTES:
+            raise HTTPException(status_code=413, detail=f"chart spec over {MAX_CHART_SPEC_BYTES} bytes")
         try:
-            svg = render_svg(body.spec)
-        except Exception as exc:
+            async with chart_slots:
+                svg = await asyncio.to_thread(render_svg, body.spec)
+        except ChartRenderError as exc:
             raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {exc}") from exc
         return Response(svg, media_type="image/svg+xml")
 

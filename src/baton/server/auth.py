@@ -46,6 +46,9 @@ class ApiKeys:
     def add(self, key: str, workspace: str) -> None:
         self._by_digest[digest(key)] = workspace
 
+    def workspaces(self) -> set[str]:
+        return set(self._by_digest.values())
+
     def resolve(self, key: str | None) -> Principal | None:
         if not key:
             return None

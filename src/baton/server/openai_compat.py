@@ -36,7 +36,9 @@ def _split(messages: list[ChatMessage]) -> tuple[str, list[Message]]:
     if not users:
         raise HTTPException(status_code=422, detail="messages must contain at least one user message")
     last = users[-1]
-    history = [Message(m.role if m.role != "developer" else "system", _text(m)) for m in messages[:last] if m.role in ("user", "assistant")]
+    # The client's own instructions (system/developer) are kept, after the orchestrator's.
+    history = [Message("system" if m.role == "developer" else m.role, _text(m)) for m in messages[:last]
+               if m.role in ("system", "developer", "user", "assistant")]
     return _text(messages[last]), history
 
 

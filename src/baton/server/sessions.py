@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.errors import BatonError
 from baton.messages import Message
 from baton.response import AIMessage
 
@@ -48,7 +49,7 @@ class Turn:
     answer: AIMessage
 
 
-class SessionNotFound(KeyError):
+class SessionNotFound(BatonError, LookupError):
     """No such session in the caller's workspace (it may exist in another: we don't say)."""
 
 

@@ -34,5 +34,8 @@ class Workspaces:
     def for_principal(self, principal: Principal) -> Workspace:
         return self._by_name[principal.workspace]
 
+    def names(self) -> set[str]:
+        return set(self._by_name)
+
     def __iter__(self):
         return iter(self._by_name.values())
