@@ -161,7 +161,9 @@ class OrchestratorAgent(BaseAgent):
         if base.llm_router is None and self.model is not None:
             changes["llm_router"] = self.model
         request = base.derive(**changes)
+        request.emit("workflow.start", agent=self.name, session_id=session_id, question=question)
         result = await self.run(request, question=question, stream=stream)
+        request.emit("workflow.end", agent=self.name, status=result.status, mode=result.metadata.get("mode"))
         message = result.ai_message or AIMessage(content=result.to_text())
         message.input = question
         message.session_id = session_id

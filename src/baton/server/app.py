@@ -5,6 +5,7 @@ needs an API key; the key decides the workspace."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -16,7 +17,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from baton.errors import ConfigurationError
-from baton.events import Event
+from baton.events import Event, WorkflowTracker
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
 from baton.server.openai_compat import register_openai_routes
@@ -31,9 +32,25 @@ MAX_CHART_SPEC_BYTES = 5_000_000
 CHART_RENDERERS = 2
 
 
-def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -> FastAPI:
+def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None) -> FastAPI:
+    """The app. ``tracker`` receives every event of every request (default: what
+    ``configure_observability`` picks from the environment: OpenTelemetry spans when an
+    exporter is configured, structured JSON logs otherwise)."""
+    owned = tracker is None
+    if tracker is None:
+        from baton.observability import configure_observability
+
+        tracker = configure_observability()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        shutdown = getattr(app.state.tracker, "shutdown", None)
+        if owned and callable(shutdown):
+            shutdown()  # flush spans still buffered
+
     app = FastAPI(
-        title=title, version="0.1.0", description="Ask questions of your data through cooperating AI agents.",
+        lifespan=lifespan, title=title, version="0.1.0", description="Ask questions of your data through cooperating AI agents.",
         openapi_url=None, docs_url=None, redoc_url=None,  # served below, behind the key
     )
     unknown = keys.workspaces() - workspaces.names()
@@ -41,6 +58,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
         raise ConfigurationError(f"API keys name unknown workspaces: {', '.join(sorted(unknown))} (have: {', '.join(sorted(workspaces.names()))})")
     app.state.workspaces = workspaces
     app.state.keys = keys
+    app.state.tracker = tracker
     chart_slots = asyncio.Semaphore(CHART_RENDERERS)
 
     def workspace_of(caller: Principal) -> Workspace:
@@ -66,7 +84,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
     @app.post("/v1/ask", tags=["ask"])
     async def ask(body: AskRequest, caller: Caller) -> dict[str, Any]:
         """Answer a question; the body of the response is the AIMessage as JSON."""
-        message = await service.answer(workspace_of(caller), body.question, body.session_id)
+        message = await service.answer(workspace_of(caller), body.question, body.session_id, tracker=app.state.tracker)
         return message.to_dict()
 
     @app.post("/v1/ask/stream", tags=["ask"])
@@ -78,7 +96,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton") -
 
         async def events():
             try:
-                async for item in service.answer_stream(ws, body.question, body.session_id):
+                async for item in service.answer_stream(ws, body.question, body.session_id, tracker=app.state.tracker):
                     if isinstance(item, Event):
                         yield sse(item.type, item.to_dict())
                     else:

@@ -45,16 +45,18 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
     return message
 
 
-async def answer_stream(ws: Workspace, question: str, session_id: str | None = None) -> AsyncIterator[Event | AIMessage]:
-    """Every event as it happens, then the final answer (already persisted)."""
+async def answer_stream(ws: Workspace, question: str, session_id: str | None = None, *,
+                        tracker: WorkflowTracker | None = None) -> AsyncIterator[Event | AIMessage]:
+    """Every event as it happens, then the final answer (already persisted). ``tracker``
+    also receives every event (observability)."""
     session_id, history = await _prepare(ws, question, session_id)
-    message = await _followup(ws, question, session_id, history, None)
+    message = await _followup(ws, question, session_id, history, tracker)
     if message is not None:
         await ws.sessions.append(ws.name, session_id, question, message)
         yield Event("followup", {"kind": message.metadata.get("followup")})
         yield message
         return
-    async for item in ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=history, workspace=ws.name):
+    async for item in ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=history, workspace=ws.name, tracker=tracker):
         if isinstance(item, AIMessage):
             await ws.sessions.append(ws.name, session_id, question, item)
         yield item
