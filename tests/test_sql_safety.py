@@ -84,6 +84,32 @@ UNSAFE = [
     ("postgres", "SELECT rolname, rolpassword FROM pg_authid", "sensitive_table"),
     ("postgres", "SELECT passwd FROM pg_catalog.pg_shadow", "sensitive_table"),
     ("postgres", "SELECT " + "(" * 3000 + "1" + ")" * 3000, "unparseable"),
+    # functions that run SQL given as text, or read a table named in a string
+    ("postgres", "SELECT table_to_xml('pg_authid', true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT word FROM ts_stat($$SELECT to_tsvector('simple', pg_read_file('PG_VERSION'))$$)",
+     "dangerous_function"),
+    ("postgres", "SELECT word FROM ts_stat($$SELECT to_tsvector('simple', pg_advisory_lock(424242)::text)$$)",
+     "dangerous_function"),
+    ("postgres", "SELECT table_to_xmlschema('users', true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT schema_to_xml('public', true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT schema_to_xml_and_xmlschema('public', true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT database_to_xml(true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT database_to_xmlschema(true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT query_to_xml_and_xmlschema('SELECT 1', true, false, '')", "dangerous_function"),
+    ("postgres", "SELECT cursor_to_xml('c', 1, false, false, '')", "dangerous_function"),
+    ("postgres", "SELECT ts_rewrite('a & b'::tsquery, 'SELECT t, s FROM aliases')", "dangerous_function"),
+    # ... and any function given a query as a constant string (an operator's own exec(text))
+    ("postgres", "SELECT my_exec('SELECT secret FROM vault')", "sql_in_string"),
+    ("postgres", "SELECT * FROM my_exec($q$DELETE FROM users RETURNING *$q$) AS t(x int)", "sql_in_string"),
+    ("postgres", "SELECT my_exec(sql => 'UPDATE users SET is_admin = true')", "sql_in_string"),
+    ("postgres", r"SELECT my_exec(E'\x53ELECT secret FROM vault')", "sql_in_string"),
+    ("postgres", r"SELECT my_exec(U&'\0053ELECT secret FROM vault')", "sql_in_string"),
+    ("postgres", r"SELECT my_exec(U&'!0053ELECT secret FROM vault' UESCAPE '!')", "sql_in_string"),
+    ("postgres", "SELECT my_exec('SEL' || 'ECT secret FROM vault')", "sql_in_string"),
+    ("postgres", "SELECT my_exec('/* x */ (WITH v AS (SELECT 1) SELECT * FROM v)'::text)", "sql_in_string"),
+    ("postgres", "SELECT my_exec('VALUES (1)')", "sql_in_string"),
+    ("postgres", "SELECT my_exec('TABLE vault')", "sql_in_string"),
+    ("postgres", "SELECT my_exec('pg_read_file(''/etc/passwd'')')", "dangerous_function"),
     # --- MySQL / MariaDB ----------------------------------------------------------------
     ("mysql", "SELECT LOAD_FILE('/etc/passwd')", "dangerous_function"),
     ("mysql", "SELECT * FROM users INTO OUTFILE '/tmp/users.txt'", "unparseable"),
@@ -118,6 +144,8 @@ UNSAFE = [
     ("mysql", "SELECT name FROM users /*! INTO OUTFILE '/tmp/u' */", "executable_comment"),
     ("mysql", "/*M!100000 SELECT SLEEP(1) */ SELECT 1", "executable_comment"),
     ("mysql", "SELECT 1 --x; DROP TABLE t", "multiple_statements"),
+    ("mysql", "SELECT my_udf('SELECT LOAD_FILE(''/etc/passwd'')')", "dangerous_function"),
+    ("mysql", "SELECT CONCAT('x', 'SLEEP(10)')", "dangerous_function"),
     # --- SQLite -------------------------------------------------------------------------
     ("sqlite", "PRAGMA query_only = OFF", "pragma"),
     ("sqlite", "PRAGMA writable_schema = ON", "pragma"),
@@ -139,6 +167,8 @@ UNSAFE = [
     ("sqlite", "DROP VIEW v", "ddl"),
     ("sqlite", "ALTER TABLE users RENAME TO u2", "ddl"),
     ("sqlite", "SELECT 1; ATTACH 'x.db' AS x", "multiple_statements"),
+    ("sqlite", "SELECT eval('DELETE FROM users')", "dangerous_function"),
+    ("sqlite", "SELECT my_fn('SELECT load_extension(''/tmp/evil.so'')')", "dangerous_function"),
     # --- DuckDB -------------------------------------------------------------------------
     ("duckdb", "SELECT * FROM read_csv('/etc/passwd')", "dangerous_function"),
     ("duckdb", "SELECT * FROM read_csv_auto('~/.ssh/id_rsa')", "dangerous_function"),
@@ -176,6 +206,7 @@ UNSAFE = [
     ("duckdb", "UPDATE users SET x = 1 FROM t", "write_statement"),
     ("duckdb", "DELETE FROM users USING t WHERE users.id = t.id", "write_statement"),
     ("duckdb", "SUMMARIZE users", "not_a_query"),
+    ("duckdb", "SELECT my_macro('SELECT * FROM read_csv(''/etc/passwd'')')", "dangerous_function"),
     ("duckdb", "", "empty"),
     ("duckdb", "-- nothing but a comment", "empty"),
 ]
@@ -231,6 +262,14 @@ SAFE = [
     ("duckdb", "SELECT * FROM range(10) AS r(i)"),
     ("duckdb", "SELECT * EXCLUDE (password) FROM users"),
     ("duckdb", "SELECT 'read_csv(''/etc/passwd'')' AS text_only"),
+    # strings that are function arguments but not SQL text a function could run
+    ("postgres", "SELECT replace(title, 'select', '') FROM posts"),
+    ("postgres", "SELECT to_tsvector('english', 'table of contents'), to_tsquery('english', 'with & love')"),
+    ("postgres", "SELECT format('%s(%s)', name, id), regexp_replace(s, 'read_(\\w+)\\(', '') FROM t"),
+    ("postgres", "SELECT 'SELECT secret FROM vault' AS not_an_argument"),
+    ("mysql", "SELECT CONCAT('SELECT ', name) AS text_only_in_mysql FROM t"),
+    ("sqlite", "SELECT replace(sql, 'CREATE TABLE', 'TABLE') FROM sqlite_master"),
+    ("duckdb", "SELECT regexp_matches(name, 'read_csv\\(.*') FROM files"),
 ]
 
 

@@ -27,6 +27,16 @@ Decisions (where the issue is silent):
   function name that reads files in one engine has no business in a query for another
   (a user-defined ``pg_sleep`` in MySQL is not worth the risk); the few names that are
   harmless elsewhere (``glob`` is SQLite's pattern match) are blocked only where dangerous.
+- SQL given as a string: PostgreSQL functions such as ``ts_stat``, ``ts_rewrite`` and
+  ``query_to_xml`` run a query given as text, and ``table_to_xml`` & co. read a table named
+  in a string, past every rule here (``ts_stat($$SELECT ... pg_read_file(...)$$)`` read a
+  server file). They are refused by name, and one rule covers the functions nobody listed
+  (an operator's own ``exec(text)``): on PostgreSQL, a call whose constant string argument
+  (plain, ``E''``, ``U&''``, dollar-quoted, cast or concatenated from literals) parses as a
+  query or DML is refused (``sql_in_string``); in every dialect, so is one whose string
+  argument parses as SQL calling a dangerous function. The price: a PostgreSQL call given
+  text that reads as a query (``lower('Select an option')``) is refused too. Strings that
+  are not function arguments stay data (``SELECT 'read_csv(...)'`` is allowed).
 - Catalog tables that hold password hashes (``pg_authid``, ``pg_shadow``, ``mysql.user``...)
   are refused: agents are often connected as a superuser that could read them.
 - Sequence writers (``nextval``, ``setval``) and xid assignment (``txid_current``,
@@ -49,6 +59,7 @@ from sqlglot.errors import SqlglotError
 
 from baton.errors import AgentFatalError
 from baton.specialists.sql.dialects import normalize_dialect
+from baton.specialists.sql.literals import string_arguments
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +70,7 @@ class SafetyVerdict:
     unparseable, multiple_statements, not_a_query, write_statement, data_modifying_cte,
     select_into, ddl, privilege, copy, command, set, pragma, attach, transaction,
     locking_clause, side_effect_statement, dangerous_function, file_read,
-    executable_comment, sensitive_table.
+    executable_comment, sensitive_table, sql_in_string.
     ``statement`` is the parsed query (when it parsed as a single statement).
     """
 
@@ -112,6 +123,7 @@ _NET = "reaches other servers over the network"
 _SQL_TEXT = "runs SQL given as a string, which this check cannot inspect"
 _SLEEP = "stalls the server"
 _ADMIN = "changes server state"
+_NAMED_TABLE = "reads tables named in a string, which this check cannot inspect"
 
 # Exact function names (lower case) refused in every dialect, with why.
 _DANGEROUS_FUNCTIONS: dict[str, str] = {
@@ -127,7 +139,8 @@ _DANGEROUS_FUNCTIONS: dict[str, str] = {
     "nextval": "advances a sequence (a write)", "setval": "sets a sequence (a write)",
     "txid_current": "assigns a transaction id (a write)",
     "pg_current_xact_id": "assigns a transaction id (a write)",
-    "query_to_xmlschema": _SQL_TEXT,
+    "ts_stat": _SQL_TEXT, "ts_rewrite": _SQL_TEXT,  # ts_rewrite(tsquery, 'SELECT ...') runs the text
+    "pg_prewarm": _ADMIN,
     # MySQL / MariaDB
     "load_file": _FILES, "sleep": _SLEEP, "benchmark": _SLEEP,
     "get_lock": "takes a named server lock", "release_lock": "releases a named server lock",
@@ -158,6 +171,9 @@ _DANGEROUS_PREFIXES: tuple[tuple[str, str], ...] = (
     ("pg_create_", _ADMIN), ("pg_drop_", _ADMIN), ("pg_replication_", _ADMIN),
     ("pg_logical_", _ADMIN), ("pg_wal_replay_", _ADMIN), ("pg_backup_", _ADMIN),
     ("query_to_xml", _SQL_TEXT), ("cursor_to_xml", _SQL_TEXT),
+    # these read a table, schema or database named in a string (past the sensitive-table rule)
+    ("table_to_xml", _NAMED_TABLE), ("schema_to_xml", _NAMED_TABLE), ("database_to_xml", _NAMED_TABLE),
+    ("pg_copy_", _ADMIN),
     ("sys_", "runs operating-system commands"), ("xp_", "runs operating-system commands"),
     ("sp_", "runs stored procedures"),
     ("read_", _FILES), ("parquet_", _FILES), ("postgres_", _NET), ("mysql_", _NET), ("odbc_", _NET),
@@ -166,6 +182,7 @@ _DANGEROUS_PREFIXES: tuple[tuple[str, str], ...] = (
 # Names refused only in one dialect, because elsewhere they are ordinary functions.
 _DIALECT_FUNCTIONS: dict[str, dict[str, str]] = {
     "duckdb": {"glob": "lists server files", "query": _SQL_TEXT, "query_table": _SQL_TEXT},
+    "sqlite": {"eval": _SQL_TEXT},  # the eval() extension of SQLite's shell
 }
 
 _PATH_CHARACTERS = frozenset("./\\:*?")
@@ -216,7 +233,7 @@ def check_safety(sql: str, dialect: str, *, allowed_functions: Iterable[str] | N
         return SafetyVerdict(False, f"{_describe(root)} {does}; only SELECT, set operations and VALUES may run", rule)
 
     for node in statement.walk():
-        if verdict := _check_node(node, dialect, allowed):
+        if verdict := _check_node(node, sql, dialect, allowed):
             return verdict
     return SafetyVerdict(True, "a single read-only query", "", statement)
 
@@ -229,7 +246,7 @@ def assert_safe(sql: str, dialect: str, *, allowed_functions: Iterable[str] | No
     return verdict.statement
 
 
-def _check_node(node: exp.Expression, dialect: str, allowed: frozenset[str]) -> SafetyVerdict | None:
+def _check_node(node: exp.Expression, sql: str, dialect: str, allowed: frozenset[str]) -> SafetyVerdict | None:
     if found := _forbidden_rule(node):
         rule, does = found
         if rule == "write_statement" and node.find_ancestor(exp.CTE) is not None:
@@ -241,6 +258,8 @@ def _check_node(node: exp.Expression, dialect: str, allowed: frozenset[str]) -> 
         for name in _function_names(node):
             if why := dangerous_function_reason(name, dialect, allowed):
                 return SafetyVerdict(False, f"the function {name}() {why}", "dangerous_function")
+        if verdict := _string_arguments_verdict(node, sql, dialect, allowed, depth=0):
+            return verdict
     if isinstance(node, exp.Table) and _is_sensitive_table(node):
         return SafetyVerdict(False, f"the table {node.name} holds credentials", "sensitive_table")
     if dialect == "duckdb" and isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
@@ -248,6 +267,74 @@ def _check_node(node: exp.Expression, dialect: str, allowed: frozenset[str]) -> 
             return SafetyVerdict(False, f"the table name {node.name!r} is a file path or URL, which DuckDB would read",
                                  "file_read")
     return None
+
+
+# --- SQL hidden in the string arguments of a call ----------------------------------------
+
+_MAX_STRING_DEPTH = 3  # a string inside a string inside a string... beyond this, refuse
+_QUERY_WORD = re.compile(r"\b(?:select|with|values|table|insert|update|delete|merge)\b", re.IGNORECASE)
+_CALLED_NAME = re.compile(r'([A-Za-z_][A-Za-z0-9_$]*)"?\s*\(')
+_DATA_MODIFYING = _classes("Insert", "Update", "Delete", "Merge")
+
+
+def _string_arguments_verdict(
+    call: exp.Func, source: str, dialect: str, allowed: frozenset[str], depth: int
+) -> SafetyVerdict | None:
+    """Refuse a call whose constant string arguments are SQL that would be dangerous if
+    the function ran it: on PostgreSQL any query or DML (functions such as ``ts_stat`` run
+    such text with the caller's rights, and users install their own), in every dialect a
+    statement that calls a dangerous function."""
+    for text in string_arguments(call, dialect, source):
+        if depth >= _MAX_STRING_DEPTH:
+            return SafetyVerdict(False, f"SQL text nested {depth} strings deep cannot be checked", "sql_in_string")
+        if verdict := _sql_text_verdict(call, text, dialect, allowed, depth):
+            return verdict
+    return None
+
+
+def _sql_text_verdict(call: exp.Func, text: str, dialect: str, allowed: frozenset[str], depth: int) -> SafetyVerdict | None:
+    postgres = dialect == "postgres"
+    query_word = postgres and _QUERY_WORD.search(text) is not None
+    if "(" not in text and not query_word:
+        return None  # neither a call nor a query: cheap exit for ordinary strings
+    where = f"a string passed to {_call_label(call)}()"
+    try:
+        statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+    except Exception:  # noqa: BLE001 - text that does not parse is data to sqlglot...
+        if query_word:  # ...but PostgreSQL's parser may still read it: fail closed on a dangerous call
+            for name in _CALLED_NAME.findall(text):
+                if why := dangerous_function_reason(name, dialect, allowed):
+                    return SafetyVerdict(False, f"{where} calls {name}(), which {why}", "dangerous_function")
+        return None
+    if postgres and any(_is_sql_text(s) for s in statements):
+        return SafetyVerdict(False, f"{where} is a query, which PostgreSQL functions can run out of this check's sight",
+                             "sql_in_string")
+    for statement in statements:
+        for node in statement.walk():
+            if not isinstance(node, exp.Func):
+                continue
+            for name in _function_names(node):
+                if why := dangerous_function_reason(name, dialect, allowed):
+                    return SafetyVerdict(False, f"{where} calls {name}(), which {why}", "dangerous_function")
+            if verdict := _string_arguments_verdict(node, text, dialect, allowed, depth + 1):
+                return verdict
+    return None
+
+
+def _is_sql_text(statement: exp.Expression) -> bool:
+    """A query or DML statement (not a lone keyword such as ``'select'``, which sqlglot
+    parses as an empty SELECT)."""
+    while isinstance(statement, (exp.Subquery, exp.Paren)) and isinstance(statement.this, exp.Expression):
+        statement = statement.this
+    if isinstance(statement, exp.Select):
+        return bool(statement.expressions)
+    if isinstance(statement, exp.Update):
+        return bool(statement.expressions)
+    return isinstance(statement, (*_ALLOWED_ROOTS, *_DATA_MODIFYING))
+
+
+def _call_label(call: exp.Func) -> str:
+    return call.name if isinstance(call, exp.Anonymous) else call.sql_name().lower()
 
 
 def _is_sensitive_table(table: exp.Table) -> bool:
