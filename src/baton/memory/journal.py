@@ -151,14 +151,14 @@ class Journal:
                                    version=version, type=new.type, payload_hash=p_hash, provenance=prov,
                                    recorded_at=now, prev_hash=prev, hash=h))
             payload_rows.append(dict(event_id=event_id, workspace=workspace, stream=new.stream, salt=salt, body=body))
-            stored.append((event_id, position, new, version, prov, p_hash, prev, h))
+            stored.append((event_id, position, new, version, prov, p_hash, prev, h, body))
             prev = h
         ev = self.t.events
         seqs = conn.execute(insert(ev).returning(ev.c.seq, sort_by_parameter_order=True), event_rows).scalars().all()
         conn.execute(insert(self.t.payloads), payload_rows)
-        return [StoredEvent(seq, eid, workspace, pos, new.stream, version, new.type, json.loads(canonical(dict(new.payload))),
+        return [StoredEvent(seq, eid, workspace, pos, new.stream, version, new.type, json.loads(body),
                             json.loads(prov), now, p_hash, prev_h, h)
-                for seq, (eid, pos, new, version, prov, p_hash, prev_h, h) in zip(seqs, stored)]
+                for seq, (eid, pos, new, version, prov, p_hash, prev_h, h, body) in zip(seqs, stored)]
 
     def erase_stream(self, conn: Connection, workspace: str, stream: str) -> int:
         """Delete the payload bodies of one stream (allowed by the database only after its
