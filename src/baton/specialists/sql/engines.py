@@ -32,7 +32,14 @@ pool, inside a guard that is re-applied for every statement:
 - DuckDB: ``read_only=True``, ``enable_external_access=false`` (no file or network reads
   such as ``read_csv('/etc/passwd')``; measured: read-only alone allows them) and
   ``lock_configuration=true``; DuckDB has no statement timeout, so a timer interrupts the
-  connection from another thread at the deadline.
+  connection from another thread at the deadline. A read-only DuckDB still creates
+  temporary tables (which shadow real ones for the connection's next user), variables and
+  prepared statements, so DuckDB's own parser must see exactly one SELECT (or a plain
+  EXPLAIN of one) before anything runs.
+
+No session state outlives a request on a pooled connection: every connection is reset when
+it goes back to the pool (``session_reset.py``: ``DISCARD ALL`` on PostgreSQL,
+``COM_RESET_CONNECTION`` on MySQL/MariaDB).
 
 Schema text for the model never carries sample rows unless ``include_sample_rows`` is set:
 a cell can hold text written by anyone ("ignore previous instructions ..."), which makes
@@ -220,6 +227,14 @@ def sqlite_read_only_authorizer(action: int, arg1: str | None, arg2: str | None,
 
 
 def _create_engine(conn: SQLConnection) -> sa.Engine:
+    from baton.specialists.sql.session_reset import install_session_reset
+
+    engine = _create_pooled_engine(conn)
+    install_session_reset(engine, conn.dialect)
+    return engine
+
+
+def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
     url, opts = conn.url, conn.options
     if conn.dialect == "sqlite":
         path = url.database

@@ -12,13 +12,14 @@ SQLite reports none, so its storage class is read from the first non-null value.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
 from baton.response import QueryResult
-from baton.specialists.sql.classify import SQLExecutionError, classify_error
+from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
 from baton.specialists.sql.engines import sqlite_read_only_authorizer
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, b
     try:
         try:
             cursor = raw.cursor()
-            with _guard(conn, raw, cursor, timeout_s):
+            with _guard(conn, raw, cursor, sql, timeout_s):
                 _execute(conn, cursor, sql)
                 result = _fetch(conn, raw, cursor, row_cap, byte_cap)
         except SQLExecutionError:
@@ -58,7 +59,7 @@ def _execute(conn: SQLConnection, cursor: Any, sql: str) -> None:
 
 
 @contextlib.contextmanager
-def _guard(conn: SQLConnection, raw: Any, cursor: Any, timeout_s: float) -> Iterator[None]:
+def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: float) -> Iterator[None]:
     dialect = conn.dialect
     if dialect == "postgres":
         cursor.execute("SET TRANSACTION READ ONLY")
@@ -86,6 +87,7 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, timeout_s: float) -> Iter
             driver.set_authorizer(None)
             driver.set_progress_handler(None, 0)
     elif dialect == "duckdb":
+        _admit_duckdb_statement(raw.dbapi_connection, sql)
         timer = threading.Timer(timeout_s, raw.dbapi_connection.interrupt)
         timer.daemon = True
         timer.start()
@@ -95,6 +97,26 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, timeout_s: float) -> Iter
             timer.cancel()
     else:  # pragma: no cover - dialect_of() admits only the four above
         raise AssertionError(dialect)
+
+
+_DUCKDB_EXPLAIN = re.compile(r"\s*EXPLAIN\s*(?:\(\s*FORMAT\s+\w+\s*\))?\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def _admit_duckdb_statement(driver: Any, sql: str) -> None:
+    """DuckDB's own parser must see one SELECT, or a plain EXPLAIN of one (``explain.py``):
+    a read-only DuckDB still runs CREATE TEMP, SET VARIABLE, PREPARE... on the connection."""
+    import duckdb
+
+    statements = driver.extract_statements(sql)
+    if len(statements) == 1 and statements[0].type == duckdb.StatementType.EXPLAIN:
+        inner = _DUCKDB_EXPLAIN.fullmatch(statements[0].query)
+        if inner and not inner.group(1).lstrip().upper().startswith("ANALYZE"):
+            statements = driver.extract_statements(inner.group(1))
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(str(s.type).rsplit(".", 1)[-1] for s in statements) or "nothing"
+        raise SQLExecutionError(ClassifiedError(
+            ErrorClass.PERMISSION_DENIED, f"only a single SELECT may run on this connection; DuckDB parsed: {kinds}",
+            code="NotASelect"))
 
 
 def _fetch(conn: SQLConnection, raw: Any, cursor: Any, row_cap: int, byte_cap: int) -> QueryResult:

@@ -1,0 +1,79 @@
+"""Pooled connections go back to the pool as clean as new: no session state outlives a request.
+
+A read-only transaction that is rolled back undoes data changes, not session state. Measured
+on the test servers with the parser check bypassed: a PostgreSQL session advisory lock
+(``pg_advisory_lock``) survives the rollback; on MariaDB ``GET_LOCK`` locks, user variables
+(``@v := 5``), session variables (``SET @@session.sql_select_limit = 1`` silently truncated
+every later result) and prepared statements survive, and temporary tables created on the
+connection shadow real tables for whoever gets it next. So every connection is reset when it
+is checked back in (SQLAlchemy's pool ``reset`` event, which runs for raw connections and
+SQLAlchemy connections alike):
+
+- PostgreSQL: ``DISCARD ALL`` (outside a transaction, as it must run): releases advisory
+  locks, drops temporary tables, deallocates prepared statements (psycopg notices and clears
+  its cache), resets session settings to the connection's start-up values (our
+  ``search_path`` option survives), ``UNLISTEN *``. What it cannot undo (a ``LOAD``-ed
+  library, dblink connections) needs statements the parser refuses and superuser rights.
+- MySQL/MariaDB: the protocol's ``COM_RESET_CONNECTION`` (MySQL 5.7.3+, MariaDB 10.2.4+):
+  the server's own complete reset of locks, user and session variables, temporary tables
+  and prepared statements, without re-authenticating. Measured ~0.03 ms, against ~16 ms for
+  a fresh connection per query (NullPool); MariaDB 10.11 cannot list a session's temporary
+  tables, so a hand-written reset would be incomplete. PyMySQL has no public call for it, so
+  its command API is used, and the connect-time settings the reset clears (character set,
+  ``sql_mode``/``init_command`` if configured, autocommit off) are sent again.
+- DuckDB and SQLite hold no session state a guarded statement could create (see
+  ``execute.py``: SQLite's authorizer allows only reads, DuckDB's own parser admits only
+  a SELECT), so they need no reset.
+
+If a reset fails, the hook raises and SQLAlchemy closes the connection instead of pooling it
+(fail closed: the next request gets a new session).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import sqlalchemy as sa
+
+_COM_RESET_CONNECTION = 0x1F  # MySQL client/server protocol command byte
+
+
+def install_session_reset(engine: sa.Engine, dialect: str) -> None:
+    """Reset every connection of ``engine`` when it returns to the pool."""
+    reset = _RESETS.get(dialect)
+    if reset is None:
+        return
+
+    def on_reset(dbapi_connection: Any, record: Any, state: Any) -> None:
+        if getattr(state, "terminate_only", False):
+            return  # the connection is being closed anyway
+        reset(dbapi_connection)
+
+    sa.event.listen(engine, "reset", on_reset)
+
+
+def reset_postgres_session(connection: Any) -> None:
+    """``DISCARD ALL`` on a psycopg connection, leaving it idle and non-autocommit."""
+    connection.rollback()
+    connection.autocommit = True
+    try:
+        connection.execute("DISCARD ALL")
+    finally:
+        connection.autocommit = False
+
+
+def reset_mysql_session(connection: Any) -> None:
+    """``COM_RESET_CONNECTION`` on a PyMySQL connection, then its connect-time settings."""
+    connection.rollback()
+    connection._execute_command(_COM_RESET_CONNECTION, b"")
+    connection._read_ok_packet()
+    connection.set_character_set(connection.charset, connection.collation)
+    with connection.cursor() as cursor:
+        if connection.sql_mode is not None:
+            cursor.execute("SET sql_mode=%s", (connection.sql_mode,))
+        if connection.init_command is not None:
+            cursor.execute(connection.init_command)
+    connection.autocommit(connection.autocommit_mode)
+
+
+_RESETS: dict[str, Callable[[Any], None]] = {"postgres": reset_postgres_session, "mysql": reset_mysql_session}
