@@ -68,7 +68,7 @@ async def test_unit_divisor_discovered_from_a_result(make_db):
         "Revenue is 62.49.",
     ], "What is total revenue in dollars?")
     assert [a.result_preview for a in result.attempts] == [[[6249]], [[62.49]]]
-    assert triples(result) == [("unit_format", "orders.amount", "unit", "cents")]
+    assert triples(result) == [("format_discovery", "orders.amount", "unit", "cents")]
     assert "Divide by 100" in result.learnings[0].lesson or "divide by 100" in result.learnings[0].lesson
 
 

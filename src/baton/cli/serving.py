@@ -14,13 +14,13 @@ SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
 
 
 def demo_server_workspace(demo) -> Workspace:
-    return Workspace("demo", demo.orchestrator, SessionStore(demo.directory / "sessions.sqlite"),
+    return Workspace(demo.name, demo.orchestrator, SessionStore(demo.directory / "sessions.sqlite"), memory=demo.memory,
                      description="The finance demo (seed 000's four business units).")
 
 
 def demo_app(demo) -> tuple[Any, str]:
     key = os.environ.get("BATON_DEMO_KEY") or new_key()
-    app = create_app(Workspaces([demo_server_workspace(demo)]), ApiKeys({key: "demo"}), title="Baton demo")
+    app = create_app(Workspaces([demo_server_workspace(demo)]), ApiKeys({key: demo.name}), title="Baton demo")
     return app, key
 
 

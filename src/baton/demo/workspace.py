@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.llm.base import ChatModel
 from baton.demo.data import build_demo_database
 from baton.demo.verified import VERIFIED_QUESTIONS
+from baton.memory.bridge import SQLMemory
 from baton.verified import VerifiedQuestion, examples_by_agent
 
 DATABASE_FILE = "finance.sqlite"
+MEMORY_FILE = "memory.sqlite"
 DESCRIPTIONS = {
     "pokemon_finance": "Revenue, products and costs of the Pokemon business unit (trading cards, plush, merchandise).",
     "epson_finance": "Revenue, products and costs of the Epson business unit (printers, projectors, ink).",
@@ -34,6 +36,8 @@ class DemoWorkspace:
     directory: Path
     database: Path
     orchestrator: OrchestratorAgent
+    memory: Any = None  # the workspace's baton.memory.MemoryStore
+    name: str = "demo"
     verified: tuple[VerifiedQuestion, ...] = VERIFIED_QUESTIONS
     model: ChatModel | None = None
     closers: list[Callable] = field(default_factory=list)
@@ -47,7 +51,8 @@ class DemoWorkspace:
             await close()
 
 
-def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False) -> DemoWorkspace:
+def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,
+                         name: str = "demo") -> DemoWorkspace:
     """The demo workspace in ``directory`` (the database is built once, ~1 s)."""
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.engines import SQLConnection
@@ -57,16 +62,37 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     if rebuild or not database.exists():
         build_demo_database(database)
     connection = SQLConnection(f"sqlite:///{database}", id="demo")
+    memory, scope = open_demo_memory(directory, name)
     orchestrator = OrchestratorAgent(
         "FinanceOrchestrator",
         "Answers finance questions for Pokemon, Epson, Roadshows and the company as a whole.",
         model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}),
         verified=VERIFIED_QUESTIONS,
     )
-    for name, description in DESCRIPTIONS.items():
-        own = [v for v in VERIFIED_QUESTIONS if v.agent == name]
-        agent = SQLAgent(connection, name=name, description=description, model=model, verified=own)
+    for agent_name, description in DESCRIPTIONS.items():
+        own = [v for v in VERIFIED_QUESTIONS if v.agent == agent_name]
+        agent = SQLAgent(connection, name=agent_name, description=description, model=model, verified=own,
+                         memory=SQLMemory(memory, scope, agent=agent_name))
         orchestrator.add_agent(agent)
-    workspace = DemoWorkspace(directory, database, orchestrator, model=model)
+    workspace = DemoWorkspace(directory, database, orchestrator, memory=memory, model=model, name=name)
     workspace.closers.append(connection.aclose)
     return workspace
+
+
+def open_demo_memory(directory: Path, workspace: str = "demo"):
+    """The demo's memory (a SQLite journal beside the database), with the verified questions
+    as benchmarks. Re-running adds nothing: the same benchmark from the same source is a
+    self-repetition the gate leaves unchanged."""
+    from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator
+    from baton.memory.feedback import question_key
+
+    store = MemoryStore(f"sqlite:///{directory / MEMORY_FILE}", authenticator=TrustedAuthenticator())
+    scope = store.open(Principal(workspace))
+    for verified in VERIFIED_QUESTIONS:
+        store.remember(scope, RecordDraft(
+            "benchmark", verified.question, entity="question", attribute=question_key(verified.question),
+            scope=f"connection:{verified.connection_id}", value=" ".join(verified.sql.split()), category="benchmark",
+            connection_id=verified.connection_id, verified=True, provenance=Provenance("operator", agent="demo"),
+            data={"question": verified.question, "sql": verified.sql, "agent": verified.agent},
+        ))
+    return store, scope

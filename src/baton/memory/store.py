@@ -245,6 +245,12 @@ class MemoryStore:
             q = q.order_by(r.c.confidence.desc(), r.c.created_at.desc(), r.c.id).limit(limit)
             return [from_row(row) for row in conn.execute(q)]
 
+    def about(self, scope: WorkspaceScope, kind: str, entity: str) -> list[Record]:
+        """Active records of ``kind`` about ``entity`` (an indexed lookup, not a scan)."""
+        probe = RecordDraft(kind, "lookup", entity=entity, attribute="lookup").validated()
+        with self._read(scope) as (conn, ws):
+            return subject_records(conn, self.tables, ws, probe)
+
     def find_candidates(self, scope: WorkspaceScope, draft: RecordDraft) -> list[CandidateVerdict]:
         """What the gate would see for ``draft``, and its verdicts; writes nothing."""
         draft = draft.validated()

@@ -20,6 +20,7 @@ from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
+from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
 from baton.agents import AgentContext
 from baton.server.schemas import AskRequest, ChartRequest, LoginRequest, CheckpointDecision as CheckpointDecisionBody
@@ -184,6 +185,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             raise HTTPException(status_code=404) from None
 
     register_openai_routes(app, workspace_of)
+    register_memory_routes(app, workspace_of)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(caller: Caller) -> dict[str, Any]:

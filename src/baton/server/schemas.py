@@ -28,6 +28,11 @@ class FeedbackRequest(Strict):
     comment: str | None = Field(None, max_length=5_000)
 
 
+class DismissInsightRequest(Strict):
+    insight_id: str = Field(min_length=1, max_length=200)
+    turn_id: str | None = None
+
+
 class CheckpointDecision(Strict):
     action: Literal["approve", "edit", "reject"]
     question: str | None = Field(None, description="The edited question for the next stage (action=edit).")

@@ -6,6 +6,8 @@ so every surface gives the same answer for the same question.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import AsyncIterator
 
 from baton.agents import AgentContext
@@ -13,6 +15,8 @@ from baton.events import NULL_TRACKER, Event, WorkflowTracker
 from baton.response import AIMessage
 from baton.server.followups import answer_followup
 from baton.server.workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 
 async def _prepare(ws: Workspace, question: str, session_id: str | None):
@@ -36,12 +40,26 @@ async def _followup(ws: Workspace, question: str, session_id: str, history: list
     return message
 
 
+async def _remember(ws: Workspace, message: AIMessage, session_id: str) -> None:
+    """The answer's insights go to memory (new, or resurfaced when found again). Memory is
+    advisory: a failure here is logged, never the answer's failure."""
+    if ws.memory is None or not message.insights:
+        return
+    from baton.memory.bridge import remember_insights
+
+    try:
+        await asyncio.to_thread(remember_insights, ws.memory, ws.memory_scope(), message.insights, session_id=session_id)
+    except Exception:
+        log.warning("storing insights failed", exc_info=True)
+
+
 async def answer(ws: Workspace, question: str, session_id: str | None = None, *, tracker: WorkflowTracker | None = None) -> AIMessage:
     session_id, history = await _prepare(ws, question, session_id)
     message = await _followup(ws, question, session_id, history, tracker)
     if message is None:
         message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
     await ws.sessions.append(ws.name, session_id, question, message)
+    await _remember(ws, message, session_id)
     return message
 
 
@@ -59,4 +77,5 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
     async for item in ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=history, workspace=ws.name, tracker=tracker):
         if isinstance(item, AIMessage):
             await ws.sessions.append(ws.name, session_id, question, item)
+            await _remember(ws, item, session_id)
         yield item

@@ -29,6 +29,8 @@ CREATE TABLE IF NOT EXISTS turns (
     turn_id TEXT NOT NULL UNIQUE, question TEXT NOT NULL, answer TEXT NOT NULL, created_at TEXT NOT NULL,
     PRIMARY KEY (session_id, seq));
 CREATE INDEX IF NOT EXISTS sessions_by_workspace ON sessions (workspace, updated_at);
+CREATE TABLE IF NOT EXISTS feedback (
+    turn_id TEXT NOT NULL REFERENCES turns(turn_id), thumbs TEXT, verdict TEXT, comment TEXT, created_at TEXT NOT NULL);
 """
 TITLE_LENGTH = 80
 
@@ -97,6 +99,13 @@ class SessionStore:
             out.append(Message.assistant(text))
         return out
 
+    async def find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
+        """(session id, question, answer) of a turn of this workspace, or None."""
+        return await self._run(self._find_turn, workspace, turn_id)
+
+    async def add_feedback(self, workspace: str, turn_id: str, thumbs: str | None, verdict: str | None, comment: str | None) -> None:
+        await self._run(self._add_feedback, workspace, turn_id, thumbs, verdict, comment)
+
     async def last_answer(self, workspace: str, session_id: str) -> AIMessage | None:
         turns = await self.turns(workspace, session_id)
         return turns[-1].answer if turns else None
@@ -130,6 +139,17 @@ class SessionStore:
             self._db.execute("ROLLBACK")
             raise
         return session_id
+
+    def _find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
+        row = self._db.execute(
+            "SELECT t.session_id, t.question, t.answer FROM turns t JOIN sessions s ON s.session_id = t.session_id "
+            "WHERE t.turn_id = ? AND s.workspace = ?", (turn_id, workspace)).fetchone()
+        return (row[0], row[1], AIMessage.from_json(row[2])) if row else None
+
+    def _add_feedback(self, workspace: str, turn_id: str, thumbs: str | None, verdict: str | None, comment: str | None) -> None:
+        if self._find_turn(workspace, turn_id) is None:
+            raise SessionNotFound(turn_id)
+        self._db.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, ?)", (turn_id, thumbs, verdict, comment, _now()))
 
     def _list(self, workspace: str, limit: int) -> list[SessionSummary]:
         rows = self._db.execute(

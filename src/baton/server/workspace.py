@@ -19,9 +19,17 @@ class Workspace:
     name: str
     orchestrator: OrchestratorAgent
     sessions: SessionStore = field(default_factory=SessionStore)
-    memory: Any = None  # a memory scope for this workspace (baton.memory), when configured
+    memory: Any = None  # this workspace's baton.memory.MemoryStore, when configured
     pipelines: Any = None  # paused pipeline runs by workflow id, when configured
     description: str = ""
+
+
+    def memory_scope(self):
+        """The memory scope of this workspace: opened for the workspace the caller's key
+        maps to (the store trusts the server's authentication), never a name from a request."""
+        from baton.memory import Principal
+
+        return self.memory.open(Principal(self.name))
 
 
 class Workspaces:

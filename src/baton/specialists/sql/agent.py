@@ -118,6 +118,8 @@ class SQLAgent(BaseAgent):
         if self.memory is not None:
             try:
                 memory_text = await self.memory.bundle_for(question, conn.id)
+                if getattr(memory_text, "lock", None) is not None:  # what the agent knew, for the answer
+                    out.metadata["memory_lock"] = memory_text.lock
             except Exception as exc:  # memory is advisory; the answer must not depend on it
                 log.warning("memory bundle failed: %s", exc)
                 out.warnings.append(f"memory unavailable: {exc}")
@@ -251,6 +253,7 @@ class SQLAgent(BaseAgent):
                 "agent": self.name, "connection_id": self.connection.id, "dialect": self.connection.dialect,
                 "attempts": [a.to_dict() for a in out.attempts], "warnings": list(out.warnings),
                 "viz_hint": viz, "learnings": [l.lesson for l in out.learnings],
+                **({"memory_lock": out.metadata["memory_lock"]} if "memory_lock" in out.metadata else {}),
             },
         )
         if self.present:

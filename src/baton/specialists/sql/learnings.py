@@ -33,7 +33,7 @@ from baton.specialists.sql.result import QueryAttempt
 from baton.specialists.sql.schema import SchemaInfo
 from baton.specialists.sql.sqlshape import QueryShape, shape_of
 
-LearningCategory = Literal["table_preference", "column_correction", "unit_format", "schema_gotcha", "performance_hint"]
+LearningCategory = Literal["table_preference", "column_correction", "format_discovery", "schema_gotcha", "performance_hint"]
 
 _FAILED = ("error", "invalid", "plan_rejected")
 _UNITS = {100: ("cents", "stores cents (hundredths); divide by 100"), 1000: ("thousandths", "stores thousandths; divide by 1000")}
@@ -76,7 +76,7 @@ def extract_learnings(
             learnings += _schema_prefix(before, old, new)
             learnings += _performance_hint(before, old, new)
         if superseded:
-            learnings += _unit_format(old, new)
+            learnings += _format_discovery(old, new)
             learnings += _soft_delete(old, new)
         for learning in learnings:
             learning.connection_id = connection_id
@@ -125,14 +125,14 @@ def _column_correction(before: QueryAttempt, old: QueryShape, new: QueryShape, s
     return out
 
 
-def _unit_format(old: QueryShape, new: QueryShape) -> list[ExtractedLearning]:
+def _format_discovery(old: QueryShape, new: QueryShape) -> list[ExtractedLearning]:
     out = []
     for (table, column), divisor in new.divisors.items():
         if any(c == column and d == divisor for (_, c), d in old.divisors.items()) or not table:
             continue
         unit, advice = _UNITS[divisor]
         out.append(ExtractedLearning(
-            "unit_format", f"Column `{table}.{column}` {advice}.",
+            "format_discovery", f"Column `{table}.{column}` {advice}.",
             tables=[table], columns=[column], entity=f"{table}.{column}", attribute="unit", value=unit,
         ))
     return out
