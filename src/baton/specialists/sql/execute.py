@@ -2,9 +2,22 @@
 
 Runs in the connection's worker thread (see ``engines.py`` for why). The guard is applied
 to every statement, on a DBAPI connection checked out of the pool, and the transaction is
-always rolled back, so nothing a statement did can outlive it. Rows are fetched in batches
-up to ``row_cap`` rows and ``byte_cap`` bytes (measured on the values' text form), and
-``QueryResult.truncated`` says when either cap cut the result. Column types are the ones
+always rolled back, so nothing a statement did can outlive it.
+
+Caps bound memory, not only the answer. psycopg's and PyMySQL's default cursors load the
+whole result on execute, so a cap applied while fetching comes too late: every query runs
+with a top-level ``LIMIT row_cap + 1`` (``rowcap.py``; the extra row is how
+truncation is detected exactly). Chosen over server-side cursors because the server then
+stops early and can plan a top-N sort, one mechanism serves all four engines, and nothing
+needs cancelling or draining (an unbuffered PyMySQL cursor left half-read drains the rest of
+the result). Statements that are not queries (EXPLAIN, and VALUES whose rows are written
+out in the text) run as written; SQLite and DuckDB step results lazily anyway. Rows are
+then taken up to ``row_cap`` rows and ``byte_cap`` bytes (measured on the values' text
+form); a row that would overflow the byte budget ends the result, except the first, whose
+oversized text/bytes cells are cut to fit (text gets a trailing ``…``), so even one huge
+cell cannot exceed the cap. ``QueryResult.truncated`` says when anything was cut. (A single
+huge cell is still held by the driver while its row is read: bounding that would need
+server-side ``substr`` on every column.) Column types are the ones
 the driver reports (PostgreSQL type names from the OIDs, MySQL field types, DuckDB types);
 SQLite reports none, so its storage class is read from the first non-null value.
 """
@@ -21,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
 from baton.specialists.sql.engines import sqlite_read_only_authorizer
+from baton.specialists.sql.rowcap import cap_rows
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
@@ -39,7 +53,7 @@ def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, b
         try:
             cursor = raw.cursor()
             with _guard(conn, raw, cursor, sql, timeout_s):
-                _execute(conn, cursor, sql)
+                _execute(conn, cursor, cap_rows(sql, conn.dialect, row_cap + 1) or sql)
                 result = _fetch(conn, raw, cursor, row_cap, byte_cap)
         except SQLExecutionError:
             raise
@@ -134,12 +148,29 @@ def _fetch(conn: SQLConnection, raw: Any, cursor: Any, row_cap: int, byte_cap: i
                 truncated = True
                 break
             values = list(row)
-            size += sum(_size(v) for v in values)
-            if size > byte_cap and rows:
+            row_size = sum(_size(v) for v in values)
+            if size + row_size > byte_cap:
                 truncated = True
+                if not rows:
+                    rows.append(_fit_cells(values, byte_cap))
                 break
+            size += row_size
             rows.append(values)
     return QueryResult(columns=columns, rows=rows, column_types=_types(conn, raw, description, rows), truncated=truncated)
+
+
+def _fit_cells(values: list[Any], budget: int) -> list[Any]:
+    """The row with its text and bytes cells cut so that the row fits in ``budget``."""
+    fixed = sum(_size(v) for v in values if not isinstance(v, (str, bytes, bytearray, memoryview)))
+    left = max(0, budget - fixed)
+    out = []
+    for value in values:
+        if isinstance(value, (str, bytes, bytearray, memoryview)):
+            if len(value) > left:
+                value = value[: max(0, left - 1)] + "…" if isinstance(value, str) else bytes(value[:left])
+            left -= min(left, len(value))
+        out.append(value)
+    return out
 
 
 def _size(value: Any) -> int:

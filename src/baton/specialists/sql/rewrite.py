@@ -13,6 +13,9 @@ Only rewrites that cannot change what a correct query means are automatic:
 Unit conversions are not rewritten: whether a division belongs in a query depends on the
 question, so that learning reaches the model as text only. Rewritten SQL goes through the
 safety check again before it runs.
+
+The engine puts its own ``LIMIT row_cap + 1`` on every query whatever the learnings say
+(``rowcap.py``); the performance hint only makes that visible in the SQL the agent reports.
 """
 
 from __future__ import annotations
