@@ -52,8 +52,9 @@ def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, b
     try:
         try:
             cursor = raw.cursor()
-            with _guard(conn, raw, cursor, sql, timeout_s):
-                _execute(conn, cursor, cap_rows(sql, conn.dialect, row_cap + 1) or sql)
+            to_run = cap_rows(sql, conn.dialect, row_cap + 1) or sql
+            with _guard(conn, raw, cursor, to_run, timeout_s):
+                _execute(conn, cursor, to_run)
                 result = _fetch(conn, raw, cursor, row_cap, byte_cap)
         except SQLExecutionError:
             raise
