@@ -227,3 +227,25 @@ def test_configuration_errors_are_typed(tmp_path):
         SQLConnection(f"sqlite:///{tmp_path}/x.db", schema="x; DROP")
     with pytest.raises(ConfigurationError):
         SQLConnection(f"sqlite:///{tmp_path}/x.db", row_cap=0)
+
+
+@pytest.mark.parametrize("name", ["we?ird.sqlite", "hash#tag.sqlite", "pct%41.sqlite", "a b?c#d%2F.sqlite"])
+async def test_sqlite_paths_with_uri_characters_open_that_file_read_only(tmp_path, name):
+    """``?``, ``#`` and ``%`` in a path must not be read as URI syntax (which opened another,
+    writable file and dropped ``mode=ro``)."""
+    import sqlite3
+
+    path = tmp_path / name
+    with sqlite3.connect(path) as setup:
+        setup.execute("CREATE TABLE t (x INTEGER)")
+        setup.execute("INSERT INTO t VALUES (42)")
+    setup.close()
+    conn = SQLConnection(sa.engine.URL.create("sqlite", database=str(path)))
+    try:
+        assert (await conn.execute_readonly("SELECT x FROM t")).rows == [[42]]
+        with pytest.raises(SQLExecutionError) as refused:
+            await conn.execute_readonly("INSERT INTO t VALUES (1)")
+        assert refused.value.error_class is ErrorClass.PERMISSION_DENIED
+    finally:
+        conn.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no stray file was created

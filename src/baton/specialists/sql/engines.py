@@ -56,6 +56,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable
 
 import sqlalchemy as sa
@@ -241,8 +242,11 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
         if not path or path == ":memory:":
             raise ConfigurationError("SQLite connections need a database file (a read-only in-memory database is empty)")
 
+        # a real file URI: "?", "#" and "%" in the path are percent-encoded, not read as URI syntax
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+
         def connect() -> sqlite3.Connection:
-            raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            raw = sqlite3.connect(uri, uri=True, check_same_thread=False)
             raw.execute("PRAGMA query_only = ON")
             return raw
 
