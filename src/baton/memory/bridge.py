@@ -21,7 +21,7 @@ from baton.memory.access import WorkspaceScope
 from baton.memory.bundle import compile_bundle
 from baton.memory.model import Provenance, RecordDraft
 from baton.memory.store import MemoryStore
-from baton.memory.validation import ingest_learnings
+from baton.memory.validation import DEEP_ANALYSIS_AFTER_ATTEMPTS, ingest_learnings, record_validation
 
 INSIGHT_ENTITY = "insight:"
 
@@ -48,9 +48,23 @@ class SQLMemory:
         text.lock = bundle.lock.to_dict()
         return text
 
+    def _provenance(self) -> Provenance:
+        return Provenance("validation", agent=self.agent, outcome_id=f"validation:{uuid.uuid4().hex}")
+
     async def record_learnings(self, learnings: list[Any]) -> None:
-        provenance = Provenance("validation", agent=self.agent, outcome_id=f"validation:{uuid.uuid4().hex}")
-        await asyncio.to_thread(ingest_learnings, self.scope, learnings, provenance=provenance)
+        await asyncio.to_thread(ingest_learnings, self.scope, learnings, provenance=self._provenance())
+
+    async def record_validation(self, *, question: str, connection_id: str, learnings: list[Any],
+                                attempts: list[dict[str, Any]], model: Any = None) -> None:
+        """The validation cycle: heuristic learnings always; the deep LLM analysis only past
+        3 attempts and outside its cooldown (``baton.memory.validation.record_validation``).
+        That rare path does its few short writes on the event loop; the common one doesn't."""
+        if len(attempts) <= DEEP_ANALYSIS_AFTER_ATTEMPTS or model is None:
+            if learnings:
+                await self.record_learnings(learnings)
+            return
+        await record_validation(self.scope, learnings=learnings, attempts=attempts, provenance=self._provenance(),
+                                connection_id=connection_id, question=question, model=model)
 
 
 def _insight_text(insight: dict[str, Any]) -> str:

@@ -174,9 +174,9 @@ class SQLAgent(BaseAgent):
             ))
         attempt, result, explanation, viz = best
         out.learnings = extract_learnings(out.attempts, question, conn.id, conn.dialect, schema)
-        if out.learnings and self.memory is not None:
+        if self.memory is not None and (out.learnings or len(out.attempts) > 3):
             try:
-                await self.memory.record_learnings(list(out.learnings))
+                await self._record(question, out, model)
             except Exception as exc:
                 log.warning("recording learnings failed: %s", exc)
                 out.warnings.append(f"learnings not recorded: {exc}")
@@ -185,6 +185,17 @@ class SQLAgent(BaseAgent):
         out.result = answer or _summary(result, explanation)
         out.ai_message = self._message(out, question, viz, context)
         return self._finish(out, started)
+
+    async def _record(self, question: str, out: SQLAgentResult, model: ChatModel) -> None:
+        """Hand the validation cycle its signal: the learnings, plus the attempts when the
+        memory runs the deep analysis (``record_validation``; a plain MemoryPort gets the
+        learnings only)."""
+        deep = getattr(self.memory, "record_validation", None)
+        if deep is None:
+            await self.memory.record_learnings(list(out.learnings))
+            return
+        await deep(question=question, connection_id=self.connection.id, learnings=list(out.learnings),
+                   attempts=[a.to_dict() for a in out.attempts], model=model)
 
     def _emit_attempt(self, context: AgentContext, report: AttemptReport) -> None:
         attempt = report.attempt
