@@ -3,13 +3,17 @@ way for model-written SQL to read a file or write anything."""
 
 from __future__ import annotations
 
+import asyncio
+import tempfile
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from baton.agents import AgentContext
 from baton.errors import ConfigurationError
-from baton.llm.testing import ScriptedModel
-from baton.specialists.dataframe import DataFrameAgent, FrameStore
+from baton.llm.testing import FunctionModel, ScriptedModel
+from baton.specialists.dataframe import DataFrameAgent, FrameStore, FrameStoreClosedError
 from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
 from test_sql_agent import sql_call
 
@@ -81,4 +85,75 @@ def test_bad_frames_are_configuration_errors(tmp_path):
     store = FrameStore({"x": tmp_path / "missing.csv"})
     with pytest.raises(ConfigurationError):
         store.connection()
+    store.close()
+
+
+async def test_concurrent_first_requests_share_one_sql_agent(frames):
+    agent = DataFrameAgent(frames)
+    try:
+        first, second = await asyncio.gather(agent.sql_agent(), agent.sql_agent())
+        assert first is second
+        models = [ScriptedModel([sql_call("SELECT SUM(amount) AS total FROM sales"), "done"]) for _ in range(2)]
+        results = await asyncio.gather(*(agent.run(AgentContext(llm_router=m), question="total?") for m in models))
+        assert [r.ai_message.data for r in results] == [[{"total": 37.75}]] * 2
+        assert await agent.sql_agent() is first  # still the same copy, still the same agent
+    finally:
+        agent.close()
+
+
+def _copy_directory(agent: DataFrameAgent) -> Path:
+    return Path(agent.store.connection().url.database).parent
+
+
+@pytest.mark.parametrize("action", ["refresh", "close"])
+async def test_refresh_or_close_during_a_request_lets_it_finish_on_its_copy(frames, action):
+    """The model calls refresh()/close() between the request's start and its query: the
+    query still runs on the copy the request started with, which is deleted afterwards."""
+    agent = DataFrameAgent(frames)
+    old_copy = _copy_directory(agent)
+
+    def model_fn(messages, tools):
+        if len(messages) <= 2:  # the first call: pull the rug, then ask for a query
+            frames["sales"]["amount"] = [1000.0, 0.0, 0.0]  # the operator's DataFrame changes in place
+            getattr(agent, action)()
+            return sql_call("SELECT SUM(amount) AS total FROM sales")
+        return "done"
+
+    try:
+        result = await agent.run(AgentContext(llm_router=FunctionModel(model_fn)), question="total?")
+        assert result.status == "success", result.error
+        assert result.ai_message.data == [{"total": 37.75}]  # the data the request started with
+        assert not old_copy.exists()  # deleted once the request ended
+        after = ScriptedModel([sql_call("SELECT SUM(amount) AS total FROM sales"), "done"])
+        if action == "refresh":
+            fresh = await agent.run(AgentContext(llm_router=after), question="total?")
+            assert fresh.ai_message.data == [{"total": 1000.0}]  # the new copy reads the changed frame
+        else:
+            with pytest.raises(FrameStoreClosedError):
+                await agent.run(AgentContext(llm_router=after), question="total?")
+    finally:
+        agent.close()
+
+
+def test_refresh_with_no_request_running_deletes_the_copy_at_once(frames):
+    store = FrameStore(frames)
+    first = Path(store.connection().url.database).parent
+    store.refresh()
+    assert not first.exists()
+    second = Path(store.connection().url.database).parent
+    assert second != first and second.exists()
+    store.close()
+    assert not second.exists()
+    with pytest.raises(FrameStoreClosedError):
+        store.connection()
+
+
+def test_a_copy_that_fails_to_build_leaves_no_directory(tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where mkdtemp puts the copy
+    store = FrameStore({"ok": pd.DataFrame({"a": [1]}), "gone": tmp_path / "missing.csv"})
+    with pytest.raises(ConfigurationError):
+        store.connection()
+    assert list(scratch.iterdir()) == []
     store.close()

@@ -5,18 +5,22 @@ learnings, presentation) over a ``FrameStore``'s read-only DuckDB connection; on
 name, the description and where the tables come from differ. The model's SQL can read the
 registered tables and nothing else: ``read_csv('/etc/passwd')`` and ``COPY`` are refused
 by the parser check, and the engine has file access switched off as well.
+
+Every request leases the store's current copy (``FrameStore.lease``), so ``refresh()`` and
+``close()`` are safe while requests run; one ``SQLAgent`` serves each copy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Mapping
 
 from baton.agents import AgentContext, BaseAgent
 from baton.llm.base import ChatModel
 from baton.specialists.dataframe.store import FrameStore
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import ConnectionOptions
+from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
 from baton.specialists.sql.result import SQLAgentResult
 
 
@@ -38,27 +42,39 @@ class DataFrameAgent(BaseAgent):
         self.store = frames if isinstance(frames, FrameStore) else FrameStore(frames, options=options)
         self._sql_options = sql_agent_options
         self._sql_agent: SQLAgent | None = None
+        self._agent_lock = threading.Lock()
 
-    async def _agent(self) -> SQLAgent:
-        if self._sql_agent is None:
-            connection = await asyncio.to_thread(self.store.connection)
-            self._sql_agent = SQLAgent(connection, name=self.name, model=self.model, **self._sql_options)
-        return self._sql_agent
+    async def sql_agent(self) -> SQLAgent:
+        """The SQL agent over the store's current copy (one per copy, however many
+        requests ask for it at once)."""
+        connection = await asyncio.to_thread(self.store.connection)
+        return self._agent_for(connection)
+
+    def _agent_for(self, connection: SQLConnection) -> SQLAgent:
+        with self._agent_lock:  # check and build in one step: concurrent first requests share one
+            if self._sql_agent is None or self._sql_agent.connection is not connection:
+                self._sql_agent = SQLAgent(connection, name=self.name, model=self.model, **self._sql_options)
+            return self._sql_agent
 
     async def configure(self) -> None:
-        await (await self._agent()).configure()
+        async with self.store.lease() as connection:
+            await self._agent_for(connection).configure()
 
     def validate_result(self, result: SQLAgentResult) -> list[str]:
-        return SQLAgent.validate_result(self._sql_agent, result) if self._sql_agent else []  # type: ignore[arg-type]
+        agent = self._sql_agent
+        return agent.validate_result(result) if agent is not None else []
 
     async def run(self, context: AgentContext, **kwargs: Any) -> SQLAgentResult:
-        return await (await self._agent()).run(context, **kwargs)
+        """Answer on the current copy, which stays open until this request ends even if
+        ``refresh()`` or ``close()`` is called meanwhile. Raises ``FrameStoreClosedError``
+        after ``close()``."""
+        async with self.store.lease() as connection:
+            return await self._agent_for(connection).run(context, **kwargs)
 
     def refresh(self) -> None:
         """Re-read the sources on the next request (after a DataFrame or file changed)."""
         self.store.refresh()
-        self._sql_agent = None
 
     def close(self) -> None:
+        """Take no new requests; the copy goes once the running ones finish."""
         self.store.close()
-        self._sql_agent = None

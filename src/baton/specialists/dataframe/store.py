@@ -10,15 +10,25 @@ model's SQL meets the same two walls as any database: the parser check (``read_c
 ``COPY``, path-like table names refused) and an engine that can neither write nor open a
 file. Files are read once, by us, from paths the operator gave, never from a model.
 The copy costs one pass over the data at first use; ``refresh()`` rebuilds it.
+
+Each copy is a *generation* (its directory and connection). Requests ``lease()`` the
+current one, so ``refresh()`` and ``close()`` never pull a copy from under a running
+request: ``refresh()`` makes the next lease build a new copy and ``close()`` refuses new
+leases (``FrameStoreClosedError``); either way the old copy is deleted when its last lease
+ends. A copy that fails to build leaves no directory behind.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -29,8 +39,26 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _READERS = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet", ".json": "read_json_auto"}
 
 
+class FrameStoreClosedError(ConfigurationError):
+    """The store was closed: it serves no new requests (the ones running finish)."""
+
+
+@dataclass(eq=False)
+class _Generation:
+    """One materialised copy, with the number of requests using it."""
+
+    connection: SQLConnection
+    directory: Path
+    users: int = 0
+    retired: bool = False
+
+    def close(self) -> None:
+        self.connection.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
 class FrameStore:
-    """Holds the sources (name -> DataFrame or file path) and the read-only connection."""
+    """Holds the sources (name -> DataFrame or file path) and the read-only copy."""
 
     def __init__(self, frames: Mapping[str, Any], *, options: ConnectionOptions | None = None, id: str | None = None) -> None:
         if not frames:
@@ -44,19 +72,84 @@ class FrameStore:
         self.options = options or ConnectionOptions()
         self.id = id or f"frames-{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
-        self._dir: Path | None = None
-        self._connection: SQLConnection | None = None
+        self._current: _Generation | None = None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def connection(self) -> SQLConnection:
-        """The read-only connection, building the DuckDB file on first use (sync: call it
-        from a worker thread in async code, as ``DataFrameAgent`` does)."""
+        """The current copy's read-only connection, building it on first use (sync: call it
+        from a worker thread in async code). Unleased: ``close()``/``refresh()`` may close
+        it at any time; requests use ``lease()``."""
         with self._lock:
-            if self._connection is None:
-                self._dir = Path(tempfile.mkdtemp(prefix="baton-frames-"))
-                path = self._dir / "frames.duckdb"
-                self._materialise(path)
-                self._connection = SQLConnection(f"duckdb:///{path}", id=self.id, options=self.options)
-            return self._connection
+            return self._current_locked().connection
+
+    @contextlib.asynccontextmanager
+    async def lease(self) -> AsyncIterator[SQLConnection]:
+        """The current copy's connection, kept open until the block ends whatever
+        ``refresh()`` or ``close()`` do meanwhile. Raises ``FrameStoreClosedError``."""
+        generation = await asyncio.to_thread(self._acquire)
+        try:
+            yield generation.connection
+        finally:
+            if self._release(generation):
+                await asyncio.to_thread(generation.close)
+
+    def refresh(self) -> None:
+        """Re-read the sources on the next lease; requests running now finish on the old copy."""
+        with self._lock:
+            stale = self._retire_current()
+        if stale is not None:
+            stale.close()
+
+    def close(self) -> None:
+        """Serve no new requests; the copy is deleted once the running ones finish."""
+        with self._lock:
+            self._closed = True
+            stale = self._retire_current()
+        if stale is not None:
+            stale.close()
+
+    # --- generations (all under self._lock) --------------------------------------------
+
+    def _current_locked(self) -> _Generation:
+        if self._closed:
+            raise FrameStoreClosedError(f"frame store {self.id} is closed")
+        if self._current is None:
+            self._current = self._build()
+        return self._current
+
+    def _acquire(self) -> _Generation:
+        with self._lock:
+            generation = self._current_locked()
+            generation.users += 1
+            return generation
+
+    def _release(self, generation: _Generation) -> bool:
+        """Drop one user; True when the caller must now close the generation."""
+        with self._lock:
+            generation.users -= 1
+            return generation.retired and generation.users == 0
+
+    def _retire_current(self) -> _Generation | None:
+        """Detach the current copy; return it if nobody uses it (the caller closes it)."""
+        generation, self._current = self._current, None
+        if generation is None:
+            return None
+        generation.retired = True
+        return generation if generation.users == 0 else None
+
+    def _build(self) -> _Generation:
+        directory = Path(tempfile.mkdtemp(prefix="baton-frames-"))
+        try:
+            path = directory / "frames.duckdb"
+            self._materialise(path)
+            return _Generation(SQLConnection(f"duckdb:///{path}", id=self.id, options=self.options), directory)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
 
     def _materialise(self, path: Path) -> None:
         import duckdb
@@ -77,16 +170,3 @@ class FrameStore:
                     con.execute(f"CREATE TABLE {quoted} AS SELECT * FROM {reader}(?)", [str(file)])
         finally:
             con.close()
-
-    def refresh(self) -> None:
-        """Drop the copy; the next query rebuilds it from the sources."""
-        self.close()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-            if self._dir is not None:
-                shutil.rmtree(self._dir, ignore_errors=True)
-                self._dir = None
