@@ -231,7 +231,8 @@ def _create_engine(conn: SQLConnection) -> sa.Engine:
     from baton.specialists.sql.session_reset import install_session_reset
 
     engine = _create_pooled_engine(conn)
-    install_session_reset(engine, conn.dialect)
+    if isinstance(engine.pool, sa.pool.QueuePool):
+        install_session_reset(engine, conn.dialect)
     return engine
 
 
@@ -267,6 +268,8 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
         connect_args["application_name"] = "baton"
     else:
         connect_args["connect_timeout"] = 10
+        if url.get_driver_name() != "pymysql":  # no session reset for other drivers: a new session per query
+            return sa.create_engine(url, connect_args=connect_args, poolclass=sa.pool.NullPool)
     return sa.create_engine(
         url, connect_args=connect_args, pool_size=opts.pool_size, max_overflow=0, pool_pre_ping=True, pool_recycle=1800
     )

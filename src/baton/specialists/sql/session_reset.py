@@ -20,7 +20,8 @@ SQLAlchemy connections alike):
   a fresh connection per query (NullPool); MariaDB 10.11 cannot list a session's temporary
   tables, so a hand-written reset would be incomplete. PyMySQL has no public call for it, so
   its command API is used, and the connect-time settings the reset clears (character set,
-  ``sql_mode``/``init_command`` if configured, autocommit off) are sent again.
+  ``sql_mode``/``init_command`` if configured, autocommit off) are sent again. With any
+  other MySQL driver, ``engines.py`` pools nothing (a new session per query).
 - DuckDB and SQLite hold no session state a guarded statement could create (see
   ``execute.py``: SQLite's authorizer allows only reads, DuckDB's own parser admits only
   a SELECT), so they need no reset.
