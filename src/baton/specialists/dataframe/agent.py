@@ -13,10 +13,12 @@ Every request leases the store's current copy (``FrameStore.lease``), so ``refre
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from typing import Any, Mapping
 
 from baton.agents import AgentContext, BaseAgent
+from baton.errors import AgentFatalError
 from baton.llm.base import ChatModel
 from baton.specialists.dataframe.store import FrameStore
 from baton.specialists.sql.agent import SQLAgent
@@ -30,7 +32,7 @@ class DataFrameAgent(BaseAgent):
 
     def __init__(
         self,
-        frames: Mapping[str, Any] | FrameStore,
+        frames: Mapping[str, Any] | FrameStore | None = None,
         *,
         name: str | None = None,
         description: str | None = None,
@@ -39,7 +41,9 @@ class DataFrameAgent(BaseAgent):
         **sql_agent_options: Any,
     ) -> None:
         super().__init__(name, description, model=model)
-        self.store = frames if isinstance(frames, FrameStore) else FrameStore(frames, options=options)
+        # None: no standing tables; every request brings its own (``run(..., frames=...)``)
+        self.store = frames if isinstance(frames, FrameStore) or frames is None else FrameStore(frames, options=options)
+        self._options = options
         self._sql_options = sql_agent_options
         self._sql_agent: SQLAgent | None = None
         self._agent_lock = threading.Lock()
@@ -57,6 +61,8 @@ class DataFrameAgent(BaseAgent):
             return self._sql_agent
 
     async def configure(self) -> None:
+        if self.store is None:
+            return
         async with self.store.lease() as connection:
             await self._agent_for(connection).configure()
 
@@ -68,13 +74,39 @@ class DataFrameAgent(BaseAgent):
         """Answer on the current copy, which stays open until this request ends even if
         ``refresh()`` or ``close()`` is called meanwhile. Raises ``FrameStoreClosedError``
         after ``close()``."""
+        frames = kwargs.pop("frames", None)
+        if frames:
+            return await self._run_with(frames, context, kwargs)
+        if self.store is None:
+            raise AgentFatalError(f"{self.name} has no tables: pass frames=... to the agent or to this request")
         async with self.store.lease() as connection:
             return await self._agent_for(connection).run(context, **kwargs)
 
+    async def _run_with(self, frames: Mapping[str, Any], context: AgentContext, kwargs: dict[str, Any]) -> SQLAgentResult:
+        """This request's own tables (a pipeline's ``analyze_results`` passes its dependencies'
+        results, named by stage id) beside the standing ones, in a copy only it uses."""
+        tables = dict(self.store.frames) if self.store is not None else {}
+        tables.update({_table_name(name): frame for name, frame in frames.items()})
+        store = FrameStore(tables, options=self.store.options if self.store is not None else self._options)
+        try:
+            async with store.lease() as connection:
+                agent = SQLAgent(connection, name=self.name, model=self.model, **self._sql_options)
+                return await agent.run(context, **kwargs)
+        finally:
+            await asyncio.to_thread(store.close)
+
     def refresh(self) -> None:
         """Re-read the sources on the next request (after a DataFrame or file changed)."""
-        self.store.refresh()
+        if self.store is not None:
+            self.store.refresh()
 
     def close(self) -> None:
         """Take no new requests; the copy goes once the running ones finish."""
-        self.store.close()
+        if self.store is not None:
+            self.store.close()
+
+
+def _table_name(name: str) -> str:
+    """A stage id as a plain SQL identifier (``stage-1`` -> ``stage_1``)."""
+    cleaned = re.sub(r"\W", "_", str(name)).strip("_") or "frame"
+    return cleaned if not cleaned[0].isdigit() else f"t_{cleaned}"
