@@ -65,3 +65,32 @@ async def test_anything_else_explains_how_to_configure_a_model(demo):
     assert poem.content == NO_MODEL_ANSWER
     near = await demo.orchestrator.ask("What was Epson revenue in March 2024?")  # routed lexically, not verified
     assert "BATON_MODEL" in near.content and near.data is None
+
+
+async def test_with_a_model_a_multi_step_question_runs_as_a_plan_through_the_specialists(demo_dir):
+    import json
+
+    from baton.llm import FunctionModel, tool_call
+    from baton.messages import LLMResponse
+
+    plan = {"question": "q", "stages": [
+        {"stage_id": "pokemon", "tool": "query_database", "question": "What was Pokemon revenue by month in 2025?", "depends_on": []},
+        {"stage_id": "epson", "tool": "query_database", "question": "What was Epson revenue by month in 2025?", "depends_on": []},
+        {"stage_id": "gap", "tool": "analyze_results", "question": "gap", "depends_on": ["pokemon", "epson"]},
+    ]}
+
+    def model(messages, tools):
+        if not tools:  # the planner
+            return json.dumps(plan)
+        if messages[-1].role == "tool":
+            return "done"
+        return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": (
+            "SELECT p.month, p.revenue - e.revenue AS gap FROM pokemon p JOIN epson e USING (month) ORDER BY p.month")})])
+
+    workspace = build_demo_workspace(demo_dir, model=FunctionModel(model))
+    try:
+        answer = await workspace.orchestrator.ask("First get Pokemon revenue by month, then Epson's, then compare them")
+    finally:
+        await workspace.aclose()
+    assert answer.response_type == "pipeline_complete"
+    assert set(answer.data) == {"pokemon", "epson", "gap"} and len(answer.data["gap"]) == 12

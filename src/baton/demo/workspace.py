@@ -74,6 +74,8 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
         agent = SQLAgent(connection, name=agent_name, description=description, model=model, verified=own,
                          memory=SQLMemory(memory, scope, agent=agent_name))
         orchestrator.add_agent(agent)
+    if model is not None:
+        orchestrator.planning = demo_planning(orchestrator, model)
     workspace = DemoWorkspace(directory, database, orchestrator, memory=memory, model=model, name=name)
     workspace.closers.append(connection.aclose)
     return workspace
@@ -96,3 +98,16 @@ def open_demo_memory(directory: Path, workspace: str = "demo"):
             data={"question": verified.question, "sql": verified.sql, "agent": verified.agent},
         ))
     return store, scope
+
+
+def demo_planning(orchestrator: OrchestratorAgent, model: ChatModel):
+    """Multi-step questions (with a model): each ``query_database`` stage goes back through
+    the orchestrator, which routes it to the right specialist (stages carry
+    ``_skip_complexity``, so they never plan again); ``analyze_results`` runs the DataFrame
+    specialist over the stages' results."""
+    from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, AgentStageRunner, PipelineExecutor, Planner
+    from baton.pipeline.planning import PipelinePlanning
+    from baton.specialists.dataframe import DataFrameAgent
+
+    runner = AgentStageRunner({QUERY_DATABASE: orchestrator, ANALYZE_RESULTS: DataFrameAgent(name="analysis", model=model)})
+    return PipelinePlanning(Planner(model, tools=(QUERY_DATABASE, ANALYZE_RESULTS)), PipelineExecutor(runner))
