@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import struct
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -71,3 +74,34 @@ def test_notebook_html_survives_a_chart_that_cannot_render():
     message = AIMessage(content="answer", results=RESULT, viz_config={"mark": "no-such-mark"})
     html = message._repr_html_()
     assert "<td>North</td>" in html and "<svg" not in html
+
+
+def test_text_xml_cannot_hold_is_scrubbed_instead_of_aborting_the_process():
+    # vl-convert aborts the whole interpreter (a Rust panic) on control characters, so this
+    # runs in a child process: a regression fails this test instead of killing the run.
+    code = (
+        "import xml.etree.ElementTree as ET\n"
+        "from baton.response import QueryResult\n"
+        "from baton.viz import choose_chart, render_svg\n"
+        "r = QueryResult(['na\\x01me', 'v'], [['a\\x06b', 1], ['\\ud800x', 2], ['ok\\x00', 3]])\n"
+        "spec = choose_chart(r, question='why\\x1b?').viz_config\n"
+        "assert '\\x06' not in repr(spec) and '\\ufffd' in spec['data']['values'][0]['na\\ufffdme']\n"
+        "ET.fromstring(render_svg(spec))\n"
+        "raw = {'mark': 'bar', 'title': 't\\x00', 'data': {'values': [{'k\\x02': 'x\\x03', 'v': 1}]},\n"
+        "       'encoding': {'x': {'field': 'k\\x02', 'type': 'nominal'}, 'y': {'field': 'v', 'type': 'quantitative'}}}\n"
+        "ET.fromstring(render_svg(raw))\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
+
+
+def test_long_time_spans_do_not_ask_for_a_tick_per_day():
+    # a tick per day over 40 years takes the renderer half a minute
+    long = QueryResult(["day", "n"], [[dt.date(1990, 1, 1), 1], [dt.date(2010, 5, 3), 3], [dt.date(2030, 1, 2), 2]])
+    short = QueryResult(["day", "n"], [[dt.date(2024, 1, d), d] for d in (1, 2, 5, 9)])
+    assert "tickCount" not in choose_chart(long).viz_config["encoding"]["x"]["axis"]
+    assert choose_chart(short).viz_config["encoding"]["x"]["axis"]["tickCount"] == {"interval": "day", "step": 1}
+    texts = [t for t in ET.fromstring(render_svg(choose_chart(short).viz_config)).itertext()]
+    assert texts.count("Jan 01, 2024") == 1  # one label per day, not one per hour

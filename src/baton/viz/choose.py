@@ -139,7 +139,7 @@ def fit(viz_type: str, profile: ResultProfile, rows: list[list[Any]]) -> Layout 
         return Layout("pie", x=category, y=(measure,))
     if viz_type in ("stacked_bar", "grouped_bar"):
         if len(m) == 1 and len(d) + len(t) == 2:
-            x, color = (t[0], d[0]) if t else (d[0], d[1])
+            x, color = (t + d)[0], (t + d)[1]  # a time, if any, goes along the axis
             if x.distinct > MAX_STACK_CATEGORIES or color.distinct > MAX_SERIES * 2:
                 return "too many categories to stack or group"
             if viz_type == "stacked_bar" and (m[0].minimum or 0) < 0:

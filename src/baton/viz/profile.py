@@ -73,7 +73,7 @@ class ColumnProfile:
     non_null: int
     time_unit: str | None = None          # temporal columns only
     order: tuple[str, ...] | None = None  # ordinal columns with a named order (months, weekdays)
-    minimum: float | None = None          # measures only
+    minimum: float | None = None          # measures; for times, POSIX seconds (UTC)
     maximum: float | None = None
     integral: bool = False
 
@@ -223,7 +223,8 @@ def unique_names(columns: Sequence[str]) -> list[str]:
 
 
 def profile_column(name: str, source: str, index: int, values: list[Any], type_hint: str = "") -> ColumnProfile:
-    present = [v for v in values if not is_null(v)]
+    # an infinite float cannot be drawn either: it counts as missing, like NaN
+    present = [v for v in values if not is_null(v) and not (isinstance(v, float) and math.isinf(v))]
     distinct = len({repr(v) for v in present})
     base = dict(name=name, source=source, index=index, distinct=distinct, non_null=len(present))
     if not present:
@@ -238,7 +239,8 @@ def profile_column(name: str, source: str, index: int, values: list[Any], type_h
         if all(p is not None for p in parsed) and not (text_type and not all(isinstance(v, str) for v in present)):
             moments = [p[0] for p in parsed]
             unit = _coarsest_unit(moments, {p[1] for p in parsed})
-            return ColumnProfile(role=TEMPORAL, time_unit=unit, **base)
+            first, last = (m.replace(tzinfo=dt.UTC).timestamp() for m in (min(moments), max(moments)))
+            return ColumnProfile(role=TEMPORAL, time_unit=unit, minimum=first, maximum=last, **base)
 
     if all(isinstance(v, bool) for v in present):
         return ColumnProfile(role=CATEGORY, **base)

@@ -1,7 +1,8 @@
 """Render a Vega-Lite spec to SVG or PNG, offline, with ``vl-convert-python``.
 
 Rendering never fetches anything: external data URLs are refused (``allowed_base_urls=[]``),
-so a spec from an untrusted source cannot make the server call out. The Vega-Lite version is
+so a spec from an untrusted source cannot make the server call out, and every string is
+made XML-safe first (the renderer aborts the process, uncatchably, on control characters). The Vega-Lite version is
 pinned to the v5 line our specs are written for. The first call in a process starts the
 embedded JavaScript engine (~0.4 s); later calls take tens of milliseconds.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from baton.errors import BatonError
+from baton.viz.spec import scrub
 
 VEGA_LITE_VERSION = "5.21"
 
@@ -22,7 +24,7 @@ class ChartRenderError(BatonError):
 def _check(spec: Any) -> dict[str, Any]:
     if not isinstance(spec, dict) or not spec:
         raise ChartRenderError("a chart spec must be a non-empty dict (tables have no chart to render)")
-    return spec
+    return scrub(spec)  # a spec from elsewhere may carry text that would abort the renderer
 
 
 def _first_lines(exc: Exception) -> str:

@@ -11,6 +11,8 @@ Decisions:
 - Only the columns the chart uses are inlined. Keys are the profile's unique column names;
   names with ``.``/``[``/``]`` are escaped in field references, because Vega-Lite reads
   them as nested paths.
+- Text that XML cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF) is
+  replaced by U+FFFD everywhere in the spec: the offline renderer aborts the process on it.
 - No Vega expressions are generated (no ``calculate``/``filter`` strings): column names are
   model-influenced text, and derived values (a pie slice's share) are computed here instead.
 - Times are written as ISO strings and drawn on UTC scales (see ``profile``), with axis
@@ -20,6 +22,7 @@ Decisions:
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,8 @@ MAX_CHART_ROWS = 5000
 WIDTH, HEIGHT = 560, 320
 SERIES, VALUE, SHARE = "_series", "_value", "_share"
 NULL_LABEL = "(null)"
+MAX_UNIT_TICKS = 24
+MAX_LINE_POINTS = 100
 
 _TIME_FORMAT = {"year": "%Y", "quarter": "%Y Q%q", "month": "%b %Y", "day": "%b %d, %Y"}
 _TIME_UNIT = {"year": "utcyear", "quarter": "utcyearquarter", "month": "utcyearmonth", "day": "utcyearmonthdate"}
@@ -47,6 +52,22 @@ class Layout:
     color: ColumnProfile | None = None
     details: tuple[ColumnProfile, ...] = ()  # shown in tooltips (or a big number's caption)
     horizontal: bool = False
+
+
+# Characters XML 1.0 cannot hold. The SVG renderer aborts the whole process (a Rust panic,
+# not an exception) on any of them, so they are replaced before a spec leaves this module.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def scrub(value: Any) -> Any:
+    """``value`` (a spec, or part of one) with every string made XML-safe (U+FFFD for the rest)."""
+    if isinstance(value, str):
+        return _NOT_XML.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    return value
 
 
 def escape_field(name: str) -> str:
@@ -142,7 +163,9 @@ def _position(column: ColumnProfile, *, as_bars: bool, sort: Any = None) -> dict
         axis: dict[str, Any] = {}
         if unit in _TIME_FORMAT:
             axis["format"] = _TIME_FORMAT[unit]
-        if unit in _TICK_INTERVAL and column.distinct <= 24:
+        if unit in _TICK_INTERVAL and _tick_estimate(column) <= MAX_UNIT_TICKS:
+            # one tick per period, so "Jan 2024" is never repeated across a month's days;
+            # only for short spans: a tick per day over 40 years takes the renderer 30 s
             interval, step = _TICK_INTERVAL[unit]
             axis["tickCount"] = {"interval": interval, "step": step}
         enc.update(type="temporal", scale={"type": "utc"}, axis=axis)
@@ -158,6 +181,13 @@ def _position(column: ColumnProfile, *, as_bars: bool, sort: Any = None) -> dict
     if sort is not None:
         enc["sort"] = sort
     return enc
+
+
+def _tick_estimate(column: ColumnProfile) -> float:
+    """How many one-period ticks the column's time span would need."""
+    span_days = ((column.maximum or 0) - (column.minimum or 0)) / 86400
+    per_tick = {"year": 365.25, "quarter": 91.3, "month": 30.44, "day": 1.0}[column.time_unit or "day"]
+    return span_days / per_tick + 1
 
 
 def _tooltip_entry(column: ColumnProfile, field: str | None = None, title: str | None = None) -> dict[str, Any]:
@@ -208,7 +238,8 @@ def _folded(measures: Sequence[ColumnProfile]) -> tuple[list[dict[str, Any]], di
 
 def _line(layout: Layout) -> dict[str, Any]:
     x = _position(layout.x, as_bars=False)
-    spec: dict[str, Any] = {"mark": {"type": "line", "point": True, "interpolate": "linear"}}
+    points = layout.x.non_null <= MAX_LINE_POINTS  # dots help on short series, clutter long ones
+    spec: dict[str, Any] = {"mark": {"type": "line", "point": points, "interpolate": "linear"}}
     if len(layout.y) > 1:
         transform, y, color = _folded(layout.y)
         tooltip = [_tooltip_entry(layout.x), {"field": SERIES, "type": "nominal", "title": "series"},
@@ -334,4 +365,4 @@ def build_spec(layout: Layout, rows: Sequence[Sequence[Any]], *, title: str, tot
     spec["data"] = {"values": values}
     spec["usermeta"] = {"baton": {"viz_type": layout.viz_type, "rows_shown": shown, "rows_total": total_rows,
                                   "truncated": shown < total_rows or source_truncated}}
-    return spec
+    return scrub(spec)
