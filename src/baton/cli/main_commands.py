@@ -72,7 +72,6 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def ask(
         question: str = typer.Argument(..., help="The question, in plain language."),
-        workspace: str = typer.Option("demo", help="Workspace to ask (the demo, or a database URL with --database)."),
         database: Optional[str] = typer.Option(None, help="Ask any SQLAlchemy database URL instead of the demo (needs a model)."),
         chart: Optional[Path] = typer.Option(None, help="Write the answer's chart to this .svg or .png file."),
         session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
@@ -82,7 +81,7 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run() -> int:
-            ws, closer = await local_workspace(workspace, database, _model(), _demo_workspace, console)
+            ws, closer = await local_workspace(database, _model(), _demo_workspace)
             try:
                 from baton.server import service
 
@@ -123,7 +122,7 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run():
-            ws, closer = await local_workspace("demo", database, _model(), _demo_workspace, console)
+            ws, closer = await local_workspace(database, _model(), _demo_workspace)
             await closer()
             return ws
 
@@ -144,7 +143,7 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run():
-            ws, closer = await local_workspace("demo", None, _model(), _demo_workspace, console)
+            ws, closer = await local_workspace(None, _model(), _demo_workspace)
             try:
                 if show is None:
                     for s in await ws.sessions.list(ws.name):

@@ -36,7 +36,8 @@ def database_workspace(url: str, model) -> tuple[Workspace, Callable]:
     return Workspace("database", orchestrator, SessionStore()), connection.aclose
 
 
-async def local_workspace(name: str, database: str | None, model, demo_factory, console: Console) -> tuple[Workspace, Callable]:
+async def local_workspace(database: str | None, model, demo_factory) -> tuple[Workspace, Callable]:
+    """The demo workspace, or one SQL specialist over ``database``; with its closer."""
     if database:
         return database_workspace(database, model)
     demo = demo_factory()

@@ -92,8 +92,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     async def ask_stream(body: AskRequest, caller: Caller) -> StreamingResponse:
         """Server-Sent Events: every tracker event as it happens, then ``event: answer``."""
         ws = workspace_of(caller)
-        if body.session_id is not None:
-            await ws.sessions.turns(ws.name, body.session_id)  # 404 before the stream starts
+        if body.session_id is not None and not await ws.sessions.exists(ws.name, body.session_id):
+            raise SessionNotFound(body.session_id)  # 404 before the stream starts
 
         async def events():
             try:
@@ -127,8 +127,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         ws = workspace_of(caller)
         if ws.pipelines is None or not ws.pipelines.is_paused(workflow_id):
             raise HTTPException(status_code=404, detail="no paused pipeline with this id")
-        if body.session_id is not None:
-            await ws.sessions.turns(ws.name, body.session_id)  # 404 before the run moves on
+        if body.session_id is not None and not await ws.sessions.exists(ws.name, body.session_id):
+            raise SessionNotFound(body.session_id)  # 404 before the run moves on
         try:
             decision = CheckpointDecision(body.action, question=body.question)
             message = await ws.pipelines.decide(workflow_id, decision, AgentContext(workspace=ws.name, llm_router=ws.orchestrator.model))

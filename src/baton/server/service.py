@@ -14,24 +14,24 @@ from baton.agents import AgentContext
 from baton.events import NULL_TRACKER, Event, WorkflowTracker
 from baton.response import AIMessage
 from baton.server.followups import answer_followup
+from baton.server.sessions import history_of
 from baton.server.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 
 async def _prepare(ws: Workspace, question: str, session_id: str | None):
+    """(session id, chat history, previous answer), reading the session's turns once."""
     if session_id is None:
-        session_id = await ws.sessions.create(ws.name, question)
-        history = []
-    else:
-        history = await ws.sessions.history(ws.name, session_id)  # raises SessionNotFound
-    return session_id, history
+        return await ws.sessions.create(ws.name, question), [], None
+    turns = await ws.sessions.turns(ws.name, session_id)  # raises SessionNotFound
+    return session_id, history_of(turns), (turns[-1].answer if turns else None)
 
 
-async def _followup(ws: Workspace, question: str, session_id: str, history: list, tracker: WorkflowTracker | None) -> AIMessage | None:
-    if not history:
+async def _followup(ws: Workspace, question: str, session_id: str, previous: AIMessage | None,
+                    tracker: WorkflowTracker | None) -> AIMessage | None:
+    if previous is None:
         return None
-    previous = await ws.sessions.last_answer(ws.name, session_id)
     context = AgentContext(user_question=question, workspace=ws.name, tracker=tracker or NULL_TRACKER)
     message = await answer_followup(ws.orchestrator, previous, question, context)
     if message is not None:
@@ -54,8 +54,8 @@ async def _remember(ws: Workspace, message: AIMessage, session_id: str) -> None:
 
 
 async def answer(ws: Workspace, question: str, session_id: str | None = None, *, tracker: WorkflowTracker | None = None) -> AIMessage:
-    session_id, history = await _prepare(ws, question, session_id)
-    message = await _followup(ws, question, session_id, history, tracker)
+    session_id, history, previous = await _prepare(ws, question, session_id)
+    message = await _followup(ws, question, session_id, previous, tracker)
     if message is None:
         message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
     await ws.sessions.append(ws.name, session_id, question, message)
@@ -67,8 +67,8 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
                         tracker: WorkflowTracker | None = None) -> AsyncIterator[Event | AIMessage]:
     """Every event as it happens, then the final answer (already persisted). ``tracker``
     also receives every event (observability)."""
-    session_id, history = await _prepare(ws, question, session_id)
-    message = await _followup(ws, question, session_id, history, tracker)
+    session_id, history, previous = await _prepare(ws, question, session_id)
+    message = await _followup(ws, question, session_id, previous, tracker)
     if message is not None:
         await ws.sessions.append(ws.name, session_id, question, message)
         yield Event("followup", {"kind": message.metadata.get("followup")})

@@ -55,6 +55,18 @@ class SessionNotFound(BatonError, LookupError):
     """No such session in the caller's workspace (it may exist in another: we don't say)."""
 
 
+def history_of(turns: list[Turn], max_turns: int = 10) -> list[Message]:
+    """Turns as chat messages (the SQL behind an answer included, for follow-ups)."""
+    out: list[Message] = []
+    for turn in turns[-max_turns:]:
+        out.append(Message.user(turn.question))
+        text = turn.answer.content
+        if turn.answer.query:
+            text += f"\n(SQL used: {turn.answer.query})"
+        out.append(Message.assistant(text))
+    return out
+
+
 class SessionStore:
     def __init__(self, path: str | Path = ":memory:") -> None:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -89,15 +101,14 @@ class SessionStore:
 
     async def history(self, workspace: str, session_id: str, max_turns: int = 10) -> list[Message]:
         """The last turns as chat messages, for the next question's context."""
-        turns = (await self.turns(workspace, session_id))[-max_turns:]
-        out: list[Message] = []
-        for turn in turns:
-            out.append(Message.user(turn.question))
-            text = turn.answer.content
-            if turn.answer.query:
-                text += f"\n(SQL used: {turn.answer.query})"
-            out.append(Message.assistant(text))
-        return out
+        return history_of(await self.turns(workspace, session_id), max_turns)
+
+    async def exists(self, workspace: str, session_id: str) -> bool:
+        try:
+            await self._run(self._owned, workspace, session_id)
+        except SessionNotFound:
+            return False
+        return True
 
     async def find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
         """(session id, question, answer) of a turn of this workspace, or None."""
@@ -105,10 +116,6 @@ class SessionStore:
 
     async def add_feedback(self, workspace: str, turn_id: str, thumbs: str | None, verdict: str | None, comment: str | None) -> None:
         await self._run(self._add_feedback, workspace, turn_id, thumbs, verdict, comment)
-
-    async def last_answer(self, workspace: str, session_id: str) -> AIMessage | None:
-        turns = await self.turns(workspace, session_id)
-        return turns[-1].answer if turns else None
 
     # --- in the worker thread ---------------------------------------------------------------
 

@@ -1,0 +1,56 @@
+"""The top-level commands on the demo workspace, with no model configured."""
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from baton.cli import build_app
+from baton.demo.data import build_demo_database
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("BATON_HOME", str(tmp_path))
+    monkeypatch.delenv("BATON_MODEL", raising=False)
+    build_demo_database(tmp_path / "demo" / "finance.sqlite", sales_rows=500)
+    return tmp_path
+
+
+def run(*args):
+    return CliRunner().invoke(build_app(), list(args), env={"COLUMNS": "200"})
+
+
+def test_ask_prints_the_table_and_sql_and_writes_the_chart(home):
+    chart = home / "chart.svg"
+    result = run("ask", "What was Epson revenue by month in 2025?", "--chart", str(chart))
+    assert result.exit_code == 0, result.output
+    assert "2025-12" in result.output and "monthly_revenue" in result.output and "no LLM call" in result.output
+    assert chart.read_text().lstrip().startswith("<svg")
+
+
+def test_ask_without_a_model_says_how_to_set_one(home):
+    result = run("ask", "Write a poem about spring")
+    assert "BATON_MODEL" in result.output
+
+
+def test_a_malformed_model_string_is_a_clear_error(home, monkeypatch):
+    monkeypatch.setenv("BATON_MODEL", "nonsense")
+    result = run("ask", "anything")
+    assert result.exit_code == 2 and "Model configuration error" in result.output
+
+
+def test_sessions_lists_and_prints_conversations(home):
+    run("ask", "What was Epson revenue by month in 2025?")
+    listed = run("sessions")
+    assert listed.exit_code == 0 and "What was Epson revenue" in listed.output
+    session_id = re.search(r"\b[0-9a-f]{32}\b", listed.output).group(0)
+    shown = run("sessions", session_id)
+    assert shown.exit_code == 0 and "2025-12" in shown.output
+
+
+def test_agents_lists_the_four_specialists(home):
+    result = run("agents")
+    assert result.exit_code == 0
+    for name in ("pokemon_finance", "epson_finance", "roadshows_finance", "general_finance"):
+        assert name in result.output
