@@ -3,6 +3,11 @@
 ``result`` is the text the LLM sees (and what gets vectorized); ``ai_message`` is the full
 rich answer, the side channel the orchestrator reads after its loop. Typed subclasses add
 fields (``SQLAgentResult`` adds the query, rows and attempts).
+
+``error_type`` names the failure for programs: the exception class when an agent raised
+(``AgentRetryableError``, ``AgentTimeoutError``, ``KeyError``, ... as recorded by
+``AgentTool``), or a specialist's own failure class when it returned an error itself (the
+SQL specialist's ``unsafe_sql``, ``permission_denied``, ``model_not_configured``, ...).
 """
 
 from __future__ import annotations
