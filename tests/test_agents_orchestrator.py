@@ -167,6 +167,8 @@ async def test_ask_stream_yields_events_then_the_same_answer_as_ask():
     assert isinstance(final, AIMessage) and all(isinstance(e, Event) for e in streamed[:-1])
     types = [e.type for e in events]
     assert types.count("agent.start") == 2 and types.count("agent.end") == 2
+    routed = [e.data["agent"] for e in events if e.type == "agent.routed"]
+    assert routed == ["epson_finance", "general_finance"] and types.index("agent.routed") < types.index("agent.start")
     assert "llm.token" in types and "llm.end" in types
     assert types.index("agent.start") < types.index("agent.end")
     direct = await finance(FunctionModel(router)).ask("compare epson_finance and general_finance")

@@ -92,6 +92,7 @@ class AgentTool:
     async def execute(self, context: AgentContext, question: str, extra_context: str | None, call_id: str) -> AgentResult:
         """Run the agent with retry and validation; always returns a typed result."""
         started = time.perf_counter()
+        context.emit("agent.routed", agent=self.agent.name, tool=self.name, call_id=call_id, question=question)
         context.emit("agent.start", agent=self.agent.name, call_id=call_id, question=question)
         result = await self._run_with_retry(context, question, extra_context)
         result.agent_name = result.agent_name or self.agent.name

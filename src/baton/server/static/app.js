@@ -264,6 +264,7 @@ async function answerView(answer) {
 function describe(event) {
   const d = event.data || {};
   switch (event.type) {
+    case "agent.routed": return `routed to ${d.agent}`;
     case "agent.start": return `→ ${d.agent} is working on it`;
     case "agent.end": return `✓ ${d.agent} ${d.status}${d.duration_ms != null ? ` (${Math.round(d.duration_ms)} ms)` : ""}`;
     case "agent.retry": return `↻ ${d.agent} retrying (${d.reason ?? d.error_type ?? ""})`;
