@@ -138,3 +138,42 @@ def test_stage_result_round_trips_with_table_and_message():
     assert back.query_result == result.query_result
     assert back.message.results == result.message.results
     assert (back.units, back.query, back.duration_ms) == (result.units, result.query, result.duration_ms)
+
+
+@pytest.mark.parametrize("bad_id", ["", " ", "top 5", "1st", "a-b", "x" * 65, "drop;table"])
+def test_stage_ids_must_be_identifiers(bad_id):
+    # the id names the stage's table in analyze_results SQL, a DBOS step and an event key
+    with pytest.raises(PlanValidationError) as info:
+        ExecutionPlan.from_json(plan_json(stage(bad_id)))
+    assert any("'stage_id' must be an identifier" in p for p in info.value.problems), info.value.problems
+
+
+def test_a_huge_plan_is_refused_before_its_stages_are_parsed():
+    raw = plan_json(*[stage(f"s{i}") for i in range(65)])
+    with pytest.raises(PlanValidationError) as info:
+        ExecutionPlan.from_json(raw)
+    assert info.value.problems == ["plan: has 65 stages, at most 64 allowed"]
+    assert len(ExecutionPlan.from_json(raw, max_stages=100).stages) == 65
+    with pytest.raises(PlanValidationError, match="has 3 stages, at most 2 allowed"):
+        ExecutionPlan.from_json(plan_json(stage("a"), stage("b"), stage("c")), max_stages=2)
+
+
+@pytest.mark.parametrize(
+    ("stage_obj", "problem"),
+    [
+        (PlanStage("a", "query_database", None), "stage 'a': 'question' must be a string, got null"),
+        (PlanStage("b", "query_database", "x", depends_on="a"), "stage 'b': 'depends_on' must be a list of strings, got string"),
+        (PlanStage("c", "query_database", "x", validation=StageValidation(min_rows="1")),
+         "stage 'c': validation.min_rows must be an integer, got string"),
+        (PlanStage("d", "query_database", "x", validation={"min_rows": 1}), "stages[1]: 'validation' must be a StageValidation, got dict"),
+        (PlanStage("e", "query_database", "x", checkpoint="yes"), "stage 'e': 'checkpoint' must be true or false, got string"),
+        ({"stage_id": "f"}, "stages[1]: must be a PlanStage, got dict"),
+    ],
+)
+def test_plans_built_in_code_get_the_same_field_checks(stage_obj, problem):
+    # before: AttributeError / TypeError halfway through validation, or a string depends_on
+    # read character by character
+    plan = ExecutionPlan("q", [PlanStage("a0", "query_database", "x"), stage_obj])
+    with pytest.raises(PlanValidationError) as info:
+        plan.validate()
+    assert problem in info.value.problems, info.value.problems

@@ -70,11 +70,11 @@ class ExecutionPlan:
                 return stage
         raise KeyError(stage_id)
 
-    def validate(self, *, tools: Sequence[str] = STAGE_TOOLS) -> None:
+    def validate(self, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int | None = None) -> None:
         """Raise ``PlanValidationError`` listing every problem, or ``PlanDefect`` on a cycle."""
-        from baton.pipeline.plan_json import check_plan
+        from baton.pipeline.plan_json import MAX_STAGES, check_plan
 
-        check_plan(self, tools=tools)
+        check_plan(self, tools=tools, max_stages=max_stages or MAX_STAGES)
 
     def layers(self) -> list[list[PlanStage]]:
         """Kahn's algorithm over ``depends_on``: each list may run concurrently; stages keep
@@ -95,18 +95,19 @@ class ExecutionPlan:
         return json.dumps(self.to_dict(), **kw)
 
     @classmethod
-    def from_dict(cls, raw: Any, *, tools: Sequence[str] = STAGE_TOOLS) -> ExecutionPlan:
-        from baton.pipeline.plan_json import plan_from_data
+    def from_dict(cls, raw: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int | None = None) -> ExecutionPlan:
+        from baton.pipeline.plan_json import MAX_STAGES, plan_from_data
 
-        return plan_from_data(raw, tools=tools)
+        return plan_from_data(raw, tools=tools, max_stages=max_stages or MAX_STAGES)
 
     @classmethod
-    def from_json(cls, raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS) -> ExecutionPlan:
-        """Parse and validate strictly: unknown fields, missing or duplicate ids, unknown
-        dependencies or tools and wrong types all raise one ``PlanValidationError``."""
-        from baton.pipeline.plan_json import plan_from_json
+    def from_json(cls, raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int | None = None) -> ExecutionPlan:
+        """Parse and validate strictly: unknown fields, missing, malformed or duplicate ids,
+        unknown dependencies or tools, wrong types and too many stages (``MAX_STAGES``
+        unless ``max_stages`` says otherwise) all raise one ``PlanValidationError``."""
+        from baton.pipeline.plan_json import MAX_STAGES, plan_from_json
 
-        return plan_from_json(raw, tools=tools)
+        return plan_from_json(raw, tools=tools, max_stages=max_stages or MAX_STAGES)
 
 
 @dataclass

@@ -6,11 +6,22 @@ field of the wrong type, an unknown field (often a misspelt one, ``depends`` for
 exist, an unknown tool, an ``analyze_results`` stage with nothing to analyze, contradictory
 row limits: each is one line in ``PlanValidationError.problems``. A cycle is checked last,
 only on an otherwise valid plan, and raises ``PlanDefect``.
+
+Two bounds beyond the seed. A ``stage_id`` is an identifier (a letter or ``_``, then letters,
+digits or ``_``, at most 64 characters), because ``analyze_results`` exposes each
+dependency's table under its stage id to SQL written by a model, and it names DBOS steps and
+events. A plan has at most ``MAX_STAGES`` stages (``max_stages=`` raises or lowers it): a
+model's runaway plan is refused before any stage is parsed, and every run cost stays small.
+
+Plans built in code get the same field checks (``ExecutionPlan.validate``): a wrong type
+there is a ``PlanValidationError`` too, never an ``AttributeError`` halfway through a run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from typing import Any, Sequence
 
 from baton.pipeline.errors import PlanValidationError
@@ -29,21 +40,24 @@ _STAGE_FIELDS = {
 }
 _REQUIRED_STAGE_FIELDS = ("stage_id", "tool", "question")
 _VALIDATION_FIELDS = {"min_rows", "max_rows", "required_columns"}
+_STAGE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+MAX_STAGES = 64
+"""The most stages a plan may have unless ``max_stages=`` says otherwise."""
 
 
-def plan_from_json(raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS) -> ExecutionPlan:
+def plan_from_json(raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> ExecutionPlan:
     try:
         data = json.loads(raw)
     except (TypeError, ValueError) as exc:
         raise PlanValidationError([f"plan is not valid JSON: {exc}"], raw=_text(raw)) from None
     try:
-        return plan_from_data(data, tools=tools)
+        return plan_from_data(data, tools=tools, max_stages=max_stages)
     except PlanValidationError as exc:
         exc.raw = _text(raw)
         raise
 
 
-def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS) -> ExecutionPlan:
+def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> ExecutionPlan:
     problems: list[str] = []
     if not isinstance(data, dict):
         raise PlanValidationError([f"plan must be a JSON object, got {_type(data)}"])
@@ -59,6 +73,8 @@ def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS) -> Executio
         problems.append("plan: missing field 'stages'")
     elif not isinstance(raw_stages, list):
         problems.append(f"plan: 'stages' must be a list, got {_type(raw_stages)}")
+    elif len(raw_stages) > max_stages:
+        problems.append(f"plan: has {len(raw_stages)} stages, at most {max_stages} allowed")
     else:
         for index, raw_stage in enumerate(raw_stages):
             stage = _stage(raw_stage, index, problems)
@@ -67,21 +83,29 @@ def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS) -> Executio
     if problems:
         raise PlanValidationError(problems)
     plan = ExecutionPlan(question=question, stages=stages)
-    check_plan(plan, tools=tools)
+    check_plan(plan, tools=tools, max_stages=max_stages)
     return plan
 
 
-def check_plan(plan: ExecutionPlan, *, tools: Sequence[str] = STAGE_TOOLS) -> None:
-    """Cross-stage checks (ids, dependencies, tools, limits), then the cycle check."""
-    problems: list[str] = []
+def check_plan(plan: ExecutionPlan, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> None:
+    """Field types (for plans built in code), then cross-stage checks (ids, dependencies,
+    tools, limits), then the cycle check."""
+    problems = _shape_problems(plan)
+    if problems:
+        raise PlanValidationError(problems)
     if not plan.stages:
         problems.append("plan: has no stages")
+    if len(plan.stages) > max_stages:
+        problems.append(f"plan: has {len(plan.stages)} stages, at most {max_stages} allowed")
     seen: set[str] = set()
     ids = {s.stage_id for s in plan.stages}
     for stage in plan.stages:
         where = f"stage {stage.stage_id!r}"
-        if not stage.stage_id:
-            problems.append("a stage has an empty 'stage_id'")
+        if not _STAGE_ID.fullmatch(stage.stage_id):
+            problems.append(
+                f"{where}: 'stage_id' must be an identifier (a letter or _, then letters, digits or _; "
+                "at most 64 characters): it names the stage's table for analyze_results"
+            )
         elif stage.stage_id in seen:
             problems.append(f"{where}: duplicate stage_id")
         seen.add(stage.stage_id)
@@ -109,6 +133,27 @@ def check_plan(plan: ExecutionPlan, *, tools: Sequence[str] = STAGE_TOOLS) -> No
     if problems:
         raise PlanValidationError(problems)
     plan.layers()  # raises PlanDefect on a cycle
+
+
+def _shape_problems(plan: ExecutionPlan) -> list[str]:
+    """The JSON field checks, applied to a plan object (which may have been built in code)."""
+    problems: list[str] = []
+    if not isinstance(plan.question, str):
+        problems.append(f"plan: 'question' must be a string, got {_type(plan.question)}")
+    if not isinstance(plan.stages, list):
+        return [*problems, f"plan: 'stages' must be a list, got {_type(plan.stages)}"]
+    for index, stage in enumerate(plan.stages):
+        if not isinstance(stage, PlanStage):
+            problems.append(f"stages[{index}]: must be a PlanStage, got {type(stage).__name__}")
+            continue
+        raw = {f.name: getattr(stage, f.name) for f in dataclasses.fields(stage)}
+        if isinstance(stage.validation, StageValidation):
+            raw["validation"] = {f.name: getattr(stage.validation, f.name) for f in dataclasses.fields(stage.validation)}
+        elif stage.validation is not None:
+            problems.append(f"stages[{index}]: 'validation' must be a StageValidation, got {type(stage.validation).__name__}")
+            raw["validation"] = None
+        _stage(raw, index, problems)
+    return problems
 
 
 def _stage(raw: Any, index: int, problems: list[str]) -> PlanStage | None:

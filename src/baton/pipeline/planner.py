@@ -127,7 +127,7 @@ class Planner:
         if isinstance(data, dict) and not data.get("question"):
             data["question"] = question
         try:
-            plan = ExecutionPlan.from_dict(data, tools=self.tools)
+            plan = ExecutionPlan.from_dict(data, tools=self.tools, max_stages=self.max_stages)
         except PlanValidationError as exc:
             exc.raw = text
             raise
