@@ -181,3 +181,21 @@ def test_missing_credentials_fail_at_construction(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
         Anthropic("claude-x")
+
+
+async def test_a_corrupted_stream_frame_is_a_provider_error(stub):
+    stub.script("anthropic", Reply(sse=[("message_start", "{broken")]))
+    with pytest.raises(ProviderServerError, match="not valid JSON"):
+        await collect(make(stub).stream([Message.user("q")]))
+
+
+async def test_a_200_that_is_not_a_message_is_a_typed_error(stub):
+    stub.script("anthropic", Reply(body="<html>proxy login</html>"))
+    with pytest.raises(ProviderBadRequestError, match="check the base URL"):
+        await make(stub).complete([Message.user("q")])
+
+
+async def test_thinking_blocks_are_not_answer_text(stub):
+    stub.script("anthropic", anthropic_message([{"type": "thinking", "thinking": "let me see", "signature": "s"},
+                                                {"type": "text", "text": "42"}]))
+    assert (await make(stub).complete([Message.user("q")])).content == "42"

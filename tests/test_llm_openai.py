@@ -230,3 +230,50 @@ def test_missing_key_fails_at_construction(monkeypatch):
     monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
         OpenAICompatible("gpt-x")
+
+
+def _text_chunk(text: str) -> dict:
+    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "stub-model",
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+
+
+async def test_a_corrupted_stream_frame_after_text_is_a_provider_error(stub):
+    stub.script("openai", Reply(sse=[(None, _text_chunk("Hel")), (None, "{not json")]))
+    deltas = []
+    with pytest.raises(ProviderServerError, match="not valid JSON") as info:
+        async for chunk in make(stub).stream([Message.user("q")]):
+            deltas.append(chunk.delta)
+    assert deltas == ["Hel"] and info.value.retryable
+
+
+async def test_a_200_that_is_not_a_completion_is_a_typed_error(stub):
+    # A wrong base URL answered by a web page: the SDK hands back a str, not a completion.
+    stub.script("openai", Reply(body="<html>LM Studio</html>"))
+    with pytest.raises(ProviderBadRequestError, match="check the base URL"):
+        await make(stub).complete([Message.user("q")])
+
+
+@pytest.mark.parametrize("status", [409, 425, 503])
+async def test_transient_statuses_are_retryable_and_keep_retry_after(stub, status):
+    stub.script("openai", openai_error(status, "try again", type="server_error", headers={"retry-after": "4"}))
+    with pytest.raises(ProviderServerError) as info:
+        await make(stub).complete([Message.user("q")])
+    assert info.value.retryable and info.value.status_code == status and info.value.retry_after == 4.0
+
+
+async def test_streamed_tool_call_fragments_without_index_are_one_call(stub):
+    def chunk(part: dict, finish: str | None = None) -> dict:
+        return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "stub-model",
+                "choices": [{"index": 0, "delta": {"tool_calls": [part]}, "finish_reason": finish}]}
+
+    stub.script("openai", Reply(sse=[
+        (None, chunk({"id": "call_a", "type": "function", "function": {"name": "run_sql", "arguments": ""}})),
+        (None, chunk({"function": {"arguments": '{"query": '}})),
+        (None, chunk({"function": {"arguments": '"select 1"}'}})),
+        (None, chunk({"id": "call_b", "type": "function", "function": {"name": "run_sql", "arguments": '{"query": "x"}'}},
+                     "tool_calls")),
+        (None, "[DONE]"),
+    ]))
+    _, final = await collect(make(stub).stream([Message.user("q")], [SQL_TOOL]))
+    assert [(c.id, c.name, c.arguments) for c in final.tool_calls] == [
+        ("call_a", "run_sql", {"query": "select 1"}), ("call_b", "run_sql", {"query": "x"})]

@@ -251,3 +251,11 @@ def test_request_preferences_become_the_user_level():
     assert model_choice("anthropic/claude-3.5-sonnet", "OpenRouter") == "openrouter:anthropic/claude-3.5-sonnet"
     r = LLMRouter.resolve(user=model_choice("meta/llama", "openrouter"), app="openai:gpt-app", env=ENV)
     assert labels(r) == ["openrouter:meta/llama", "openai:gpt-app"]
+
+
+async def test_503_retry_after_is_honoured_like_a_429s(stub):
+    sleep = SleepRecorder()
+    stub.script("openai", openai_error(503, "maintenance", type="server_error", headers={"retry-after": "3"}),
+                openai_text("back"))
+    response = await router(openai_model(stub), sleep=sleep, base_delay=0.5).complete(Q)
+    assert response.content == "back" and sleep.delays == [3.0]

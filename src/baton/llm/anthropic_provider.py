@@ -22,11 +22,12 @@ Decisions:
 
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator, Sequence
 
 from baton.errors import ConfigurationError
 from baton.llm.arguments import parse_tool_call
-from baton.llm.errors_map import map_sdk_error, transport_errors
+from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
 DEFAULT_MAX_TOKENS = 4096
@@ -116,7 +117,8 @@ class Anthropic:
                 # The SDK would only notice at the first request, with a bare TypeError.
                 raise ConfigurationError(f"anthropic:{model} has no credentials: pass api_key= or set ANTHROPIC_API_KEY")
         self._client = client
-        self._sdk_errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, *transport_errors())
+        # json.JSONDecodeError: the SDK parses bodies and SSE frames with json.loads
+        self._sdk_errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, json.JSONDecodeError, *transport_errors())
         self.base_url = str(client.base_url).rstrip("/")
 
     def __repr__(self) -> str:
@@ -155,6 +157,8 @@ class Anthropic:
             message = await self._client.messages.create(**params)
         except self._sdk_errors as exc:
             raise self._error(exc) from exc
+        if not hasattr(message, "content"):
+            raise unexpected_response(message, provider=self.provider, model=self.model)
         text: list[str] = []
         calls = []
         for block in message.content or ():

@@ -17,6 +17,12 @@ Decisions:
   vLLM, Ollama, OpenRouter and Anthropic send only a message.
 - An error event inside a stream (HTTP 200 already sent) is classified by its error
   ``type``: rate limit, overloaded or server error are retryable.
+- 409 (the SDKs' own retry rule treats a conflict as transient) and 425 "too early" are
+  retryable ``ProviderServerError``s; a ``Retry-After`` on them, on a 503 or on any 5xx, is
+  kept as ``retry_after`` like a 429's, so the router waits what the server asked.
+- Data that does not parse (a corrupted stream frame, a proxy's HTML page instead of JSON)
+  is a ``ProviderServerError`` naming it, never a bare ``ValueError``/``AttributeError``:
+  callers handle ``ProviderError`` only.
 """
 
 from __future__ import annotations
@@ -119,14 +125,16 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderE
             return ProviderRateLimitError(text, retry_after=parse_retry_after(headers), **kw)
         if status == 408:
             return ProviderTimeoutError(text, **kw)
-        if status >= 500:
-            return ProviderServerError(text, **kw)
+        if status >= 500 or status in (409, 425):
+            return _with_retry_after(ProviderServerError(text, **kw), headers)
         if status in (401, 403):
             return ProviderAuthError(text, **kw)
         if status in (400, 413) and is_context_length_error(code, type_, message or str(exc)):
             return ContextLengthExceededError(text, **kw)
         return ProviderBadRequestError(text, **kw)
 
+    if isinstance(exc, ValueError):  # json.JSONDecodeError from an SDK's body or SSE parser
+        return ProviderServerError(f"{provider}/{model}: the provider sent data that is not valid JSON ({exc})", **kw)
     if "Timeout" in name:  # APITimeoutError, httpx ReadTimeout/ConnectTimeout/PoolTimeout
         return ProviderTimeoutError(f"{provider}/{model}: request timed out", **kw)
     if "Connection" in name or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}:
@@ -147,6 +155,21 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderE
     if type_:
         return ProviderBadRequestError(text, **kw)
     return ProviderServerError(text, **kw)
+
+
+def _with_retry_after(error: ProviderError, headers: Mapping[str, str] | None) -> ProviderError:
+    """``error`` carrying the server's Retry-After (seconds) as ``retry_after``, or None."""
+    error.retry_after = parse_retry_after(headers)  # type: ignore[attr-defined]
+    return error
+
+
+def unexpected_response(body: Any, *, provider: str, model: str) -> ProviderBadRequestError:
+    """A 200 whose body is not the API's object (an HTML page from a wrong base URL, a proxy)."""
+    excerpt = str(body)[:200]
+    return ProviderBadRequestError(
+        f"{provider}/{model}: the server did not answer with an API response (check the base URL): {excerpt!r}",
+        provider=provider, model=model,
+    )
 
 
 @functools.cache

@@ -22,12 +22,13 @@ Decisions:
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any, AsyncIterator, Mapping, Sequence
 
 from baton.errors import ConfigurationError
 from baton.llm.arguments import parse_tool_call, wire_arguments
-from baton.llm.errors_map import map_sdk_error, transport_errors
+from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -110,7 +111,8 @@ class OpenAICompatible:
             except openai.OpenAIError as exc:
                 raise ConfigurationError(f"{provider or 'openai'}:{model}: {exc}") from exc
         self._client = client
-        self._sdk_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, *transport_errors())
+        # json.JSONDecodeError: the SDK parses bodies and SSE frames with json.loads
+        self._sdk_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, json.JSONDecodeError, *transport_errors())
         self.base_url = str(client.base_url).rstrip("/")
         self._max_tokens_param = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         self.provider = provider or ("openai" if self.base_url == OPENAI_BASE_URL else "openai-compatible")
@@ -151,6 +153,8 @@ class OpenAICompatible:
             completion = await self._client.chat.completions.create(**params)
         except self._sdk_errors as exc:
             raise self._error(exc) from exc
+        if not hasattr(completion, "choices"):
+            raise unexpected_response(completion, provider=self.provider, model=self.model)
         if not completion.choices:
             return LLMResponse(model=completion.model or self.model, provider=self.provider,
                                usage=_usage(completion.usage), finish_reason="stop")
@@ -202,8 +206,7 @@ class OpenAICompatible:
                     if delta is None:
                         continue
                     for part in delta.tool_calls or ():
-                        slot = calls.setdefault(part.index if part.index is not None else len(calls),
-                                                {"id": None, "name": "", "arguments": []})
+                        slot = _slot_for(calls, part)
                         if part.id:
                             slot["id"] = part.id
                         if part.function is not None:
@@ -249,6 +252,18 @@ class OpenAICompatible:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _slot_for(calls: dict[int, dict[str, Any]], part: Any) -> dict[str, Any]:
+    """The call a streamed tool-call fragment belongs to. Servers that omit ``index``
+    (some local ones) send the id on a call's first fragment only: a fragment without an
+    index continues the latest call unless it brings a new id."""
+    index = part.index
+    if index is None:
+        latest = max(calls) if calls else None
+        continues = latest is not None and (not part.id or calls[latest]["id"] in (None, part.id))
+        index = latest if continues else (latest + 1 if latest is not None else 0)
+    return calls.setdefault(index, {"id": None, "name": "", "arguments": []})
 
 
 def window_from_model_entry(data: Mapping[str, Any]) -> int | None:

@@ -5,8 +5,8 @@ The router is itself a ``ChatModel``, so everything that takes a model takes a r
 Rules, per call:
 - A retryable ``ProviderError`` (timeout, 429, 5xx, connection) is retried on the same
   entry up to ``RetryPolicy.attempts`` tries in all, sleeping an exponential backoff with
-  jitter between tries; a 429 that says ``Retry-After`` waits exactly that long, capped by
-  ``max_retry_after``.
+  jitter between tries; a 429 or 5xx that says ``Retry-After`` waits exactly that long,
+  capped by ``max_retry_after``.
 - When an entry is exhausted, or fails with a non-retryable error (auth, bad request),
   the next entry is tried (a WARNING names both).
 - ``ContextLengthExceededError`` propagates at once: the loop answers it by compressing
@@ -41,7 +41,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence, Union
 
-from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError, ProviderRateLimitError
+from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError
 from baton.llm.base import ChatModel
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
@@ -75,8 +75,9 @@ class RetryPolicy:
 
     def delay(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
         """Seconds to wait after failed try number ``attempt`` (1-based)."""
-        if isinstance(error, ProviderRateLimitError) and error.retry_after is not None:
-            return min(error.retry_after, self.max_retry_after)
+        retry_after = getattr(error, "retry_after", None)  # a 429's, or a 503's (errors_map)
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
         backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return backoff * (1 - self.jitter * rng.random())
 
