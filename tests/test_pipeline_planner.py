@@ -90,7 +90,7 @@ async def test_too_many_stages_is_invalid():
     model = ScriptedModel([json.dumps(many), json.dumps(GOOD)])
     plan = await Planner(model, max_stages=3).plan("q", AgentContext())
     assert len(plan.stages) == 2
-    assert "plan has 4 stages, at most 3 allowed" in model.calls[1][0][-1].content
+    assert "plan: has 4 stages, at most 3 allowed" in model.calls[1][0][-1].content
 
 
 async def test_planner_uses_the_request_model_or_says_it_has_none():
