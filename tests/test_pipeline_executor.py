@@ -290,3 +290,17 @@ async def test_runner_exception_fails_its_stage_only():
 
     run = await PipelineExecutor(Boom()).start(ExecutionPlan("q", [q("bad", "x"), q("good", "y")]), ctx()[0])
     assert (run.results["bad"].error, run.results["good"].answer) == ("RuntimeError: kaput", "fine")
+
+
+async def test_an_edit_changes_only_its_own_run_not_the_callers_plan():
+    # one plan object, two paused runs: editing one must not rewrite the other (or the plan)
+    executor = PipelineExecutor(agent_runner())
+    plan = checkpoint_plan()
+    first, second = ctx()[0], ctx()[0]
+    await executor.start(plan, first)
+    await executor.start(plan, second)
+    edited = await executor.resume(first.workflow_id, CheckpointDecision("edit", question="SELECT region FROM top ORDER BY total LIMIT 1"), first)
+    approved = await executor.resume(second.workflow_id, CheckpointDecision("approve"), second)
+    assert edited.results["best"].query_result.rows == [["west"]]
+    assert approved.results["best"].query_result.rows == [["north"]]
+    assert plan.stage("best").question == "SELECT region FROM top LIMIT 1"

@@ -19,6 +19,7 @@ Rules it encodes:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from dataclasses import dataclass, field
@@ -82,7 +83,10 @@ class PipelineState:
 
     @classmethod
     def start(cls, plan: ExecutionPlan) -> PipelineState:
+        """A new run of ``plan``. The run owns a copy: an ``edit`` decision rewrites a
+        question, and must not reach the caller's plan or another run of it."""
         plan.validate()
+        plan = copy.deepcopy(plan)
         return cls(plan=plan, layer_ids=[[s.stage_id for s in layer] for layer in plan.layers()])
 
     @property
