@@ -57,8 +57,8 @@ class SQLMemory:
     async def record_validation(self, *, question: str, connection_id: str, learnings: list[Any],
                                 attempts: list[dict[str, Any]], model: Any = None) -> None:
         """The validation cycle: heuristic learnings always; the deep LLM analysis only past
-        3 attempts and outside its cooldown (``baton.memory.validation.record_validation``).
-        That rare path does its few short writes on the event loop; the common one doesn't."""
+        3 attempts and outside its cooldown (``baton.memory.validation.record_validation``,
+        which runs its database calls in worker threads too)."""
         if len(attempts) <= DEEP_ANALYSIS_AFTER_ATTEMPTS or model is None:
             if learnings:
                 await self.record_learnings(learnings)

@@ -19,11 +19,14 @@ the rest are counted as rejected, and nothing it says is ever executed. Its lear
 the call's own provenance key (source ``llm_analysis``): an LLM re-reading the same
 attempts is not independent evidence, so it can never corroborate the heuristic ones.
 The cooldown mark is a journal event (stream ``analysis:<connection>``) written before the
-model is called, so concurrent calls cannot stampede the model.
+model is called, so concurrent calls cannot stampede the model. Every database call of
+``record_validation`` runs in a worker thread: a SQLite writer may wait up to its 30 s
+busy timeout for the write lock, which must never stall the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass, field
@@ -141,7 +144,9 @@ async def record_validation(scope: WorkspaceScope, *, learnings: Iterable[Any], 
                             now: Any = None) -> ValidationOutcome:
     store = scope._issuer
     at = store._now(now)
-    outcome = ValidationOutcome(results=ingest_learnings(scope, learnings, provenance=provenance, now=at))
+    learnings = list(learnings)
+    outcome = ValidationOutcome(results=await asyncio.to_thread(ingest_learnings, scope, learnings,
+                                                                provenance=provenance, now=at))
     if len(attempts) <= DEEP_ANALYSIS_AFTER_ATTEMPTS:
         outcome.deep_skipped = f"{len(attempts)} attempts (deep analysis only past {DEEP_ANALYSIS_AFTER_ATTEMPTS})"
         return outcome
@@ -159,7 +164,7 @@ async def record_validation(scope: WorkspaceScope, *, learnings: Iterable[Any], 
         tx.append([NewEvent(stream, "analysis.deep", {"attempts": len(attempts)}, last.version if last else 0, provenance)])
         return True
 
-    if not store._write(scope, claim, now=at):
+    if not await asyncio.to_thread(store._write, scope, claim, now=at):
         outcome.deep_skipped = "cooldown"
         return outcome
     outcome.deep_ran = True
@@ -174,5 +179,5 @@ async def record_validation(scope: WorkspaceScope, *, learnings: Iterable[Any], 
                            outcome_id=provenance.outcome_id, user_id=provenance.user_id)
     for item in items:
         item["connection_id"] = connection_id
-    outcome.deep_results = ingest_learnings(scope, items, provenance=deep_prov, now=at)
+    outcome.deep_results = await asyncio.to_thread(ingest_learnings, scope, items, provenance=deep_prov, now=at)
     return outcome
