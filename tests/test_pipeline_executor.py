@@ -304,3 +304,33 @@ async def test_an_edit_changes_only_its_own_run_not_the_callers_plan():
     assert edited.results["best"].query_result.rows == [["west"]]
     assert approved.results["best"].query_result.rows == [["north"]]
     assert plan.stage("best").question == "SELECT region FROM top LIMIT 1"
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_paused_runs_nobody_answers_expire_and_are_bounded_in_number():
+    from baton.pipeline import InMemoryRunStore, PipelineConfigurationError
+
+    clock = FakeClock()
+    store = InMemoryRunStore(max_runs=2, ttl_s=60, clock=clock)
+    executor = PipelineExecutor(agent_runner(), store=store)
+    contexts = [ctx()[0] for _ in range(3)]
+    for context in contexts:
+        await executor.start(checkpoint_plan(), context)
+        clock.now += 1
+    oldest, middle, newest = (c.workflow_id for c in contexts)
+    assert len(store) == 2 and executor.paused(oldest) is None  # the oldest pause made room
+    with pytest.raises(CheckpointDecisionError, match="its pause expired"):
+        await executor.resume(oldest, CheckpointDecision("approve"), contexts[0])
+    clock.now += 58  # middle paused 60 s ago: gone; newest 59 s ago: kept
+    assert executor.paused(middle) is None and executor.paused(newest) is not None
+    assert (await executor.resume(newest, CheckpointDecision("approve"), contexts[2])).status == "complete"
+    assert len(store) == 0
+    with pytest.raises(PipelineConfigurationError):
+        InMemoryRunStore(max_runs=0)

@@ -41,5 +41,5 @@ class CheckpointDecisionError(PipelineError):
 
 
 class PipelineConfigurationError(PipelineError):
-    """Durable execution is misconfigured (a bad runner factory string, a missing runner,
-    an unusable system database URL)."""
+    """A pipeline component is misconfigured (a bad runner factory string, a missing runner,
+    an unusable system database URL, a run store's bounds)."""

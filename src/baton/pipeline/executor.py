@@ -7,20 +7,28 @@ stage finishes, the run *returns* paused (``run.status == "paused"``, ``run.mess
 is kept in the executor's ``RunStore`` under the run's ``workflow_id`` (the request's
 ``context.workflow_id``), and ``resume(workflow_id, decision, context)`` takes it out (so two
 concurrent decisions cannot both apply), applies the decision and carries on. The default
-store is in memory, so a paused run lives as long as the process; for pauses that must
-survive a restart use the durable executor (``baton.pipeline.durable``). States are plain
-data (``PipelineState.to_dict``), so a store backed by anything else is a few lines.
+store is in memory, so a paused run lives at most as long as the process; for pauses that
+must survive a restart use the durable executor (``baton.pipeline.durable``). States are
+plain data (``PipelineState.to_dict``), so a store backed by anything else is a few lines.
+
+The in-memory store is bounded, because a paused run nobody answers would otherwise be kept
+forever (a server would grow with every abandoned checkpoint): a paused run is kept for
+``ttl_s`` (default 24 hours) and at most ``max_runs`` (default 1000) are kept, the oldest
+pause dropped first to make room. A decision for a dropped run gets the same clear
+``CheckpointDecisionError`` as one for an unknown id. Expiry is checked when the store is
+used, so no timer or thread is involved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from baton.pipeline.engine import StageDone, advance
-from baton.pipeline.errors import CheckpointDecisionError
+from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError
 from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult
 from baton.pipeline.runners import StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState, RunStatus
@@ -61,20 +69,45 @@ class RunStore(Protocol):
 
 
 class InMemoryRunStore:
-    def __init__(self) -> None:
-        self._states: dict[str, PipelineState] = {}
+    """Paused runs of this process, bounded by age (``ttl_s``) and number (``max_runs``);
+    see the module docstring. ``clock`` is a monotonic clock in seconds."""
+
+    def __init__(self, *, max_runs: int = 1000, ttl_s: float = 24 * 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        if max_runs < 1 or ttl_s <= 0:
+            raise PipelineConfigurationError("InMemoryRunStore needs max_runs >= 1 and ttl_s > 0")
+        self.max_runs = max_runs
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._states: OrderedDict[str, tuple[float, PipelineState]] = OrderedDict()  # oldest pause first
 
     def save(self, workflow_id: str, state: PipelineState) -> None:
-        self._states[workflow_id] = state
+        self._expire()
+        self._states.pop(workflow_id, None)
+        self._states[workflow_id] = (self._clock(), state)
+        while len(self._states) > self.max_runs:
+            self._states.popitem(last=False)
 
     def take(self, workflow_id: str) -> PipelineState | None:
-        return self._states.pop(workflow_id, None)
+        self._expire()
+        entry = self._states.pop(workflow_id, None)
+        return None if entry is None else entry[1]
 
     def peek(self, workflow_id: str) -> PipelineState | None:
-        return self._states.get(workflow_id)
+        self._expire()
+        entry = self._states.get(workflow_id)
+        return None if entry is None else entry[1]
 
     def __len__(self) -> int:
+        self._expire()
         return len(self._states)
+
+    def _expire(self) -> None:
+        cutoff = self._clock() - self.ttl_s
+        while self._states:
+            saved_at = next(iter(self._states.values()))[0]
+            if saved_at > cutoff:
+                break
+            self._states.popitem(last=False)
 
 
 class PipelineExecutor:
@@ -96,7 +129,9 @@ class PipelineExecutor:
         """Apply the user's decision to the run paused under ``workflow_id`` and continue."""
         state = self.store.take(workflow_id)
         if state is None:
-            raise CheckpointDecisionError(f"no pipeline is paused under workflow id {workflow_id!r}")
+            raise CheckpointDecisionError(
+                f"no pipeline is paused under workflow id {workflow_id!r} (it finished, never paused, or its pause expired)"
+            )
         try:
             state.apply(decision)
         except CheckpointDecisionError:
