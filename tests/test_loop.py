@@ -130,8 +130,8 @@ class DroppingStream:
 async def test_stream_without_final_response_is_a_refunded_connection_error():
     tracker = RecordingTracker()
     model = DroppingStream()
-    result = await run_loop(model, question(), context_window=WINDOW, settings=LoopSettings(stream=True, max_iterations=1),
-                            tracker=tracker)
+    result = await run_loop(model, question(), context_window=WINDOW, settings=LoopSettings(stream=True, max_iterations=1,
+                            refund_backoff_s=0), tracker=tracker)
     assert result.content == "Partial answer" and result.refunds == 1 and result.llm_calls == 2
     [refund] = [e for e in tracker.events if e.type == "loop.refund"]
     assert refund.data["error_type"] == ProviderConnectionError.__name__
@@ -194,7 +194,7 @@ async def test_retryable_provider_errors_are_refunded():
     ])
     # two charged iterations suffice because the three failures are not charged
     result = await run_loop(model, question(), [lookup_tool()], context_window=WINDOW,
-                            settings=LoopSettings(max_iterations=2), tracker=tracker)
+                            settings=LoopSettings(max_iterations=2, refund_backoff_s=0), tracker=tracker)
     assert result.content == "done" and not result.partial
     assert (result.iterations, result.llm_calls, result.refunds) == (2, 5, 3)
     refunds = [e.data for e in tracker.events if e.type == "loop.refund"]
@@ -207,7 +207,7 @@ async def test_refunds_exhausted_raise_the_last_error():
     errors = [ProviderServerError(f"500 #{i}") for i in range(3)]
     model = ScriptedModel([*errors, "never reached"])
     with pytest.raises(ProviderServerError) as info:
-        await run_loop(model, question(), context_window=WINDOW, settings=LoopSettings(max_refunds=2))
+        await run_loop(model, question(), context_window=WINDOW, settings=LoopSettings(max_refunds=2, refund_backoff_s=0))
     assert info.value is errors[2]
     assert model.remaining == 1
 
@@ -278,3 +278,47 @@ async def test_a_failing_tracker_does_not_fail_the_request(caplog):
                             context_window=WINDOW, tracker=tracker)
     assert result.content == "fine" and tracker.seen == 6
     assert "tracker" in caplog.text
+
+
+async def test_refunds_back_off_unless_the_error_says_when_to_retry():
+    # A lone provider (no LLMRouter in front) must not be hammered: each refund waits longer.
+    tracker = RecordingTracker()
+    model = ScriptedModel([ProviderServerError("500"), ProviderServerError("502"),
+                           ProviderRateLimitError("429", retry_after=0.03), "done"])
+    result = await run_loop(model, question(), context_window=WINDOW, tracker=tracker,
+                            settings=LoopSettings(refund_backoff_s=0.01))
+    assert result.content == "done" and result.refunds == 3
+    assert [e.data["wait_s"] for e in tracker.events if e.type == "loop.refund"] == [0.01, 0.02, 0.03]
+
+
+class StreamBreakingAfterText:
+    """A ChatModel whose first stream sends text, then loses the connection."""
+
+    provider, model = "flaky", "flaky-1"
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    async def complete(self, messages, tools=None, **kw):  # pragma: no cover - the loop streams
+        raise AssertionError("complete() should not be used when streaming")
+
+    async def stream(self, messages, tools=None, **kw):
+        self.streams += 1
+        if self.streams == 1:
+            yield StreamChunk(delta="The ans")
+            yield StreamChunk(delta="wer is")
+            raise ProviderConnectionError("connection reset", provider="flaky", model="flaky-1")
+        yield StreamChunk(delta="42")
+        yield StreamChunk(response=LLMResponse(content="42", model="flaky-1", provider="flaky"))
+
+
+async def test_a_stream_broken_after_text_tells_consumers_what_to_discard():
+    tracker = RecordingTracker()
+    result = await run_loop(StreamBreakingAfterText(), question(), context_window=WINDOW, tracker=tracker,
+                            settings=LoopSettings(stream=True, refund_backoff_s=0))
+    assert result.content == "42" and result.refunds == 1
+    [error] = [e for e in tracker.events if e.type == "llm.error"]
+    assert error.data["streamed_deltas"] == 2
+    # what a consumer keeps: the deltas after the last llm.error
+    last_error = tracker.events.index(error)
+    assert [e.data["delta"] for e in tracker.events[last_error:] if e.type == "llm.token"] == ["42"]

@@ -24,11 +24,14 @@ Decisions the seed leaves open:
   same call raises. A later iteration gets its own single retry.
 - **Refunds.** A ``ProviderError`` with ``retryable=True`` (typically what is left after the
   router's own retries) is not charged to ``max_iterations``; after ``max_refunds`` of them
-  the last one is raised. A rate-limit error's ``retry_after`` is honoured (capped at
-  ``MAX_REFUND_WAIT_S``); otherwise the retry is immediate, the router having backed off.
+  the last one is raised. An error's ``retry_after`` (429, 503) is honoured; otherwise the
+  wait is ``refund_backoff_s`` doubled per refund (a lone provider has no router backing
+  off for it); both capped at ``MAX_REFUND_WAIT_S`` and reported as ``wait_s``.
 - **Streaming.** With ``settings.stream`` the loop uses ``model.stream()`` and emits
   ``llm.token`` per delta; a stream that ends without its final response chunk is a
-  ``ProviderConnectionError`` (retryable, hence refunded).
+  ``ProviderConnectionError`` (retryable, hence refunded). A stream that fails after some
+  deltas says how many in its ``llm.error`` (``streamed_deltas``): that text is void, and a
+  consumer showing tokens must drop it, since the refunded call streams its answer anew.
 - **Conversation.** The caller's list is copied, never modified; ``LoopResult.messages`` is
   the final conversation, ending with the final assistant message (also for a partial
   answer) or, after ``stop_after_tools``, with that turn's tool results. The model is handed
@@ -110,6 +113,7 @@ class _Loop:
         self.trimmed_messages = 0
         self.compressions = 0
         self.last_prompt_tokens = 0
+        self.streamed_deltas = 0  # text deltas of the current streamed call
         self.last_note = ""  # the latest non-empty text the model sent along with tool calls
         self.last_response = LLMResponse(model=getattr(model, "model", ""), provider=getattr(model, "provider", ""))
 
@@ -201,6 +205,7 @@ class _Loop:
         emit("llm.start", iteration=iteration, messages=len(ledger.messages), prompt_tokens=prompt_tokens,
              tools=len(self.dispatcher.specs), stream=self.settings.stream)
         started = time.perf_counter()
+        self.streamed_deltas = 0
         try:
             if self.settings.stream:
                 response = await self.stream(iteration)
@@ -208,7 +213,7 @@ class _Loop:
                 response = await model.complete(ledger.messages, self.specs)
         except Exception as exc:
             emit("llm.error", iteration=iteration, error_type=type(exc).__name__, message=str(exc),
-                 retryable=bool(getattr(exc, "retryable", False)),
+                 retryable=bool(getattr(exc, "retryable", False)), streamed_deltas=self.streamed_deltas,
                  duration_ms=(time.perf_counter() - started) * 1000.0)
             raise
         duration_ms = (time.perf_counter() - started) * 1000.0
@@ -227,6 +232,7 @@ class _Loop:
         emit = self.emit
         async for chunk in self.model.stream(self.ledger.messages, self.specs):
             if chunk.delta:
+                self.streamed_deltas += 1
                 emit("llm.token", iteration=iteration, delta=chunk.delta)
             if chunk.response is not None:
                 response = chunk.response
@@ -238,16 +244,21 @@ class _Loop:
 
     async def refund(self, iteration: int, exc: ProviderError) -> None:
         self.refunds += 1
-        exhausted = self.refunds > self.settings.max_refunds
-        self.emit("loop.refund", iteration=iteration, refunds=self.refunds, max_refunds=self.settings.max_refunds,
-                  error_type=type(exc).__name__, message=str(exc), exhausted=exhausted)
+        settings = self.settings
+        exhausted = self.refunds > settings.max_refunds
+        retry_after = getattr(exc, "retry_after", None)
+        wait = 0.0 if exhausted else min(
+            MAX_REFUND_WAIT_S,
+            float(retry_after) if retry_after is not None else settings.refund_backoff_s * 2 ** (self.refunds - 1),
+        )
+        self.emit("loop.refund", iteration=iteration, refunds=self.refunds, max_refunds=settings.max_refunds,
+                  error_type=type(exc).__name__, message=str(exc), exhausted=exhausted, wait_s=wait)
         if exhausted:
             raise exc
-        log.info("recoverable provider error at iteration %d, not charged (%d/%d refunds): %s",
-                 iteration, self.refunds, self.settings.max_refunds, exc)
-        wait = getattr(exc, "retry_after", None)
-        if wait:
-            await asyncio.sleep(min(float(wait), MAX_REFUND_WAIT_S))
+        log.info("recoverable provider error at iteration %d, not charged (%d/%d refunds), retrying in %.2fs: %s",
+                 iteration, self.refunds, settings.max_refunds, wait, exc)
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     # --- endings ------------------------------------------------------------------------
 

@@ -26,6 +26,9 @@ class LoopSettings:
     - ``max_refunds``: how many recoverable provider errors are forgiven before the loop
       gives up and raises the last one.
     - ``stream``: call ``model.stream()`` and emit an ``llm.token`` event per text delta.
+    - ``refund_backoff_s``: wait before retrying a refunded call whose error names no
+      Retry-After, doubled per refund. A single configured provider has no router in front
+      of it (and its SDK's retries are off), so without this a 500 would be re-sent at once.
     """
 
     max_iterations: int = 10
@@ -34,12 +37,15 @@ class LoopSettings:
     compress_ratio: float = 0.60
     max_refunds: int = 3
     stream: bool = False
+    refund_backoff_s: float = 0.5
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
             raise ConfigurationError(f"LoopSettings.max_iterations must be at least 1, got {self.max_iterations}")
         if self.max_refunds < 0:
             raise ConfigurationError(f"LoopSettings.max_refunds must be 0 or more, got {self.max_refunds}")
+        if not self.refund_backoff_s >= 0:
+            raise ConfigurationError(f"LoopSettings.refund_backoff_s must be 0 or more, got {self.refund_backoff_s}")
         for name in ("wrap_up_ratio", "trim_ratio", "compress_ratio"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
