@@ -200,3 +200,22 @@ async def test_empty_or_repeated_call_ids_get_fresh_ones():
     ids = [c.id for c in assistant.tool_calls]
     assert len(set(ids)) == 2 and all(ids)
     assert [first.tool_call_id, second.tool_call_id] == ids and [first.content, second.content] == ["a", "b"]
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+async def test_each_tool_sees_its_own_call_id_and_it_is_reset_after(sequential):
+    from baton.tools import CURRENT_CALL_ID
+
+    seen: dict[str, str | None] = {}
+
+    async def probe(key: str) -> str:
+        await asyncio.sleep(0.001 if key == "a" else 0)  # interleave the concurrent calls
+        seen[key] = CURRENT_CALL_ID.get()
+        return key
+
+    tool = FunctionTool(spec("probe", "key", sequential_only=sequential), probe)
+    calls = [tool_call("probe", {"key": k}, id=f"id-{k}") for k in "abc"]
+    result = await run_loop(ScriptedModel([turn(*calls), "done"]), question(), [tool], context_window=100_000)
+    assert result.content == "done"
+    assert seen == {"a": "id-a", "b": "id-b", "c": "id-c"}
+    assert CURRENT_CALL_ID.get() is None
