@@ -55,3 +55,24 @@ async def test_validation_cycle_never_runs_database_calls_on_the_event_loop(stor
     during = list(threads)
     assert len(model.calls) == 1 and len(store.list_records(scope)) == 2  # the deep path really ran
     assert during and threading.get_ident() not in during
+
+
+def test_repeated_feedback_in_one_session_is_self_repetition(store, scope):
+    """Each POST got a fresh feedback id as its 'observed outcome', so re-posting one
+    correction in one session pumped it +0.1 a time; the witness is the session's user."""
+    from baton.memory import Feedback, record_feedback
+
+    def reject(session):
+        return record_feedback(scope, Feedback("Revenue last month?", "rejected", correction="Revenue excludes refunds",
+                                               sql="SELECT sum(amount) FROM orders", connection_id="wh",
+                                               session_id=session))
+
+    first = reject("s1").result
+    assert first.action == "created" and first.record.confidence == 0.6
+    for _ in range(3):
+        again = reject("s1").result
+        assert again.action == "unchanged" and again.record.confidence == 0.6
+    other = reject("s2").result  # another session: independent evidence
+    assert other.action == "corroborated" and other.record.confidence == 0.7
+    down = [record_feedback(scope, Feedback("Top products?", "thumbs_down", session_id="s1")).result for _ in range(2)]
+    assert [d.action for d in down] == ["created", "unchanged"] and down[1].record.confidence == 0.7

@@ -13,8 +13,12 @@ transaction:
 Every produced record is about entity ``question``, attribute = the normalized question,
 so the gate treats a second verdict on the same question as corroboration (same value),
 or as a contradiction that supersedes the previous one (a different SQL, deviation or
-correction). Provenance is ``feedback`` with the user, session and a feedback id as the
-observed outcome: independent of what the agent asserted itself.
+correction). Provenance is ``feedback`` with the user and the session, and deliberately NO
+outcome id: the witness of a verdict is the person in a session, not the click. A user who
+posts the same correction twice in one session is repeating themselves (nothing moves);
+the same verdict from another session or another user is independent evidence (+step).
+(A fresh feedback id as the outcome made every click "independent", so one user could
+push a correction to 1.0 by re-posting it.) The feedback id stays in the record's data.
 """
 
 from __future__ import annotations
@@ -67,8 +71,7 @@ def record_feedback(scope: WorkspaceScope, fb: Feedback, *, now: Any = None) -> 
         raise InvalidRecordError("feedback needs the question it is about")
     store = scope._issuer
     store._ws(scope)
-    prov = Provenance("feedback", session_id=fb.session_id, user_id=fb.user_id or scope.principal.user_id,
-                      outcome_id=f"feedback:{fb.feedback_id}")
+    prov = Provenance("feedback", session_id=fb.session_id, user_id=fb.user_id or scope.principal.user_id)
     key = question_key(fb.question)
     conn_scope = f"connection:{fb.connection_id}" if fb.connection_id else "workspace"
     common = dict(entity="question", attribute=key, scope=conn_scope, connection_id=fb.connection_id, provenance=prov)
