@@ -285,3 +285,33 @@ def test_exactly_one_watcher_takes_over_a_lapsed_worker(tmp_path):
     assert remaining == {"left", "right"}
     for hb in (dead, left, right):
         hb.engine.dispose()
+
+
+def test_a_watcher_that_dies_mid_takeover_hands_its_claims_on(tmp_path):
+    # "left" claims the lapsed "dead" worker, then dies before resuming its pipelines: the
+    # claim must not strand "dead" (nobody looks at claimed rows); "right" finishes both
+    from baton.pipeline.durable.heartbeat import Heartbeat
+
+    url = f"sqlite:///{tmp_path / 'beats.sqlite'}"
+    taken: list[tuple[str, str]] = []
+
+    def beat(executor_id: str) -> Heartbeat:
+        return Heartbeat(url, schema=None, executor_id=executor_id, queue_name="q", interval_s=0.05, lapse_s=0.5,
+                         take_over=lambda dead: taken.append((executor_id, dead)) or 0)
+
+    dead, left, right = beat("dead"), beat("left"), beat("right")
+    for hb in (dead, left, right):
+        hb.table.create(hb.engine, checkfirst=True)
+        hb._register()
+    with left.engine.begin() as conn:  # left won the claim on dead, then was killed
+        conn.execute(sa.text(f"UPDATE {TABLE_NAME} SET claimed_by = 'left' WHERE executor_id = 'dead'"))
+    right.watch()
+    deadline = time.monotonic() + 20
+    while not taken and time.monotonic() < deadline:  # right keeps beating; left and dead do not
+        right.beat(), right.watch()
+        time.sleep(0.02)
+    assert sorted(taken) == [("right", "dead"), ("right", "left")]
+    with right.engine.connect() as conn:
+        assert {r[0] for r in conn.execute(sa.text(f"SELECT executor_id FROM {TABLE_NAME}"))} == {"right"}
+    for hb in (dead, left, right):
+        hb.engine.dispose()

@@ -15,7 +15,9 @@ dead worker with one conditional UPDATE (``claimed_by IS NULL AND beat = <seen>`
 one live worker wins, even with many watching. The winner lists the dead executor's PENDING
 workflows of this application version and resumes each onto the queue
 (``DBOS.resume_workflow(id, queue_name=...)``), where any live worker dequeues it and DBOS
-replays it from its last completed step; then the dead worker's row is deleted.
+replays it from its last completed step; then the dead worker's row is deleted. A watcher
+that dies between its claim and that deletion leaves rows claimed by a dead worker; whoever
+takes over the dead watcher inherits those claims and finishes them.
 
 A worker that was only slow (a pause longer than the lapse) and comes back finds its row
 claimed; it re-registers and carries on, and a stage it had in flight may run twice: stages
@@ -147,16 +149,29 @@ class Heartbeat:
                 .where(self.table.c.executor_id == executor_id, self.table.c.beat == beat, self.table.c.claimed_by.is_(None))
                 .values(claimed_by=self.executor_id)
             ).rowcount
-        if not won:
-            return
-        try:
-            resumed = self.take_over(executor_id)
-        except Exception:
-            with self.engine.begin() as conn:  # let the next watch (ours or another's) try again
-                conn.execute(sa.update(self.table).where(self.table.c.executor_id == executor_id).values(claimed_by=None))
-            raise
-        log.warning("worker %s took over %d pipeline(s) of lapsed worker %s", self.executor_id, resumed, executor_id)
-        with self.engine.begin() as conn:
-            conn.execute(sa.delete(self.table).where(self.table.c.executor_id == executor_id, self.table.c.claimed_by == self.executor_id))
-        self._seen.pop(executor_id, None)
-        self.taken_over.append(executor_id)
+            if not won:
+                return
+            # what the dead worker had itself claimed and not finished taking over (it died
+            # mid-takeover) is ours now too, else nobody would ever look at it again
+            inherited = [r.executor_id for r in conn.execute(
+                sa.select(self.table.c.executor_id).where(self.table.c.claimed_by == executor_id)
+            )]
+            if inherited:
+                conn.execute(sa.update(self.table).where(self.table.c.claimed_by == executor_id).values(claimed_by=self.executor_id))
+        todo = [executor_id, *inherited]
+        while todo:
+            dead = todo[0]
+            try:
+                resumed = self.take_over(dead)
+            except Exception:
+                with self.engine.begin() as conn:  # let the next watch (ours or another's) try again
+                    conn.execute(sa.update(self.table).where(
+                        self.table.c.executor_id.in_(todo), self.table.c.claimed_by == self.executor_id,
+                    ).values(claimed_by=None))
+                raise
+            log.warning("worker %s took over %d pipeline(s) of lapsed worker %s", self.executor_id, resumed, dead)
+            with self.engine.begin() as conn:
+                conn.execute(sa.delete(self.table).where(self.table.c.executor_id == dead, self.table.c.claimed_by == self.executor_id))
+            self._seen.pop(dead, None)
+            self.taken_over.append(dead)
+            todo.pop(0)
