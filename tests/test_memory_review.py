@@ -76,3 +76,23 @@ def test_repeated_feedback_in_one_session_is_self_repetition(store, scope):
     assert other.action == "corroborated" and other.record.confidence == 0.7
     down = [record_feedback(scope, Feedback("Top products?", "thumbs_down", session_id="s1")).result for _ in range(2)]
     assert [d.action for d in down] == ["created", "unchanged"] and down[1].record.confidence == 0.7
+
+
+def test_statements_without_a_value_never_reinforce_a_different_statement(store, scope):
+    """Deep-analysis lessons carry no value; None == None made the gate call two opposite
+    lessons about one subject 'corroborates': the old one +0.1, the new text dropped."""
+    from baton.memory import ingest_learnings
+
+    def lesson(text, session):
+        return ingest_learnings(scope, [{"category": "schema_gotcha", "lesson": text, "tables": ["orders"],
+                                         "columns": ["deleted_at"], "connection_id": "wh"}],
+                                provenance=Provenance("llm_analysis", session_id=session))[0]
+
+    always = lesson("Always filter orders on deleted_at IS NULL", "s1")
+    never = lesson("Never filter orders on deleted_at: it is always NULL", "s2")
+    assert never.action == "created" and never.candidates[0].verdict.value == "coexist"
+    live = {r.text: r.confidence for r in store.list_records(scope)}
+    assert live == {"Always filter orders on deleted_at IS NULL": 0.6,
+                    "Never filter orders on deleted_at: it is always NULL": 0.6}
+    repeat = lesson("always filter orders on  deleted_at IS NULL", "s3")  # the same lesson, another witness
+    assert repeat.action == "corroborated" and repeat.record.id == always.record.id and repeat.record.confidence == 0.7

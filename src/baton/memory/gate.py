@@ -10,8 +10,12 @@ Decisions:
 - Scopes are "/" paths. They overlap when equal or when the NEW scope is an ancestor of
   the old one (a broader correction covers the narrower statement). A narrower or sibling
   correction coexists: it wins only in its own scope.
-- Values are compatible when their normalized forms are equal (``None`` == ``None``: two
-  statements about the same property with no explicit position say the same thing).
+- Values are compatible when their normalized forms are equal. When NEITHER statement has
+  a value (no structured position: e.g. a lesson from the deep LLM analysis), the gate
+  cannot know whether they agree, so it never reinforces on a guess: the same statement
+  (equal normalized text) corroborates, anything else coexists (both live, nothing
+  merged, nothing retired). Treating None == None as agreement let "Always filter
+  deleted_at" corroborate "Never filter deleted_at" and drop the newer text.
 - Independence (``independent``): the new provenance key (session, agent, outcome, user)
   is not among the keys that already back the record.
 """
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, Protocol
 
-from baton.memory.model import Provenance, normalize_key, normalize_scope, normalize_value
+from baton.memory.model import Provenance, normalize_key, normalize_scope, normalize_text, normalize_value
 
 
 class Verdict(str, Enum):
@@ -54,9 +58,19 @@ def contradiction_gate(old: Statement, new: Statement) -> Verdict:
         return Verdict.UNRELATED  # similarity alone never merges anything
     if not scopes_overlap(old.scope, new.scope):
         return Verdict.COEXIST
+    if normalize_value(old.value) is None and normalize_value(new.value) is None:
+        return Verdict.CORROBORATES if _same_text(old, new) else Verdict.COEXIST
     if values_compatible(old.value, new.value):
         return Verdict.CORROBORATES
     return Verdict.CONTRADICTS
+
+
+def _same_text(old: Any, new: Any) -> bool:
+    """Equal normalized text; statements that carry no text at all count as the same."""
+    old_text, new_text = getattr(old, "text", None), getattr(new, "text", None)
+    if old_text is None or new_text is None:
+        return True
+    return normalize_text(old_text) == normalize_text(new_text)
 
 
 def independent(prior: Iterable[Provenance], new: Provenance) -> bool:
