@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from baton.pipeline import CheckpointDecision, ExecutionPlan, PlanStage
+from baton.pipeline import CheckpointDecision, CheckpointDecisionError, ExecutionPlan, PlanStage
 from baton.pipeline.durable import DurableConfig, PipelineClient, PipelineWorker
 from baton.pipeline.durable.heartbeat import TABLE_NAME
 from baton.response import ResponseType
@@ -315,3 +315,33 @@ def test_a_watcher_that_dies_mid_takeover_hands_its_claims_on(tmp_path):
         assert {r[0] for r in conn.execute(sa.text(f"SELECT executor_id FROM {TABLE_NAME}"))} == {"right"}
     for hb in (dead, left, right):
         hb.engine.dispose()
+
+
+def test_a_repeated_decision_does_not_answer_the_next_checkpoint(tmp_path):
+    # decisions queue up on the workflow: a double-clicked "approve" without stage_id used to
+    # approve the *next* checkpoint too
+    config = DurableConfig(system_database_url=f"sqlite:///{tmp_path / 'system.sqlite'}", queue_polling_interval_s=0.1,
+                           heartbeat_interval_s=0.5, heartbeat_lapse_s=2.0, executor_id="in-process")
+    plan = ExecutionPlan("q", [
+        PlanStage("a", "query_database", "SELECT 1 AS n", checkpoint=True),
+        PlanStage("b", "analyze_results", "SELECT n + 1 AS n FROM a", depends_on=["a"], checkpoint=True),
+        PlanStage("c", "analyze_results", "SELECT n + 1 AS n FROM b", depends_on=["b"]),
+    ])
+    with PipelineClient(config) as client:
+        with PipelineWorker(config, agent_runner()):
+            wid = client.submit(plan)
+            client.wait_for(wid, ("paused",), timeout_s=30)
+        # no worker runs: both decisions wait in the system database, so none can be applied
+        # before the repeat is sent (the test does not depend on timing)
+        client.decide(wid, CheckpointDecision("approve"))
+        client.decide(wid, CheckpointDecision("approve"))  # the repeat, addressed to 'a' as well
+        with PipelineWorker(config, agent_runner()):  # same executor id: recovers the run
+            wait_until(lambda: client.decision_error(wid), timeout=30, what="the repeat to be refused")
+            assert client.decision_error(wid) == "the pipeline waits at checkpoint 'b', not 'a'"
+            assert (client.status(wid).status, client.status(wid).checkpoint_stage) == ("paused", "b")
+            client.decide(wid, CheckpointDecision("approve"))
+            result = client.result(wid, timeout_s=30)
+        with pytest.raises(CheckpointDecisionError, match="not waiting at a checkpoint"):
+            client.decide(wid, CheckpointDecision("approve"))
+    assert result.status == "complete" and result.results["c"].query_result.rows == [[3]]
+    assert [d["stage_id"] for d in result.state.decisions] == ["a", "b"]

@@ -11,6 +11,7 @@ against it (the first ``PipelineWorker.start()`` creates and migrates it).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from baton.events import Event
 from baton.pipeline.durable.config import DurableConfig
 from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME
-from baton.pipeline.errors import PipelineError
+from baton.pipeline.errors import CheckpointDecisionError, PipelineError
 from baton.pipeline.models import ExecutionPlan, StageResult
 from baton.pipeline.state import CheckpointDecision, PipelineState
 from baton.response import AIMessage, to_jsonable
@@ -101,7 +102,20 @@ class PipelineClient:
 
     def decide(self, workflow_id: str, decision: CheckpointDecision) -> None:
         """Send the decision for the run's checkpoint. It is stored durably, so it may be sent
-        while no worker runs; the workflow applies it when it waits (or resumes waiting)."""
+        while no worker runs; the workflow applies it when it waits (or resumes waiting).
+
+        Decisions queue up on the workflow, so one that names no ``stage_id`` is addressed
+        here to the checkpoint the run waits at now: a repeated or late decision is then
+        refused at a later checkpoint instead of answering it. With no checkpoint waiting, a
+        decision must name the ``stage_id`` it answers (``CheckpointDecisionError``)."""
+        if decision.stage_id is None:
+            current = self.status(workflow_id)
+            if current.status != "paused" or current.checkpoint_stage is None:
+                raise CheckpointDecisionError(
+                    f"pipeline {workflow_id} is not waiting at a checkpoint ({current.status or current.dbos_status}); "
+                    "name the checkpoint's stage_id to answer one ahead"
+                )
+            decision = dataclasses.replace(decision, stage_id=current.checkpoint_stage)
         self._client.send(workflow_id, decision.to_dict(), DECISION_TOPIC)
 
     def status(self, workflow_id: str) -> DurableStatus:
