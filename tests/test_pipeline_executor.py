@@ -334,3 +334,15 @@ async def test_paused_runs_nobody_answers_expire_and_are_bounded_in_number():
     assert len(store) == 0
     with pytest.raises(PipelineConfigurationError):
         InMemoryRunStore(max_runs=0)
+
+
+async def test_a_new_run_never_silently_replaces_one_paused_under_the_same_id():
+    from baton.pipeline import PipelineError
+
+    executor = PipelineExecutor(agent_runner())
+    context, _ = ctx()
+    await executor.start(checkpoint_plan(), context)
+    with pytest.raises(PipelineError, match="already paused under workflow id"):
+        await executor.start(ExecutionPlan("other", [q("x", "SELECT 1 AS n", checkpoint=True)]), context)
+    run = await executor.resume(context.workflow_id, CheckpointDecision("approve"), context)
+    assert run.results["best"].query_result.rows == [["north"]]  # the first run, intact

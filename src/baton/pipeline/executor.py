@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from baton.pipeline.engine import StageDone, advance
-from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError
+from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError, PipelineError
 from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult
 from baton.pipeline.runners import StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState, RunStatus
@@ -121,7 +121,10 @@ class PipelineExecutor:
 
     async def start(self, plan: ExecutionPlan, context: AgentContext) -> PipelineRun:
         """Validate ``plan`` (``PlanValidationError``/``PlanDefect`` before anything runs)
-        and run it until it completes or pauses."""
+        and run it until it completes or pauses. A run paused under the same workflow id is
+        never replaced silently: that is a ``PipelineError`` (give each request its own id)."""
+        if self.store.peek(context.workflow_id) is not None:
+            raise PipelineError(f"a pipeline is already paused under workflow id {context.workflow_id!r}; decide it first or use a new id")
         state = PipelineState.start(plan)
         return await self._advance(state, context)
 
