@@ -6,11 +6,18 @@ refused, and the fallback is recorded in ``metadata["encoding"]``; a file contai
 bytes is binary and refused; files over ``max_bytes`` (20 MB by default) are refused
 instead of silently truncated. Directory walks skip hidden folders and the usual build and
 dependency folders.
+
+Confinement: with ``root`` (always, for ``add_directory``) a file is read only when its
+real path — symlinks resolved — lies inside ``root``'s real path; a link pointing out of the
+folder (``leak.txt -> /etc/passwd``) is refused with ``DocumentLoadError`` and reported,
+never read. Only regular files are read: a FIFO or device named ``*.txt`` would otherwise
+block a worker thread (and the index's write lock) forever.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -90,10 +97,15 @@ def load_document(
     fmt = format or detect_format(path)
     if fmt is None:
         raise DocumentLoadError(f"{source}: unsupported file type {path.suffix or '(none)'!r}", source=source)
+    if root is not None and not path.resolve().is_relative_to(Path(root).resolve()):
+        raise DocumentLoadError(f"{source}: resolves to a path outside the indexed folder; not read", source=source)
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as exc:
         raise DocumentLoadError(f"{source}: cannot read: {exc.strerror or exc}", source=source) from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise DocumentLoadError(f"{source}: not a regular file (a FIFO, device or socket); not read", source=source)
+    size = info.st_size
     if size > max_bytes:
         raise DocumentLoadError(f"{source}: {size} bytes is over the {max_bytes}-byte limit", source=source)
     if fmt == "pdf":
@@ -135,9 +147,15 @@ def iter_document_files(directory: str | Path) -> Iterator[Path]:
 
 
 def _source_name(path: Path, root: str | Path | None) -> str:
+    """The path relative to ``root`` as the folder shows it (a link keeps its own name), else
+    as resolved, else the path as passed."""
     if root is not None:
-        try:
-            return path.resolve().relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            pass
+        for relative in (
+            lambda: Path(os.path.abspath(path)).relative_to(os.path.abspath(root)),
+            lambda: path.resolve().relative_to(Path(root).resolve()),
+        ):
+            try:
+                return relative().as_posix()
+            except ValueError:
+                pass
     return path.as_posix()
