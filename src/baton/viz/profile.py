@@ -42,6 +42,7 @@ _QUARTER_RE = re.compile(r"^(\d{4})[-\s]?Q([1-4])$", re.IGNORECASE)
 _MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 _DAY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$")
+MAX_SAFE_INTEGER = 2**53  # JavaScript numbers hold integers exactly up to here
 _NUMBER_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 _NUMERIC_TYPE = re.compile(r"int|float|double|real|numeric|decimal|number|money|serial", re.IGNORECASE)
@@ -119,24 +120,38 @@ def is_null(value: Any) -> bool:
 
 
 def to_number(value: Any) -> float | int | None:
-    """A finite number from an int, float, Decimal or numeric string; else None."""
+    """A finite number from an int, float, Decimal or numeric string; else None.
+
+    Integers beyond JSON's exactly representable range (2**53) come back as floats (a chart
+    renderer refuses integers past 64 bits), and values beyond float range ("1e999", a
+    NUMERIC(1000) sum) as None: an infinity is no number to draw or to add up."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return value
+        return value if abs(value) <= MAX_SAFE_INTEGER else _finite(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Decimal):
-        return float(value) if value.is_finite() else None
+        return _finite(value) if value.is_finite() else None
     if isinstance(value, str) and _NUMBER_RE.match(value.strip()):
         try:
             number = Decimal(value.strip())
         except InvalidOperation:
             return None
-        return int(number) if number == number.to_integral_value() and "." not in value and "e" not in value.lower() else float(number)
+        if number == number.to_integral_value() and "." not in value and "e" not in value.lower():
+            return to_number(int(number))
+        return _finite(number)
     if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy scalar
         return to_number(value.item())
     return None
+
+
+def _finite(value: int | Decimal) -> float | None:
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def parse_temporal(value: Any, *, year_ok: bool = False) -> tuple[dt.datetime, str] | None:

@@ -22,12 +22,15 @@ Decisions:
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baton.viz.profile import CATEGORY, MEASURE, ORDINAL, TEMPORAL, ColumnProfile, is_null, parse_temporal, to_number
+from baton.viz.profile import (
+    CATEGORY, MAX_SAFE_INTEGER, MEASURE, ORDINAL, TEMPORAL, ColumnProfile, is_null, parse_temporal, to_number,
+)  # fmt: skip
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 MAX_CHART_ROWS = 5000
@@ -100,6 +103,10 @@ def chart_value(column: ColumnProfile, value: Any) -> Any:
         return f"<{len(bytes(value))} bytes>"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+        return str(value)  # an id past 2**53: exact as text (the renderer refuses > 64-bit ints)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
     return value if isinstance(value, (str, int, float)) else str(value)
 
 
