@@ -74,3 +74,12 @@ async def test_a_decision_for_a_foreign_session_is_refused_before_the_run_moves_
     assert wrong.status_code == 404
     right = await client.post(f"/v1/pipelines/{paused['workflow_id']}/decision", json={"action": "approve"}, headers={"X-API-Key": "a"})
     assert right.json()["response_type"] == "pipeline_complete"  # still paused after the refusal
+
+
+async def test_a_decision_naming_another_checkpoint_is_refused_and_loses_nothing(client):
+    paused = (await client.post("/v1/ask", json={"question": "First revenue by unit, then costs by unit"}, headers={"X-API-Key": "a"})).json()
+    url = f"/v1/pipelines/{paused['workflow_id']}/decision"
+    stale = await client.post(url, json={"action": "approve", "stage_id": "costs"}, headers={"X-API-Key": "a"})
+    assert stale.status_code == 422
+    ok = await client.post(url, json={"action": "approve", "stage_id": "revenue"}, headers={"X-API-Key": "a"})
+    assert ok.json()["response_type"] == "pipeline_complete"

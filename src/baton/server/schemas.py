@@ -37,6 +37,8 @@ class CheckpointDecision(Strict):
     action: Literal["approve", "edit", "reject"]
     question: str | None = Field(None, description="The edited question for the next stage (action=edit).")
     session_id: str | None = Field(None, description="Record the outcome as a turn of this conversation.")
+    stage_id: str | None = Field(None, description="The checkpoint being answered: a stale or repeated decision is refused.")
+    target_stage: str | None = Field(None, description="For edit: the stage whose question changes (default: the next one).")
 
 
 class ChartRequest(Strict):

@@ -217,6 +217,7 @@ function checkpointView(answer) {
     const body = { action };
     if (action === "edit") body.question = edit.value.trim();
     if (state.sessionId) body.session_id = state.sessionId; // the decision and its outcome join the conversation
+    if (stage) body.stage_id = stage; // answers this checkpoint only: a repeated click can't approve the next one
     buttons().forEach((b) => (b.disabled = true));
     status.textContent = "Sending…";
     try {
