@@ -3,8 +3,13 @@
 Rendering never fetches anything: external data URLs are refused (``allowed_base_urls=[]``),
 so a spec from an untrusted source cannot make the server call out, and every string is
 made XML-safe first (the renderer aborts the process, uncatchably, on control characters). The Vega-Lite version is
-pinned to the v5 line our specs are written for. The first call in a process starts the
-embedded JavaScript engine (~0.4 s); later calls take tens of milliseconds.
+pinned to the v5 line our specs are written for.
+
+Rendering runs in a worker process (``render_worker``): a spec can exhaust the engine's
+heap, which aborts the process it runs in, or keep it busy for minutes, and the server
+renders specs its callers send. A crash or a render past ``timeout`` seconds costs only that
+worker and raises ``ChartRenderError``. The first call starts a worker and its JavaScript
+engine (~0.5 s); later calls take tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from baton.errors import BatonError
 from baton.viz.spec import scrub
 
 VEGA_LITE_VERSION = "5.21"
+RENDER_TIMEOUT = 20.0  # seconds; Baton's own charts (<= 5,000 rows) render in well under one
 
 
 class ChartRenderError(BatonError):
@@ -27,27 +33,27 @@ def _check(spec: Any) -> dict[str, Any]:
     return scrub(spec)  # a spec from elsewhere may carry text that would abort the renderer
 
 
-def _first_lines(exc: Exception) -> str:
-    return " ".join(line.strip() for line in str(exc).splitlines()[:2])
+def _render(kind: str, spec: Any, options: dict[str, Any], timeout: float) -> str | bytes:
+    from baton.viz.render_worker import RenderFailed, render_isolated
 
-
-def render_svg(spec: dict[str, Any]) -> str:
-    """The chart as an SVG document (a string starting with ``<svg``)."""
-    import vl_convert
-
+    if not timeout > 0:
+        raise ChartRenderError(f"timeout must be positive, got {timeout!r}")
+    checked = _check(spec)
     try:
-        return vl_convert.vegalite_to_svg(_check(spec), vl_version=VEGA_LITE_VERSION, allowed_base_urls=[])
-    except ValueError as exc:
-        raise ChartRenderError(f"cannot render chart: {_first_lines(exc)}") from exc
+        return render_isolated(kind, checked, {"vl_version": VEGA_LITE_VERSION, "allowed_base_urls": [], **options}, timeout)
+    except (TypeError, ValueError) as exc:  # not JSON (an object, NaN)
+        raise ChartRenderError(f"cannot render chart: the spec is not JSON: {exc}") from exc
+    except RenderFailed as exc:
+        raise ChartRenderError(f"cannot render chart: {exc}") from exc
 
 
-def render_png(spec: dict[str, Any], scale: float = 2.0) -> bytes:
+def render_svg(spec: dict[str, Any], *, timeout: float = RENDER_TIMEOUT) -> str:
+    """The chart as an SVG document (a string starting with ``<svg``)."""
+    return _render("svg", spec, {}, timeout)
+
+
+def render_png(spec: dict[str, Any], scale: float = 2.0, *, timeout: float = RENDER_TIMEOUT) -> bytes:
     """The chart as PNG bytes; ``scale`` multiplies the pixel size (2 suits retina screens)."""
-    import vl_convert
-
     if not scale > 0:
         raise ChartRenderError(f"scale must be positive, got {scale!r}")
-    try:
-        return vl_convert.vegalite_to_png(_check(spec), vl_version=VEGA_LITE_VERSION, scale=scale, allowed_base_urls=[])
-    except ValueError as exc:
-        raise ChartRenderError(f"cannot render chart: {_first_lines(exc)}") from exc
+    return _render("png", spec, {"scale": scale}, timeout)

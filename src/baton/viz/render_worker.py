@@ -1,0 +1,158 @@
+"""The chart-rendering child process, and the parent's handle on it.
+
+Why a child: the offline renderer (vl-convert, V8 inside) *aborts the whole process* when a
+spec exhausts its heap ("data": {"sequence": {"stop": 1e8}}, an axis with 1e8 ticks) and can
+run for minutes on others (a 10-million-pixel canvas). The server renders specs that callers
+send, so one request could kill or stall it. Each render therefore runs in a long-lived
+worker process started with ``python -m baton.viz.render_worker`` (not multiprocessing, so a
+caller's unguarded script is never re-imported); a worker that dies or overruns its
+deadline is killed and replaced, and the caller gets ``ChartRenderError``. A few idle
+workers are kept, so only the first render pays the engine's start-up (~0.5 s).
+
+Wire format on the worker's stdin/stdout: a 4-byte big-endian length, then the payload.
+Requests are JSON ``{"kind": "svg"|"png", "spec": ..., "options": {...}}``; replies are one
+status byte (``O`` ok, ``E`` error) followed by the SVG text, PNG bytes or error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MAX_IDLE_WORKERS = 2
+_HEADER = struct.Struct(">I")
+
+
+def _read_frame(stream: BinaryIO) -> bytes | None:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    payload = stream.read(size)
+    return payload if len(payload) == size else None
+
+
+def _write_frame(stream: BinaryIO, payload: bytes) -> None:
+    stream.write(_HEADER.pack(len(payload)) + payload)
+    stream.flush()
+
+
+class RenderFailed(Exception):
+    """Raised in the parent: ``args[0]`` is the reason (the caller wraps it in ChartRenderError)."""
+
+
+class _Worker:
+    def __init__(self) -> None:
+        import baton
+
+        env = dict(os.environ)
+        package_root = str(Path(baton.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "baton.viz.render_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        self.replies: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name="baton-render-reader").start()
+
+    def _read(self) -> None:
+        while True:
+            frame = _read_frame(self.process.stdout)
+            self.replies.put(frame)
+            if frame is None:
+                return
+
+    def render(self, request: bytes, timeout: float) -> bytes:
+        try:
+            _write_frame(self.process.stdin, request)
+            reply = self.replies.get(timeout=timeout)
+        except queue.Empty:
+            self.kill()
+            raise RenderFailed(f"rendering took longer than {timeout:g} s and was stopped") from None
+        except OSError:
+            reply = None
+        if reply is None:
+            self.kill()
+            raise RenderFailed(f"the renderer process died (exit code {self.process.poll()}); the spec is likely too large")
+        return reply
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+_idle: list[_Worker] = []
+_idle_lock = threading.Lock()
+_cleanup_registered = False
+
+
+def _close_idle() -> None:
+    with _idle_lock:
+        workers, _idle[:] = list(_idle), []
+    for worker in workers:
+        worker.kill()
+
+
+def _new_worker() -> _Worker:
+    global _cleanup_registered
+    if not _cleanup_registered:  # on first use, not at import
+        import atexit
+
+        atexit.register(_close_idle)
+        _cleanup_registered = True
+    return _Worker()
+
+
+def render_isolated(kind: str, spec: dict[str, Any], options: dict[str, Any], timeout: float) -> str | bytes:
+    """Render in a worker process; ``RenderFailed`` for a renderer error, a crash or a timeout."""
+    request = json.dumps({"kind": kind, "spec": spec, "options": options}, allow_nan=False).encode()
+    with _idle_lock:
+        worker = _idle.pop() if _idle else None
+    if worker is None or worker.process.poll() is not None:
+        worker = _new_worker()
+    reply = worker.render(request, timeout)
+    with _idle_lock:
+        keep = len(_idle) < MAX_IDLE_WORKERS
+        if keep:
+            _idle.append(worker)
+    if not keep:
+        worker.kill()
+    status, payload = reply[:1], reply[1:]
+    if status != b"O":
+        raise RenderFailed(payload.decode("utf-8", "replace"))
+    return payload.decode("utf-8") if kind == "svg" else payload
+
+
+def _serve() -> None:  # pragma: no cover - runs in the child process
+    import vl_convert
+
+    channel_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything the engine prints goes to stderr, never into the replies
+    channel_in = sys.stdin.buffer
+    while (frame := _read_frame(channel_in)) is not None:
+        request = json.loads(frame)
+        convert = vl_convert.vegalite_to_svg if request["kind"] == "svg" else vl_convert.vegalite_to_png
+        try:
+            out = convert(request["spec"], **request["options"])
+        except Exception as exc:
+            message = " ".join(line.strip() for line in str(exc).splitlines()[:2])
+            _write_frame(channel_out, b"E" + message.encode("utf-8", "replace"))
+            continue
+        _write_frame(channel_out, b"O" + (out.encode("utf-8") if isinstance(out, str) else out))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _serve()
