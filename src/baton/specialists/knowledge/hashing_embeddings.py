@@ -14,6 +14,7 @@ so changing either is a different model as far as stored vectors are concerned.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import re
@@ -104,7 +105,9 @@ class HashingEmbeddings:
         self.version = f"{ALGORITHM_VERSION}-{digest[:12]}"
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return [self.embed_one(text).tolist() for text in texts]
+        # hashing a batch of chunks is CPU work (~1 ms per chunk): off the event loop
+        texts = list(texts)
+        return await asyncio.to_thread(lambda: [self.embed_one(text).tolist() for text in texts])
 
     def embed_one(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dimension, dtype=np.float32)

@@ -192,8 +192,15 @@ class SQLiteVectorStore:
 
     async def search(self, model: EmbeddingModelInfo, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         check_store_model(await self.stored_models(), model, what="vector search")
-        hashes, matrix = await asyncio.to_thread(self._matrix, model)
-        if not hashes or k <= 0:
+        if k <= 0:
+            return []
+        # the matrix product and the top-k sort are tens of milliseconds at 100k vectors:
+        # a worker thread's job, not the event loop's
+        return await asyncio.to_thread(self._search_sync, model, query, k)
+
+    def _search_sync(self, model: EmbeddingModelInfo, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        hashes, matrix = self._matrix(model)
+        if not hashes:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
