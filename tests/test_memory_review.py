@@ -96,3 +96,26 @@ def test_statements_without_a_value_never_reinforce_a_different_statement(store,
                     "Never filter orders on deleted_at: it is always NULL": 0.6}
     repeat = lesson("always filter orders on  deleted_at IS NULL", "s3")  # the same lesson, another witness
     assert repeat.action == "corroborated" and repeat.record.id == always.record.id and repeat.record.confidence == 0.7
+
+
+def test_erased_text_leaves_the_wal_even_when_a_reader_blocked_the_checkpoint(store, scope, db_path):
+    """forget's one checkpoint failed silently under a concurrent reader, and the erased
+    text stayed in the -wal file for as long as the store ran."""
+    import sqlite3
+
+    from baton.memory import RecordDraft
+
+    rec = store.remember(scope, RecordDraft("note", "Customer Quartzberg pays in Klingon darsek", entity="customer",
+                                            attribute="currency", provenance=Provenance(session_id="s1"))).record
+    reader = sqlite3.connect(db_path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM baton_mem_records").fetchall()  # holds a snapshot with the text
+    store.forget(scope, rec.id)
+    assert store.erasure_pending
+    reader.rollback()
+    reader.close()
+    store.remember(scope, RecordDraft("note", "unrelated", entity="other", attribute="x",
+                                      provenance=Provenance(session_id="s1")))  # any later write retries
+    assert not store.erasure_pending
+    for path in db_path.parent.iterdir():  # the store is still open: the file, -wal and -shm
+        assert b"Quartzberg" not in path.read_bytes(), path.name

@@ -18,6 +18,8 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
+BUSY_TIMEOUT_MS = 30000
+
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
@@ -40,7 +42,7 @@ def sqlite_engine(url: str) -> Engine:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
         cur = dbapi_conn.cursor()
-        for pragma in ("secure_delete=ON", "busy_timeout=30000", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
+        for pragma in ("secure_delete=ON", f"busy_timeout={BUSY_TIMEOUT_MS}", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
             cur.execute(f"PRAGMA {pragma}")
         cur.close()
 

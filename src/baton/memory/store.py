@@ -9,7 +9,10 @@ of the seed: indexed candidate lookup -> ``find_candidates`` -> ``contradiction_
 ``apply_verdict``; a supersession appends both events in one transaction.
 
 SQLite is opened with ``secure_delete=ON`` and WAL; ``forget`` checkpoints the WAL
-afterwards, so erased text leaves the database file. (On PostgreSQL deleted tuples stay
+afterwards (``TRUNCATE``), so erased text leaves the database file and its ``-wal``. A
+reader holding an older snapshot blocks that checkpoint: ``forget`` retries briefly, and
+if a reader still holds on, the store keeps the erasure pending (``erasure_pending``) and
+checkpoints again after every later write and on ``close`` until it succeeds. (On PostgreSQL deleted tuples stay
 on disk until VACUUM; run ``VACUUM`` on the payload and record tables for physical
 erasure.)
 """
@@ -27,7 +30,7 @@ from sqlalchemy.exc import IntegrityError
 
 from baton.memory import confidence as conf
 from baton.memory.access import Authenticator, Principal, TokenAuthenticator, WorkspaceScope
-from baton.memory.engine import make_engine
+from baton.memory.engine import BUSY_TIMEOUT_MS, make_engine
 from baton.memory.errors import InvalidRecordError, RecordNotFoundError, WorkspaceAccessError
 from baton.memory.gate import independent
 from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent
@@ -83,12 +86,39 @@ class MemoryStore:
         self._projector = Projector(self.tables)
         self._auth: Authenticator = authenticator or TokenAuthenticator({})
         self.clock = clock
+        self._erasure_pending = False
         if create:
             with self.engine.begin() as conn:
                 install(conn, self.tables)
 
     def close(self) -> None:
+        if self._erasure_pending:
+            self._checkpoint()
         self.engine.dispose()
+
+    @property
+    def erasure_pending(self) -> bool:
+        """True while erased text may still sit in SQLite's WAL (a reader blocked the
+        checkpoint); the next write or ``close`` retries it."""
+        return self._erasure_pending
+
+    def _checkpoint(self, retries: tuple[float, ...] = ()) -> bool:
+        """Fold the WAL into the database file and truncate it; True when complete."""
+        if self.engine.dialect.name != "sqlite":
+            return True
+        for delay in (0.0, *retries):
+            time.sleep(delay)
+            with self.engine.connect() as conn:  # without the 30 s busy wait: the retries pace it
+                conn.exec_driver_sql("PRAGMA busy_timeout=0")
+                try:
+                    busy, log, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+                finally:
+                    conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if not busy and log == done:
+                self._erasure_pending = False
+                return True
+        self._erasure_pending = True
+        return False
 
     # --- access -----------------------------------------------------------------------
     def open(self, credential: Any) -> WorkspaceScope:
@@ -120,7 +150,10 @@ class MemoryStore:
             try:
                 with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
                     self._journal.lock_workspace(conn, workspace)
-                    return fn(Tx(self, conn, workspace, self._now(now)))
+                    result = fn(Tx(self, conn, workspace, self._now(now)))
+                if self._erasure_pending:
+                    self._checkpoint()
+                return result
             except IntegrityError:
                 if attempt == attempts - 1:
                     raise
@@ -206,9 +239,7 @@ class MemoryStore:
             tx.append([NewEvent(stream_of(record_id), FORGOTTEN, {"reason": reason}, version, provenance)], {rec.id: rec})
             return self._journal.erase_stream(tx.conn, tx.workspace, stream_of(record_id))
         erased = self._write(scope, op, now=now)
-        if self.engine.dialect.name == "sqlite":
-            with self.engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._checkpoint(retries=(0.02, 0.05, 0.1, 0.2, 0.4))
         return erased
 
     def append_events(self, scope: WorkspaceScope, events: list[NewEvent], *, now: Any = None) -> list[StoredEvent]:
