@@ -119,3 +119,15 @@ def test_erased_text_leaves_the_wal_even_when_a_reader_blocked_the_checkpoint(st
     assert not store.erasure_pending
     for path in db_path.parent.iterdir():  # the store is still open: the file, -wal and -shm
         assert b"Quartzberg" not in path.read_bytes(), path.name
+
+
+@pytest.mark.parametrize("field, value", [("entity", "e" * 301), ("attribute", "a" * 301), ("scope", "s" * 301),
+                                          ("category", "c" * 65), ("connection_id", "w" * 181)])
+def test_oversized_structured_fields_are_typed_errors_and_write_nothing(store, scope, field, value):
+    """SQLite ignores column sizes, PostgreSQL refuses them with a raw DataError mid-write."""
+    from baton.memory import InvalidRecordError, RecordDraft
+
+    fields = {"entity": "customer", "attribute": "currency", field: value}
+    with pytest.raises(InvalidRecordError, match=field):
+        store.remember(scope, RecordDraft("note", "text", provenance=Provenance(session_id="s1"), **fields))
+    assert store.head_seq(scope) == 0

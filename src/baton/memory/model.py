@@ -32,6 +32,8 @@ STATUSES = ("active", "superseded", "deactivated", "expired", "retired")
 GLOBAL_SCOPE = "global"
 DEFAULT_SCOPE = "workspace"
 MAX_TEXT_CHARS = 4000
+# Column sizes of the projection (schema.py); connection ids also name ``analysis:<id>`` streams (200).
+FIELD_LIMITS = {"entity": 300, "attribute": 300, "scope": 300, "category": 64, "connection_id": 180}
 
 
 def to_epoch(value: datetime | float | int | None, default: float | None = None) -> float:
@@ -190,14 +192,19 @@ class RecordDraft:
         entity, attribute = normalize_key(self.entity), normalize_key(self.attribute)
         if not entity or not attribute:
             raise InvalidRecordError("a memory record needs an entity and an attribute (the gate reads them)")
+        scope, category = normalize_scope(self.scope), (self.category or "").strip().lower()
+        connection_id = self.connection_id or None
+        for name, value in (("entity", entity), ("attribute", attribute), ("scope", scope), ("category", category),
+                            ("connection_id", connection_id or "")):
+            if len(value) > FIELD_LIMITS[name]:  # the columns' sizes: PostgreSQL would refuse with a raw DataError
+                raise InvalidRecordError(f"record {name} is {len(value)} characters; the limit is {FIELD_LIMITS[name]}")
         try:
             json.dumps(self.data)
         except (TypeError, ValueError) as exc:
             raise InvalidRecordError(f"record data must be JSON-serializable: {exc}") from None
         return RecordDraft(
-            kind=self.kind, text=text, entity=entity, attribute=attribute, scope=normalize_scope(self.scope),
-            value=normalize_value(self.value), category=(self.category or "").strip().lower(),
-            connection_id=self.connection_id or None, provenance=self.provenance, validity=self.validity,
+            kind=self.kind, text=text, entity=entity, attribute=attribute, scope=scope,
+            value=normalize_value(self.value), category=category, connection_id=connection_id, provenance=self.provenance, validity=self.validity,
             data=dict(self.data), verified=bool(self.verified),
         )
 
