@@ -131,3 +131,24 @@ def test_oversized_structured_fields_are_typed_errors_and_write_nothing(store, s
     with pytest.raises(InvalidRecordError, match=field):
         store.remember(scope, RecordDraft("note", "text", provenance=Provenance(session_id="s1"), **fields))
     assert store.head_seq(scope) == 0
+
+
+def test_a_locked_database_is_a_typed_error_and_writes_nothing(store, scope, db_path):
+    """A writer that outwaited the busy timeout surfaced sqlalchemy's OperationalError."""
+    import sqlite3
+
+    from baton.memory import MemoryStoreError, MemoryUnavailableError, RecordDraft
+
+    event.listen(store.engine, "connect", lambda dbapi, _: dbapi.execute("PRAGMA busy_timeout=0"))
+    store.engine.dispose()  # new connections, without the 30 s wait
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        with pytest.raises(MemoryUnavailableError) as caught:
+            store.remember(scope, RecordDraft("note", "text", entity="e", attribute="a",
+                                              provenance=Provenance(session_id="s1")))
+        assert isinstance(caught.value, MemoryStoreError)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert store.head_seq(scope) == 0

@@ -22,6 +22,7 @@ from baton.memory.confidence import POLICIES, ConfidencePolicy
 from baton.memory.dedup import Candidate, find_candidates, similarity
 from baton.memory.doctrine import DoctrineReport, index_doctrine
 from baton.memory.errors import (ArtifactError, InvalidRecordError, JournalIntegrityError, MemoryStoreError,
+                                 MemoryUnavailableError,
                                  RecordNotFoundError, StaleVersionError, WorkspaceAccessError)
 from baton.memory.feedback import Feedback, FeedbackOutcome, record_feedback
 from baton.memory.gate import Action, Verdict, apply_verdict, contradiction_gate, independent, keyword_flags, scopes_overlap

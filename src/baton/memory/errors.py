@@ -53,3 +53,8 @@ class JournalIntegrityError(MemoryStoreError):
 
 class ArtifactError(MemoryStoreError, ValueError):
     """An export artifact failed its digest or format check on import. Nothing was imported."""
+
+
+class MemoryUnavailableError(MemoryStoreError):
+    """The memory database could not be written: locked past its busy timeout, unreachable,
+    or concurrent writers kept colliding. Nothing was written; retry later."""

@@ -26,12 +26,12 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from baton.memory import confidence as conf
 from baton.memory.access import Authenticator, Principal, TokenAuthenticator, WorkspaceScope
 from baton.memory.engine import BUSY_TIMEOUT_MS, make_engine
-from baton.memory.errors import InvalidRecordError, RecordNotFoundError, WorkspaceAccessError
+from baton.memory.errors import InvalidRecordError, MemoryUnavailableError, RecordNotFoundError, WorkspaceAccessError
 from baton.memory.gate import independent
 from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent
 from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
@@ -154,9 +154,11 @@ class MemoryStore:
                 if self._erasure_pending:
                     self._checkpoint()
                 return result
-            except IntegrityError:
+            except IntegrityError as exc:  # a racing writer took the chain position: re-read and retry
                 if attempt == attempts - 1:
-                    raise
+                    raise MemoryUnavailableError(f"concurrent writers collided {attempts} times; nothing was written") from exc
+            except OperationalError as exc:  # locked past the busy timeout, or the server is gone
+                raise MemoryUnavailableError(f"memory database unavailable: {exc.orig or exc}") from exc
         raise AssertionError("unreachable")
 
     # --- the write path of the seed ----------------------------------------------------
