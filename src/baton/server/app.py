@@ -17,6 +17,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from baton.errors import ConfigurationError
+from baton.memory import MemoryUnavailableError
 from baton.events import Event, WorkflowTracker
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
@@ -64,6 +65,10 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
 
     def workspace_of(caller: Principal) -> Workspace:
         return app.state.workspaces.for_principal(caller)
+
+    @app.exception_handler(MemoryUnavailableError)
+    async def _memory_unavailable(request: Request, exc: MemoryUnavailableError) -> JSONResponse:
+        return JSONResponse({"detail": "the workspace's memory is unavailable; try again"}, status_code=503)
 
     @app.exception_handler(SessionNotFound)
     async def _session_not_found(request: Request, exc: SessionNotFound) -> JSONResponse:
