@@ -9,22 +9,23 @@ import contextlib
 import dataclasses
 import json
 import logging
-from urllib.parse import urlsplit
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
+from baton.agents import AgentContext
 from baton.errors import ConfigurationError
-from baton.memory import MemoryUnavailableError
 from baton.events import Event, WorkflowTracker
+from baton.memory import MemoryUnavailableError
 from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
 from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
-from baton.agents import AgentContext
-from baton.server.schemas import AskRequest, ChartRequest, LoginRequest, CheckpointDecision as CheckpointDecisionBody
+from baton.server.schemas import AskRequest, ChartRequest, LoginRequest
+from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.sessions import SessionNotFound
 from baton.server.sse import sse
 from baton.server.workspace import Workspace, Workspaces
@@ -38,6 +39,9 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     """The app. ``tracker`` receives every event of every request (default: what
     ``configure_observability`` picks from the environment: OpenTelemetry spans when an
     exporter is configured, structured JSON logs otherwise)."""
+    unknown = keys.workspaces() - workspaces.names()
+    if unknown:
+        raise ConfigurationError(f"API keys name unknown workspaces: {', '.join(sorted(unknown))} (have: {', '.join(sorted(workspaces.names()))})")
     owned = tracker is None
     if tracker is None:
         from baton.observability import configure_observability
@@ -55,9 +59,6 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         lifespan=lifespan, title=title, version="0.1.0", description="Ask questions of your data through cooperating AI agents.",
         openapi_url=None, docs_url=None, redoc_url=None,  # served below, behind the key
     )
-    unknown = keys.workspaces() - workspaces.names()
-    if unknown:
-        raise ConfigurationError(f"API keys name unknown workspaces: {', '.join(sorted(unknown))} (have: {', '.join(sorted(workspaces.names()))})")
     app.state.workspaces = workspaces
     app.state.keys = keys
     app.state.tracker = tracker
