@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
         rebuild: bool = typer.Option(False, help="Rebuild the demo database."),
+        log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
         """Build the demo workspace and serve it; prints a URL that logs the browser in."""
         from baton.cli.serving import demo_app, serve_app, smoke_check
@@ -67,7 +68,7 @@ def register(app: typer.Typer) -> None:
         url = f"http://{host}:{port}/#key={key}"
         console.print(f"\n[bold green]Baton demo[/bold green] is running. Open:\n\n  [link={url}]{url}[/link]\n")
         console.print("Try: [italic]What was Pokemon revenue by month in 2025?[/italic]   (Ctrl+C to stop)")
-        serve_app(app, host, port)
+        serve_app(app, host, port, log_level)
 
     @app.command()
     def ask(
@@ -104,6 +105,7 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
         database: Optional[str] = typer.Option(None, help="Serve a workspace over this database URL (needs a model)."),
+        log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
         """Serve the HTTP API and the web page. Keys: BATON_API_KEYS="key=workspace,...";
         without it a key for the demo workspace is generated and printed."""
@@ -112,7 +114,7 @@ def register(app: typer.Typer) -> None:
         app, printed = server_app(database, _model(), _demo_workspace, console)
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
-        serve_app(app, host, port)
+        serve_app(app, host, port, log_level)
 
     @app.command()
     def agents(database: Optional[str] = typer.Option(None, help="List the agents of a database workspace instead of the demo.")) -> None:

@@ -62,10 +62,23 @@ def server_app(database: str | None, model, demo_factory, console: Console) -> t
     return create_app(workspaces, ApiKeys(keys)), printed
 
 
-def serve_app(app, host: str, port: int) -> None:
+def configure_logging(level: str) -> None:
+    """Readable logs on stderr. Every step's event is a JSON line on ``baton.events``: shown
+    at ``debug`` only (at ``info`` the server says what happens, not every token)."""
+    import logging
+
+    numeric = getattr(logging, level.upper(), None)
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r} (debug, info, warning, error)")
+    logging.basicConfig(level=numeric, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+    logging.getLogger("baton.events").setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
+
+
+def serve_app(app, host: str, port: int, log_level: str = "info") -> None:
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    configure_logging(log_level)
+    uvicorn.run(app, host=host, port=port, log_level="warning", log_config=None)
 
 
 async def smoke_check(app, key: str, console: Console) -> int:

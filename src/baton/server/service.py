@@ -40,6 +40,15 @@ async def _followup(ws: Workspace, question: str, session_id: str, previous: AIM
     return message
 
 
+def _log(ws: Workspace, message: AIMessage) -> None:
+    meta = message.metadata
+    log.info(
+        "answered in workspace %s: mode=%s routed_to=%s llm_calls=%s fast_path=%s error=%s",
+        ws.name, meta.get("mode") or meta.get("followup"), meta.get("routed_to") or meta.get("agents_consulted"),
+        meta.get("llm_calls"), meta.get("fast_path"), message.error,
+    )
+
+
 async def _remember(ws: Workspace, message: AIMessage, session_id: str) -> None:
     """The answer's insights go to memory (new, or resurfaced when found again). Memory is
     advisory: a failure here is logged, never the answer's failure."""
@@ -60,6 +69,7 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
         message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=history, tracker=tracker, workspace=ws.name)
     await ws.sessions.append(ws.name, session_id, question, message)
     await _remember(ws, message, session_id)
+    _log(ws, message)
     return message
 
 
@@ -78,4 +88,5 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
         if isinstance(item, AIMessage):
             await ws.sessions.append(ws.name, session_id, question, item)
             await _remember(ws, item, session_id)
+            _log(ws, item)
         yield item
