@@ -210,7 +210,7 @@ class SQLAgent(BaseAgent):
         """The LLM-free fast path: run the verified SQL through the same checks and engine.
         A verified query that stopped working is reported as an error (someone must fix the
         benchmark), never silently replaced by a model's guess."""
-        explanation = f"Verified answer to: {match.question}" if label == "verified_question" else "Ran the given query."
+        explanation = f"Answered with the verified query for “{match.question}”." if label == "verified_question" else "Ran the given query."
         report = await validate_and_run(match.sql, number=1, connection=self.connection,
                                         schema=await self.connection.schema(), explanation=explanation)
         out.attempts.append(report.attempt)
@@ -221,6 +221,11 @@ class SQLAgent(BaseAgent):
         out.query, out.query_explanation, out.results = report.attempt.sql, explanation, report.result
         out.result = _summary(report.result, explanation)
         out.ai_message = self._message(out, out.task, None, context)
+        if out.ai_message.insights:  # no model to write prose: lead with the strongest finding
+            finding = str(out.ai_message.insights[0].get("text") or "").strip()
+            if finding:
+                out.result = f"{out.result} {finding[0].upper()}{finding[1:]}"
+                out.ai_message.content = out.result
         out.ai_message.metadata.update(fast_path=label, llm_calls=0)
         if label == "verified_question":
             out.ai_message.metadata["verified_question"] = match.question
