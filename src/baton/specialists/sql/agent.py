@@ -210,7 +210,7 @@ class SQLAgent(BaseAgent):
         """The LLM-free fast path: run the verified SQL through the same checks and engine.
         A verified query that stopped working is reported as an error (someone must fix the
         benchmark), never silently replaced by a model's guess."""
-        explanation = f"Answered with the verified query for “{match.question}”." if label == "verified_question" else "Ran the given query."
+        explanation = f"Verified query for “{match.question}”:" if label == "verified_question" else "Ran the given query."
         report = await validate_and_run(match.sql, number=1, connection=self.connection,
                                         schema=await self.connection.schema(), explanation=explanation)
         out.attempts.append(report.attempt)
