@@ -238,3 +238,18 @@ async def test_a_requests_model_preference_comes_first_then_the_app_model():
         stub.script("openai", *[openai_error(500, "down")] * 10)
         fallback = await orchestrator.ask("epson_finance: x", model=preferred)
         assert fallback.metadata["routed_to"] == "epson_finance" and app_model.call_count == 1
+
+
+async def test_synthesis_keeps_each_datasets_chart_under_its_key():
+    class Charted(TableAgent):
+        async def run(self, context, *, question, **kw):
+            result = await super().run(context, question=question)
+            result.ai_message.viz_config = {"mark": "bar", "title": self.name}
+            return result
+
+    orchestrator = OrchestratorAgent(model=FunctionModel(router))
+    for unit in ("epson_finance", "general_finance"):
+        orchestrator.add_agent(Charted(unit))
+    answer = await orchestrator.ask("compare epson_finance and general_finance")
+    assert answer.metadata["charts"] == {"epson_finance": {"mark": "bar", "title": "epson_finance"},
+                                         "general_finance": {"mark": "bar", "title": "general_finance"}}

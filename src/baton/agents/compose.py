@@ -7,7 +7,8 @@
 - synthesis: the routing model's text, with every specialist's data merged as
   ``{agent_name: data}``. A specialist called twice in one request gets distinct keys in call
   order: ``name``, ``name#2``, ``name#3`` — each value stays one dataset, so the page renders
-  one tab per key and no dataset is lost. Artifacts are tagged with ``source_agent``;
+  one tab per key and no dataset is lost; each dataset's chart spec is kept under the same
+  key in ``metadata["charts"]``. Artifacts are tagged with ``source_agent``;
   source documents are concatenated.
 - direct: no specialist was called: the model's answer as is.
 """
@@ -47,6 +48,7 @@ def passthrough(result: AgentResult, *, input: str, session_id: str | None, turn
 def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str, Any]) -> AIMessage:
     message = AIMessage(content=text)
     merged: dict[str, Any] = {}
+    charts: dict[str, Any] = {}
     seen: dict[str, int] = {}
     consulted: list[str] = []
     for result in results:
@@ -59,6 +61,8 @@ def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str
         key = result.agent_name if seen[result.agent_name] == 1 else f"{result.agent_name}#{seen[result.agent_name]}"
         if specialist.data is not None:
             merged[key] = specialist.data
+            if specialist.viz_config:
+                charts[key] = specialist.viz_config
         message.artifacts.extend({**a, "source_agent": key} for a in specialist.artifacts)
         message.images.extend(specialist.images)
         message.source_documents.extend(specialist.source_documents)
@@ -67,6 +71,8 @@ def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str
     if merged:
         message.data = merged
     message.metadata = {**extra_metadata, "orchestrated": True, "mode": "synthesis", "agents_consulted": consulted}
+    if charts:
+        message.metadata["charts"] = charts  # each dataset's own chart, keyed like ``data``
     errors = [{"agent": r.agent_name, "error_type": r.error_type, "error": r.error} for r in results if r.status == "error"]
     if errors:
         message.metadata["agent_errors"] = errors

@@ -103,8 +103,8 @@ async function chart(spec) {
   return holder;
 }
 
-function tabs(data) {
-  // synthesis: one tab per agent (seed 000's frontend contract)
+function tabs(data, charts = {}) {
+  // synthesis: one tab per agent (seed 000's frontend contract), each with its own chart
   const names = Object.keys(data);
   const bar = el("div", { class: "tabs", role: "tablist" });
   const panes = el("div", { class: "panes" });
@@ -117,6 +117,7 @@ function tabs(data) {
     const value = data[name];
     const pane = el("div", { class: "pane", role: "tabpanel", id, "data-agent": name },
       table(Array.isArray(value) ? value : null) || el("pre", {}, typeof value === "string" ? value : JSON.stringify(value, null, 2)));
+    if (charts[name]) chart(charts[name]).then((picture) => { if (picture) pane.prepend(picture); });
     bar.append(el("button", { class: "tab", role: "tab", type: "button", "data-agent": name, "aria-controls": id, onclick: () => select(name),
       onkeydown: (event) => {
         const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
@@ -142,7 +143,7 @@ async function dataView(answer) {
     if (rows) box.append(rows);
     return box.children.length ? box : null;
   }
-  if (typeof data === "object") return tabs(data);
+  if (typeof data === "object") return tabs(data, answer.metadata?.charts || {});
   return el("pre", { class: "dataset" }, String(data));
 }
 
