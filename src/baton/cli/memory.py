@@ -4,8 +4,10 @@ The CLI is the operator's tool: whoever holds the database (file or URL) is trus
 any workspace of it, so it opens scopes through ``TrustedAuthenticator``. The database
 comes from ``--db``, else ``$BATON_MEMORY_URL``, else ``sqlite:///.baton/memory.db``; a
 missing SQLite file is an error (the CLI never creates an empty journal by accident).
-``verify`` exits 1 when a chain does not verify; ``rebuild`` reports whether the live
-projection already matched the journal before replacing it.
+``verify`` exits 1 when a chain does not verify; ``verify -w WS --expect-head SEQ:HASH``
+also fails when that head (from a saved answer's ``memory_lock``, or a note of an earlier
+``verify``) is gone: the one check that sees deletion of the newest events. ``rebuild``
+reports whether the live projection already matched the journal before replacing it.
 """
 
 from __future__ import annotations
@@ -141,15 +143,34 @@ def rebuild(db: Optional[str] = DbOption,
 
 @app.command()
 def verify(db: Optional[str] = DbOption,
-           workspace: Optional[str] = typer.Option(None, "--workspace", "-w", help="Only this workspace (default: all).")) -> None:
+           workspace: Optional[str] = typer.Option(None, "--workspace", "-w", help="Only this workspace (default: all)."),
+           expect_head: Optional[str] = typer.Option(
+               None, "--expect-head", help="SEQ:HASH or HASH of a head seen earlier (a saved answer's memory_lock): "
+                                           "fail if it is no longer in the chain. Needs --workspace.")) -> None:
     """Verify each workspace's hash chain and payload hashes."""
+    from baton.memory import InvalidRecordError
+    from baton.memory.journal import anchor_of
+
+    err = Console(stderr=True)
+    anchor = None
+    if expect_head is not None:
+        if not workspace:
+            err.print("[red]--expect-head anchors one workspace: give --workspace[/red]")
+            raise typer.Exit(2)
+        try:
+            anchor = anchor_of(expect_head)
+        except InvalidRecordError as exc:
+            err.print(f"[red]--expect-head: {exc}[/red]")
+            raise typer.Exit(2) from None
     store = _store(db)
     console = Console()
     failed = False
     for ws in [workspace] if workspace else store.list_workspaces():
-        report = store.verify(_scope(store, ws))
+        report = store.verify(_scope(store, ws), expected_head=anchor)
         mark = "[green]ok[/green]" if report.ok else "[red]BROKEN[/red]"
-        console.print(f"{ws}: {mark} {report.events} events, {report.erased_payloads} erased payloads, head {report.head_hash[:16]}")
+        anchored = {None: "", True: ", anchored head present", False: ", anchored head MISSING"}[report.anchored]
+        console.print(f"{ws}: {mark} {report.events} events, {report.erased_payloads} erased payloads, "
+                      f"head {report.last_seq}:{report.head_hash}{anchored}")
         for problem in report.problems[:20]:
             console.print(f"  {problem}")
         failed |= not report.ok

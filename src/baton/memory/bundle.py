@@ -2,9 +2,11 @@
 
 ``compile_bundle(scope, task, connection_id=..., token_budget=...)`` returns the text to
 put in the model's context and a ``BundleLock`` to save with the answer: the journal
-sequence the bundle was compiled at plus (record id, content hash) of every record it
-included, so any answer can be traced to exactly what the agent knew (replaying the
-journal up to ``journal_seq`` reproduces every confidence shown).
+sequence the bundle was compiled at, the hash of the workspace's newest event then
+(``head_hash``), plus (record id, content hash) of every record it included, so any answer
+can be traced to exactly what the agent knew (replaying the journal up to ``journal_seq``
+reproduces every confidence shown). A saved lock is also an external anchor of the journal:
+``MemoryStore.verify(scope, expected_head=lock)`` reports if that head was deleted.
 
 What goes in, in priority order, while the token budget lasts (``estimate_tokens``):
 1. doctrine sections: always eligible (no relevance or confidence threshold), ranked by
@@ -36,6 +38,7 @@ from sqlalchemy import or_, select
 
 from baton.llm.tokens import estimate_tokens
 from baton.memory.access import WorkspaceScope
+from baton.memory.journal import GENESIS
 from baton.memory.model import GLOBAL_SCOPE, Record
 from baton.memory.projection import from_row
 from baton.memory.transfer import GLOBAL_LIMIT, TRANSFER_LIMIT, TRANSFER_MIN_CONFIDENCE, TRANSFERABLE, global_line, pct, sibling_line
@@ -50,9 +53,15 @@ _STOP = frozenset("the a an and or of to in on for with by is are was were be th
 class BundleLock:
     journal_seq: int
     records: tuple[tuple[str, str], ...]
+    head_hash: str = GENESIS  # hash of the event at journal_seq (GENESIS: the workspace was empty)
+
+    @property
+    def head(self) -> tuple[int, str]:
+        return self.journal_seq, self.head_hash
 
     def to_dict(self) -> dict[str, Any]:
-        return {"journal_seq": self.journal_seq, "records": [list(pair) for pair in self.records]}
+        return {"journal_seq": self.journal_seq, "head_hash": self.head_hash,
+                "records": [list(pair) for pair in self.records]}
 
 
 @dataclass(frozen=True)
@@ -89,7 +98,7 @@ def compile_bundle(scope: WorkspaceScope, task: str, *, connection_id: str | Non
     task_words = _words(task)
 
     with store._read(scope) as (conn, ws):
-        seq = store._journal.last_seq(conn, ws)  # first statement: the snapshot the rest reads
+        head = store._journal.last_event(conn, ws)  # first statement: the snapshot the rest reads
 
         def fetch(kind: str, *conditions: Any) -> list[Record]:
             q = (select(r).where(r.c.workspace == ws, r.c.kind == kind, r.c.is_active.is_(True), *conditions)
@@ -128,7 +137,7 @@ def compile_bundle(scope: WorkspaceScope, task: str, *, connection_id: str | Non
     builder.section("Learnings", chosen[:TRANSFER_LIMIT], sibling_line)
     builder.section("Notes", ranked(notes),
                     lambda rec: f"- {rec.text} [{pct(rec.confidence)}%]" + (" (verified)" if rec.verified else ""))
-    return builder.build(seq)
+    return builder.build(*head)
 
 
 class _Builder:
@@ -154,12 +163,12 @@ class _Builder:
             self.lock.append((rec.id, rec.content_hash))
             self.seen.add(rec.id)
 
-    def build(self, seq: int) -> Bundle:
+    def build(self, seq: int, head_hash: str) -> Bundle:
         if not self.blocks:
-            return Bundle("", BundleLock(seq, ()), 0, {})
+            return Bundle("", BundleLock(seq, (), head_hash), 0, {})
         parts = ["## Memory for this task"]
         for title, lines in self.blocks.items():
             parts.append(f"\n### {title}")
             parts.extend(lines)
         text = "\n".join(parts)
-        return Bundle(text, BundleLock(seq, tuple(self.lock)), estimate_tokens(text), dict(self.ids))
+        return Bundle(text, BundleLock(seq, tuple(self.lock), head_hash), estimate_tokens(text), dict(self.ids))

@@ -17,6 +17,14 @@ inside one, so a supersession (two events) and its projection updates commit or 
 together. On PostgreSQL ``lock_workspace`` takes a transaction-scoped advisory lock so
 concurrent writers of one workspace queue instead of racing for the next chain position;
 on SQLite the store's ``BEGIN IMMEDIATE`` already serializes writers.
+
+What the chain cannot see: deletion of the NEWEST events. Anyone able to drop the
+append-only triggers can delete the tail of a workspace's chain and what remains still
+links from genesis, so ``verify`` alone passes. Only a head kept outside the database
+catches it: a saved answer's bundle lock (``journal_seq`` + ``head_hash``), an operator's
+note of ``baton memory verify``'s output. ``verify(..., anchor=(seq, hash))`` reports when
+that event is no longer in the chain at its sequence (``anchor_of`` reads a lock, a
+``(seq, hash)`` pair or a bare hash).
 """
 
 from __future__ import annotations
@@ -91,11 +99,44 @@ class ChainReport:
     events: int = 0
     erased_payloads: int = 0
     head_hash: str = GENESIS
+    last_seq: int = 0  # seq of the head event: "last_seq:head_hash" is the anchor to note down
     problems: list[str] = field(default_factory=list)
+    anchored: bool | None = None  # None: no anchor given; else whether the anchored head is still in the chain
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+Anchor = tuple[int | None, str]  # (seq or None, hash) of an event known to have been the head
+
+
+def anchor_of(value: Any) -> Anchor:
+    """Read an external head anchor: a bundle lock (object or ``to_dict()``), a
+    ``(seq, hash)`` pair, ``"seq:hash"`` or a bare hash. Malformed input is an
+    ``InvalidRecordError``."""
+    seq: Any = None
+    if hasattr(value, "head_hash") and hasattr(value, "journal_seq"):
+        seq, value = value.journal_seq, value.head_hash
+    elif isinstance(value, Mapping):
+        if "head_hash" not in value:
+            raise InvalidRecordError("the lock has no head_hash (compiled before heads were anchored)")
+        seq, value = value.get("journal_seq"), value["head_hash"]
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        seq, value = value
+    elif isinstance(value, str) and ":" in value:
+        seq, value = value.split(":", 1)
+    if seq is not None:
+        try:
+            seq = int(seq)
+        except (TypeError, ValueError):
+            raise InvalidRecordError(f"an anchor's sequence must be an integer, not {seq!r}") from None
+        if seq < 0:
+            raise InvalidRecordError("an anchor's sequence cannot be negative")
+    digest = value.strip().lower() if isinstance(value, str) else ""
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise InvalidRecordError(f"an anchor's hash must be 64 hex digits, not {value!r}")
+    return seq, digest
 
 
 class Journal:
@@ -169,6 +210,13 @@ class Journal:
         return conn.execute(delete(pl).where(and_(pl.c.workspace == workspace, pl.c.event_id.in_(doomed)))).rowcount
 
     # --- reading ----------------------------------------------------------------------
+    def last_event(self, conn: Connection, workspace: str) -> tuple[int, str]:
+        """(seq, hash) of the workspace's newest event; (0, GENESIS) while it has none."""
+        ev = self.t.events
+        row = conn.execute(select(ev.c.seq, ev.c.hash).where(ev.c.workspace == workspace)
+                           .order_by(ev.c.position.desc()).limit(1)).first()
+        return (row[0], row[1]) if row else (0, GENESIS)
+
     def last_seq(self, conn: Connection, workspace: str) -> int:
         ev = self.t.events
         return conn.execute(select(func.coalesce(func.max(ev.c.seq), 0)).where(ev.c.workspace == workspace)).scalar_one()
@@ -194,13 +242,17 @@ class Journal:
                               None if row.body is None else json.loads(row.body), json.loads(row.provenance),
                               row.recorded_at, row.payload_hash, row.prev_hash, row.hash)
 
-    def verify(self, conn: Connection, workspace: str) -> ChainReport:
-        """Recompute the workspace's chain and every surviving payload hash."""
+    def verify(self, conn: Connection, workspace: str, *, anchor: Anchor | None = None) -> ChainReport:
+        """Recompute the workspace's chain and every surviving payload hash; with
+        ``anchor`` (see ``anchor_of``), also check that event is still in the chain (at
+        its sequence, when the anchor has one)."""
         ev, pl = self.t.events, self.t.payloads
         report = ChainReport(workspace)
         tombstoned = set(conn.execute(select(ev.c.stream).where(ev.c.workspace == workspace, ev.c.type == FORGOTTEN)).scalars())
         query = (select(ev, pl.c.body, pl.c.salt).select_from(ev.outerjoin(pl, pl.c.event_id == ev.c.event_id))
                  .where(ev.c.workspace == workspace).order_by(ev.c.position))
+        anchor_seq, anchor_hash = anchor if anchor else (None, GENESIS)
+        found: str | None = None  # the hash at the anchored seq, or the anchored hash once seen
         prev, expected_position = GENESIS, 1
         for row in conn.execute(query, execution_options={"stream_results": True, "yield_per": 5000}):
             report.events += 1
@@ -220,6 +272,15 @@ class Journal:
                     report.problems.append(f"{where}: payload missing without a tombstone")
             elif payload_digest(row.salt, row.body) != row.payload_hash:
                 report.problems.append(f"{where}: payload hash mismatch")
-            prev, expected_position = row.hash, row.position + 1
+            if (row.seq == anchor_seq) if anchor_seq is not None else (row.hash == anchor_hash):
+                found = row.hash
+            prev, expected_position, report.last_seq = row.hash, row.position + 1, row.seq
         report.head_hash = prev
+        if anchor is not None and anchor_hash != GENESIS:  # a genesis anchor (empty workspace) pins nothing
+            label = f"anchored head {'' if anchor_seq is None else f'seq {anchor_seq} '}({anchor_hash[:16]})"
+            if found is None:
+                report.problems.append(f"{label} is no longer in the chain: events were deleted (or it is not of this workspace)")
+            elif found != anchor_hash:
+                report.problems.append(f"{label}: a different event ({found[:16]}) now holds that sequence")
+            report.anchored = found == anchor_hash
         return report

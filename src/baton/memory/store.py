@@ -33,7 +33,7 @@ from baton.memory.access import Authenticator, Principal, TokenAuthenticator, Wo
 from baton.memory.engine import BUSY_TIMEOUT_MS, make_engine
 from baton.memory.errors import InvalidRecordError, MemoryUnavailableError, RecordNotFoundError, WorkspaceAccessError
 from baton.memory.gate import independent
-from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent
+from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent, anchor_of
 from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
 from baton.memory.projection import Projector, from_row, stream_of
 from baton.memory.schema import FORGOTTEN, build_tables, install
@@ -316,9 +316,14 @@ class MemoryStore:
             return self._journal.last_seq(conn, ws)
 
     # --- integrity ----------------------------------------------------------------------
-    def verify(self, scope: WorkspaceScope) -> ChainReport:
+    def verify(self, scope: WorkspaceScope, *, expected_head: Any = None) -> ChainReport:
+        """Recompute the hash chain. ``expected_head`` (a saved ``BundleLock`` or its
+        ``to_dict()``, ``(seq, hash)``, ``"seq:hash"`` or a hash) anchors it from outside:
+        the report fails when that event is no longer in the chain, which is how deletion
+        of the newest events shows (the chain alone cannot see it)."""
+        anchor = None if expected_head is None else anchor_of(expected_head)
         with self._read(scope) as (conn, ws):
-            return self._journal.verify(conn, ws)
+            return self._journal.verify(conn, ws, anchor=anchor)
 
     def check_projection(self, scope: WorkspaceScope) -> list[str]:
         """Differences between the live projection and a fold of the journal (empty: equal)."""
