@@ -6,7 +6,9 @@
   provenance ``validation`` with the request as the observed outcome).
 - ``remember_insights`` stores a data answer's insights with the insight lifecycle: a new
   one is created at its initial confidence; one found again is *resurfaced* (+0.05), never
-  re-created; ``dismiss_insight`` applies the user's dismissal (-0.2).
+  re-created (``MemoryStore.remember_insight``: the lookup and the write are one write
+  transaction, so two concurrent requests with the same insight make one record, then
+  resurface it); ``dismiss_insight`` applies the user's dismissal (-0.2).
 
 The memory API is synchronous (SQLAlchemy); every call here runs in a worker thread.
 """
@@ -77,15 +79,11 @@ def remember_insights(store: MemoryStore, scope: WorkspaceScope, insights: Itera
     ids = []
     for insight in insights:
         entity = INSIGHT_ENTITY + str(insight.get("id") or _insight_text(insight))
-        known = store.about(scope, "insight", entity)
-        if known:
-            ids.append(store.adjust_insight(scope, known[0].id, "resurfaced").id)
-            continue
         draft = RecordDraft("insight", _insight_text(insight), entity=entity, attribute=str(insight.get("kind") or "finding"),
                             value=str(insight.get("value", "")) or None, category="insight",
                             provenance=Provenance("insights", session_id=session_id, agent="insights"),
                             data={"insight": {k: v for k, v in insight.items() if k != "evidence_rows"}})
-        ids.append(store.remember(scope, draft).record.id)
+        ids.append(store.remember_insight(scope, draft).record.id)  # lookup + create/resurface: one transaction
     return ids
 
 

@@ -76,6 +76,17 @@ class Tx:
         return self.append([NewEvent(stream_of(rec.id), type, payload, rec.version, provenance)], {rec.id: rec})[rec.id]
 
 
+_INSIGHT_STEPS = {"resurfaced": conf.resurfaced, "dismissed": conf.dismissed}
+
+
+def _adjusted(tx: Tx, rec: Record, how: str, provenance: Provenance | None) -> Record:
+    if rec.kind != "insight" or not rec.is_active:
+        raise InvalidRecordError("only active insights are resurfaced or dismissed")
+    value = _INSIGHT_STEPS[how](rec.confidence)
+    return tx.record_event(rec, "record.adjusted", {"confidence": value, "status": conf.status_for("insight", value),
+                                                    "reason": how}, provenance)
+
+
 class MemoryStore:
     def __init__(self, url: str | Engine = DEFAULT_URL, *, authenticator: Authenticator | None = None,
                  prefix: str = "baton_mem_", schema: str | None = None, clock: Callable[[], float] = time.time,
@@ -195,17 +206,25 @@ class MemoryStore:
     def adjust_insight(self, scope: WorkspaceScope, record_id: str, how: str, provenance: Provenance | None = None,
                        *, now: Any = None) -> Record:
         """``how``: ``resurfaced`` (+0.05) or ``dismissed`` (-0.2, expiring under 0.15)."""
-        step = {"resurfaced": conf.resurfaced, "dismissed": conf.dismissed}
-        if how not in step:
+        if how not in _INSIGHT_STEPS:
             raise InvalidRecordError("adjust_insight takes 'resurfaced' or 'dismissed'")
 
-        def op(tx: Tx) -> Record:
-            rec = tx.load(record_id)
-            if rec.kind != "insight" or not rec.is_active:
-                raise InvalidRecordError("only active insights are resurfaced or dismissed")
-            value = step[how](rec.confidence)
-            return tx.record_event(rec, "record.adjusted", {"confidence": value, "status": conf.status_for("insight", value),
-                                                            "reason": how}, provenance)
+        return self._write(scope, lambda tx: _adjusted(tx, tx.load(record_id), how, provenance), now=now)
+
+    def remember_insight(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None) -> WriteResult:
+        """Store an insight, or resurface (+0.05) the active insight already about the
+        draft's entity (``action`` ``resurfaced``). Lookup and write share one write
+        transaction, so concurrent callers with the same insight make one record."""
+        draft = draft.validated()
+        if draft.kind != "insight":
+            raise InvalidRecordError("remember_insight takes insight drafts")
+
+        def op(tx: Tx) -> WriteResult:
+            known = subject_records(tx.conn, self.tables, tx.workspace, draft)
+            if not known:
+                return remember_in(tx, draft)
+            rec = _adjusted(tx, max(known, key=lambda r: (r.confidence, r.id)), "resurfaced", draft.provenance)
+            return WriteResult("resurfaced", rec, seq=tx.events[-1].seq)
         return self._write(scope, op, now=now)
 
     def mark_applied(self, scope: WorkspaceScope, record_ids: list[str], *, now: Any = None) -> None:

@@ -47,7 +47,8 @@ class CandidateVerdict:
 @dataclass
 class WriteResult:
     """What ``remember`` did: ``created``, ``superseded`` (new record created, the ids in
-    ``superseded`` retired), ``corroborated`` (existing record +step) or ``unchanged``."""
+    ``superseded`` retired), ``corroborated`` (existing record +step), ``unchanged``, or
+    (``remember_insight`` only) ``resurfaced`` (an insight found again, +0.05)."""
 
     action: str
     record: Record
