@@ -346,3 +346,94 @@ async def test_a_new_run_never_silently_replaces_one_paused_under_the_same_id():
         await executor.start(ExecutionPlan("other", [q("x", "SELECT 1 AS n", checkpoint=True)]), context)
     run = await executor.resume(context.workflow_id, CheckpointDecision("approve"), context)
     assert run.results["best"].query_result.rows == [["north"]]  # the first run, intact
+
+
+class ContextRecorder:
+    """Runs stages with the agent runner, noting the context each stage was given; a stage
+    named in ``block`` waits for ``release`` (after setting ``entered``)."""
+
+    def __init__(self, block: str | None = None) -> None:
+        self.inner = agent_runner()
+        self.seen: dict[str, list[AgentContext]] = {}
+        self.block = block
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def run(self, stage, inputs, context):
+        self.seen.setdefault(stage.stage_id, []).append(context)
+        if stage.stage_id == self.block:
+            self.entered.set()
+            await self.release.wait()
+        return await self.inner.run(stage, inputs, context)
+
+
+async def test_resumed_stages_run_with_the_starting_requests_context_and_the_deciders_tracker():
+    from baton.agents import ExecutionMemory
+    from baton.llm import FunctionModel
+
+    router = FunctionModel(lambda m, t: "unused")
+    runner = ContextRecorder()
+    executor = PipelineExecutor(runner)
+    start_tracker, decide_tracker = RecordingTracker(), RecordingTracker()
+    original = AgentContext(
+        user_question="top regions", project_id="sales", workspace="acme", user_id="u-7", llm_router=router,
+        model="gpt-x", preferred_provider="openai", extra={"_skip_complexity": True, "session_id": "s1"},
+        connection_config={"dsn": "sqlite://"}, tracker=start_tracker, execution_memory=ExecutionMemory("top regions"),
+    )
+    await executor.start(checkpoint_plan(), original)
+    decider_memory = ExecutionMemory()
+    decision_request = AgentContext(workspace="acme", tracker=decide_tracker, execution_memory=decider_memory)
+    run = await executor.resume(original.workflow_id, CheckpointDecision("approve"), decision_request)
+    assert run.results["best"].query_result.rows == [["north"]]
+    [best] = runner.seen["best"]
+    kept = ("user_question", "project_id", "workspace", "user_id", "model", "preferred_provider", "connection_config", "chat_history")
+    assert {f: getattr(best, f) for f in kept} == {f: getattr(original, f) for f in kept}
+    assert best.llm_router is router and dict(best.extra) == {"_skip_complexity": True, "session_id": "s1"}
+    assert best.workflow_id == original.workflow_id
+    assert best.tracker is decide_tracker and best.execution_memory is decider_memory
+    assert events(decide_tracker, "stage.start") == [("stage.start", "best")]
+    assert ("stage.start", "best") not in events(start_tracker, "stage.start")  # the finished request hears nothing more
+
+
+async def test_a_paused_run_does_not_hold_on_to_its_requests_tracker_or_execution_memory():
+    from baton.agents import ExecutionMemory
+
+    executor = PipelineExecutor(agent_runner())
+    context = AgentContext(workspace="acme", tracker=RecordingTracker(), execution_memory=ExecutionMemory())
+    await executor.start(checkpoint_plan(), context)
+    kept = executor.store.peek(context.workflow_id).context
+    assert kept.tracker is not context.tracker and kept.execution_memory is None
+    assert (kept.workspace, kept.workflow_id) == ("acme", context.workflow_id)
+
+
+async def test_a_decision_from_another_workspace_is_refused_and_loses_nothing():
+    runner = ContextRecorder()
+    executor = PipelineExecutor(runner)
+    context = AgentContext(workspace="acme")
+    await executor.start(checkpoint_plan(), context)
+    with pytest.raises(CheckpointDecisionError, match="in workspace 'globex'"):
+        await executor.resume(context.workflow_id, CheckpointDecision("approve"), AgentContext(workspace="globex"))
+    assert executor.paused(context.workflow_id).checkpoint_stage == "top" and "best" not in runner.seen
+    run = await executor.resume(context.workflow_id, CheckpointDecision("approve"), AgentContext(workspace="acme"))
+    assert run.status == "complete"
+
+
+async def test_a_cancelled_resume_puts_the_run_back_as_it_was_paused():
+    runner = ContextRecorder(block="best")
+    executor = PipelineExecutor(runner)
+    context, _ = ctx()
+    await executor.start(checkpoint_plan(), context)
+    edit = CheckpointDecision("edit", question="SELECT region FROM top ORDER BY total LIMIT 1")
+    task = asyncio.create_task(executor.resume(context.workflow_id, edit, context))
+    await runner.entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    state = executor.paused(context.workflow_id)
+    assert state is not None and (state.status, state.checkpoint_stage) == ("paused", "top")
+    assert "best" not in state.results and state.decisions == []
+    assert state.plan.stage("best").question == "SELECT region FROM top LIMIT 1"  # the cancelled edit is not applied
+    runner.release.set()
+    run = await executor.resume(context.workflow_id, CheckpointDecision("approve"), context)
+    assert run.status == "complete" and run.results["best"].query_result.rows == [["north"]]
+    assert len(runner.seen["best"]) == 2 and [d["action"] for d in run.state.decisions] == ["approve"]

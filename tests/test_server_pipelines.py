@@ -83,3 +83,36 @@ async def test_a_decision_naming_another_checkpoint_is_refused_and_loses_nothing
     assert stale.status_code == 422
     ok = await client.post(url, json={"action": "approve", "stage_id": "revenue"}, headers={"X-API-Key": "a"})
     assert ok.json()["response_type"] == "pipeline_complete"
+
+
+class RecordingAgent(TableAgent):
+    """A ``TableAgent`` that notes the context of every question it is asked."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.seen = {}
+
+    async def run(self, context, *, question, **kw):
+        self.seen[question] = context
+        return await super().run(context, question=question, **kw)
+
+
+async def test_the_stages_after_a_decision_run_with_the_asking_requests_context():
+    finance = RecordingAgent("finance", [{"unit": "Epson", "amount": 10}])
+    planning = PipelinePlanning(Planner(FunctionModel(planner_model)), PipelineExecutor(AgentStageRunner({"query_database": finance})))
+    model = FunctionModel(lambda m, t: "direct answer")
+    orchestrator = OrchestratorAgent(model=model, planning=planning)
+    orchestrator.add_agent(finance)
+    app = create_app(Workspaces([Workspace("acme", orchestrator, SessionStore(), pipelines=planning)]), ApiKeys({"a": "acme"}))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        hello = (await c.post("/v1/ask", json={"question": "hello"}, headers={"X-API-Key": "a"})).json()
+        question = {"question": "First revenue by unit, then costs by unit", "session_id": hello["session_id"]}
+        paused = (await c.post("/v1/ask", json=question, headers={"X-API-Key": "a"})).json()
+        done = await c.post(f"/v1/pipelines/{paused['workflow_id']}/decision", json={"action": "approve"}, headers={"X-API-Key": "a"})
+    assert done.json()["response_type"] == "pipeline_complete"
+    before, after = finance.seen["revenue by unit"], finance.seen["costs by unit"]
+    assert [m.content for m in before.chat_history] == ["hello", "direct answer"]
+    assert after.chat_history == before.chat_history  # the session's conversation, not the decision's empty one
+    assert after.llm_router is before.llm_router is model
+    assert after.extra.get("_skip_complexity") is True and after.extra["pipeline_stage"] == "costs"
+    assert (after.workspace, after.workflow_id) == ("acme", paused["workflow_id"])

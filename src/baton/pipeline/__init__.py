@@ -12,7 +12,7 @@ from baton.pipeline.errors import (
     PlanDefect,
     PlanValidationError,
 )
-from baton.pipeline.executor import InMemoryRunStore, PipelineExecutor, PipelineRun, RunStore
+from baton.pipeline.executor import InMemoryRunStore, PausedRun, PipelineExecutor, PipelineRun, RunStore
 from baton.pipeline.models import (
     ANALYZE_RESULTS,
     QUERY_DATABASE,
@@ -30,7 +30,7 @@ from baton.pipeline.state import CheckpointDecision, PipelineState
 __all__ = [
     "ANALYZE_RESULTS", "QUERY_DATABASE", "SEARCH_CODEBASE", "STAGE_TOOLS",
     "AgentStageRunner", "CheckpointDecision", "CheckpointDecisionError", "ExecutionPlan",
-    "InMemoryRunStore", "PipelineConfigurationError", "PipelineError", "PipelineExecutor",
+    "InMemoryRunStore", "PausedRun", "PipelineConfigurationError", "PipelineError", "PipelineExecutor",
     "PipelineRun", "PipelineState", "PlanDefect", "PlanStage", "PlanValidationError", "Planner",
     "RunStore", "StageResult", "StageRunner", "StageValidation",
 ]

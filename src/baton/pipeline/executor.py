@@ -17,16 +17,37 @@ forever (a server would grow with every abandoned checkpoint): a paused run is k
 pause dropped first to make room. A decision for a dropped run gets the same clear
 ``CheckpointDecisionError`` as one for an unknown id. Expiry is checked when the store is
 used, so no timer or thread is involved.
+
+What a resume runs with. The stages after a checkpoint belong to the request that started
+the run, not to the one carrying the decision (on the server a bare context naming only the
+workspace). So a paused run is kept with its context (``PausedRun``), minus per-request
+plumbing: the tracker (a finished request's event stream) and the execution memory (a
+finished request's record of agent calls) are dropped. Everything else carries over: the
+user's question, project, workspace, user id, chat history, model (``llm_router``,
+``model``, ``preferred_provider``), ``connection_config`` and ``extra`` flags. On resume the
+stages' context is the kept one with the decision request's ``tracker`` and
+``execution_memory`` (where *this* request's events and agent calls go) and the paused
+run's ``workflow_id``; any other field of the decision's context is ignored. A decision
+whose ``workspace`` differs from the kept one is refused (``CheckpointDecisionError``, the
+run stays paused), whatever store the caller shares between workspaces.
+
+A resume that does not finish is not a lost run. If it is cancelled (a client that
+disconnected) or fails unexpectedly, the run is put back exactly as it was paused, the
+decision not applied, so a later decision continues from the same checkpoint; stages the
+interrupted resume had already finished run again then (stages are read-only, see
+``runners``). It is put back only if nothing was paused under its id meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
+from baton.events import NULL_TRACKER
 from baton.pipeline.engine import StageDone, advance
 from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError, PipelineError
 from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult
@@ -60,12 +81,21 @@ class PipelineRun:
         return self.state.results
 
 
+@dataclass
+class PausedRun:
+    """A run waiting for a decision: its state and the context its remaining stages run
+    with (the starting request's, without tracker and execution memory)."""
+
+    state: PipelineState
+    context: AgentContext
+
+
 class RunStore(Protocol):
     """Keeps paused runs between a checkpoint and its decision."""
 
-    def save(self, workflow_id: str, state: PipelineState) -> None: ...
-    def take(self, workflow_id: str) -> PipelineState | None: ...
-    def peek(self, workflow_id: str) -> PipelineState | None: ...
+    def save(self, workflow_id: str, paused: PausedRun) -> None: ...
+    def take(self, workflow_id: str) -> PausedRun | None: ...
+    def peek(self, workflow_id: str) -> PausedRun | None: ...
 
 
 class InMemoryRunStore:
@@ -78,21 +108,21 @@ class InMemoryRunStore:
         self.max_runs = max_runs
         self.ttl_s = ttl_s
         self._clock = clock
-        self._states: OrderedDict[str, tuple[float, PipelineState]] = OrderedDict()  # oldest pause first
+        self._states: OrderedDict[str, tuple[float, PausedRun]] = OrderedDict()  # oldest pause first
 
-    def save(self, workflow_id: str, state: PipelineState) -> None:
+    def save(self, workflow_id: str, paused: PausedRun) -> None:
         self._expire()
         self._states.pop(workflow_id, None)
-        self._states[workflow_id] = (self._clock(), state)
+        self._states[workflow_id] = (self._clock(), paused)
         while len(self._states) > self.max_runs:
             self._states.popitem(last=False)
 
-    def take(self, workflow_id: str) -> PipelineState | None:
+    def take(self, workflow_id: str) -> PausedRun | None:
         self._expire()
         entry = self._states.pop(workflow_id, None)
         return None if entry is None else entry[1]
 
-    def peek(self, workflow_id: str) -> PipelineState | None:
+    def peek(self, workflow_id: str) -> PausedRun | None:
         self._expire()
         entry = self._states.get(workflow_id)
         return None if entry is None else entry[1]
@@ -129,21 +159,38 @@ class PipelineExecutor:
         return await self._advance(state, context)
 
     async def resume(self, workflow_id: str, decision: CheckpointDecision, context: AgentContext) -> PipelineRun:
-        """Apply the user's decision to the run paused under ``workflow_id`` and continue."""
-        state = self.store.take(workflow_id)
-        if state is None:
+        """Apply the user's decision to the run paused under ``workflow_id`` and continue.
+        The stages run with the paused run's own context; ``context`` (the decision's
+        request) gives only its tracker and execution memory, and must name the same
+        workspace (see the module docstring)."""
+        paused = self.store.take(workflow_id)
+        if paused is None:
             raise CheckpointDecisionError(
                 f"no pipeline is paused under workflow id {workflow_id!r} (it finished, never paused, or its pause expired)"
             )
+        if context.workspace != paused.context.workspace:
+            self.store.save(workflow_id, paused)  # not this workspace's run: leave it as it was
+            raise CheckpointDecisionError(f"no pipeline is paused under workflow id {workflow_id!r} in workspace {context.workspace!r}")
+        before = paused.state.snapshot()
         try:
-            state.apply(decision)
+            paused.state.apply(decision)
         except CheckpointDecisionError:
-            self.store.save(workflow_id, state)  # a bad decision loses nothing
+            self.store.save(workflow_id, PausedRun(before, paused.context))  # a bad decision loses nothing
             raise
-        return await self._advance(state, context.derive(workflow_id=workflow_id))
+        stages_context = paused.context.derive(
+            workflow_id=workflow_id, tracker=context.tracker, execution_memory=context.execution_memory
+        )
+        try:
+            return await self._advance(paused.state, stages_context)
+        except BaseException:
+            # cancelled (client gone) or a bug: put the run back as it was paused
+            if self.store.peek(workflow_id) is None:
+                self.store.save(workflow_id, PausedRun(before, paused.context))
+            raise
 
     def paused(self, workflow_id: str) -> PipelineState | None:
-        return self.store.peek(workflow_id)
+        paused = self.store.peek(workflow_id)
+        return None if paused is None else paused.state
 
     async def _advance(self, state: PipelineState, context: AgentContext) -> PipelineRun:
         async def run_layer(stages: list[PlanStage], done: StageDone) -> None:
@@ -151,7 +198,7 @@ class PipelineExecutor:
 
         messages = await advance(state, context.workflow_id, run_layer, context.emit, units=self.units)
         if state.status == "paused":
-            self.store.save(context.workflow_id, state)
+            self.store.save(context.workflow_id, PausedRun(state, _kept(context)))
         return PipelineRun(context.workflow_id, state, messages, state.status, state.checkpoint_stage)
 
     async def _run_stage(self, stage: PlanStage, state: PipelineState, context: AgentContext, done: StageDone) -> None:
@@ -167,3 +214,8 @@ class PipelineExecutor:
             result.finished_at = time.time()
             result.duration_ms = round((result.finished_at - started) * 1000, 3)
         done(stage, result)
+
+
+def _kept(context: AgentContext) -> AgentContext:
+    """What of a request's context a paused run keeps: all but its per-request plumbing."""
+    return dataclasses.replace(context, tracker=NULL_TRACKER, execution_memory=None)

@@ -54,8 +54,11 @@ class PipelinePlanning:
         return self.executor.paused(workflow_id) is not None
 
     async def decide(self, workflow_id: str, decision: CheckpointDecision, context: AgentContext) -> AIMessage:
-        """Apply the user's checkpoint decision and continue the paused run."""
-        run = await self.executor.resume(workflow_id, decision, context.derive(extra=SKIP))
+        """Apply the user's checkpoint decision and continue the paused run. Its stages run
+        with the context ``run_plan`` was given (``_skip_complexity`` included); ``context``
+        only lends its tracker and execution memory and names the workspace (see
+        ``baton.pipeline.executor``)."""
+        run = await self.executor.resume(workflow_id, decision, context)
         return self._stamp(run.message, decision.question or "", run.workflow_id)
 
     @staticmethod

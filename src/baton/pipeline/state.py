@@ -199,6 +199,15 @@ class PipelineState:
         self.results[result.stage_id] = result
         return result
 
+    def snapshot(self) -> PipelineState:
+        """A copy to go back to if a resume does not finish: its own plan (an ``edit``
+        rewrites a question), lists and results dict. Recorded stage results are shared:
+        nothing changes a result once it is recorded."""
+        return dataclasses.replace(
+            self, plan=copy.deepcopy(self.plan), layer_ids=[list(layer) for layer in self.layer_ids],
+            results=dict(self.results), awaiting=list(self.awaiting), decisions=list(self.decisions),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "plan": self.plan.to_dict(),
