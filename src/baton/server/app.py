@@ -137,7 +137,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             raise SessionNotFound(body.session_id)  # 404 before the run moves on
         try:
             decision = CheckpointDecision(body.action, question=body.question, stage_id=body.stage_id, target_stage=body.target_stage)
-            message = await ws.pipelines.decide(workflow_id, decision, AgentContext(workspace=ws.name, llm_router=ws.orchestrator.model))
+            message = await ws.pipelines.decide(workflow_id, decision, AgentContext(workspace=ws.name, tracker=app.state.tracker))
         except CheckpointDecisionError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         if body.session_id is not None:
