@@ -35,8 +35,9 @@ def configure_observability(env: Mapping[str, str] | None = None, *, service_nam
     - ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, or
       ``OTEL_TRACES_EXPORTER=otlp``): OTLP over ``OTEL_EXPORTER_OTLP_PROTOCOL``
       (``http/protobuf`` by default, or ``grpc``); the exporter reads its other
-      ``OTEL_EXPORTER_OTLP_*`` settings itself. It needs ``opentelemetry-exporter-otlp``,
-      which Baton does not depend on: without it this warns and falls back to logs.
+      ``OTEL_EXPORTER_OTLP_*`` settings itself. The HTTP exporter is a dependency of Baton;
+      ``grpc`` needs ``opentelemetry-exporter-otlp-proto-grpc`` installed (without it this
+      warns and falls back to logs).
     - No exporter, but the application already installed an SDK tracer provider globally
       (e.g. under ``opentelemetry-instrument``): spans go there.
     - Otherwise: JSON log lines.
