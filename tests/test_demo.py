@@ -94,3 +94,21 @@ async def test_with_a_model_a_multi_step_question_runs_as_a_plan_through_the_spe
         await workspace.aclose()
     assert answer.response_type == "pipeline_complete"
     assert set(answer.data) == {"pokemon", "epson", "gap"} and len(answer.data["gap"]) == 12
+
+
+async def test_rebuild_starts_the_demo_afresh(tmp_path):
+    from baton.memory import Principal, RecordDraft
+
+    first = build_demo_workspace(tmp_path)
+    scope = first.memory.open(Principal("demo"))
+    first.memory.remember(scope, RecordDraft("note", "Roadshow numbers exclude Q1 refunds", entity="roadshows", attribute="refunds"))
+    assert len(first.memory.list_records(scope, kind="note")) == 1
+    await first.aclose()
+    first.memory.close()
+    again = build_demo_workspace(tmp_path, rebuild=True)
+    try:
+        scope = again.memory.open(Principal("demo"))
+        assert again.memory.list_records(scope, kind="note") == []  # what the first run remembered is gone
+        assert len(again.memory.list_records(scope, kind="benchmark")) == len(VERIFIED_QUESTIONS)
+    finally:
+        await again.aclose()

@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
     def demo(
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
-        rebuild: bool = typer.Option(False, help="Rebuild the demo database."),
+        rebuild: bool = typer.Option(False, help="Start the demo afresh: database, memory and conversations."),
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
         """Build the demo workspace and serve it; prints a URL that logs the browser in."""

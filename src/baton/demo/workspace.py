@@ -59,6 +59,10 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
 
     directory = Path(directory)
     database = directory / DATABASE_FILE
+    if rebuild:  # a clean slate: the database, and what the demo remembered and discussed
+        for leftover in (MEMORY_FILE, "sessions.sqlite"):
+            for suffix in ("", "-wal", "-shm"):
+                (directory / (leftover + suffix)).unlink(missing_ok=True)
     if rebuild or not database.exists():
         build_demo_database(database)
     connection = SQLConnection(f"sqlite:///{database}", id="demo")
