@@ -54,3 +54,11 @@ def test_agents_lists_the_four_specialists(home):
     assert result.exit_code == 0
     for name in ("pokemon_finance", "epson_finance", "roadshows_finance", "general_finance"):
         assert name in result.output
+
+
+def test_memory_commands_default_to_the_demos_journal(home):
+    run("ask", "What was Epson revenue by month in 2025?")  # builds the demo and its memory
+    listed = run("memory", "list", "--kind", "benchmark")
+    assert listed.exit_code == 0, listed.output
+    assert "Epson revenue by month" in listed.output
+    assert run("memory", "verify").exit_code == 0

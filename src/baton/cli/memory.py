@@ -2,8 +2,9 @@
 
 The CLI is the operator's tool: whoever holds the database (file or URL) is trusted with
 any workspace of it, so it opens scopes through ``TrustedAuthenticator``. The database
-comes from ``--db``, else ``$BATON_MEMORY_URL``, else ``sqlite:///.baton/memory.db``; a
-missing SQLite file is an error (the CLI never creates an empty journal by accident).
+comes from ``--db``, else ``$BATON_MEMORY_URL``, else the demo's journal
+(``$BATON_HOME/demo/memory.sqlite``, workspace ``demo``, so ``baton memory list`` right after
+``baton demo`` shows what the demo knows); a missing SQLite file is an error (the CLI never creates an empty journal by accident).
 ``verify`` exits 1 when a chain does not verify; ``verify -w WS --expect-head SEQ:HASH``
 also fails when that head (from a saved answer's ``memory_lock``, or a note of an earlier
 ``verify``) is gone: the one check that sees deletion of the newest events. ``rebuild``
@@ -22,16 +23,20 @@ from rich.console import Console
 from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
-DEFAULT_URL = "sqlite:///.baton/memory.db"
+DbOption = typer.Option(None, "--db", help="SQLAlchemy URL of the memory database (default: $BATON_MEMORY_URL, else the demo's journal in $BATON_HOME)")
+WsOption = typer.Option("demo", "--workspace", "-w", help="Workspace to act on.")
 
-DbOption = typer.Option(None, "--db", help="SQLAlchemy URL of the memory database (default: $BATON_MEMORY_URL or sqlite:///.baton/memory.db)")
-WsOption = typer.Option("default", "--workspace", "-w", help="Workspace to act on.")
+
+def default_url() -> str:
+    from baton.cli.main_commands import baton_home
+
+    return f"sqlite:///{baton_home() / 'demo' / 'memory.sqlite'}"
 
 
 def _store(db: Optional[str]):
     from baton.memory import MemoryStore, TrustedAuthenticator
 
-    url = db or os.environ.get("BATON_MEMORY_URL") or DEFAULT_URL
+    url = db or os.environ.get("BATON_MEMORY_URL") or default_url()
     if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):
         Console(stderr=True).print(f"[red]no memory database at {url}[/red]")
         raise typer.Exit(2)
