@@ -52,7 +52,6 @@ import asyncio
 import re
 import sqlite3
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -273,7 +272,3 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
     return sa.create_engine(
         url, connect_args=connect_args, pool_size=opts.pool_size, max_overflow=0, pool_pre_ping=True, pool_recycle=1800
     )
-
-
-def elapsed_ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
