@@ -112,3 +112,19 @@ async def test_rebuild_starts_the_demo_afresh(tmp_path):
         assert len(again.memory.list_records(scope, kind="benchmark")) == len(VERIFIED_QUESTIONS)
     finally:
         await again.aclose()
+
+
+async def test_definitions_are_answered_from_the_docs_with_citations_even_without_a_model(demo):
+    answer = await demo.orchestrator.ask("How is profit defined?")
+    assert answer.metadata["agents_consulted"] == ["finance_docs"]
+    assert "revenue minus its costs" in answer.content
+    assert answer.source_documents and answer.source_documents[0].source == "metrics.md"
+
+
+def test_the_docs_are_doctrine_in_memory_and_reach_the_sql_bundle(demo):
+    from baton.memory import Principal, compile_bundle
+
+    scope = demo.memory.open(Principal("demo"))
+    assert len(demo.memory.list_records(scope, kind="doctrine")) >= 5
+    bundle = compile_bundle(scope, "Pokemon revenue last year", connection_id="demo")
+    assert "revenue_cents" in bundle.text and "100" in bundle.text

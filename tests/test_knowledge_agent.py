@@ -153,8 +153,17 @@ async def test_the_models_come_from_the_context_when_the_agent_has_none():
     agent = KnowledgeAgent(index)
     context = AgentContext(llm_router=ScriptedModel(["Gift cards are not refunded [1]."]))
     assert (await agent.run(context, question="gift cards refund")).ok
-    with pytest.raises(AgentFatalError, match="no model"):
-        await agent.run(AgentContext(), question="gift cards refund")
+
+
+async def test_without_any_model_the_best_passages_are_the_cited_answer():
+    index = await make_index()
+    result = await KnowledgeAgent(index).run(AgentContext(), question="gift cards refund")
+    message = result.ai_message
+    assert result.ok and message.metadata["llm_called"] is False and message.metadata["llm_calls"] == 0
+    assert message.content.startswith("No language model is configured")
+    assert "[1]" in message.content and message.source_documents
+    assert message.source_documents[0].metadata["citation"] == 1
+    assert KnowledgeAgent(index).validate_result(result) == []
 
 
 async def test_provider_failures_are_typed_for_the_retry_policy():

@@ -16,12 +16,15 @@ from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.llm.base import ChatModel
 from baton.demo.data import build_demo_database
+from baton.demo.docs import DemoDocsAgent, doctrine_folder
 from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.memory.bridge import SQLMemory
 from baton.verified import VerifiedQuestion, examples_by_agent
 
 DATABASE_FILE = "finance.sqlite"
 MEMORY_FILE = "memory.sqlite"
+DOCS_INDEX_FILE = "docs.sqlite"
+DOCS_DESCRIPTION = "Definitions and rules behind the finance data: how revenue, costs and profit are defined, data rules, glossary."
 DESCRIPTIONS = {
     "pokemon_finance": "Revenue, products and costs of the Pokemon business unit (trading cards, plush, merchandise).",
     "epson_finance": "Revenue, products and costs of the Epson business unit (printers, projectors, ink).",
@@ -60,7 +63,7 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     directory = Path(directory)
     database = directory / DATABASE_FILE
     if rebuild:  # a clean slate: the database, and what the demo remembered and discussed
-        for leftover in (MEMORY_FILE, "sessions.sqlite"):
+        for leftover in (MEMORY_FILE, "sessions.sqlite", DOCS_INDEX_FILE):
             for suffix in ("", "-wal", "-shm"):
                 (directory / (leftover + suffix)).unlink(missing_ok=True)
     if rebuild or not database.exists():
@@ -78,6 +81,7 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
         agent = SQLAgent(connection, name=agent_name, description=description, model=model, verified=own,
                          memory=SQLMemory(memory, scope, agent=agent_name))
         orchestrator.add_agent(agent)
+    orchestrator.add_agent(DemoDocsAgent(directory / DOCS_INDEX_FILE, name="finance_docs", description=DOCS_DESCRIPTION, model=model))
     if model is not None:
         orchestrator.planning = demo_planning(orchestrator, model)
     workspace = DemoWorkspace(directory, database, orchestrator, memory=memory, model=model, name=name)
@@ -89,11 +93,12 @@ def open_demo_memory(directory: Path, workspace: str = "demo"):
     """The demo's memory (a SQLite journal beside the database), with the verified questions
     as benchmarks. Re-running adds nothing: the same benchmark from the same source is a
     self-repetition the gate leaves unchanged."""
-    from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator
+    from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator, index_doctrine
     from baton.memory.feedback import question_key
 
     store = MemoryStore(f"sqlite:///{directory / MEMORY_FILE}", authenticator=TrustedAuthenticator())
     scope = store.open(Principal(workspace))
+    index_doctrine(scope, doctrine_folder())  # unchanged sections: nothing written
     for verified in VERIFIED_QUESTIONS:
         store.remember(scope, RecordDraft(
             "benchmark", verified.question, entity="question", attribute=question_key(verified.question),

@@ -10,8 +10,9 @@ least one valid citation, else ``status="no_result"``. Decisions a demanding use
 expect: when retrieval finds nothing the model is not called at all (no cost, no invented
 answer) and the result says so; an answer without citations is not shown as an answer —
 its text is kept in ``metadata["uncited_answer"]`` for inspection, and the chunks that were
-retrieved are listed in ``metadata["retrieved"]``. Configuration problems (no model, an
-embedding-model mismatch) raise ``AgentFatalError``; transient provider failures raise
+retrieved are listed in ``metadata["retrieved"]``. With no model configured at all, the
+answer is the best passages themselves, cited (``metadata["fast_path"] = "passages"``).
+Configuration problems (an embedding-model mismatch) raise ``AgentFatalError``; transient provider failures raise
 ``AgentRetryableError`` so ``AgentTool`` retries them. When a terse follow-up question
 retrieves nothing on its own, retrieval is retried once with the previous user turn added
 (no LLM rewrite: it costs nothing and leaves self-contained questions untouched).
@@ -31,6 +32,9 @@ from baton.specialists.knowledge.prompt import build_messages, parse_citations
 
 NOTHING_FOUND = "I found nothing in the indexed documents about this question."
 NOT_SOURCED = "I could not find a sourced answer to this question in the indexed documents."
+PASSAGES_HEADER = "No language model is configured, so here are the most relevant passages from the documents:"
+NO_MODEL_PASSAGES = 3
+PASSAGE_CHARS = 400
 
 
 class KnowledgeAgent(BaseAgent):
@@ -87,6 +91,8 @@ class KnowledgeAgent(BaseAgent):
             return self._result(question, "no_result", NOTHING_FOUND, message, {}, started)
 
         hits = self._fit(hits)
+        if not self.has_model(context):
+            return self._passages(question, hits, started)
         model = self._model(context)
         extra = kwargs.get("extra_context")
         messages = build_messages(question, hits, history=context.chat_history, extra_context=str(extra) if extra else None)
@@ -119,6 +125,23 @@ class KnowledgeAgent(BaseAgent):
         )  # fmt: skip
         text = answer + "\n\nSources:\n" + "\n".join(_source_line(hits[n - 1], n) for n in cited)
         return self._result(question, "success", text, message, response.usage, started)
+
+    def _passages(self, question: str, hits: list[SearchHit], started: float) -> AgentResult:
+        """No model configured: the best passages themselves, cited, instead of an error.
+        Retrieval needs no LLM, and a quoted source answers many "how is X defined" questions."""
+        shown = hits[:NO_MODEL_PASSAGES]
+        lines = [PASSAGES_HEADER]
+        for n, hit in enumerate(shown, 1):
+            text = " ".join(hit.chunk.text.split())
+            lines.append(f"[{n}] {text[:PASSAGE_CHARS]}{'…' if len(text) > PASSAGE_CHARS else ''}")
+        answer = "\n\n".join(lines)
+        sources = [_source_document(hit, n) for n, hit in enumerate(shown, 1)]
+        message = AIMessage(
+            content=answer, source_documents=sources, knowledge_sources=list(sources), response_type=ResponseType.KNOWLEDGE,
+            metadata={"retrieved": [_hit_summary(hit) for hit in hits], "llm_called": False, "fast_path": "passages", "llm_calls": 0},
+        )  # fmt: skip
+        text = answer + "\n\nSources:\n" + "\n".join(_source_line(hit, n) for n, hit in enumerate(shown, 1))
+        return self._result(question, "success", text, message, {}, started)
 
     def validate_result(self, result: AgentResult) -> list[str]:
         """Seed 002's knowledge checks, for ``AgentTool``: non-empty answer, citations present."""
