@@ -71,7 +71,7 @@ def test_a_verified_question_through_the_page_shows_a_table_and_a_chart(demo_ser
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(20_000)
             page.goto(demo_server)
-            expect(page.locator("#agents li")).to_have_count(4)
+            expect(page.locator("#agents li")).to_have_count(5)  # four SQL specialists and finance_docs
             page.fill("#question", "What was Pokemon revenue by month in 2025?")
             page.click("#ask-button")
             answer = page.locator("#chat .turn .answer").last
