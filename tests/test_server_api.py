@@ -164,3 +164,14 @@ async def test_login_sets_a_cookie_only_for_a_valid_same_site_post(client):
     ok = await client.post("/login", json={"key": "key-acme"}, headers={"Origin": "http://test"})
     assert ok.status_code == 204 and "baton_key" in ok.headers["set-cookie"] and "HttpOnly" in ok.headers["set-cookie"]
     assert (await client.get("/v1/agents")).status_code == 200  # the cookie now authenticates
+
+
+def test_markdown_tables_count_the_rows_they_leave_out():
+    import pandas as pd
+
+    from baton.response import AIMessage
+    from baton.server.markdown import to_markdown
+
+    assert to_markdown(AIMessage(data=pd.DataFrame({"a": range(100)}))).endswith("_80 more rows not shown_")
+    assert to_markdown(AIMessage(data=[{"a": i} for i in range(25)])).endswith("_5 more rows not shown_")
+    assert "p\\|q" in to_markdown(AIMessage(data=[{"a": "p|q"}]))

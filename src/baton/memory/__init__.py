@@ -38,7 +38,7 @@ from baton.memory.writer import CandidateVerdict, WriteResult
 __all__ = [
     "Action", "ArtifactError", "Authenticator", "Bundle", "BundleLock", "Candidate", "CandidateVerdict", "ChainReport",
     "ConfidencePolicy", "DecayReport", "DoctrineReport", "Feedback", "FeedbackOutcome", "InvalidRecordError",
-    "JournalIntegrityError", "LearningLike", "MemoryStore", "MemoryStoreError", "NewEvent", "POLICIES", "Principal",
+    "JournalIntegrityError", "LearningLike", "MemoryStore", "MemoryStoreError", "MemoryUnavailableError", "NewEvent", "POLICIES", "Principal",
     "Provenance", "RebuildReport", "Record", "RecordDraft", "RecordNotFoundError", "StaleVersionError", "StoredEvent",
     "TokenAuthenticator", "TrustedAuthenticator", "ValidationOutcome", "Validity", "Verdict", "WorkspaceAccessError",
     "WorkspaceScope", "WriteResult", "apply_verdict", "compile_bundle", "contradiction_gate", "export_artifact",

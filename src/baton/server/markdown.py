@@ -10,23 +10,26 @@ from baton.response import AIMessage
 MAX_ROWS = 20
 
 
-def _rows(data: Any) -> list[dict[str, Any]]:
+def _rows(data: Any) -> tuple[list[dict[str, Any]], int]:
+    """The rows to show (at most MAX_ROWS) and how many there are in all."""
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
-        return data.head(MAX_ROWS + 1).to_dict(orient="records")
+        return data.head(MAX_ROWS).to_dict(orient="records"), len(data)
     if isinstance(data, list):
-        return [r for r in data if isinstance(r, dict)]
-    return []
+        rows = [r for r in data if isinstance(r, dict)]
+        return rows[:MAX_ROWS], len(rows)
+    return [], 0
 
 
-def table(rows: list[dict[str, Any]]) -> str:
+def table(rows: list[dict[str, Any]], total: int | None = None) -> str:
     if not rows:
         return ""
+    total = len(rows) if total is None else total
     columns = list(rows[0])
     lines = ["| " + " | ".join(map(str, columns)) + " |", "|" + "---|" * len(columns)]
     for row in rows[:MAX_ROWS]:
         lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|") for c in columns) + " |")
-    if len(rows) > MAX_ROWS:
-        lines.append(f"\n_{len(rows) - MAX_ROWS} more rows not shown_")
+    if total > MAX_ROWS:
+        lines.append(f"\n_{total - MAX_ROWS} more rows not shown_")
     return "\n".join(lines)
 
 
@@ -34,11 +37,11 @@ def to_markdown(message: AIMessage) -> str:
     parts = [message.content.strip()] if message.content.strip() else []
     if isinstance(message.data, dict):
         for name, data in message.data.items():
-            rendered = table(_rows(data))
+            rendered = table(*_rows(data))
             if rendered:
                 parts.append(f"**{name}**\n\n{rendered}")
     else:
-        rendered = table(_rows(message.data))
+        rendered = table(*_rows(message.data))
         if rendered:
             parts.append(rendered)
     if message.query:
