@@ -62,3 +62,42 @@ def test_memory_commands_default_to_the_demos_journal(home):
     assert listed.exit_code == 0, listed.output
     assert "Epson revenue by month" in listed.output
     assert run("memory", "verify").exit_code == 0
+
+
+def test_your_own_database_with_documents_keeps_its_conversation_and_memory(home, tmp_path, monkeypatch):
+    import sqlite3
+
+    from baton.llm import FunctionModel, tool_call
+    from baton.messages import LLMResponse
+
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
+        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("north", 10.0), ("south", 4.5)])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "rules.md").write_text("# Regions\n\nThe north region includes the islands.\n")
+
+    def model(messages, tools):
+        if any(t.name == "run_sql" for t in tools):
+            if messages[-1].role == "tool":
+                return "North sells more."
+            return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": "SELECT region, SUM(amount) AS total FROM sales GROUP BY region"})])
+        if messages[-1].role == "tool":
+            return messages[-1].content
+        return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
+
+    monkeypatch.setattr("baton.cli.main_commands._model", lambda: FunctionModel(model))
+    result = run("ask", "--database", f"sqlite:///{db}", "--docs", str(docs), "Which region sells more?")
+    assert result.exit_code == 0, result.output
+    assert "North sells more." in result.output and "north" in result.output
+    workspace_dirs = list((home / "workspaces").iterdir())
+    assert len(workspace_dirs) == 1 and str(db) not in workspace_dirs[0].name
+    assert (workspace_dirs[0] / "sessions.sqlite").exists()
+
+    from baton.memory import MemoryStore, Principal, TrustedAuthenticator
+
+    store = MemoryStore(f"sqlite:///{workspace_dirs[0] / 'memory.sqlite'}", authenticator=TrustedAuthenticator())
+    doctrine = store.list_records(store.open(Principal("database")), kind="doctrine")
+    assert any("islands" in r.text for r in doctrine)
+    store.close()

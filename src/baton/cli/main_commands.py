@@ -74,6 +74,7 @@ def register(app: typer.Typer) -> None:
     def ask(
         question: str = typer.Argument(..., help="The question, in plain language."),
         database: Optional[str] = typer.Option(None, help="Ask any SQLAlchemy database URL instead of the demo (needs a model)."),
+        docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
         chart: Optional[Path] = typer.Option(None, help="Write the answer's chart to this .svg or .png file."),
         session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
         json_output: bool = typer.Option(False, "--json", help="Print the full answer as JSON."),
@@ -82,7 +83,7 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run() -> int:
-            ws, closer = await local_workspace(database, _model(), _demo_workspace)
+            ws, closer = await local_workspace(database, _model(), _demo_workspace, docs)
             try:
                 from baton.server import service
 
@@ -105,13 +106,14 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
         database: Optional[str] = typer.Option(None, help="Serve a workspace over this database URL (needs a model)."),
+        docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
         """Serve the HTTP API and the web page. Keys: BATON_API_KEYS="key=workspace,...";
         without it a key for the demo workspace is generated and printed."""
         from baton.cli.serving import server_app, serve_app
 
-        app, printed = server_app(database, _model(), _demo_workspace, console)
+        app, printed = server_app(database, _model(), _demo_workspace, console, docs)
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         serve_app(app, host, port, log_level)

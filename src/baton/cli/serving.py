@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Callable
 
 from rich.console import Console
@@ -24,30 +25,53 @@ def demo_app(demo) -> tuple[Any, str]:
     return app, key
 
 
-def database_workspace(url: str, model) -> tuple[Workspace, Callable]:
-    """A workspace with one SQL specialist over ``url``."""
+def database_workspace(url: str, model, *, docs: Path | None = None, home: Path | None = None) -> tuple[Workspace, Callable]:
+    """A workspace over your own database: one SQL specialist (with a memory and saved
+    conversations in ``$BATON_HOME/workspaces/<id>/``, the id a hash of the URL so no password
+    lands in a path), plus, with ``docs``, a knowledge specialist over that folder whose
+    Markdown is also the workspace's doctrine in memory."""
+    import hashlib
+
     from baton.agents import LexicalRouter, OrchestratorAgent
+    from baton.cli.main_commands import baton_home
+    from baton.memory import MemoryStore, Principal, TrustedAuthenticator, index_doctrine
+    from baton.memory.bridge import SQLMemory
+    from baton.specialists.knowledge.folder import FolderKnowledgeAgent
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.engines import SQLConnection
 
+    directory = (home or baton_home()) / "workspaces" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    directory.mkdir(parents=True, exist_ok=True)
+    memory = MemoryStore(f"sqlite:///{directory / 'memory.sqlite'}", authenticator=TrustedAuthenticator())
+    scope = memory.open(Principal("database"))
     connection = SQLConnection(url, id="database")
     orchestrator = OrchestratorAgent("DatabaseOrchestrator", model=model or LexicalRouter(min_score=0.0))
-    orchestrator.add_agent(SQLAgent(connection, name="database", description=f"Answers questions over {connection.dialect} data.", model=model))
-    return Workspace("database", orchestrator, SessionStore()), connection.aclose
+    orchestrator.add_agent(SQLAgent(connection, name="database", description=f"Answers questions over the {connection.dialect} database.",
+                                    model=model, memory=SQLMemory(memory, scope, agent="database")))
+    if docs is not None:
+        index_doctrine(scope, docs)
+        orchestrator.add_agent(FolderKnowledgeAgent(docs, directory / "docs.sqlite", name="documents", model=model,
+                                                    description=f"Answers from the documents in {docs.name}/, with citations."))
+
+    async def close() -> None:
+        await connection.aclose()
+        memory.close()
+
+    return Workspace("database", orchestrator, SessionStore(directory / "sessions.sqlite"), memory=memory), close
 
 
-async def local_workspace(database: str | None, model, demo_factory) -> tuple[Workspace, Callable]:
-    """The demo workspace, or one SQL specialist over ``database``; with its closer."""
+async def local_workspace(database: str | None, model, demo_factory, docs: Path | None = None) -> tuple[Workspace, Callable]:
+    """The demo workspace, or one over ``database`` (and ``docs``); with its closer."""
     if database:
-        return database_workspace(database, model)
+        return database_workspace(database, model, docs=docs)
     demo = demo_factory()
     return demo_server_workspace(demo), demo.aclose
 
 
-def server_app(database: str | None, model, demo_factory, console: Console) -> tuple[Any, list[tuple[str, str]]]:
+def server_app(database: str | None, model, demo_factory, console: Console, docs: Path | None = None) -> tuple[Any, list[tuple[str, str]]]:
     workspaces = Workspaces([demo_server_workspace(demo_factory())])
     if database:
-        workspaces.add(database_workspace(database, model)[0])
+        workspaces.add(database_workspace(database, model, docs=docs)[0])
     configured = os.environ.get("BATON_API_KEYS", "")
     keys: dict[str, str] = {}
     for pair in filter(None, (p.strip() for p in configured.split(","))):

@@ -16,7 +16,7 @@ from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.llm.base import ChatModel
 from baton.demo.data import build_demo_database
-from baton.demo.docs import DemoDocsAgent, doctrine_folder
+from baton.demo.docs import doctrine_folder
 from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.memory.bridge import SQLMemory
 from baton.verified import VerifiedQuestion, examples_by_agent
@@ -57,6 +57,7 @@ class DemoWorkspace:
 def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,
                          name: str = "demo") -> DemoWorkspace:
     """The demo workspace in ``directory`` (the database is built once, ~1 s)."""
+    from baton.specialists.knowledge.folder import FolderKnowledgeAgent
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.engines import SQLConnection
 
@@ -81,7 +82,8 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
         agent = SQLAgent(connection, name=agent_name, description=description, model=model, verified=own,
                          memory=SQLMemory(memory, scope, agent=agent_name))
         orchestrator.add_agent(agent)
-    orchestrator.add_agent(DemoDocsAgent(directory / DOCS_INDEX_FILE, name="finance_docs", description=DOCS_DESCRIPTION, model=model))
+    orchestrator.add_agent(FolderKnowledgeAgent(doctrine_folder(), directory / DOCS_INDEX_FILE, name="finance_docs",
+                                                description=DOCS_DESCRIPTION, model=model))
     if model is not None:
         orchestrator.planning = demo_planning(orchestrator, model)
     workspace = DemoWorkspace(directory, database, orchestrator, memory=memory, model=model, name=name)
