@@ -11,35 +11,15 @@ tables that ship with them:
 
 from __future__ import annotations
 
-import importlib.util
-import logging
-from pathlib import Path
-
 import duckdb
 import pytest
 
+from sql_corpora import DIALECTS, corpora, needs_corpora, quiet_sqlglot  # noqa: F401 (autouse fixture)
 from baton.specialists.sql.prevalidate import prevalidate
 from baton.specialists.sql.schema import ColumnInfo, SchemaInfo, TableInfo
 
-DIALECTS = ("sqlite", "duckdb", "postgres", "mysql")
-_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fetch_test_data.py"
-_spec = importlib.util.spec_from_file_location("fetch_test_data", _SCRIPT)
-corpora = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(corpora)
+pytestmark = needs_corpora
 
-pytestmark = pytest.mark.skipif(
-    not corpora.present(),
-    reason="third-party SQL corpora not fetched: run `.venv/bin/python scripts/fetch_test_data.py`",
-)
-
-
-@pytest.fixture(autouse=True)
-def _quiet_sqlglot():
-    logger = logging.getLogger("sqlglot")
-    previous = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(previous)
 
 
 def _schema(benchmark: str, dialect: str) -> SchemaInfo:

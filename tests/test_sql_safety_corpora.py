@@ -8,27 +8,15 @@ The corpora come from sqlglot's source distribution on PyPI; fetch them with
 
 from __future__ import annotations
 
-import importlib.util
-import logging
-from pathlib import Path
-
 import pytest
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from sql_corpora import DIALECTS, corpora, needs_corpora, quiet_sqlglot  # noqa: F401 (autouse fixture)
 from baton.specialists.sql.safety import check_safety
 
-DIALECTS = ("sqlite", "duckdb", "postgres", "mysql")
-_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fetch_test_data.py"
-_spec = importlib.util.spec_from_file_location("fetch_test_data", _SCRIPT)
-corpora = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(corpora)
-
-pytestmark = pytest.mark.skipif(
-    not corpora.present(),
-    reason="third-party SQL corpora not fetched: run `.venv/bin/python scripts/fetch_test_data.py`",
-)
+pytestmark = needs_corpora
 
 # Lines of identity.sql that are read-only by shape but call a function the safety check
 # refuses on purpose, with the reason. Anything else that is blocked is a false positive.
@@ -42,14 +30,6 @@ _WRITES = tuple(getattr(exp, n) for n in (
     "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable", "Into", "Lock",
     "Command", "Copy", "Set", "Pragma", "Grant", "Revoke", "Attach", "Detach", "Transaction"))
 
-
-@pytest.fixture(autouse=True)
-def _quiet_sqlglot():
-    logger = logging.getLogger("sqlglot")
-    previous = logger.level
-    logger.setLevel(logging.CRITICAL)
-    yield
-    logger.setLevel(previous)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
