@@ -1,7 +1,8 @@
-"""Fetch the third-party SQL corpora the SQL safety tests and benchmark read.
+"""Fetch the third-party SQL corpora the SQL safety tests and benchmarks read.
 
-The corpora come from sqlglot's source distribution on PyPI (the same version as the
-installed sqlglot), fetched with ``pip download`` — the ordinary client for that registry:
+The corpora come from source distributions on PyPI (the same versions as the installed
+packages), fetched with ``pip download`` — the ordinary client for that registry. From
+sqlglot's:
 
 - ``tests/fixtures/identity.sql``: about a thousand statements sqlglot round-trips; its
   SELECT lines are a read-only corpus we did not write.
@@ -9,11 +10,18 @@ installed sqlglot), fetched with ``pip download`` — the ordinary client for th
   sqlglot's optimized rewrite), and the small TPC-H sample tables next to it.
 - ``tests/fixtures/optimizer/tpc-ds/tpc-ds.sql``: the 99 TPC-DS queries (and sample tables).
 
-The loaders below (``tpch_queries``, ``tpcds_queries``, ``identity_lines``,
-``table_columns``) read the fetched files for the tests and ``bench/sql_validation.py``.
+From pglast's (pglast embeds libpg_query, PostgreSQL's own parser):
 
-They land in ``tests/data/downloaded/sqlglot/`` (git-ignored). Running the script again does
-nothing when the files are there. Exit status 0 when the data is in place, 1 otherwise.
+- ``libpg_query/test/sql/postgres_regress/*.sql``: PostgreSQL's regression suite (about 230
+  psql scripts, tens of thousands of statements of every kind) — SQL nobody here wrote, for
+  ``bench/sql_false_refusals.py``.
+
+The loaders below (``tpch_queries``, ``tpcds_queries``, ``identity_lines``,
+``table_columns``, ``regress_files``) read the fetched files for the tests and benchmarks.
+
+They land in ``tests/data/downloaded/sqlglot/`` and ``tests/data/downloaded/pglast/``
+(git-ignored). Running the script again does nothing when the files are there. Exit status 0
+when all the data is in place, 1 otherwise.
 
     .venv/bin/python scripts/fetch_test_data.py
 """
@@ -37,6 +45,8 @@ WANTED = (
     "tests/fixtures/optimizer/tpc-ds/tpc-ds.sql",
 )
 WANTED_DIRS = ("tests/fixtures/optimizer/tpc-h/", "tests/fixtures/optimizer/tpc-ds/")
+REGRESS_TARGET = ROOT / "tests" / "data" / "downloaded" / "pglast"
+REGRESS_DIR = "libpg_query/test/sql/postgres_regress/"
 
 
 def _destination(member: str) -> Path:
@@ -47,32 +57,65 @@ def present() -> bool:
     return all(_destination(m).is_file() for m in WANTED) and (TARGET / "VERSION").is_file()
 
 
+def _sdist(package: str, version: str, directory: str) -> tarfile.TarFile:
+    """Download ``package==version``'s source archive into ``directory`` and open it."""
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+               f"{package}=={version}", "-d", directory]
+    subprocess.run(command, check=True)
+    archives = list(Path(directory).glob(f"{package}-*.tar.gz"))
+    if not archives:
+        raise RuntimeError(f"pip download left no {package} source archive in {directory}")
+    return tarfile.open(archives[0])
+
+
+def _extract(archive: tarfile.TarFile, member: tarfile.TarInfo, destination: Path) -> None:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    source = archive.extractfile(member)
+    assert source is not None
+    destination.write_bytes(source.read())
+
+
 def fetch() -> Path:
     version = importlib.metadata.version("sqlglot")
     if present() and (TARGET / "VERSION").read_text().strip() == version:
         print(f"sqlglot {version} test corpora already in {TARGET.relative_to(ROOT)}")
         return TARGET
-    with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                   f"sqlglot=={version}", "-d", tmp]
-        subprocess.run(command, check=True)
-        archives = list(Path(tmp).glob("sqlglot-*.tar.gz"))
-        if not archives:
-            raise RuntimeError(f"pip download left no sqlglot source archive in {tmp}")
-        with tarfile.open(archives[0]) as archive:
-            for member in archive.getmembers():
-                inner = member.name.split("/", 1)[1] if "/" in member.name else ""
-                wanted = inner in WANTED or (inner.startswith(WANTED_DIRS) and member.isfile())
-                if not wanted or not member.isfile():
-                    continue
-                destination = _destination(inner)
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                source = archive.extractfile(member)
-                assert source is not None
-                destination.write_bytes(source.read())
+    with tempfile.TemporaryDirectory() as tmp, _sdist("sqlglot", version, tmp) as archive:
+        for member in archive.getmembers():
+            inner = member.name.split("/", 1)[1] if "/" in member.name else ""
+            wanted = inner in WANTED or inner.startswith(WANTED_DIRS)
+            if wanted and member.isfile():
+                _extract(archive, member, _destination(inner))
     (TARGET / "VERSION").write_text(version + "\n")
     print(f"fetched sqlglot {version} test corpora into {TARGET.relative_to(ROOT)}")
     return TARGET
+
+
+def regress_present() -> bool:
+    return (REGRESS_TARGET / "VERSION").is_file() and any(REGRESS_TARGET.glob("*.sql"))
+
+
+def fetch_regress() -> Path:
+    """PostgreSQL's regression suite from the installed pglast's sdist (the parser and the
+    suite then come from the same PostgreSQL release)."""
+    version = importlib.metadata.version("pglast")
+    if regress_present() and (REGRESS_TARGET / "VERSION").read_text().strip() == version:
+        print(f"pglast {version} PostgreSQL regression suite already in {REGRESS_TARGET.relative_to(ROOT)}")
+        return REGRESS_TARGET
+    count = 0
+    with tempfile.TemporaryDirectory() as tmp, _sdist("pglast", version, tmp) as archive:
+        for member in archive.getmembers():
+            inner = member.name.split("/", 1)[1] if "/" in member.name else ""
+            name = inner.removeprefix(REGRESS_DIR)
+            if inner.startswith(REGRESS_DIR) and member.isfile() and name.endswith(".sql") and "/" not in name:
+                _extract(archive, member, REGRESS_TARGET / name)
+                count += 1
+    if not count:
+        raise RuntimeError(f"pglast {version}'s source archive has no {REGRESS_DIR}*.sql")
+    (REGRESS_TARGET / "VERSION").write_text(version + "\n")
+    print(f"fetched pglast {version}'s PostgreSQL regression suite ({count} files) into "
+          f"{REGRESS_TARGET.relative_to(ROOT)}")
+    return REGRESS_TARGET
 
 
 # --- loaders ------------------------------------------------------------------------------
@@ -119,13 +162,21 @@ def table_columns(benchmark: str) -> dict[str, list[str]]:
     return tables
 
 
+def regress_files() -> list[Path]:
+    """The PostgreSQL regression suite's psql scripts, sorted by name."""
+    return sorted(REGRESS_TARGET.glob("*.sql"))
+
+
 def main() -> int:
-    try:
-        fetch()
-    except (subprocess.CalledProcessError, RuntimeError, OSError, tarfile.TarError) as error:
-        print(f"could not fetch the SQL test corpora: {error}", file=sys.stderr)
-        return 1
-    return 0
+    status = 0
+    for what, step in (("the sqlglot SQL test corpora", fetch), ("the PostgreSQL regression suite", fetch_regress)):
+        try:
+            step()
+        except (subprocess.CalledProcessError, RuntimeError, OSError, tarfile.TarError,
+                importlib.metadata.PackageNotFoundError) as error:
+            print(f"could not fetch {what}: {error}", file=sys.stderr)
+            status = 1
+    return status
 
 
 if __name__ == "__main__":
