@@ -3,7 +3,11 @@
 ``make_db(kind, setup_statements)`` creates an isolated database (SQLite/DuckDB: a file in
 tmp_path; PostgreSQL: a uniquely named schema; MariaDB: a uniquely named database), runs the
 setup statements with a writable admin connection, and returns a ``TestDB`` that opens
-read-only ``SQLConnection``s on it and computes checksums with the admin connection.
+read-only ``SQLConnection``s on it and computes checksums with the admin connection. On the
+servers those connections log in as a least-privilege reader made for that database
+(``least_privilege.py``), as Baton runs in production (it refuses the superuser);
+``db.connection(allow_privileged_role=True)`` logs in as the administrator instead, for tests
+of the engine guards alone.
 Everything is dropped at teardown. The servers are shared with other engineers' tests, so
 every name carries a uuid.
 """
@@ -20,6 +24,7 @@ import pytest
 import sqlalchemy as sa
 
 from baton.specialists.sql.engines import SQLConnection
+from least_privilege import create_reader_role, drop_reader_role
 
 KINDS = ["sqlite", "duckdb", "postgres", "mysql"]
 
@@ -34,9 +39,11 @@ class TestDB:
     connections: list[SQLConnection] = field(default_factory=list)
 
     def connection(self, **options: Any) -> SQLConnection:
+        """As the reader role; ``allow_privileged_role=True``: as the administrator."""
         if self.schema and "schema" not in options:
             options["schema"] = self.schema
-        conn = SQLConnection(self.url, id=f"test-{self.kind}", **options)
+        url = self.admin_url if options.get("allow_privileged_role") else self.url
+        conn = SQLConnection(url, id=f"test-{self.kind}", **options)
         self.connections.append(conn)
         return conn
 
@@ -103,7 +110,8 @@ def make_db(request, tmp_path: Path) -> Callable[..., TestDB]:
             with root.begin() as c:
                 c.exec_driver_sql(f"CREATE SCHEMA {schema}")
             root.dispose()
-            db = TestDB(kind, base, base, schema=schema)
+            reader = create_reader_role(base, schema)
+            db = TestDB(kind, reader.url, base, schema=schema)
 
             def drop_schema() -> None:
                 engine = sa.create_engine(base, poolclass=sa.pool.NullPool)
@@ -112,6 +120,7 @@ def make_db(request, tmp_path: Path) -> Callable[..., TestDB]:
                 engine.dispose()
 
             cleanups.append(drop_schema)
+            cleanups.append(lambda reader=reader: drop_reader_role(reader))
         elif kind == "mysql":
             base = sa.engine.make_url(request.getfixturevalue("mysql_url"))
             name = f"baton_t_{suffix}"
@@ -120,7 +129,8 @@ def make_db(request, tmp_path: Path) -> Callable[..., TestDB]:
                 c.exec_driver_sql(f"CREATE DATABASE {name}")
             root.dispose()
             url = base.set(database=name).render_as_string(hide_password=False)
-            db = TestDB(kind, url, url)
+            reader = create_reader_role(url, name)
+            db = TestDB(kind, reader.url, url)
 
             def drop_database() -> None:
                 engine = sa.create_engine(base, poolclass=sa.pool.NullPool)
@@ -129,6 +139,7 @@ def make_db(request, tmp_path: Path) -> Callable[..., TestDB]:
                 engine.dispose()
 
             cleanups.append(drop_database)
+            cleanups.append(lambda reader=reader: drop_reader_role(reader))
         else:
             raise ValueError(kind)
         cleanups.append(db.close_connections)

@@ -35,7 +35,7 @@ async def test_postgres_advisory_lock_taken_by_a_query_is_released_before_the_ne
 async def test_postgres_temp_table_and_settings_from_any_checkout_do_not_reach_the_next_request(make_db):
     """A temporary table would shadow the real one (pg_temp is searched first)."""
     db = make_db("postgres", *CUSTOMERS)
-    conn = db.connection(pool_size=1)
+    conn = db.connection(pool_size=1, allow_privileged_role=True)  # the reader role may not create the leftovers
     with conn.engine.connect() as c:  # an unguarded checkout of the same pool
         pid = c.exec_driver_sql("SELECT pg_backend_pid()").scalar()
         c.exec_driver_sql("CREATE TEMP TABLE customers AS SELECT 999 AS id")
@@ -68,7 +68,7 @@ async def test_mysql_locks_and_variables_set_by_a_query_are_gone_for_the_next(ma
 
 async def test_mysql_temp_table_and_prepared_statement_do_not_shadow_the_real_table_later(make_db):
     db = make_db("mysql", *CUSTOMERS)
-    conn = db.connection(pool_size=1)
+    conn = db.connection(pool_size=1, allow_privileged_role=True)  # the reader account may not create the leftovers
     with conn.engine.connect() as c:  # an unguarded checkout of the same pool
         connection_id = c.exec_driver_sql("SELECT CONNECTION_ID()").scalar()
         c.exec_driver_sql("CREATE TEMPORARY TABLE customers (id INT)")

@@ -37,6 +37,11 @@ pool, inside a guard that is re-applied for every statement:
   prepared statements, so DuckDB's own parser must see exactly one SELECT (or a plain
   EXPLAIN of one) before anything runs.
 
+The role itself is the guard that holds whatever the SQL text: on PostgreSQL and
+MySQL/MariaDB it is inspected before the first statement and a privileged role is refused
+unless ``allow_privileged_role`` is set (``privileges.py``), because a read-only transaction
+does not stop privileged functions (``pg_read_file``, ``lo_export``, ``LOAD_FILE``...).
+
 No session state outlives a request on a pooled connection: every connection is reset when
 it goes back to the pool (``session_reset.py``: ``DISCARD ALL`` on PostgreSQL,
 ``COM_RESET_CONNECTION`` on MySQL/MariaDB).
@@ -87,6 +92,9 @@ class ConnectionOptions:
     pool_size: int = 4
     connection_retries: int = 2
     max_prompt_tables: int = 12
+    # Run model-written SQL even when the role can read/write server files, run programs,
+    # signal sessions or read secrets (privileges.py). Off: such a role is refused at the first query.
+    allow_privileged_role: bool = False
 
     def __post_init__(self) -> None:
         if self.row_cap < 1 or self.byte_cap < 1 or self.statement_timeout_s <= 0:
@@ -172,12 +180,14 @@ class SQLConnection:
         ``safety.check_safety`` first; tests call this directly to prove the engine alone
         refuses writes). Connection failures are retried ``connection_retries`` times."""
         from baton.specialists.sql.execute import run_guarded
+        from baton.specialists.sql.privileges import enforce_least_privilege
 
         opts = self.options
         timeout = timeout_s or opts.statement_timeout_s
         tries = opts.connection_retries + 1
         for attempt in range(1, tries + 1):
             try:
+                await enforce_least_privilege(self)  # PostgreSQL/MySQL: the role is inspected once, refused if privileged
                 return await self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
             except SQLExecutionError as err:
                 if err.error_class is not ErrorClass.CONNECTION_ERROR or attempt == tries:

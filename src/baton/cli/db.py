@@ -1,0 +1,141 @@
+"""`baton db ...`: what a database role may do, and the SQL for one that may only read.
+
+``baton db check URL`` connects as the URL's role and prints what it may do beyond reading
+(``baton.specialists.sql.privileges``). Exit status: 0 nothing critical (Baton will run
+model-written SQL as this role), 1 critical (it can read or write server files, run
+programs, signal other sessions or read secrets: Baton refuses it unless told otherwise),
+2 the check could not run (bad URL, server unreachable).
+
+``baton db grant URL --schema S`` prints the statements that create (or reset) a read-only
+role (``baton.specialists.sql.grants``), ready to pipe into ``psql`` / ``mariadb``; with
+``--apply`` it runs them as the URL's (administrator) role. The password comes from an
+environment variable (``--password-env``), never from the command line (which other users of
+the machine can read in the process list), and is printed as ``********`` unless
+``--show-password``.
+
+``unsafe_privileged_role_opt_in`` is the one place ``baton serve`` and ``baton ask`` read the
+opt-in (``--unsafe-allow-privileged-role`` or ``BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE=1``) and
+print its warning, on standard error so that ``--json`` output stays parseable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True)
+
+
+def unsafe_privileged_role_opt_in(flag: bool) -> bool:
+    """True when the user opted in (flag or environment); prints the warning every time."""
+    from baton.specialists.sql.privileges import OPT_IN_ENV, OPT_IN_FLAG, privileged_role_opt_in
+
+    allowed = privileged_role_opt_in(flag)
+    if allowed:
+        Console(stderr=True, soft_wrap=True).print(
+            f"[bold red]warning:[/bold red] {OPT_IN_FLAG} (or {OPT_IN_ENV}=1) is set: model-written SQL will run even if "
+            "the database role can read or write server files, run programs, signal other sessions or read secrets. "
+            "A read-only transaction does not stop those; create a read-only role with "
+            "`baton db grant URL --schema S --apply` and drop this flag.")
+    return allowed
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(2)
+
+
+@app.command("check")
+def check(
+    url: str = typer.Argument(..., help="The SQLAlchemy URL Baton would connect with (its role is the one checked)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Print what the URL's role may do; exit 1 when it can read or write server files, run
+    programs, signal other sessions or read secrets."""
+    from baton.errors import BatonError
+    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.privileges import describe_risks, inspect_role
+
+    try:
+        connection = SQLConnection(url, id="db-check", pool_size=1, connection_retries=0)
+    except BatonError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        report = inspect_role(connection)
+    except BatonError as exc:
+        raise _fail(f"could not inspect the role: {exc}") from None
+    finally:
+        connection.close()
+    if as_json:
+        print(json.dumps(report.to_dict()))
+        raise typer.Exit(1 if report.critical else 0)
+    console = Console(soft_wrap=True)
+    shown = connection.url.render_as_string(hide_password=True)
+    console.print(f"role [bold]{escape(report.role)}[/bold] on {escape(report.server or report.dialect)} ({escape(shown)})")
+    if report.findings:
+        table = Table(show_lines=False)
+        for column in ("", "risk", "what the role may do", "from"):
+            table.add_column(column)
+        for finding in report.findings:
+            table.add_row("[bold red]critical[/bold red]" if finding.critical else "[yellow]note[/yellow]",
+                          str(finding.risk), escape(finding.sentence), escape(finding.source))
+        console.print(table)
+    for note in report.notes:
+        console.print(f"[dim]{escape(note)}[/dim]")
+    if report.critical:
+        console.print(f"[bold red]CRITICAL[/bold red]: this role can {escape(describe_risks(report.critical_risks))}. "
+                      "Baton refuses to run model-written SQL as it. Create a read-only role: "
+                      "baton db grant URL --schema S --apply")
+        raise typer.Exit(1)
+    console.print("[bold green]OK[/bold green]: nothing critical; Baton will run model-written SQL as this role.")
+    raise typer.Exit(0)
+
+
+@app.command("grant")
+def grant(
+    url: str = typer.Argument(..., help="An administrator's URL (PostgreSQL: a superuser, which temp_file_limit needs)."),
+    schema: str = typer.Option(..., "--schema", help="PostgreSQL: the schema to read. MySQL/MariaDB: the database."),
+    role: str = typer.Option("baton_reader", "--role", help="The role to create or reset."),
+    password_env: Optional[str] = typer.Option(None, "--password-env", help="Environment variable holding the role's password."),
+    apply: bool = typer.Option(False, "--apply", help="Run the statements as the URL's role instead of printing them."),
+    client_host: str = typer.Option("%", "--client-host", help="MySQL/MariaDB: the account's host part."),
+    flavor: Optional[str] = typer.Option(None, "--flavor", help="MySQL URLs: mariadb or mysql (default: ask the server)."),
+    show_password: bool = typer.Option(False, "--show-password", help="Print the password instead of ********."),
+) -> None:
+    """Print (or, with --apply, run) the SQL that creates a least-privilege read-only role."""
+    from baton.errors import BatonError
+    from baton.specialists.sql.engines import dialect_of
+    from baton.specialists.sql.grants import apply_grant_statements, grant_statements, masked, role_url, server_flavor
+
+    password = None
+    if password_env:
+        password = os.environ.get(password_env)
+        if not password:
+            raise _fail(f"--password-env {password_env}: that environment variable is not set or is empty")
+    try:
+        dialect = dialect_of(url)
+        if dialect == "mysql" and flavor is None:
+            flavor = server_flavor(url, connect_timeout=5)
+        statements = grant_statements(url, schema, role, password, flavor=flavor, host=client_host)
+    except BatonError as exc:
+        raise _fail(str(exc)) from None
+    if not apply:
+        print(f"-- baton db grant: read-only role {role} on {schema} ({flavor or dialect}); run as an administrator")
+        for statement in statements if show_password else masked(statements, password):
+            print(statement + ";")
+        raise typer.Exit(0)
+    try:
+        apply_grant_statements(url, statements)
+    except Exception as exc:  # the driver's error says which statement and why
+        raise _fail(f"applying the grants failed: {exc}") from None
+    new_url = role_url(url, role, password, schema).render_as_string(hide_password=True)
+    console = Console(soft_wrap=True)
+    console.print(f"[bold green]role {escape(role)} is ready[/bold green] ({len(statements)} statements applied).")
+    console.print(f"Connect Baton with: {escape(new_url)}")
+    console.print(f"Check it: baton db check {escape(new_url)}")

@@ -1,0 +1,213 @@
+"""The SQL that creates a least-privilege, read-only role for Baton (``baton db grant``).
+
+``grant_statements(url, schema, ...)`` returns statements for an administrator to run (the
+CLI runs them with ``--apply``); it connects to nothing. The role may log in, read the
+tables and views of one schema (PostgreSQL) or one database (MySQL/MariaDB), and nothing
+else: no superuser or other attribute, no built-in role, no write, no file or program
+access. Re-running the statements is safe and resets an existing role to exactly this
+(attributes, memberships and table privileges are stripped back first), so the command also
+repairs a role that drifted. Run it once per schema for several schemas.
+
+PostgreSQL, decisions
+    - ``CREATE ROLE`` has no ``IF NOT EXISTS``: a ``DO`` block creates it when missing, then
+      ``ALTER ROLE`` sets every attribute (``NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION
+      NOBYPASSRLS``, a connection limit) whether the role is new or not.
+    - Every role it is a direct member of is revoked (a ``DO`` block over ``pg_auth_members``):
+      ``pg_read_server_files`` and the like must not survive a re-run.
+    - ``GRANT CONNECT`` on the database, ``USAGE`` on the schema, ``SELECT`` on every table
+      (views and materialized views included) after ``REVOKE ALL`` on them, and default
+      privileges so tables created later are readable too: for the administrator running the
+      statements and for each role owning the schema or a table in it (default privileges
+      apply per creating role; an owner the administrator cannot act for is skipped with a
+      NOTICE rather than failing the run).
+    - Role settings, which the server applies at every login and ``DISCARD ALL`` restores:
+      ``default_transaction_read_only = on`` (a third guard behind the parser check and
+      Baton's read-only transaction), ``statement_timeout``, ``idle_in_transaction_session_timeout``,
+      ``lock_timeout`` (a read queued behind a migration's lock gives up instead of queueing
+      everyone behind it), ``work_mem`` and ``temp_file_limit``. ``temp_file_limit`` is a
+      superuser-only setting: a session cannot raise it, which is why it belongs on the role
+      (and why applying these statements needs a superuser, or drop that line).
+      ``search_path`` is set to the schema.
+    - Not done, on purpose: revoking ``TEMPORARY`` on the database or ``EXECUTE`` on
+      functions. Both are granted to PUBLIC, so revoking them from this role changes nothing,
+      and revoking them from PUBLIC would change every other user's rights. The functions
+      that matter (``pg_read_file``, ``lo_export``...) are not granted to PUBLIC.
+MySQL/MariaDB, decisions
+    - ``CREATE USER IF NOT EXISTS`` then ``ALTER USER`` for the password, ``REVOKE ALL
+      PRIVILEGES, GRANT OPTION`` (a re-run strips whatever was added), then ``SELECT, SHOW
+      VIEW`` on the database, and resource limits: ``MAX_USER_CONNECTIONS`` everywhere,
+      ``MAX_STATEMENT_TIME`` (seconds) on MariaDB only (MySQL has no per-account statement
+      time; Baton sets ``max_execution_time`` per session there). Roles granted to the account
+      are not revoked (a statement cannot list them); ``baton db check`` reports them.
+    - The account's host part defaults to ``%``; pass ``host`` to pin it.
+    - Passwords are written as SQL literals: single quotes are doubled; a backslash is refused
+      on MySQL/MariaDB, where its meaning depends on ``sql_mode`` (NO_BACKSLASH_ESCAPES).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+
+from baton.errors import ConfigurationError
+from baton.specialists.sql.engines import dialect_of
+
+DEFAULT_ROLE = "baton_reader"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
+
+
+def grant_statements(
+    url: str | URL,
+    schema: str,
+    role_name: str = DEFAULT_ROLE,
+    password: str | None = None,
+    *,
+    flavor: str | None = None,
+    host: str = "%",
+    statement_timeout_s: int = 30,
+    connection_limit: int = 10,
+    work_mem: str = "32MB",
+    temp_file_limit: str = "1GB",
+) -> list[str]:
+    """The statements that create (or reset) ``role_name`` as a read-only role on ``schema``
+    (PostgreSQL: a schema of the URL's database; MySQL/MariaDB: a database). ``flavor``
+    (``"mariadb"`` or ``"mysql"``) matters for MySQL URLs only; by default a ``mariadb://``
+    URL means MariaDB and a ``mysql://`` one MySQL."""
+    url = make_url(url)
+    dialect = dialect_of(url)
+    for what, name in (("role name", role_name), ("schema", schema)):
+        if not _IDENTIFIER.fullmatch(name):
+            raise ConfigurationError(f"{what} {name!r} is not a plain identifier (letters, digits, _ and $)")
+    if password is not None and ("\x00" in password or not password):
+        raise ConfigurationError("the password is empty or holds a NUL character")
+    if statement_timeout_s < 1 or connection_limit < 1:
+        raise ConfigurationError("statement_timeout_s and connection_limit must be positive")
+    if dialect == "postgres":
+        if not url.database:
+            raise ConfigurationError("the PostgreSQL URL names no database")
+        return _postgres(url.database, schema, role_name, password, statement_timeout_s, connection_limit,
+                         work_mem, temp_file_limit)
+    if dialect == "mysql":
+        if password is not None and "\\" in password:
+            raise ConfigurationError("a backslash in a MySQL/MariaDB password reads differently under "
+                                     "NO_BACKSLASH_ESCAPES; choose a password without one")
+        if not re.fullmatch(r"[A-Za-z0-9_.%:\-]+", host):
+            raise ConfigurationError(f"host {host!r} is not a plain host name, address or pattern")
+        flavor = flavor or ("mariadb" if url.get_backend_name() == "mariadb" else "mysql")
+        if flavor not in ("mariadb", "mysql"):
+            raise ConfigurationError(f"flavor {flavor!r}: use mariadb or mysql")
+        return _mysql(schema, role_name, password, host, flavor, statement_timeout_s, connection_limit)
+    raise ConfigurationError(f"{dialect} has no roles: Baton opens the file read-only (nothing to grant)")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _postgres(database: str, schema: str, role: str, password: str | None, timeout_s: int, limit: int,
+              work_mem: str, temp_file_limit: str) -> list[str]:
+    r, s, d = f'"{role}"', f'"{schema}"', '"' + database.replace('"', '""') + '"'
+    secret = f" PASSWORD {_literal(password)}" if password is not None else ""
+    builtin_roles = ("SELECT m.roleid::regrole::text FROM pg_catalog.pg_auth_members m "
+                     f"WHERE m.member = {_literal(role)}::regrole")
+    owners = ("SELECT DISTINCT owner_oid::regrole::text FROM ("
+              f"SELECT nspowner AS owner_oid FROM pg_catalog.pg_namespace WHERE nspname = {_literal(schema)} "
+              "UNION SELECT c.relowner FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+              f"WHERE n.nspname = {_literal(schema)}) owners WHERE owner_oid <> 'pg_database_owner'::regrole")
+    return [
+        f"DO $baton$ BEGIN IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = {_literal(role)}) "
+        f"THEN CREATE ROLE {r}; END IF; END $baton$",
+        f"ALTER ROLE {r} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT "
+        f"CONNECTION LIMIT {limit}{secret}",
+        f"DO $baton$ DECLARE g text; BEGIN FOR g IN {builtin_roles} LOOP "
+        f"EXECUTE format('REVOKE %s FROM %I', g, {_literal(role)}); END LOOP; END $baton$",
+        f"GRANT CONNECT ON DATABASE {d} TO {r}",
+        f"REVOKE CREATE ON SCHEMA {s} FROM {r}",
+        f"GRANT USAGE ON SCHEMA {s} TO {r}",
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM {r}",
+        f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {s} FROM {r}",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {r}",
+        f"ALTER DEFAULT PRIVILEGES IN SCHEMA {s} GRANT SELECT ON TABLES TO {r}",
+        f"DO $baton$ DECLARE o text; BEGIN FOR o IN {owners} LOOP BEGIN "
+        f"EXECUTE format('ALTER DEFAULT PRIVILEGES FOR ROLE %s IN SCHEMA %I GRANT SELECT ON TABLES TO %I', "
+        f"o, {_literal(schema)}, {_literal(role)}); "
+        "EXCEPTION WHEN insufficient_privilege THEN RAISE NOTICE 'default privileges of % not changed', o; "
+        "END; END LOOP; END $baton$",
+        f"ALTER ROLE {r} SET default_transaction_read_only = on",
+        f"ALTER ROLE {r} SET statement_timeout = '{timeout_s}s'",
+        f"ALTER ROLE {r} SET idle_in_transaction_session_timeout = '{max(60, timeout_s * 2)}s'",
+        f"ALTER ROLE {r} SET lock_timeout = '{max(1, min(5, timeout_s))}s'",
+        f"ALTER ROLE {r} SET work_mem = {_literal(_size(work_mem))}",
+        f"ALTER ROLE {r} SET temp_file_limit = {_literal(_size(temp_file_limit))}",
+        f"ALTER ROLE {r} SET search_path = {s}",
+    ]
+
+
+def _size(value: str) -> str:
+    if not re.fullmatch(r"\d+\s*(kB|MB|GB|TB)?", value.strip()):
+        raise ConfigurationError(f"{value!r} is not a PostgreSQL memory size such as 32MB")
+    return value.strip()
+
+
+def _mysql(database: str, role: str, password: str | None, host: str, flavor: str, timeout_s: int, limit: int) -> list[str]:
+    account = f"{_literal(role)}@{_literal(host)}"
+    secret = f" IDENTIFIED BY {_literal(password)}" if password is not None else ""
+    limits = f"MAX_USER_CONNECTIONS {limit}" + (f" MAX_STATEMENT_TIME {timeout_s}" if flavor == "mariadb" else "")
+    statements = [f"CREATE USER IF NOT EXISTS {account}{secret}"]
+    if password is not None:
+        statements.append(f"ALTER USER {account}{secret}")
+    return statements + [
+        f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {account}",
+        f"GRANT SELECT, SHOW VIEW ON `{database}`.* TO {account}",
+        f"ALTER USER {account} WITH {limits}",
+    ]
+
+
+def masked(statements: list[str], password: str | None) -> list[str]:
+    """The statements with the password's literal replaced, for printing."""
+    if password is None:
+        return list(statements)
+    return [s.replace(_literal(password), "'********'") for s in statements]
+
+
+def apply_grant_statements(admin_url: str | URL, statements: list[str]) -> None:
+    """Run ``statements`` in order, each committed on its own, as ``admin_url``. Straight
+    through the DBAPI cursor with no parameters, so a ``%`` (the MySQL host pattern) is
+    sent as written."""
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        raw = engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            for statement in statements:
+                cursor.execute(statement)
+            cursor.close()
+        finally:
+            raw.close()
+    finally:
+        engine.dispose()
+
+
+def role_url(admin_url: str | URL, role_name: str, password: str | None, schema: str | None = None) -> URL:
+    """The URL Baton should connect with: the admin URL's server as the new role (and, for
+    MySQL/MariaDB, the granted database)."""
+    url = make_url(admin_url).set(username=role_name, password=password)
+    if dialect_of(url) == "mysql" and schema:
+        url = url.set(database=schema)
+    return url
+
+
+def server_flavor(admin_url: str | URL, **connect_args: Any) -> str | None:
+    """``"mariadb"`` or ``"mysql"`` as the server says (``None`` when it cannot be reached)."""
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool, connect_args=connect_args)
+    try:
+        with engine.connect() as connection:
+            version = str(connection.exec_driver_sql("SELECT VERSION()").scalar())
+        return "mariadb" if "mariadb" in version.lower() else "mysql"
+    except Exception:
+        return None
+    finally:
+        engine.dispose()

@@ -1,0 +1,290 @@
+"""Least privilege, checked at connect: what the database role may do, and the refusal.
+
+Why this exists
+    A ``READ ONLY`` transaction stops writes to tables, not privileged functions: under a
+    superuser, ``pg_read_file``, ``lo_export``, ``COPY ... TO PROGRAM`` (via ``dblink``),
+    ``pg_terminate_backend`` and replication slots all work inside one, and MariaDB's
+    ``LOAD_FILE`` / ``INTO OUTFILE`` need only the ``FILE`` privilege. The parser check in
+    ``safety.py`` is one line of defence; the only guard the engine itself enforces whatever
+    the SQL text is the role's privileges. So Baton looks at the role once per
+    ``SQLConnection`` and refuses to run model-written SQL under a role that can do harm
+    beyond reading the data.
+
+What is inspected (``role_postgres.py`` and ``role_mysql.py`` hold the queries)
+    PostgreSQL: the role's attributes (superuser, replication, bypassrls, createrole,
+    createdb), the same attributes on any role it can ``SET ROLE`` to, membership (direct or
+    transitive, ``pg_has_role(..., 'MEMBER')``) in the built-in roles that reach outside the
+    database, ownership of objects in non-system schemas, EXECUTE on the functions that are
+    superuser-only by default (``pg_read_file``, ``lo_export``, ``lo_import``, ``dblink``...),
+    SELECT on the catalogs holding secrets, and whether it can write or create anything.
+    MySQL/MariaDB: every ``SHOW GRANTS`` line of the account and of each role granted to it
+    (read with that role set), and ``@@secure_file_priv``. SQLite and DuckDB have no roles:
+    the file is opened read-only and the engine guards of ``engines.py`` apply, so the report
+    is empty (nothing privileged).
+
+What counts as critical (the decision ``baton db check`` exits 1 on, and the refusal)
+    Whatever lets a query reach beyond the rows it reads: read or write server files, run
+    programs, signal or stop other sessions, read secrets (password hashes, other sessions'
+    SQL, settings holding connection strings), and what amounts to any of them (superuser,
+    replication, granting oneself built-in roles, rewriting MariaDB's privilege tables).
+    Write privileges, ownership, ``BYPASSRLS`` and the like are reported but not critical:
+    the read-only transaction and the parser check hold there, and many real databases give
+    their reporting role an owner it did not choose.
+
+Enforcement
+    ``enforce_least_privilege`` runs from ``SQLConnection.execute_readonly`` before the first
+    guarded statement (PostgreSQL and MySQL/MariaDB only). The report is cached on the
+    connection (a weak map: nothing is added to ``SQLConnection`` itself) and inspected at
+    most once even under concurrent first requests. Privileges granted or revoked later are
+    seen by a new ``SQLConnection`` (a restart), on purpose: one round trip per connection,
+    none per query. A critical report raises ``PrivilegedRoleError`` at every query unless
+    ``ConnectionOptions.allow_privileged_role`` is set; with it, one WARNING per connection
+    names the risks. The CLI's ``--unsafe-allow-privileged-role`` and the environment variable
+    ``BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE=1`` set that option for ``baton serve`` / ``baton ask``
+    (library callers set the option themselves; the variable is read by the CLI only). An
+    inspection that fails (server down) is not cached: the next query tries again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import weakref
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Callable
+
+from baton.errors import ConfigurationError
+from baton.specialists.sql.classify import SQLExecutionError, classify_error
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines import SQLConnection
+
+log = logging.getLogger(__name__)
+
+OPT_IN_ENV = "BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE"
+OPT_IN_FLAG = "--unsafe-allow-privileged-role"
+ROLE_DIALECTS = frozenset({"postgres", "mysql"})
+
+
+class Risk(StrEnum):
+    """What a role may do beyond reading its tables (the codes of ``RoleFinding``)."""
+
+    SUPERUSER = "superuser"
+    READ_SERVER_FILES = "read_server_files"
+    WRITE_SERVER_FILES = "write_server_files"
+    RUN_PROGRAMS = "run_programs"
+    SIGNAL_SESSIONS = "signal_sessions"
+    SHUTDOWN_SERVER = "shutdown_server"
+    READ_SECRETS = "read_secrets"
+    REPLICATION = "replication"
+    GRANT_ROLES = "grant_roles"
+    EDIT_PRIVILEGES = "edit_privileges"
+    UNVERIFIED = "unverified"
+    OWNS_OBJECTS = "owns_objects"
+    CAN_WRITE = "can_write"
+    CAN_CREATE = "can_create"
+    BYPASS_ROW_SECURITY = "bypass_row_security"
+    CREATE_DATABASES = "create_databases"
+    CREATE_USERS = "create_users"
+    GRANT_OPTION = "grant_option"
+    PROXY_USERS = "proxy_users"
+    OPEN_CONNECTIONS = "open_connections"
+    SERVER_ADMIN = "server_admin"
+
+
+# Critical by default; a few findings decide for themselves (CREATEROLE by server version,
+# FILE by secure_file_priv, dblink by variant).
+CRITICAL_RISKS = frozenset({
+    Risk.SUPERUSER, Risk.READ_SERVER_FILES, Risk.WRITE_SERVER_FILES, Risk.RUN_PROGRAMS, Risk.SIGNAL_SESSIONS,
+    Risk.SHUTDOWN_SERVER, Risk.READ_SECRETS, Risk.REPLICATION, Risk.GRANT_ROLES, Risk.EDIT_PRIVILEGES, Risk.UNVERIFIED,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class RoleFinding:
+    """One thing the role may do: ``risk`` (a code), a sentence for people, the grant or
+    attribute it comes from (never a raw ``SHOW GRANTS`` line: those carry password hashes),
+    and whether it is critical."""
+
+    risk: Risk
+    sentence: str
+    source: str = ""
+    critical: bool | None = None  # None: decided by the risk (CRITICAL_RISKS)
+
+    def __post_init__(self) -> None:
+        if self.critical is None:
+            object.__setattr__(self, "critical", self.risk in CRITICAL_RISKS)
+
+
+@dataclass(frozen=True, slots=True)
+class RoleReport:
+    """What the role a connection logs in as may do. ``findings`` are the risks, ``notes``
+    plain facts (what it reads, ``secure_file_priv``, the engine guards of file engines)."""
+
+    dialect: str
+    role: str
+    server: str = ""
+    findings: tuple[RoleFinding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def critical(self) -> bool:
+        return any(f.critical for f in self.findings)
+
+    @property
+    def risks(self) -> tuple[Risk, ...]:
+        """Every risk found, each once, in the order found."""
+        return tuple(dict.fromkeys(f.risk for f in self.findings))
+
+    @property
+    def critical_risks(self) -> tuple[Risk, ...]:
+        return tuple(dict.fromkeys(f.risk for f in self.findings if f.critical))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dialect": self.dialect, "role": self.role, "server": self.server, "critical": self.critical,
+                "findings": [{**asdict(f), "risk": str(f.risk)} for f in self.findings], "notes": list(self.notes)}
+
+
+_RISK_WORDS = {
+    Risk.SUPERUSER: "do anything (superuser)", Risk.READ_SERVER_FILES: "read server files",
+    Risk.WRITE_SERVER_FILES: "write server files", Risk.RUN_PROGRAMS: "run programs on the server",
+    Risk.SIGNAL_SESSIONS: "signal or end other sessions", Risk.SHUTDOWN_SERVER: "shut the server down",
+    Risk.READ_SECRETS: "read secrets", Risk.REPLICATION: "stream the whole server (replication)",
+    Risk.GRANT_ROLES: "grant itself built-in roles", Risk.EDIT_PRIVILEGES: "rewrite the privilege tables",
+    Risk.UNVERIFIED: "hold privileges Baton could not read",
+}
+
+
+def describe_risks(risks: tuple[Risk, ...]) -> str:
+    return ", ".join(_RISK_WORDS.get(r, str(r).replace("_", " ")) for r in risks)
+
+
+class PrivilegedRoleError(ConfigurationError):
+    """Raised by a guarded query when the connection's role has a critical risk and
+    ``allow_privileged_role`` is off. Never retried: the fix is a different role."""
+
+    def __init__(self, report: RoleReport, connection_id: str = "") -> None:
+        self.report = report
+        self.risks = report.critical_risks
+        self.connection_id = connection_id
+        super().__init__(
+            f"refusing to run model-written SQL as database role {report.role!r}: it can {describe_risks(self.risks)} "
+            f"({', '.join(self.risks)}). A read-only transaction does not stop that; only the role's privileges do. "
+            f"Connect as a least-privilege role (`baton db grant URL --schema S --apply` creates one; "
+            f"`baton db check URL` shows what a role may do), or opt in knowingly with "
+            f"ConnectionOptions(allow_privileged_role=True) ({OPT_IN_FLAG} or {OPT_IN_ENV}=1 on the command line)."
+        )
+
+
+def privileged_role_opt_in(flag: bool = False) -> bool:
+    """The CLI's opt-in: the flag, or ``BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE`` set to a true value."""
+    return flag or os.environ.get(OPT_IN_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+# --- inspection ------------------------------------------------------------------------------
+
+
+def inspect_role(connection: SQLConnection) -> RoleReport:
+    """The role report, read on one pooled connection (sync: call it in the connection's
+    thread, or use ``ainspect_role``). Raises ``SQLExecutionError`` when the server cannot
+    be reached or refuses the catalog queries."""
+    if connection.dialect not in ROLE_DIALECTS:
+        return RoleReport(connection.dialect, role="(none: no roles)", notes=(
+            "no database roles: the file is opened read-only and Baton's engine guards apply",))
+    if connection.dialect == "postgres":
+        from baton.specialists.sql.role_postgres import inspect_postgres
+
+        return inspect_postgres(connection)
+    from baton.specialists.sql.role_mysql import inspect_mysql
+
+    return inspect_mysql(connection)
+
+
+async def ainspect_role(connection: SQLConnection) -> RoleReport:
+    """``inspect_role`` in the connection's worker thread."""
+    return await connection.run_in_thread(inspect_role, connection)
+
+
+def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], RoleReport]) -> RoleReport:
+    """``body(cursor)`` on a connection from ``connection``'s pool, rolled back after (the
+    pool's check-in reset then clears the session); failures come out classified."""
+    try:
+        raw = connection.engine.raw_connection()
+    except Exception as exc:
+        raise SQLExecutionError(classify_error(exc, connection.dialect)) from exc
+    try:
+        return body(raw.cursor())
+    except SQLExecutionError:
+        raise
+    except Exception as exc:
+        raise SQLExecutionError(classify_error(exc, connection.dialect)) from exc
+    finally:
+        try:
+            raw.rollback()
+        finally:
+            raw.close()
+
+
+def unique_findings(findings: list[RoleFinding]) -> list[RoleFinding]:
+    return list(dict.fromkeys(findings))
+
+
+# --- enforcement -----------------------------------------------------------------------------
+
+
+@dataclass
+class _RoleCheck:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    report: RoleReport | None = None
+    warned: bool = False
+
+
+_CHECKS: weakref.WeakKeyDictionary[Any, _RoleCheck] = weakref.WeakKeyDictionary()
+_CHECKS_LOCK = threading.Lock()
+
+
+def _check_of(connection: SQLConnection) -> _RoleCheck:
+    with _CHECKS_LOCK:
+        check = _CHECKS.get(connection)
+        if check is None:
+            check = _CHECKS[connection] = _RoleCheck()
+        return check
+
+
+def role_report(connection: SQLConnection) -> RoleReport | None:
+    """The cached report of ``connection``'s role, if a guarded query has run yet."""
+    with _CHECKS_LOCK:
+        check = _CHECKS.get(connection)
+    return check.report if check is not None else None
+
+
+async def enforce_least_privilege(connection: SQLConnection) -> RoleReport | None:
+    """Called before every guarded statement: inspect the role once, then refuse (or warn
+    once, when the connection opted in) if it has a critical risk. ``None`` for engines
+    without roles. Costs a dictionary lookup once the report is cached."""
+    if connection.dialect not in ROLE_DIALECTS:
+        return None
+    check = _check_of(connection)
+    report = check.report
+    if report is None:
+        report = await connection.run_in_thread(_inspect_once, connection, check)
+    if not report.critical:
+        return report
+    if not connection.options.allow_privileged_role:
+        raise PrivilegedRoleError(report, connection.id)
+    with _CHECKS_LOCK:
+        first, check.warned = not check.warned, True
+    if first:
+        log.warning("connection %s runs model-written SQL as database role %r, which can %s (%s); allowed by "
+                    "allow_privileged_role", connection.id, report.role, describe_risks(report.critical_risks),
+                    ", ".join(report.critical_risks))
+    return report
+
+
+def _inspect_once(connection: SQLConnection, check: _RoleCheck) -> RoleReport:
+    with check.lock:  # concurrent first queries: one inspection, the others wait for it
+        if check.report is None:
+            check.report = inspect_role(connection)
+        return check.report
