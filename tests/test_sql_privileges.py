@@ -394,3 +394,44 @@ def test_the_opt_in_reads_the_flag_or_the_environment(monkeypatch, capsys):
     monkeypatch.setenv(OPT_IN_ENV, "1")
     assert unsafe_privileged_role_opt_in(False)
     assert "warning" in capsys.readouterr().err  # printed at every start, environment or flag
+
+
+# --- baton ask: the refusal, and the opt-in flag / environment variable ------------------------------
+
+
+@pytest.mark.parametrize("server", ["mysql"], indirect=True)
+def test_baton_ask_refuses_a_privileged_database_role_unless_the_user_opts_in(server, tmp_path, monkeypatch):
+    from baton.llm import FunctionModel
+
+    _, admin_url, database = server
+    url = sa.make_url(admin_url).set(database=database).render_as_string(hide_password=False)
+
+    def model(messages, tools):
+        if any(t.name == "run_sql" for t in tools):
+            if messages[-1].role == "tool":
+                return "Counted."
+            return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": "SELECT count(*) AS n_orders FROM orders"})])
+        if messages[-1].role == "tool":
+            return messages[-1].content
+        return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
+
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(OPT_IN_ENV, raising=False)
+    monkeypatch.setattr("baton.cli.main_commands._model", lambda: FunctionModel(model))
+    runner, app = CliRunner(), build_app()
+
+    refused = runner.invoke(app, ["ask", "--database", url, "How many orders?"])
+    assert "baton db grant" in refused.output and "n_orders" not in refused.output
+    assert "warning" not in refused.stderr
+
+    flagged = runner.invoke(app, ["ask", "--database", url, "--unsafe-allow-privileged-role", "How many orders?"])
+    assert flagged.exit_code == 0, flagged.output
+    assert "n_orders" in flagged.stdout and "--unsafe-allow-privileged-role" in flagged.stderr
+
+    monkeypatch.setenv(OPT_IN_ENV, "1")
+    from_env = runner.invoke(app, ["ask", "--database", url, "--json", "How many orders?"])
+    assert from_env.exit_code == 0, from_env.output
+    assert "n_orders" in from_env.stdout and "warning" in from_env.stderr
+    import json
+
+    json.loads(from_env.stdout)  # the warning went to standard error: --json stays parseable
