@@ -435,3 +435,24 @@ def test_baton_ask_refuses_a_privileged_database_role_unless_the_user_opts_in(se
     import json
 
     json.loads(from_env.stdout)  # the warning went to standard error: --json stays parseable
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_baton_serve_passes_the_opt_in_to_the_database_connection(flag, tmp_path, monkeypatch):
+    import sqlite3
+
+    db = tmp_path / "shop.sqlite"
+    sqlite3.connect(db).close()
+    served = []
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(OPT_IN_ENV, raising=False)
+    monkeypatch.delenv("BATON_API_KEYS", raising=False)
+    monkeypatch.setattr("baton.cli.main_commands._model", lambda: None)
+    monkeypatch.setattr("baton.cli.serving.serve_app", lambda app, *a, **k: served.append(app))  # serve nothing
+    result = CliRunner().invoke(build_app(), ["serve", "--database", f"sqlite:///{db}",
+                                              *(["--unsafe-allow-privileged-role"] if flag else [])])
+    assert result.exit_code == 0, result.output
+    [app] = served
+    [agent] = [t.agent for t in app.state.workspaces.get("database").orchestrator.agent_tools.values()]
+    assert agent.connection.options.allow_privileged_role is flag
+    assert ("--unsafe-allow-privileged-role" in result.stderr) is flag
