@@ -15,10 +15,18 @@ _spec = importlib.util.spec_from_file_location("fetch_test_data", _SCRIPT)
 corpora = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpora)
 
+FETCH_COMMAND = ".venv/bin/python scripts/fetch_test_data.py"
+
 needs_corpora = pytest.mark.skipif(
     not corpora.present(),
-    reason="third-party SQL corpora not fetched: run `.venv/bin/python scripts/fetch_test_data.py`",
+    reason=f"third-party SQL corpora not fetched: run `{FETCH_COMMAND}`",
 )
+needs_regress_corpus = pytest.mark.skipif(
+    not corpora.regress_present(),
+    reason=f"PostgreSQL regression suite not fetched: run `{FETCH_COMMAND}`",
+)
+# The ground-truth classifiers (sql_ground_truth*) parse with pglast, which the fetch also needs.
+PGLAST_MISSING = f"pglast is not installed: `.venv/bin/pip install pglast`, then `{FETCH_COMMAND}`"
 
 
 @pytest.fixture(autouse=True)
