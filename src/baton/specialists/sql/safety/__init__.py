@@ -1,0 +1,21 @@
+"""The parser-side SQL safety check: only a single read-only query may reach a database.
+
+``check.py`` holds the decision and explains it; the pieces:
+
+- ``lexical.py``: MySQL/SQLite text whose tokenisation could differ is refused;
+- ``postgres.py``, ``duckdb_reader.py``: the engines' own parsers, the authority;
+- ``tree.py``: sqlglot's reading and rules (second opinion; the tree for pre-validation);
+- ``functions.py`` + ``data/*.json``: which functions may be called, from the engines' catalogs;
+- ``relations.py``: which relations may be read (secrets never; a workspace's schemas);
+- ``verdict.py``: ``SafetyVerdict`` and ``UnsafeQueryError``.
+"""
+
+from baton.specialists.sql.safety.check import assert_safe, check_safety
+from baton.specialists.sql.safety.functions import denied_function_reason
+from baton.specialists.sql.safety.relations import Relation, RelationPolicy
+from baton.specialists.sql.safety.verdict import SafetyVerdict, UnsafeQueryError
+
+__all__ = [
+    "Relation", "RelationPolicy", "SafetyVerdict", "UnsafeQueryError", "assert_safe", "check_safety",
+    "denied_function_reason",
+]

@@ -1,0 +1,173 @@
+"""``check_safety``: decide, before anything touches a connection, whether SQL is one pure read.
+
+Model-written SQL is untrusted input. An unsafe statement fails immediately and is never sent
+back to the model for repair (seed 002, "Validation Loop", step 2). The check reads the text
+the way the engine will, because a check that parses differently from the server is a bypass:
+
+1. MySQL/MariaDB and SQLite, which have no parser we can ask: ``lexical.py`` scans with the
+   engine's own lexical rules and refuses any text whose tokenisation could differ.
+2. PostgreSQL and DuckDB: the engine's own parser is the authority (``postgres.py``: pglast,
+   which is libpg_query; ``duckdb_reader.py``: DuckDB's parser). Its reading must be one
+   query, with no INTO, locking clause or data-modifying CTE; every function it resolves is
+   judged by ``functions.py`` (classified from the engines' catalogs); every relation by
+   ``relations.py`` (secrets always refused; with a ``RelationPolicy``, only the workspace's
+   schemas and a short introspection allowlist); a call to a function the engine does not
+   ship whose constant string argument parses as SQL is refused (``sql_in_string``: an
+   operator's own ``exec(text)``).
+3. sqlglot reads it too (``tree.py``): its tree feeds schema pre-validation and the row cap,
+   and its rules are a second opinion; a refusal from either parser refuses.
+4. When two parsers were consulted they must agree on the statement count, the relations and
+   the functions sqlglot could not identify (every one must be a function the engine reads),
+   else the query is refused (``parsers_disagree``): ``U&"pg\\005fread\\005ffile"(...)`` is a
+   column ``U`` and an unknown function to sqlglot, ``pg_read_file`` to PostgreSQL.
+
+Where only the engine's parser can read a statement (PostgreSQL's SQL/JSON, XML, geometric
+operators, ``TABLESAMPLE ... REPEATABLE``; sqlglot fails or reads an opaque command), the
+engine's reading decides alone and the verdict carries no sqlglot tree: the engine is the
+authority, and refusing valid SQL the server reads exactly would only teach the model to
+write around the check.
+
+What no static check can see — a user-defined function or view whose body writes, a custom
+operator — is the engine guard's job: read-only transactions, and a least-privilege role
+(``privileges.py``), checked at connect.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from baton.specialists.sql.dialects import normalize_dialect
+from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
+from baton.specialists.sql.safety.functions import builtin_functions, denied_function_reason
+from baton.specialists.sql.safety.lexical import read_lexically, sqlglot_agrees
+from baton.specialists.sql.safety.postgres import PostgresParseError, read_postgres
+from baton.specialists.sql.safety.reading import Reading
+from baton.specialists.sql.safety.relations import RelationPolicy, is_catalog_name
+from baton.specialists.sql.safety.relations import refusal as relation_refusal
+from baton.specialists.sql.safety.tree import UNREADABLE_RULES, read_tree
+from baton.specialists.sql.safety.verdict import SafetyVerdict, UnsafeQueryError, refuse
+
+_PATH_CHARACTERS = frozenset("./\\:*?")
+_CALLED_NAME = re.compile(r'([A-Za-z_][A-Za-z0-9_$]*)"?\s*\(')
+_ENGINE_READERS = {"postgres": (read_postgres, PostgresParseError), "duckdb": (read_duckdb, DuckDBParseError)}
+_SQL_VALUE_FUNCTIONS = frozenset({"current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
+                                  "current_user", "session_user", "user", "current_role", "current_catalog",
+                                  "current_schema", "system_user"})
+_ENGINE_NAMES = {"postgres": "PostgreSQL", "duckdb": "DuckDB"}
+
+
+def check_safety(
+    sql: str,
+    dialect: str,
+    *,
+    allowed_functions: Iterable[str] | None = None,
+    relations: RelationPolicy | None = None,
+) -> SafetyVerdict:
+    """Decide whether ``sql`` is a single read-only query in ``dialect``. Never raises for bad
+    SQL (that is an unsafe verdict); raises UnsupportedDialectError for an unknown dialect.
+    ``relations`` limits what may be read to a workspace's schemas (secret catalogs are
+    refused whatever it says)."""
+    dialect = normalize_dialect(dialect)
+    allowed = frozenset(f.lower() for f in allowed_functions or ())
+    if not sql.strip():
+        return refuse("empty", "there is no statement to run")
+    lexical = None
+    if dialect in ("mysql", "sqlite"):
+        lexical = read_lexically(sql, dialect)
+        if lexical.hazard:
+            return refuse(*lexical.hazard)
+
+    engine: Reading | None = None
+    if dialect in _ENGINE_READERS:
+        reader, parse_error = _ENGINE_READERS[dialect]
+        try:
+            engine = reader(sql)
+        except parse_error as error:
+            return refuse("unparseable", f"{_ENGINE_NAMES[dialect]} cannot parse this statement: {error}")
+        except Exception as error:  # noqa: BLE001 - a parser crash must fail closed, never open
+            return refuse("unparseable", f"the {_ENGINE_NAMES[dialect]} parser failed ({type(error).__name__})")
+        if verdict := _judge(engine, dialect, allowed, relations):
+            return verdict
+
+    verdict, tree = read_tree(sql, dialect, allowed=allowed, relations=relations, inspect_strings=engine is None)
+    if engine is not None and tree is None or engine is not None and verdict.rule in UNREADABLE_RULES:
+        return SafetyVerdict(True, f"a single read-only query (read by {_ENGINE_NAMES[dialect]}'s own parser)")
+    if not verdict.safe:
+        return verdict
+    if engine is not None and tree is not None and (why := _disagreement(engine, tree)):
+        return refuse("parsers_disagree", why)
+    if lexical is not None and (why := sqlglot_agrees(sql, dialect, lexical)):
+        return refuse("parsers_disagree", why)
+    return verdict
+
+
+def assert_safe(
+    sql: str, dialect: str, *, allowed_functions: Iterable[str] | None = None, relations: RelationPolicy | None = None
+) -> SafetyVerdict:
+    """The verdict if ``sql`` is safe; raises UnsafeQueryError otherwise."""
+    verdict = check_safety(sql, dialect, allowed_functions=allowed_functions, relations=relations)
+    if not verdict.safe:
+        raise UnsafeQueryError(verdict)
+    return verdict
+
+
+def _judge(engine: Reading, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None) -> SafetyVerdict | None:
+    """The refusal the engine's reading calls for, or None."""
+    if engine.statements == 0:
+        return refuse("empty", "there is no statement to run")
+    if engine.statements > 1:
+        return refuse("multiple_statements", f"only one statement may run at a time; found {engine.statements}")
+    if engine.refusal:
+        return refuse(*engine.refusal)
+    for name in sorted(engine.functions):
+        if why := denied_function_reason(name, dialect, allowed):
+            return refuse("dangerous_function", f"the function {name}() {why}")
+    for cte in sorted(engine.ctes):
+        if is_catalog_name(cte, dialect):
+            return refuse("sensitive_table", f"a CTE named {cte!r} shadows a catalog relation")
+    real = engine.real_relations()
+    for relation in sorted(engine.relations, key=str):
+        if dialect == "duckdb" and relation.schema is None and _PATH_CHARACTERS.intersection(relation.name):
+            return refuse("file_read", f"the table name {relation.name!r} is a file path or URL, which DuckDB would read")
+        if found := relation_refusal(relation, dialect, relations if relation in real else None):
+            return refuse(*found)
+    builtins = builtin_functions(dialect)
+    reader, parse_error = _ENGINE_READERS[dialect]
+    for function, text in engine.strings:
+        if function in builtins or not text.strip():
+            continue
+        try:
+            reader(text)
+        except Exception:  # noqa: BLE001 - not a statement to the engine; it may still be a fragment
+            for name in _CALLED_NAME.findall(text):
+                if why := denied_function_reason(name, dialect, allowed):
+                    return refuse("dangerous_function", f"a string passed to {function}() calls {name}(), which {why}")
+            continue
+        return refuse("sql_in_string", f"a string passed to {function}() is SQL, which that function may run "
+                                       "out of this check's sight")
+    return None
+
+
+def _disagreement(engine: Reading, tree: Reading) -> str | None:
+    """What the two readings disagree on, or None."""
+    if engine.statements != tree.statements:
+        return f"{engine.parser} reads {engine.statements} statements, sqlglot {tree.statements}"
+    unknown = {f for f in tree.functions if f not in engine.functions}
+    if unknown:
+        return (f"sqlglot reads a call to {', '.join(sorted(unknown))}(), which {engine.parser} does not: the text "
+                "means something else to the engine")
+    engine_relations = {_key(r) for r in engine.real_relations()}
+    tree_relations = {_key(r) for r in tree.real_relations()}
+    # sqlglot reads ``FROM current_date`` as a table; PostgreSQL as the function it is
+    tree_only = {key for key in tree_relations - engine_relations
+                 if not (key[1] is None and (key[2] in engine.functions or key[2] in _SQL_VALUE_FUNCTIONS))}
+    if engine_relations - tree_relations or tree_only:
+        differ = sorted(".".join(p for p in key if p) for key in (engine_relations - tree_relations) | tree_only)
+        return f"the parsers read different relations ({', '.join(differ)})"
+    return None
+
+
+def _key(relation) -> tuple[str | None, str | None, str]:
+    lower = lambda v: v.lower() if v else None  # noqa: E731
+    return lower(relation.catalog), lower(relation.schema), relation.name.lower()

@@ -1,0 +1,104 @@
+"""DuckDB's own parser as the authority: what DuckDB will run.
+
+``json_serialize_sql`` returns DuckDB's parse tree of SELECT statements (and an error for
+anything else, whose kind ``extract_statements`` then names). The parser runs on a private
+in-memory connection per thread with external access off: it reads no data, and the text is
+passed as a parameter, never spliced into SQL. DuckDB folds function names (quoted or not),
+so ``"Read_CSV"('x')`` is ``read_csv``; replacement scans read any table name that looks like
+a path (``FROM 'data.csv'``), so path-like names are recorded as such.
+
+The reading records the statement count, every function (``FUNCTION`` nodes, table
+functions included), every base table with its catalog and schema, CTE names, and the
+constant strings passed to each call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from baton.specialists.sql.safety.reading import Reading
+from baton.specialists.sql.safety.relations import Relation
+
+_LOCAL = threading.local()
+_QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
+
+
+class DuckDBParseError(Exception):
+    """The text is not valid DuckDB SQL (DuckDB would refuse it too)."""
+
+
+def _parser():
+    connection = getattr(_LOCAL, "connection", None)
+    if connection is None:
+        import duckdb
+
+        connection = duckdb.connect(config={"enable_external_access": False, "lock_configuration": True})
+        _LOCAL.connection = connection
+    return connection
+
+
+def read_duckdb(sql: str) -> Reading:
+    """DuckDB's reading of ``sql``. Raises ``DuckDBParseError`` when it does not parse."""
+    connection = _parser()
+    tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+    if tree.get("error"):
+        return _not_a_select(connection, sql, tree)
+    statements = [s.get("node", {}) for s in tree.get("statements", [])]
+    reading = Reading("duckdb", statements=len(statements))
+    for node in statements:
+        if node.get("type") not in _QUERY_NODES:
+            reading.refuse("not_a_query", f"DuckDB reads this as {node.get('type', 'nothing')}; only queries may run")
+        _walk(node, reading)
+    return reading
+
+
+def _not_a_select(connection, sql: str, tree: dict) -> Reading:
+    import duckdb
+
+    if tree.get("error_type") == "parser":
+        raise DuckDBParseError(tree.get("error_message", "syntax error"))
+    try:
+        statements = connection.extract_statements(sql)
+    except duckdb.Error as error:
+        raise DuckDBParseError(str(error).splitlines()[0]) from None
+    reading = Reading("duckdb", statements=len(statements))
+    kinds = [str(s.type).rsplit(".", 1)[-1] for s in statements] or ["nothing"]
+    reading.refuse(_RULES.get(kinds[0], "side_effect_statement"),
+                   f"DuckDB reads this as {', '.join(kinds)}; only queries may run")
+    return reading
+
+
+_RULES = {
+    "INSERT": "write_statement", "UPDATE": "write_statement", "DELETE": "write_statement",
+    "MERGE_INTO": "write_statement", "CREATE": "ddl", "DROP": "ddl", "ALTER": "ddl", "CREATE_FUNC": "ddl",
+    "COPY": "copy", "COPY_DATABASE": "copy", "EXPORT": "copy", "SET": "set", "VARIABLE_SET": "set",
+    "PRAGMA": "pragma", "ATTACH": "attach", "DETACH": "attach", "TRANSACTION": "transaction",
+    "EXPLAIN": "not_a_query", "MULTI": "not_a_query", "SELECT": "not_a_query",
+}
+
+
+def _walk(root: dict, reading: Reading) -> None:
+    stack: list[object] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        kind = node.get("type")
+        if node.get("class") == "FUNCTION" and not node.get("is_operator"):
+            name = str(node.get("function_name", "")).lower()
+            reading.functions.add(name)
+            for argument in node.get("arguments") or []:
+                literal = (argument.get("expression") or {}).get("literal") or {}
+                if literal.get("kind") == "STRING":
+                    reading.strings.append((name, literal.get("text", "")))
+        elif kind == "BASE_TABLE":
+            reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,
+                                           node.get("catalog_name") or None))
+        if "cte_map" in node:
+            for entry in (node["cte_map"] or {}).get("map", []):
+                reading.ctes.add(entry.get("key", ""))
+        stack.extend(v for v in node.values() if isinstance(v, (dict, list)))

@@ -1,0 +1,136 @@
+"""Fail closed where the engine has no parser we can ask (MySQL/MariaDB, SQLite).
+
+Without the engine's own parser, the danger is text that the engine and sqlglot tokenise
+differently: MariaDB reads ``--`` as a comment only when an ASCII space or control character
+follows, sqlglot also after U+00A0, U+3000, U+2028, U+0085, so ``--\\u00a0x\\n, LOAD_FILE(...)``
+hid a call from the check that the server ran. This module scans the text with the engine's
+own lexical rules and refuses anything whose tokenisation could differ:
+
+- any non-ASCII character, and any control character other than tab, newline and carriage
+  return, outside string literals and quoted identifiers (engines disagree on which are
+  spaces, which start identifiers); NUL anywhere;
+- MySQL: ``--`` followed by a non-ASCII character or by nothing (MySQL reads two minus
+  signs, as sqlglot does before printable ASCII, but sqlglot reads a comment before a
+  Unicode space); executable comments ``/*!``/``/*M!``; a backslash outside a literal. (A
+  line comment ends at the first newline for MySQL; sqlglot never reads one as longer, so
+  its text is free.)
+- a block comment containing ``/*`` (nesting rules differ between engines), an unterminated
+  literal, identifier or comment.
+
+String literals follow the session's ``sql_mode``. Baton pins it on every MySQL connection it
+opens (``engines.py``: no ``ANSI_QUOTES``, no ``NO_BACKSLASH_ESCAPES``), so the rules here are
+the ones the server applies: ``'`` and ``"`` delimit strings, a backslash escapes the next
+character, a doubled quote is a quote. SQLite: ``'`` strings (doubled quote, no backslash
+escapes), ``"``, backtick and ``[...]`` identifiers.
+
+Then the two readings must agree: the closing offsets of every literal and quoted identifier
+found here must equal those of sqlglot's tokens, and the number of comments too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_ALLOWED_CONTROLS = frozenset("\t\n\r")
+
+
+@dataclass
+class LexicalReading:
+    hazard: tuple[str, str] | None = None
+    quoted_ends: list[int] = field(default_factory=list)  # closing offset of each literal / quoted identifier
+    comments: int = 0
+
+
+class _Hazard(Exception):
+    def __init__(self, reason: str, rule: str = "lexical_ambiguity"):
+        self.reason, self.rule = reason, rule
+
+
+_DELIMITERS = {
+    "mysql": {"'": ("'", True), '"': ('"', True), "`": ("`", False)},
+    "sqlite": {"'": ("'", False), '"': ('"', False), "`": ("`", False), "[": ("]", False)},
+}
+
+
+def read_lexically(sql: str, dialect: str) -> LexicalReading:
+    """Scan ``sql`` with ``dialect``'s lexical rules (``mysql`` or ``sqlite``)."""
+    reading = LexicalReading()
+    try:
+        _scan(sql, dialect, reading)
+    except _Hazard as hazard:
+        reading.hazard = (hazard.rule, hazard.reason)
+    return reading
+
+
+def _scan(sql: str, dialect: str, reading: LexicalReading) -> None:
+    if "\x00" in sql:
+        raise _Hazard("a NUL character")
+    mysql = dialect == "mysql"
+    delimiters = _DELIMITERS[dialect]
+    i, n = 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c in delimiters:
+            close, backslash = delimiters[c]
+            i = _quoted_end(sql, i, close, backslash)
+            reading.quoted_ends.append(i)
+        elif mysql and sql.startswith("--", i) and not (i + 2 < n and ord(sql[i + 2]) <= 32):
+            if i + 2 >= n or ord(sql[i + 2]) > 126:
+                raise _Hazard("`--` not followed by an ASCII space: MySQL reads two minus signs, other parsers a comment")
+            i += 2  # `--x`: two minus signs to MySQL and to sqlglot alike
+        elif c == "#" and mysql or sql.startswith("--", i):
+            end = sql.find("\n", i)
+            end = n if end < 0 else end
+            reading.comments += 1
+            i = end
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            if end < 0:
+                raise _Hazard("an unterminated /* comment")
+            if mysql and sql.startswith(("/*!", "/*M!"), i):
+                raise _Hazard("a /*! ... */ comment is executed by MySQL and MariaDB as SQL", "executable_comment")
+            if "/*" in sql[i + 2:end]:
+                raise _Hazard("a comment inside a comment (engines nest them differently)")
+            reading.comments += 1
+            i = end + 1
+        elif ord(c) > 126:
+            raise _Hazard(f"the character U+{ord(c):04X} outside a string (engines disagree on what it is)")
+        elif ord(c) < 32 and c not in _ALLOWED_CONTROLS:
+            raise _Hazard(f"the control character U+{ord(c):04X} outside a string")
+        elif c == "\\" and mysql:
+            raise _Hazard("a backslash outside a string")
+        i += 1
+
+
+def _quoted_end(sql: str, start: int, close: str, backslash: bool) -> int:
+    i, n = start + 1, len(sql)
+    while i < n:
+        c = sql[i]
+        if backslash and c == "\\":
+            i += 2
+            continue
+        if c == close:
+            if i + 1 < n and sql[i + 1] == close and close != "]":
+                i += 2
+                continue
+            return i
+        i += 1
+    raise _Hazard(f"an unterminated {sql[start]} literal or identifier")
+
+
+def sqlglot_agrees(sql: str, dialect: str, reading: LexicalReading) -> str | None:
+    """None when sqlglot's tokens put literals, quoted identifiers and comments where the
+    engine's rules do; otherwise what differs."""
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+    except SqlglotError:
+        return "sqlglot cannot tokenise this text"
+    ends = [t.end for t in tokens if t.token_type.name.endswith("STRING") or t.token_type.name == "IDENTIFIER"]
+    if ends != reading.quoted_ends:
+        return "sqlglot and the engine's rules read string literals or quoted names differently"
+    if sum(len(t.comments) for t in tokens) != reading.comments:
+        return "sqlglot and the engine's rules read comments differently"
+    return None

@@ -1,0 +1,156 @@
+"""PostgreSQL's own parser as the authority: what the server will run, read by pglast.
+
+pglast embeds libpg_query, the server's grammar and lexer, so identifiers come out exactly as
+the server decodes them: ``U&"pg\\005fread\\005ffile"`` and ``UESCAPE`` are ``pg_read_file``,
+unquoted names are folded, quoted ones kept, ``E''``/``U&''``/dollar-quoted strings decoded,
+nested comments nested. sqlglot reads some of these differently (FACTS.md), which made the
+check a bypass. The JSON form of the tree is read (about 5x faster than building pglast's
+Python AST): node types appear as wrapper keys (``{"FuncCall": {...}}``) except for fields
+of a fixed type, so the walk recognises nodes by their characteristic fields (``relname``,
+``funcname``, ``ctename``) rather than by the wrapper.
+
+What the reading records: statement count and kind; SELECT INTO, locking clauses and
+data-modifying CTEs anywhere; every function called (``FuncCall``), plus names that may call
+a function by functional notation (``t.f`` and ``(x).f`` mean ``f(t)`` to PostgreSQL);
+operators qualified with a schema other than ``pg_catalog`` (``OPERATOR(s.+)`` runs a
+function this check cannot see); TABLESAMPLE methods other than the built-in ones; every
+relation (``RangeVar``) and CTE name; and the decoded string constants passed to each call.
+
+A cast to ``regclass``/``regproc`` only looks an OID up; the functions that would read a
+relation named by one (``table_to_xml``, ``pgstattuple``...) are refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from baton.specialists.sql.safety.reading import Reading
+from baton.specialists.sql.safety.relations import Relation
+
+_QUERY_KINDS = frozenset({"SelectStmt"})
+_SAMPLE_METHODS = frozenset({"bernoulli", "system", "system_rows", "system_time"})
+
+
+class PostgresParseError(Exception):
+    """The text is not valid PostgreSQL (the server would refuse it too)."""
+
+
+def read_postgres(sql: str) -> Reading:
+    """The server's reading of ``sql``. Raises ``PostgresParseError`` when it does not parse."""
+    from pglast import parser
+
+    try:
+        tree = json.loads(parser.parse_sql_json(sql))
+    except parser.ParseError as error:
+        raise PostgresParseError(str(error)) from None
+    statements = [s.get("stmt", {}) for s in tree.get("stmts", [])]
+    reading = Reading("pglast", statements=len(statements))
+    for statement in statements:
+        kind = next(iter(statement), "nothing")
+        if kind not in _QUERY_KINDS:
+            reading.refuse(statement_rule(kind), f"PostgreSQL reads this as {_kind_label(kind)}; only queries may run")
+        _walk(statement, reading)
+    return reading
+
+
+_RULES = {
+    "InsertStmt": "write_statement", "UpdateStmt": "write_statement", "DeleteStmt": "write_statement",
+    "MergeStmt": "write_statement", "TruncateStmt": "write_statement",
+    "CommentStmt": "ddl", "DefineStmt": "ddl", "IndexStmt": "ddl", "ViewStmt": "ddl", "RuleStmt": "ddl",
+    "CompositeTypeStmt": "ddl", "SecLabelStmt": "ddl",
+    "GrantStmt": "privilege", "GrantRoleStmt": "privilege", "AlterDefaultPrivilegesStmt": "privilege",
+    "CopyStmt": "copy", "VariableSetStmt": "set", "TransactionStmt": "transaction", "LockStmt": "locking_clause",
+    "ExplainStmt": "not_a_query", "VariableShowStmt": "not_a_query",
+}
+
+
+def statement_rule(kind: str) -> str:
+    """The verdict's rule for a statement PostgreSQL reads as ``kind`` (not a query)."""
+    if kind in _RULES:
+        return _RULES[kind]
+    if kind.startswith(("Create", "Drop", "Alter", "Rename")):
+        return "ddl"
+    return "side_effect_statement"  # DO, CALL, VACUUM, NOTIFY, LISTEN, PREPARE, EXECUTE, LOAD...
+
+
+def _walk(root: object, reading: Reading) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if "relname" in node:
+            reading.relations.add(Relation(node["relname"], node.get("schemaname"), node.get("catalogname")))
+        if "funcname" in node:
+            _call(node, reading)
+        if "ctename" in node:
+            reading.ctes.add(node["ctename"])
+            query = node.get("ctequery") or {}
+            if next(iter(query), None) not in _QUERY_KINDS:
+                reading.refuse("data_modifying_cte", f"a CTE holds {_kind_label(next(iter(query), 'nothing'))}, which writes")
+        if node.get("intoClause"):
+            reading.refuse("select_into", "SELECT ... INTO writes a table")
+        if node.get("lockingClause"):
+            reading.refuse("locking_clause", "a FOR UPDATE / FOR SHARE clause takes row locks")
+        if "A_Expr" in node:
+            _operator(node["A_Expr"], reading)
+        if "ColumnRef" in node:
+            fields = _names(node["ColumnRef"].get("fields", []))
+            if len(fields) >= 2:
+                reading.functions.add(fields[-1].lower())  # t.f may call f(t)
+        if "A_Indirection" in node:
+            reading.functions.update(n.lower() for n in _names(node["A_Indirection"].get("indirection", [])))
+        if "RangeTableSample" in node:
+            method = _names(node["RangeTableSample"].get("method", []))
+            if not method or method[-1].lower() not in _SAMPLE_METHODS or len(method) > 1:
+                reading.refuse("dangerous_function", f"TABLESAMPLE {'.'.join(method)} runs a function this check cannot see")
+        stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+
+
+def _call(node: dict, reading: Reading) -> None:
+    names = _names(node.get("funcname", []))
+    if not names:
+        return
+    name = names[-1].lower()
+    reading.functions.add(name)
+    for argument in node.get("args", []) or []:
+        text = _constant_text(argument)
+        if text is not None:
+            reading.strings.append((name, text))
+
+
+def _operator(expr: dict, reading: Reading) -> None:
+    names = _names(expr.get("name", []))
+    if len(names) > 1 and names[0] != "pg_catalog":
+        reading.refuse("dangerous_function",
+                       f"OPERATOR({'.'.join(names)}) runs a function from schema {names[0]}, which this check cannot see")
+
+
+def _constant_text(argument: object, depth: int = 0) -> str | None:
+    """The string a call argument is, when it is a constant: a literal, possibly cast, named,
+    collated or concatenated from constants with ``||``."""
+    if depth > 32 or not isinstance(argument, dict) or len(argument) != 1:
+        return None
+    kind, body = next(iter(argument.items()))
+    if kind == "A_Const":
+        value = body.get("sval")
+        return value.get("sval", "") if isinstance(value, dict) else None
+    if kind in ("TypeCast", "NamedArgExpr", "CollateClause"):
+        return _constant_text(body.get("arg"), depth + 1)
+    if kind == "A_Expr" and _names(body.get("name", [])) == ["||"]:
+        left, right = _constant_text(body.get("lexpr"), depth + 1), _constant_text(body.get("rexpr"), depth + 1)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def _names(items: list) -> list[str]:
+    return [i["String"]["sval"] for i in items if isinstance(i, dict) and "String" in i]
+
+
+def _kind_label(kind: str) -> str:
+    """``VariableSetStmt`` -> ``VARIABLE SET``: the statement as a user would name it."""
+    return " ".join(re.findall(r"[A-Z][a-z]*", kind.removesuffix("Stmt"))).upper() or kind

@@ -1,0 +1,38 @@
+"""What one parser read in a statement text: the facts the safety rules are applied to.
+
+Each engine reader (``postgres.py``: pglast, ``duckdb_reader.py``: DuckDB's parser,
+``tree.py``: sqlglot) fills a ``Reading`` with the names *as that parser resolved them*, so
+that the rules run on the engine's names and two parsers can be compared (``agreement``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from baton.specialists.sql.safety.relations import Relation
+
+
+@dataclass
+class Reading:
+    """``refusal`` is a structural finding (``(rule, reason)``: not a query, SELECT INTO, a
+    locking clause, a data-modifying CTE...). ``functions`` are bare, lower-cased names of
+    everything called, including names reached by other routes (functional notation
+    ``t.f``); ``strings`` pairs each called function with the constant text of its string
+    arguments, decoded as the engine decodes them."""
+
+    parser: str
+    statements: int = 0
+    refusal: tuple[str, str] | None = None
+    functions: set[str] = field(default_factory=set)
+    relations: set[Relation] = field(default_factory=set)
+    ctes: set[str] = field(default_factory=set)
+    strings: list[tuple[str, str]] = field(default_factory=list)
+
+    def refuse(self, rule: str, reason: str) -> None:
+        if self.refusal is None:
+            self.refusal = (rule, reason)
+
+    def real_relations(self) -> set[Relation]:
+        """Relations that are not references to a CTE of the statement."""
+        ctes = {c.lower() for c in self.ctes}
+        return {r for r in self.relations if r.schema is not None or r.name.lower() not in ctes}
