@@ -23,7 +23,12 @@ import hashlib
 from pathlib import Path
 from typing import Any, Sequence
 
+from baton.files import FileRefusedError, FolderLimits, SkipReason, read_file, walk_folder
 from baton.specialists.knowledge.errors import EmbeddingConfigurationError
+
+_CONFIG_BYTES = 5_000_000
+_DIGEST_LIMITS = FolderLimits(max_file_bytes=None, max_total_bytes=None, max_files=10_000, max_depth=16,
+                              excluded_dirs=frozenset())
 
 KNOWN_DIMENSIONS = {
     "text-embedding-3-small": 1536,
@@ -148,12 +153,23 @@ class SentenceTransformerEmbeddings:
 
 def _folder_digest(path: Path) -> str:
     """Config files' contents plus weight files' names and sizes: cheap, and changes when
-    the model does."""
+    the model does. The folder is read under ``baton.files``' rules: only regular files
+    inside it are opened (a FIFO named ``config.json`` cannot hang start-up); a link out of
+    it counts by its target's path, never read (a Hugging Face cache snapshot links every
+    file into ``../../blobs/``, named by content hash, so the identity still follows the
+    weights); hidden files are left out. A plain folder digests as it did before."""
+    listing = walk_folder(path, limits=_DIGEST_LIMITS)
     digest = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
-        relative = file.relative_to(path).as_posix()
-        if file.suffix in (".json", ".txt", ".model") and file.stat().st_size < 5_000_000:
-            digest.update(relative.encode() + b"\0" + file.read_bytes())
+    for entry in sorted(listing.files, key=lambda e: e.relative.split("/")):
+        if Path(entry.relative).suffix in (".json", ".txt", ".model") and entry.size < _CONFIG_BYTES:
+            try:
+                raw, _ = read_file(listing.root, entry.relative, max_bytes=_CONFIG_BYTES)
+            except FileRefusedError:
+                continue
+            digest.update(entry.relative.encode() + b"\0" + raw)
         else:
-            digest.update(f"{relative}\0{file.stat().st_size}".encode())
+            digest.update(f"{entry.relative}\0{entry.size}".encode())
+    for item in listing.skipped:
+        if item.reason is SkipReason.OUTSIDE and item.target:
+            digest.update(f"{item.path}\0->{item.target}".encode())
     return digest.hexdigest()[:16]

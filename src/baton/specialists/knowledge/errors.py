@@ -9,6 +9,7 @@ meaningless similarities. Baton refuses instead of degrading silently (seed 002,
 from __future__ import annotations
 
 from baton.errors import BatonError, ConfigurationError
+from baton.files import SkipReason
 
 
 class KnowledgeError(BatonError):
@@ -17,11 +18,13 @@ class KnowledgeError(BatonError):
 
 class DocumentLoadError(KnowledgeError):
     """A document could not be read or parsed (unsupported format, binary file, a PDF the
-    PDF library cannot open, a file over the size limit). ``source`` names the file."""
+    PDF library cannot open, a file over the size limit). ``source`` names the file;
+    ``reason`` is the ``baton.files.SkipReason`` when the folder rules refused it."""
 
-    def __init__(self, message: str, *, source: str = ""):
+    def __init__(self, message: str, *, source: str = "", reason: SkipReason | None = None):
         super().__init__(message)
         self.source = source
+        self.reason = reason
 
 
 class EmbeddingError(KnowledgeError):

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
 from baton.errors import ConfigurationError
+from baton.files import Skipped
 from baton.specialists.knowledge.chunks import Chunk, ChunkingOptions, Document, text_hash
 from baton.specialists.knowledge.embeddings import EmbeddingProvider, embed_checked, model_info
 from baton.specialists.knowledge.errors import DocumentLoadError
 from baton.specialists.knowledge.fusion import reciprocal_rank_fusion
 from baton.specialists.knowledge.lexical import fts_match_expression
-from baton.specialists.knowledge.loading import DEFAULT_MAX_BYTES, chunk_document, iter_document_files, load_document
+from baton.specialists.knowledge.loading import DEFAULT_MAX_BYTES, chunk_document, document_listing, load_document
 from baton.specialists.knowledge.sqlite_store import SQLiteDatabase, SQLiteVectorStore
 from baton.specialists.knowledge.vector_store import VectorStore, check_store_model
 
@@ -67,6 +68,7 @@ class IndexReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)  # what the folder walk did not read, with typed reasons
     chunks_written: int = 0
     texts_embedded: int = 0
 
@@ -74,6 +76,7 @@ class IndexReport:
         for name in ("added", "updated", "unchanged", "removed"):
             getattr(self, name).extend(getattr(other, name))
         self.failed.update(other.failed)
+        self.skipped.extend(other.skipped)
         self.chunks_written += other.chunks_written
         self.texts_embedded += other.texts_embedded
 
@@ -130,10 +133,12 @@ class KnowledgeIndex:
         """Index every supported file under ``directory`` (sources relative to it). Files that
         fail to load are reported in ``failed`` and do not stop the others; with ``prune``,
         documents indexed from this directory before that no longer exist are removed."""
-        files = await asyncio.to_thread(lambda: list(iter_document_files(directory)))
+        listing = await asyncio.to_thread(document_listing, directory, max_bytes=max_bytes)
+        files = [Path(directory) / entry.relative for entry in listing.files]
         origin = Path(directory).resolve().as_posix()
-        report = IndexReport()
-        seen: set[str] = set()
+        report = IndexReport(skipped=list(listing.skipped))
+        report.failed.update((item.path, str(item)) for item in listing.skipped if not item.reason.quiet)
+        seen: set[str] = set(report.failed)
         async with self._write_lock:
             for path in files:
                 try:

@@ -4,23 +4,31 @@ Formats are chosen by file extension (or named explicitly). Decisions: text is d
 UTF-8 (a BOM is dropped); a file that is not valid UTF-8 is read as Latin-1 rather than
 refused, and the fallback is recorded in ``metadata["encoding"]``; a file containing NUL
 bytes is binary and refused; files over ``max_bytes`` (20 MB by default) are refused
-instead of silently truncated. Directory walks skip hidden folders and the usual build and
-dependency folders.
+instead of silently truncated.
 
-Confinement: with ``root`` (always, for ``add_directory``) a file is read only when its
-real path — symlinks resolved — lies inside ``root``'s real path; a link pointing out of the
-folder (``leak.txt -> /etc/passwd``) is refused with ``DocumentLoadError`` and reported,
-never read. Only regular files are read: a FIFO or device named ``*.txt`` would otherwise
-block a worker thread (and the index's write lock) forever.
+Folders and files are read under ``baton.files``' rules, the ones doctrine uses too: with
+``root`` (always, for ``add_directory``) a file is read only when its real path — links
+resolved — lies inside ``root``'s real path, opened without following a link that appears
+meanwhile; a link pointing out of the folder (``leak.txt -> /etc/passwd``) is refused with
+``DocumentLoadError`` (``reason`` ``outside_folder``) and reported, never read. Only regular
+files are read, never opened otherwise: a FIFO or device named ``*.txt`` would block a
+worker thread (and the index's write lock) forever. Walks skip hidden files and folders and
+the usual build and dependency folders, do not follow links to folders, stop at the folder
+caps (``FolderLimits``), and report every refusal with its typed ``SkipReason``
+(``document_listing``). A file named without ``root`` is the operator's explicit choice
+(links followed), still regular files only and capped.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
-import stat
 from pathlib import Path
 from typing import Callable, Iterator
 
+from baton.files import (FileRefusedError, FolderLimits, FolderListing, SkipReason, read_file, read_named_file,
+                         walk_folder)
 from baton.specialists.knowledge.chunks import Chunk, ChunkingOptions, Document
 from baton.specialists.knowledge.code_format import chunk_code
 from baton.specialists.knowledge.errors import DocumentLoadError
@@ -44,9 +52,8 @@ _CODE_LANGUAGES = {
     ".sql": "sql", ".sh": "shell", ".bash": "shell", ".r": "r", ".lua": "lua", ".jl": "julia",
     ".yaml": "yaml", ".yml": "yaml", ".toml": "toml",
 }  # fmt: skip
-_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "dist", "build", "target"})
-
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+DEFAULT_LIMITS = FolderLimits(max_file_bytes=DEFAULT_MAX_BYTES)
 
 _CHUNKERS: dict[str, Callable[[Document, ChunkingOptions], list[Chunk]]] = {
     "markdown": chunk_markdown,
@@ -97,22 +104,18 @@ def load_document(
     fmt = format or detect_format(path)
     if fmt is None:
         raise DocumentLoadError(f"{source}: unsupported file type {path.suffix or '(none)'!r}", source=source)
-    if root is not None and not path.resolve().is_relative_to(Path(root).resolve()):
-        raise DocumentLoadError(f"{source}: resolves to a path outside the indexed folder; not read", source=source)
     try:
-        info = path.stat()
-    except OSError as exc:
-        raise DocumentLoadError(f"{source}: cannot read: {exc.strerror or exc}", source=source) from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise DocumentLoadError(f"{source}: not a regular file (a FIFO, device or socket); not read", source=source)
-    size = info.st_size
-    if size > max_bytes:
-        raise DocumentLoadError(f"{source}: {size} bytes is over the {max_bytes}-byte limit", source=source)
+        if root is not None:
+            relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+            raw, _ = read_file(root, relative, max_bytes=max_bytes)
+        else:
+            raw, _ = read_named_file(path, max_bytes=max_bytes)
+    except FileRefusedError as exc:
+        raise DocumentLoadError(f"{source}: {exc.detail}", source=source, reason=exc.reason) from exc
     if fmt == "pdf":
-        return read_pdf(path, source)
-    raw = path.read_bytes()
+        return read_pdf(io.BytesIO(raw), source)
     if b"\0" in raw[:8192]:
-        raise DocumentLoadError(f"{source}: looks binary (NUL bytes); not indexed", source=source)
+        raise DocumentLoadError(f"{source}: looks binary (NUL bytes); not indexed", source=source, reason=SkipReason.BINARY)
     try:
         text, encoding = raw.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
@@ -134,16 +137,22 @@ def chunk_document(document: Document, options: ChunkingOptions | None = None) -
     return chunker(document, options or ChunkingOptions())
 
 
+def document_listing(directory: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                     limits: FolderLimits = DEFAULT_LIMITS) -> FolderListing:
+    """The supported files under ``directory`` that may be read (``files``, in path order),
+    and what was skipped and why (``skipped``); reads no content."""
+    try:
+        return walk_folder(directory, accept=lambda name: detect_format(name) is not None,
+                           limits=dataclasses.replace(limits, max_file_bytes=max_bytes))
+    except FileRefusedError as exc:
+        raise DocumentLoadError(f"{directory}: {exc.detail}", source=str(directory), reason=exc.reason) from exc
+
+
 def iter_document_files(directory: str | Path) -> Iterator[Path]:
-    """Supported files under ``directory``, in a stable (sorted) order."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise DocumentLoadError(f"{directory}: not a directory", source=str(directory))
-    for current, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for name in sorted(files):
-            if not name.startswith(".") and detect_format(name) is not None:
-                yield Path(current) / name
+    """Supported files under ``directory`` that may be read, in a stable (sorted) order
+    (``document_listing`` also says what was skipped)."""
+    for entry in document_listing(directory).files:
+        yield Path(directory) / entry.relative
 
 
 def _source_name(path: Path, root: str | Path | None) -> str:

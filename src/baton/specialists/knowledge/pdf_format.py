@@ -9,7 +9,7 @@ Text already extracted elsewhere (one string per page) goes through
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 from baton.specialists.knowledge.chunks import Chunk, ChunkingOptions, Document, Section, make_chunks
 from baton.specialists.knowledge.errors import DocumentLoadError
@@ -21,8 +21,9 @@ def pdf_document_from_pages(source: str, pages: Sequence[str], *, title: str = "
     return Document(source=source, text="\n\f\n".join(pages), format="pdf", title=title or Path(source).stem, pages=pages)
 
 
-def read_pdf(path: Path, source: str) -> Document:
-    """Extract the text layer of the PDF at ``path`` with pypdf."""
+def read_pdf(path: Path | BinaryIO, source: str) -> Document:
+    """Extract the text layer of the PDF at ``path`` (or in a binary stream: the loader
+    passes the bytes it read under the folder rules) with pypdf."""
     try:
         from pypdf import PdfReader
         from pypdf.errors import PyPdfError
@@ -33,7 +34,7 @@ def read_pdf(path: Path, source: str) -> Document:
             source=source,
         ) from exc
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(path if hasattr(path, "read") else str(path))
         if reader.is_encrypted and not reader.decrypt(""):
             raise DocumentLoadError(f"{source}: the PDF is encrypted with a password", source=source)
         pages = [page.extract_text() or "" for page in reader.pages]
