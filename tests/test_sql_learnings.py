@@ -90,12 +90,13 @@ async def test_soft_delete_learned_then_applied_by_rewrite(make_db):
 async def test_schema_prefix_learned_from_the_engine(make_db):
     db = make_db("duckdb", "CREATE SCHEMA analytics", "CREATE TABLE analytics.events (id INTEGER, kind VARCHAR)",
                  "INSERT INTO analytics.events VALUES (1, 'click'), (2, 'view')")
+    conn = db.connection(allowed_schemas=("analytics",))  # the workspace may read analytics; main is its own
     result = await ask(db, [sql_call("SELECT COUNT(*) FROM events"), sql_call("SELECT COUNT(*) FROM analytics.events"), "2"],
-                       "How many events?")
+                       "How many events?", connection=conn)
     assert result.attempts[0].error_class == "table_not_found"  # the engine said so: main has no tables
     assert triples(result) == [("schema_gotcha", "events", "schema", "analytics")]
     later = await ask(db, [sql_call("SELECT kind FROM events ORDER BY kind"), "click, view"], "Event kinds?",
-                      learnings=result.learnings)
+                      learnings=result.learnings, connection=conn)
     assert later.results.rows == [["click"], ["view"]] and later.attempts[0].rewrites == ["schema_prefix:analytics.events"]
 
 

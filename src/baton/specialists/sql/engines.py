@@ -71,6 +71,7 @@ from baton.response import QueryResult
 from baton.specialists.sql.classify import ErrorClass, SQLExecutionError, classify_error
 from baton.specialists.sql.schema import SchemaInfo
 
+from baton.specialists.sql.safety.relations import RelationPolicy
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
 
 
@@ -91,6 +92,9 @@ class ConnectionOptions:
     schema: str | None = None  # PostgreSQL search_path / DuckDB schema; MySQL: the URL's database
     pool_size: int = 4
     connection_retries: int = 2
+    # Schemas model SQL may read besides the connection's own (safety/relations.py); secret
+    # catalogs are refused whatever this says.
+    allowed_schemas: tuple[str, ...] = ()
     max_prompt_tables: int = 12
     # Run model-written SQL even when the role can read/write server files, run programs,
     # signal sessions or read secrets (privileges.py). Off: such a role is refused at the first query.
@@ -115,6 +119,11 @@ def dialect_of(url: str | URL) -> str:
 class SQLConnection:
     """One database. Holds configuration and pools only, no per-request state, so one
     instance serves concurrent requests. Engines and threads are created on first use."""
+
+# No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
+# session reads quotes, backslashes and || as the safety check's lexer does.
+MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
 
     def __init__(self, url: str | URL, *, id: str | None = None, options: ConnectionOptions | None = None, **overrides: Any) -> None:
         self.url = make_url(url)
@@ -170,7 +179,7 @@ class SQLConnection:
         Raises ``UnsafeQueryError`` (never retried) or ``SQLExecutionError``."""
         from baton.specialists.sql.safety import assert_safe
 
-        assert_safe(sql, self.dialect)
+        assert_safe(sql, self.dialect, relations=self.relation_policy)
         return await self.execute_readonly(sql, **kw)
 
     async def execute_readonly(
@@ -186,6 +195,19 @@ class SQLConnection:
         timeout = timeout_s or opts.statement_timeout_s
         tries = opts.connection_retries + 1
         for attempt in range(1, tries + 1):
+    @property
+    def relation_policy(self) -> RelationPolicy:
+        """What model SQL may read here: the connection's own schema (PostgreSQL: the pinned
+        search path; MySQL: the URL's database; DuckDB: the schema and the database's own
+        catalog name; SQLite: ``main``), the ``allowed_schemas`` option, and the introspection
+        views."""
+        default = {"postgres": self.options.schema or "public", "mysql": self.url.database,
+                   "duckdb": self.options.schema or "main", "sqlite": "main"}[self.dialect]
+        schemas = {s for s in (default, *self.options.allowed_schemas) if s}
+        if self.dialect == "duckdb" and self.url.database:
+            schemas.add(Path(self.url.database).stem)  # DuckDB names a database file's catalog by its stem
+        return RelationPolicy(frozenset(schemas), default)
+
             try:
                 await enforce_least_privilege(self)  # PostgreSQL/MySQL: the role is inspected once, refused if privileged
                 return await self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
@@ -272,8 +294,8 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
     connect_args: dict[str, Any] = {}
     if conn.dialect == "postgres":
         connect_args["connect_timeout"] = 10
-        if opts.schema:
-            connect_args["options"] = f"-c search_path={opts.schema}"
+        # the search path is pinned: an unqualified name is a catalog relation or the workspace's (safety/relations.py)
+        connect_args["options"] = f"-c search_path={opts.schema or 'public'}"
         connect_args["application_name"] = "baton"
     else:
         connect_args["connect_timeout"] = 10
@@ -282,3 +304,5 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
     return sa.create_engine(
         url, connect_args=connect_args, pool_size=opts.pool_size, max_overflow=0, pool_pre_ping=True, pool_recycle=1800
     )
+        # the quoting and escaping rules the safety check's lexer assumes (safety/lexical.py)
+        connect_args["sql_mode"] = MYSQL_SQL_MODE

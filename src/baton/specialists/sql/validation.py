@@ -70,19 +70,22 @@ async def validate_and_run(
         attempt.tables = sorted(shape_of(attempt.sql, dialect, schema).tables)
         return report
 
-    verdict = check_safety(sql, dialect)
+    policy = connection.relation_policy
+    verdict = check_safety(sql, dialect, relations=policy)
     if not verdict.safe:
         attempt.outcome, attempt.error_class, attempt.error = "unsafe", "unsafe_sql", verdict.reason
         return done(AttemptReport(attempt, f"Refused: {verdict.reason}", unsafe=verdict))
 
-    issues = prevalidate(verdict.statement if verdict.statement is not None else sql, schema, dialect)  # reuse the parse
+    # Reuse sqlglot's parse. Without one, only the engine's own parser could read the query
+    # (SQL/JSON, XML, geometric operators...): the engine reports unknown names when it runs.
+    issues = prevalidate(verdict.statement, schema, dialect) if verdict.statement is not None else []
     if issues:
         return done(_invalid(attempt, issues, schema))
 
     warnings: list[str] = []
     rewrite = apply_learnings(sql, learnings, dialect, row_cap=connection.options.row_cap)
     if rewrite.changed:
-        if check_safety(rewrite.sql, dialect).safe and not prevalidate(rewrite.sql, schema, dialect):
+        if check_safety(rewrite.sql, dialect, relations=policy).safe and not prevalidate(rewrite.sql, schema, dialect):
             attempt.sql, attempt.rewrites = rewrite.sql, rewrite.applied
         else:
             warnings.append(f"learned rewrite {rewrite.applied} skipped: it no longer matches the schema")
