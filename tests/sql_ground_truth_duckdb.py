@@ -12,6 +12,11 @@ names no file as a table: DuckDB reads ``FROM 'data.csv'`` or ``FROM "s3://..."`
 replacement scan, so a table name that looks like a path or a file counts as a file read.
 A SELECT DuckDB parses but will not serialise is left out of the corpus (``classify``
 returns None), as is anything that does not parse.
+
+DESCRIBE, SHOW and SUMMARIZE are SELECT statements to DuckDB (a SELECT * over a ``SHOW_REF``
+the parser makes up); by shape they are not queries, as EXPLAIN and SHOW are not in the
+PostgreSQL ground truth, so they are non-reads here too. ``SELECT * FROM (DESCRIBE t)``,
+written as a query, is a read.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ class DuckDBGroundTruth:
         if serialised.get("error"):
             return None
         reasons = list(dict.fromkeys(self._reasons(serialised["statements"])))
+        if any(_is_show_statement(statement.get("node", {})) for statement in serialised["statements"]):
+            return Truth(False, "DESCRIBE / SHOW / SUMMARIZE", ("DESCRIBE / SHOW / SUMMARIZE", *reasons))
         return Truth(not reasons, kind, tuple(reasons))
 
     def _reasons(self, tree: object) -> list[str]:
@@ -72,3 +79,12 @@ class DuckDBGroundTruth:
                 found.append(f"'{item['table_name']}': a file read as a table")
             stack.extend(value for value in item.values() if isinstance(value, (dict, list)))
         return found
+
+
+_NO_LOCATION = 2**64 - 1  # what DuckDB's parser puts on nodes it made up
+
+
+def _is_show_statement(node: dict) -> bool:
+    """DESCRIBE / SHOW / SUMMARIZE: a SELECT over a SHOW_REF whose select list nobody wrote."""
+    return (node.get("type") == "SELECT_NODE" and (node.get("from_table") or {}).get("type") == "SHOW_REF"
+            and all(item.get("query_location") == _NO_LOCATION for item in node.get("select_list", [])))

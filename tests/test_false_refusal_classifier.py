@@ -161,6 +161,8 @@ def test_duckdb_ground_truth():
     try:
         assert truth.classify("SELECT a, random() FROM t WHERE b IN (SELECT 1)").read
         assert truth.classify("FROM t SELECT a").read
+        assert truth.classify("SELECT * FROM (DESCRIBE t)").read
+        assert not truth.classify("DESCRIBE t").read and not truth.classify("SUMMARIZE t").read
         for sql, reason in [("SELECT setseed(0.5)", "PRNG seed"), ("SELECT nextval('s')", "sequences"),
                             ("SELECT * FROM read_csv('/etc/passwd')", "files"),
                             ("SELECT * FROM 'data.csv'", "a file read as a table"),
