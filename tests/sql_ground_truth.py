@@ -26,7 +26,10 @@ declared IMMUTABLE or STABLE in such a language is trusted. Such a statement is 
 no static check can see: ``Truth.engine_guard`` marks it (the engine's read-only transaction
 and privileges are what stop it). Same-named overloads in one scope are merged: one writing
 body taints the name. Functions reached other ways — operators, casts, views, rules,
-triggers and aggregates defined by the corpus — are not followed.
+triggers and aggregates defined by the corpus — are not followed. A called name nobody
+defined counts as a read: a built-in newer than the local server (``any_value``), or one of
+the regression library's C functions, whose ``CREATE FUNCTION ... AS :'regresslib'`` uses a
+psql variable and so never parses.
 
 Statement splitting (``split_psql_script``): the suite is psql scripts. psql meta-command
 lines (``\\set``, ``\\d``...) are dropped, ``\\g``-family terminators end a statement, COPY
