@@ -73,6 +73,7 @@ POSTGRES_RULES: list[tuple[str, str, str]] = [
     (r"setseed", "deny", SEED),
     (r"cursor_to_xml.*|query_to_xml.*|ts_stat|ts_rewrite|crosstab.*|connectby.*|xpath_table|xslt_process", "deny",
      SQL_TEXT),
+    (r"(table|schema|database)_to_xml.*", "deny", NAMED_TABLE),
     (r"lo_.*|loread|lowrite|lo_import|lo_export", "deny", LARGE_OBJECT),
     (r"pg_advisory.*|pg_try_advisory.*", "deny", LOCKS),
     (r"pg_backup_.*|pg_start_backup|pg_stop_backup|pg_create_restore_point|pg_switch_wal|pg_promote|"
@@ -108,7 +109,8 @@ POSTGRES_RULES: list[tuple[str, str, str]] = [
 POSTGRES_STABLE_TOO = re.compile(
     r"pg_stat_get_activity|pg_stat_get_backend_.*|pg_stat_get_wal_receiver|pg_stat_get_subscription.*|"
     r"current_setting|pg_show_all_settings|pg_settings_get_flags|pg_get_replication_slots|"
-    r"pg_current_xact_id.*|pg_current_snapshot|txid_current.*"
+    r"pg_current_xact_id.*|pg_current_snapshot|txid_current.*|"
+    r"crosstab.*|connectby.*|xpath_table|xslt_process|ts_stat|ts_rewrite|(table|schema|database)_to_xml.*"
 )
 
 # Functions of newer PostgreSQL releases than the one this was generated on, known to write.

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from baton.specialists.sql.dialects import normalize_dialect
 from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
@@ -153,7 +154,7 @@ def _disagreement(engine: Reading, tree: Reading) -> str | None:
     """What the two readings disagree on, or None."""
     if engine.statements != tree.statements:
         return f"{engine.parser} reads {engine.statements} statements, sqlglot {tree.statements}"
-    unknown = {f for f in tree.functions if f not in engine.functions}
+    unknown = {f for f in tree.functions if f not in engine.functions and f not in _grammar_keywords(engine.parser)}
     if unknown:
         return (f"sqlglot reads a call to {', '.join(sorted(unknown))}(), which {engine.parser} does not: the text "
                 "means something else to the engine")
@@ -166,6 +167,18 @@ def _disagreement(engine: Reading, tree: Reading) -> str | None:
         differ = sorted(".".join(p for p in key if p) for key in (engine_relations - tree_relations) | tree_only)
         return f"the parsers read different relations ({', '.join(differ)})"
     return None
+
+
+@lru_cache(maxsize=None)
+def _grammar_keywords(parser: str) -> frozenset[str]:
+    """Names the engine's grammar gives a meaning of its own (PostgreSQL's reserved and
+    column-name keywords: ``xmlattributes(...)``, ``coalesce(...)``), which sqlglot may read as
+    ordinary calls: no function by such a name can be called without quoting it."""
+    if parser != "pglast":
+        return frozenset()
+    from pglast import keywords
+
+    return frozenset(keywords.RESERVED_KEYWORDS | keywords.COL_NAME_KEYWORDS | keywords.TYPE_FUNC_NAME_KEYWORDS)
 
 
 def _key(relation) -> tuple[str | None, str | None, str]:
