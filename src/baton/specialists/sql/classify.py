@@ -1,4 +1,4 @@
-"""Classify a database error into the seven classes the validation loop reacts to.
+"""Classify a database error into the eight classes the validation loop reacts to.
 
 Codes first, messages only where the engine has no code: SQLSTATE for PostgreSQL, error
 numbers for MySQL/MariaDB, SQLite's extended result names (``SQLITE_READONLY``,
@@ -6,7 +6,8 @@ numbers for MySQL/MariaDB, SQLite's extended result names (``SQLITE_READONLY``,
 column" inside ``SQLITE_ERROR``, and DuckDB's exception types (it has no codes) with the
 message only inside a type that covers several cases.
 
-Retryable classes go back to the model with enriched context; ``permission_denied`` and
+Retryable classes go back to the model with enriched context; ``permission_denied``,
+``resource_limit`` (a row, value, result or memory bound was hit: ``limits.py``) and
 ``connection_error`` are fatal (the connection layer retries connection errors a few
 times before they surface). A write refused by a read-only transaction or connection is
 ``permission_denied``: it is not something a repaired query could be allowed to do.
@@ -29,11 +30,12 @@ class ErrorClass(StrEnum):
     TIMEOUT = "timeout"
     PERMISSION_DENIED = "permission_denied"
     CONNECTION_ERROR = "connection_error"
+    RESOURCE_LIMIT = "resource_limit"
     OTHER = "other"
 
     @property
     def retryable(self) -> bool:
-        return self not in (ErrorClass.PERMISSION_DENIED, ErrorClass.CONNECTION_ERROR)
+        return self not in (ErrorClass.PERMISSION_DENIED, ErrorClass.CONNECTION_ERROR, ErrorClass.RESOURCE_LIMIT)
 
 
 @dataclass(slots=True)
@@ -64,6 +66,7 @@ _PG = {
     "57014": ErrorClass.TIMEOUT,
     "42501": ErrorClass.PERMISSION_DENIED,
     "25006": ErrorClass.PERMISSION_DENIED,  # read-only transaction
+    "54000": ErrorClass.RESOURCE_LIMIT,  # program_limit_exceeded ("requested length too large")
 }
 _MYSQL = {
     1146: ErrorClass.TABLE_NOT_FOUND, 1109: ErrorClass.TABLE_NOT_FOUND, 1049: ErrorClass.TABLE_NOT_FOUND,
@@ -73,6 +76,9 @@ _MYSQL = {
     1142: ErrorClass.PERMISSION_DENIED, 1143: ErrorClass.PERMISSION_DENIED, 1044: ErrorClass.PERMISSION_DENIED,
     1045: ErrorClass.PERMISSION_DENIED, 1227: ErrorClass.PERMISSION_DENIED, 1792: ErrorClass.PERMISSION_DENIED,
     1290: ErrorClass.PERMISSION_DENIED,
+    1038: ErrorClass.RESOURCE_LIMIT, 1041: ErrorClass.RESOURCE_LIMIT, 1114: ErrorClass.RESOURCE_LIMIT,
+    1153: ErrorClass.RESOURCE_LIMIT, 1301: ErrorClass.RESOURCE_LIMIT,
+    2020: ErrorClass.RESOURCE_LIMIT,  # a packet over the client's row bound (limits.py)
     2002: ErrorClass.CONNECTION_ERROR, 2003: ErrorClass.CONNECTION_ERROR, 2006: ErrorClass.CONNECTION_ERROR,
     2013: ErrorClass.CONNECTION_ERROR, 2055: ErrorClass.CONNECTION_ERROR, 1040: ErrorClass.CONNECTION_ERROR,
 }
@@ -81,12 +87,16 @@ _SQLITE = {
     "SQLITE_PERM": ErrorClass.PERMISSION_DENIED, "SQLITE_INTERRUPT": ErrorClass.TIMEOUT,
     "SQLITE_CANTOPEN": ErrorClass.CONNECTION_ERROR, "SQLITE_NOTADB": ErrorClass.CONNECTION_ERROR,
     "SQLITE_CORRUPT": ErrorClass.CONNECTION_ERROR, "SQLITE_IOERR": ErrorClass.CONNECTION_ERROR,
+    "SQLITE_TOOBIG": ErrorClass.RESOURCE_LIMIT, "SQLITE_NOMEM": ErrorClass.RESOURCE_LIMIT,
 }
 _DUCKDB = {
     "ParserException": ErrorClass.SYNTAX_ERROR, "InterruptException": ErrorClass.TIMEOUT,
     "PermissionException": ErrorClass.PERMISSION_DENIED, "IOException": ErrorClass.CONNECTION_ERROR,
-    "ConnectionException": ErrorClass.CONNECTION_ERROR,
+    "ConnectionException": ErrorClass.CONNECTION_ERROR, "OutOfMemoryException": ErrorClass.RESOURCE_LIMIT,
 }
+# PostgreSQL's row guard (limits.py) raises by casting this text to boolean: SQLSTATE 22P02
+ROW_LIMIT_MARKER = "baton-row-limit"
+MAX_MESSAGE_CHARS = 2000  # an error can quote a value of any size (PostgreSQL "invalid input syntax ... 'xxx...'")
 _QUOTED = re.compile(r"""["'`]([^"'`]+)["'`]""")
 
 
@@ -114,8 +124,13 @@ def _postgres(orig: BaseException, message: str) -> ClassifiedError:
             return ClassifiedError(ErrorClass.CONNECTION_ERROR, message)
         return ClassifiedError(ErrorClass.OTHER, message)
     cls = _PG.get(state)
+    if state == "22P02" and ROW_LIMIT_MARKER in message:
+        reason = message.split(ROW_LIMIT_MARKER, 1)[1].strip(' :"')
+        return ClassifiedError(ErrorClass.RESOURCE_LIMIT, reason, "RowTooLarge")
     if cls is None:
-        if state.startswith("08") or state.startswith("57P"):
+        if state.startswith("53"):  # insufficient resources: out of memory, disk full, temp_file_limit
+            cls = ErrorClass.RESOURCE_LIMIT
+        elif state.startswith("08") or state.startswith("57P"):
             cls = ErrorClass.CONNECTION_ERROR
         elif state.startswith("28"):
             cls = ErrorClass.PERMISSION_DENIED
@@ -196,4 +211,7 @@ def _name(cls: ErrorClass, message: str) -> str | None:
 
 
 def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else text
+    """The first line, at most ``MAX_MESSAGE_CHARS``: the message reaches logs and the model's prompt."""
+    text = text[: MAX_MESSAGE_CHARS * 2].strip()
+    line = text.splitlines()[0] if text else text
+    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"

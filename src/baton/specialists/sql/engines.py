@@ -16,9 +16,11 @@ Defence in depth (the parser check in ``safety.py`` always runs first; this is w
 if it ever misses something). Every statement runs on a DBAPI connection checked out of the
 pool, inside a guard that is re-applied for every statement:
 
-- PostgreSQL: ``SET TRANSACTION READ ONLY`` + ``SET LOCAL statement_timeout``, then the
-  statement as a *prepared* statement, which the server refuses to hold more than one
-  command (``COMMIT; DROP ...`` cannot escape the read-only transaction). Rolled back after.
+- PostgreSQL: ``SET TRANSACTION READ ONLY`` + a local ``statement_timeout`` (and
+  ``work_mem``, ``temp_file_limit``: ``limits.py``), then the statement over the extended
+  protocol (streamed in single-row mode), which, like a prepared statement, the server
+  refuses to hold more than one command (``COMMIT; DROP ...`` cannot escape the read-only
+  transaction). Rolled back after.
 - MySQL/MariaDB: ``SET SESSION TRANSACTION READ ONLY`` (the session characteristic: a bare
   ``START TRANSACTION READ ONLY`` lets DDL through on MariaDB because DDL commits
   implicitly; measured on 10.11) + ``START TRANSACTION READ ONLY`` + the server's statement
@@ -69,9 +71,9 @@ from sqlalchemy.engine import URL, make_url
 from baton.errors import ConfigurationError
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ErrorClass, SQLExecutionError, classify_error
+from baton.specialists.sql.safety.relations import RelationPolicy
 from baton.specialists.sql.schema import SchemaInfo
 
-from baton.specialists.sql.safety.relations import RelationPolicy
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
 
 
@@ -90,21 +92,37 @@ class ConnectionOptions:
     include_sample_rows: bool = False
     sample_row_count: int = 3
     schema: str | None = None  # PostgreSQL search_path / DuckDB schema; MySQL: the URL's database
-    pool_size: int = 4
-    connection_retries: int = 2
     # Schemas model SQL may read besides the connection's own (safety/relations.py); secret
     # catalogs are refused whatever this says.
     allowed_schemas: tuple[str, ...] = ()
+    pool_size: int = 4
+    connection_retries: int = 2
     max_prompt_tables: int = 12
     # Run model-written SQL even when the role can read/write server files, run programs,
     # signal sessions or read secrets (privileges.py). Off: such a role is refused at the first query.
     allow_privileged_role: bool = False
+    # What one query may cost (limits.py): a row over max_row_bytes is refused (resource_limit),
+    # on PostgreSQL and MySQL before it crosses the wire; DuckDB's memory and threads are fixed at
+    # connect; PostgreSQL's are set per statement (temp_file_limit only where the role may SET it).
+    max_row_bytes: int = 16_000_000
+    duckdb_memory_limit: str = "128MB"
+    duckdb_threads: int = 2
+    postgres_work_mem: str | None = "32MB"
+    postgres_temp_file_limit: str | None = "1GB"
 
     def __post_init__(self) -> None:
+        from baton.specialists.sql.limits import validate_limits
+
         if self.row_cap < 1 or self.byte_cap < 1 or self.statement_timeout_s <= 0:
             raise ConfigurationError("row_cap, byte_cap and statement_timeout_s must be positive")
+        validate_limits(self)
         if self.schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", self.schema):
             raise ConfigurationError(f"schema {self.schema!r} is not a plain identifier")
+
+
+# No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
+# session reads quotes, backslashes and || as the safety check's lexer does.
+MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 
 
 def dialect_of(url: str | URL) -> str:
@@ -119,11 +137,6 @@ def dialect_of(url: str | URL) -> str:
 class SQLConnection:
     """One database. Holds configuration and pools only, no per-request state, so one
     instance serves concurrent requests. Engines and threads are created on first use."""
-
-# No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
-# session reads quotes, backslashes and || as the safety check's lexer does.
-MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
-
 
     def __init__(self, url: str | URL, *, id: str | None = None, options: ConnectionOptions | None = None, **overrides: Any) -> None:
         self.url = make_url(url)
@@ -182,19 +195,6 @@ MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBST
         assert_safe(sql, self.dialect, relations=self.relation_policy)
         return await self.execute_readonly(sql, **kw)
 
-    async def execute_readonly(
-        self, sql: str, *, timeout_s: float | None = None, row_cap: int | None = None, byte_cap: int | None = None
-    ) -> QueryResult:
-        """Run ``sql`` under the engine-level guards only (no parser check: callers run
-        ``safety.check_safety`` first; tests call this directly to prove the engine alone
-        refuses writes). Connection failures are retried ``connection_retries`` times."""
-        from baton.specialists.sql.execute import run_guarded
-        from baton.specialists.sql.privileges import enforce_least_privilege
-
-        opts = self.options
-        timeout = timeout_s or opts.statement_timeout_s
-        tries = opts.connection_retries + 1
-        for attempt in range(1, tries + 1):
     @property
     def relation_policy(self) -> RelationPolicy:
         """What model SQL may read here: the connection's own schema (PostgreSQL: the pinned
@@ -208,6 +208,19 @@ MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBST
             schemas.add(Path(self.url.database).stem)  # DuckDB names a database file's catalog by its stem
         return RelationPolicy(frozenset(schemas), default)
 
+    async def execute_readonly(
+        self, sql: str, *, timeout_s: float | None = None, row_cap: int | None = None, byte_cap: int | None = None
+    ) -> QueryResult:
+        """Run ``sql`` under the engine-level guards only (no parser check: callers run
+        ``safety.check_safety`` first; tests call this directly to prove the engine alone
+        refuses writes). Connection failures are retried ``connection_retries`` times."""
+        from baton.specialists.sql.execute import run_guarded
+        from baton.specialists.sql.privileges import enforce_least_privilege
+
+        opts = self.options
+        timeout = timeout_s or opts.statement_timeout_s
+        tries = opts.connection_retries + 1
+        for attempt in range(1, tries + 1):
             try:
                 await enforce_least_privilege(self)  # PostgreSQL/MySQL: the role is inspected once, refused if privileged
                 return await self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
@@ -259,9 +272,11 @@ def sqlite_read_only_authorizer(action: int, arg1: str | None, arg2: str | None,
 
 
 def _create_engine(conn: SQLConnection) -> sa.Engine:
+    from baton.specialists.sql.limits import install_connect_limits
     from baton.specialists.sql.session_reset import install_session_reset
 
     engine = _create_pooled_engine(conn)
+    install_connect_limits(engine, conn)
     if isinstance(engine.pool, sa.pool.QueuePool):
         install_session_reset(engine, conn.dialect)
     return engine
@@ -286,8 +301,11 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
     if conn.dialect == "duckdb":
         if not url.database or url.database == ":memory:":
             raise ConfigurationError("DuckDB connections need a database file; DataFrames go through DataFrameAgent")
+        from baton.specialists.sql.limits import duckdb_config
+
         # no file/network reads, no Python-variable replacement scans, and no SET to undo either
-        config = {"enable_external_access": False, "python_enable_replacements": False, "lock_configuration": True}
+        config = {"enable_external_access": False, "python_enable_replacements": False, "lock_configuration": True,
+                  **duckdb_config(opts)}  # memory_limit, threads (limits.py)
         return sa.create_engine(
             url, connect_args={"read_only": True, "config": config}, pool_size=opts.pool_size, max_overflow=0
         )
@@ -299,10 +317,10 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
         connect_args["application_name"] = "baton"
     else:
         connect_args["connect_timeout"] = 10
+        # the quoting and escaping rules the safety check's lexer assumes (safety/lexical.py)
+        connect_args["sql_mode"] = MYSQL_SQL_MODE
         if url.get_driver_name() != "pymysql":  # no session reset for other drivers: a new session per query
             return sa.create_engine(url, connect_args=connect_args, poolclass=sa.pool.NullPool)
     return sa.create_engine(
         url, connect_args=connect_args, pool_size=opts.pool_size, max_overflow=0, pool_pre_ping=True, pool_recycle=1800
     )
-        # the quoting and escaping rules the safety check's lexer assumes (safety/lexical.py)
-        connect_args["sql_mode"] = MYSQL_SQL_MODE

@@ -1,25 +1,31 @@
-"""Run one statement under its engine's read-only guard, with a deadline and result caps.
+"""Run one statement under its engine's read-only guard, with a deadline and bounded results.
 
 Runs in the connection's worker thread (see ``engines.py`` for why). The guard is applied
 to every statement, on a DBAPI connection checked out of the pool, and the transaction is
 always rolled back, so nothing a statement did can outlive it.
 
-Caps bound memory, not only the answer. psycopg's and PyMySQL's default cursors load the
-whole result on execute, so a cap applied while fetching comes too late: every query runs
-with a top-level ``LIMIT row_cap + 1`` (``rowcap.py``; the extra row is how
-truncation is detected exactly). Chosen over server-side cursors because the server then
-stops early and can plan a top-N sort, one mechanism serves all four engines, and nothing
-needs cancelling or draining (an unbuffered PyMySQL cursor left half-read drains the rest of
-the result). Statements that are not queries (EXPLAIN, and VALUES whose rows are written
-out in the text) run as written; SQLite and DuckDB step results lazily anyway. Rows are
-then taken up to ``row_cap`` rows and ``byte_cap`` bytes (measured on the values' text
-form); a row that would overflow the byte budget ends the result, except the first, whose
-oversized text/bytes cells are cut to fit (text gets a trailing ``…``), so even one huge
-cell cannot exceed the cap. ``QueryResult.truncated`` says when anything was cut. (A single
-huge cell is still held by the driver while its row is read: bounding that would need
-server-side ``substr`` on every column.) Column types are the ones
-the driver reports (PostgreSQL type names from the OIDs, MySQL field types, DuckDB types);
-SQLite reports none, so its storage class is read from the first non-null value.
+Bounded while fetching, not after (what each engine adds is in ``limits.py``):
+
+- Rows: every query runs with a top-level ``LIMIT row_cap + 1`` (``rowcap.py``; the extra
+  row is how truncation is detected exactly), so the server stops early and can plan a
+  top-N sort.
+- Bytes: rows are read one at a time (PostgreSQL: libpq single-row mode; MySQL/MariaDB:
+  PyMySQL's unbuffered ``SSCursor``; SQLite and DuckDB step their results lazily) and kept
+  while the result stays within ``byte_cap`` (measured on the values' text form). The row
+  that would overflow ends the result, ``truncated``; when it is the first row, its
+  text/bytes cells are cut to fit (text gets a trailing ``…``), so even one huge cell cannot
+  exceed the cap. A row over ``max_row_bytes`` is refused instead: ``ErrorClass.
+  RESOURCE_LIMIT``, raised by the server on PostgreSQL, before the row's packet is read on
+  MySQL/MariaDB, by SQLite's length limit inside SQLite.
+- A result left half-read on a server connection is not drained (draining reads the rest of
+  it, up to ``row_cap`` rows of up to ``max_row_bytes``): the connection is invalidated and
+  the pool opens a new one. The row cap's extra row is the last one the LIMIT lets through,
+  so stopping there reads only the end-of-result message and keeps the connection.
+
+Statements that are not one query (EXPLAIN, SHOW) run as written: their output is bounded by
+their text. Column types are the ones the driver reports (PostgreSQL type names from the
+OIDs, MySQL field types, DuckDB types); SQLite reports none, so its storage class is read from
+the first non-null value.
 """
 
 from __future__ import annotations
@@ -34,12 +40,11 @@ from typing import TYPE_CHECKING, Any, Iterator
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
 from baton.specialists.sql.engines import sqlite_read_only_authorizer
-from baton.specialists.sql.rowcap import cap_rows
+from baton.specialists.sql.rowcap import cap_rows, postgres_row_guard, postgres_single_select
+from baton.specialists.sql.rowstream import RowReader, open_rows, stop_reading
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
-
-_FETCH_BATCH = 500
 
 
 def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, byte_cap: int) -> QueryResult:
@@ -49,28 +54,40 @@ def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, b
         raw = conn.engine.raw_connection()
     except Exception as exc:
         raise SQLExecutionError(classify_error(exc, conn.dialect)) from exc
+    reader: RowReader | None = None
+    discard = False
     try:
         try:
+            capped = cap_rows(sql, conn.dialect, row_cap + 1)
+            to_run, bounded = capped or sql, capped is not None
+            if conn.dialect == "postgres" and (query := postgres_single_select(to_run)) is not None:
+                to_run, bounded = postgres_row_guard(query, conn.options.max_row_bytes, row_cap + 1), True
             cursor = raw.cursor()
-            to_run = cap_rows(sql, conn.dialect, row_cap + 1) or sql
+            reader = RowReader(bounded)
             with _guard(conn, raw, cursor, to_run, timeout_s):
-                _execute(conn, cursor, to_run)
-                result = _fetch(conn, raw, cursor, row_cap, byte_cap)
-        except SQLExecutionError:
+                open_rows(conn, raw, cursor, to_run, reader)
+                result = _collect(conn, raw, reader, row_cap, byte_cap)
+        except SQLExecutionError as err:
+            discard = _unusable(reader, err.error)
             raise
         except Exception as exc:
-            raise SQLExecutionError(classify_error(exc, conn.dialect)) from exc
+            error = classify_error(exc, conn.dialect)
+            discard = _unusable(reader, error)
+            raise SQLExecutionError(error) from exc
+        discard = reader.abandoned
     finally:
-        _release(raw)
+        _release(raw, reader, discard)
     result.execution_ms = round((time.perf_counter() - started) * 1000, 3)
     return result
 
 
-def _execute(conn: SQLConnection, cursor: Any, sql: str) -> None:
-    if conn.dialect == "postgres":
-        cursor.execute(sql, prepare=True)  # a prepared statement holds exactly one command
-    else:
-        cursor.execute(sql)
+def _unusable(reader: RowReader | None, error: ClassifiedError) -> bool:
+    """A connection that failed mid-result, lost its link or refused a packet is not pooled."""
+    if error.error_class is ErrorClass.CONNECTION_ERROR or error.code == "2020":
+        return True
+    with contextlib.suppress(Exception):
+        return reader is not None and (reader.abandoned or reader.in_flight())
+    return True
 
 
 @contextlib.contextmanager
@@ -78,7 +95,11 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: floa
     dialect = conn.dialect
     if dialect == "postgres":
         cursor.execute("SET TRANSACTION READ ONLY")
-        cursor.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
+        settings = {"statement_timeout": str(max(1, int(timeout_s * 1000))), "work_mem": conn.options.postgres_work_mem}
+        if conn.options.postgres_temp_file_limit and _may_set_temp_file_limit(raw, cursor):
+            settings["temp_file_limit"] = conn.options.postgres_temp_file_limit
+        chosen = {name: value.strip() for name, value in settings.items() if value}
+        cursor.execute("SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in chosen), list(chosen.values()))
         yield
     elif dialect == "mysql":
         if conn.server_flavor is None:
@@ -101,6 +122,7 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: floa
         finally:
             driver.set_authorizer(None)
             driver.set_progress_handler(None, 0)
+            driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, conn.options.max_row_bytes)  # the connection's own limit
     elif dialect == "duckdb":
         _admit_duckdb_statement(raw.dbapi_connection, sql)
         timer = threading.Timer(timeout_s, raw.dbapi_connection.interrupt)
@@ -112,6 +134,19 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: floa
             timer.cancel()
     else:  # pragma: no cover - dialect_of() admits only the four above
         raise AssertionError(dialect)
+
+
+def _may_set_temp_file_limit(raw: Any, cursor: Any) -> bool:
+    """``temp_file_limit`` is a superuser setting: only a superuser or a role granted ``SET``
+    on it (PostgreSQL 15+) may change it. Asked once per pooled connection."""
+    key = "baton_may_set_temp_file_limit"
+    if key not in raw.info:
+        if raw.dbapi_connection.info.server_version >= 150000:
+            cursor.execute("SELECT has_parameter_privilege('temp_file_limit', 'SET')")
+        else:
+            cursor.execute("SELECT current_setting('is_superuser') = 'on'")
+        raw.info[key] = bool(cursor.fetchone()[0])
+    return raw.info[key]
 
 
 _DUCKDB_EXPLAIN = re.compile(r"\s*EXPLAIN\s*(?:\(\s*FORMAT\s+\w+\s*\))?\s*(.*)", re.IGNORECASE | re.DOTALL)
@@ -134,29 +169,32 @@ def _admit_duckdb_statement(driver: Any, sql: str) -> None:
             code="NotASelect"))
 
 
-def _fetch(conn: SQLConnection, raw: Any, cursor: Any, row_cap: int, byte_cap: int) -> QueryResult:
-    description = cursor.description or []
-    columns = [d[0] for d in description]
+# --- keeping what fits ------------------------------------------------------------------------
+
+
+def _collect(conn: SQLConnection, raw: Any, reader: RowReader, row_cap: int, byte_cap: int) -> QueryResult:
     rows: list[list[Any]] = []
     size = 0
-    truncated = False
-    while not truncated:
-        batch = cursor.fetchmany(_FETCH_BATCH) if description else []
-        if not batch:
+    truncated = True
+    stopped_at_row_cap = False
+    for row in reader.rows:
+        if len(rows) >= row_cap:
+            stopped_at_row_cap = True
             break
-        for row in batch:
-            if len(rows) >= row_cap:
-                truncated = True
-                break
-            values = list(row)
-            row_size = sum(_size(v) for v in values)
-            if size + row_size > byte_cap:
-                truncated = True
-                if not rows:
-                    rows.append(_fit_cells(values, byte_cap))
-                break
-            size += row_size
-            rows.append(values)
+        values = list(row)
+        row_size = sum(_size(v) for v in values)
+        if size + row_size > byte_cap:
+            if not rows:
+                rows.append(_fit_cells(values, byte_cap))
+            break
+        size += row_size
+        rows.append(values)
+    else:
+        truncated = False
+    if truncated:
+        stop_reading(reader, stopped_at_row_cap)
+    description = reader.description() or []
+    columns = [d[0] for d in description]
     return QueryResult(columns=columns, rows=rows, column_types=_types(conn, raw, description, rows), truncated=truncated)
 
 
@@ -217,8 +255,21 @@ def _sqlite_storage_class(rows: list[list[Any]], index: int) -> str:
     return "NULL"
 
 
-def _release(raw: Any) -> None:
-    with contextlib.suppress(Exception):
-        raw.rollback()
+def _release(raw: Any, reader: RowReader | None, discard: bool) -> None:
+    """Back to the pool (rolled back, then reset by ``session_reset.py``), or, when the
+    connection was left mid-result or broken, closed first so nothing drains it."""
+    if discard:
+        with contextlib.suppress(Exception):
+            if reader is not None:
+                reader.abandon()
+            raw.invalidate()
+    else:
+        with contextlib.suppress(Exception):
+            raw.rollback()
+    if reader is not None:
+        with contextlib.suppress(Exception):
+            close = getattr(reader.rows, "close", None)  # a psycopg stream: after the connection is closed, no cancel+drain
+            if close is not None:
+                close()
     with contextlib.suppress(Exception):
         raw.close()

@@ -12,8 +12,13 @@ SQLAlchemy connections alike):
 - PostgreSQL: ``DISCARD ALL`` (outside a transaction, as it must run): releases advisory
   locks, drops temporary tables, deallocates prepared statements (psycopg notices and clears
   its cache), resets session settings to the connection's start-up values (our
-  ``search_path`` option survives), ``UNLISTEN *``. What it cannot undo (a ``LOAD``-ed
-  library, dblink connections) needs statements the parser refuses and superuser rights.
+  ``search_path`` option survives), ``UNLISTEN *``. It does not reset the ``random()``
+  generator: after ``setseed(0.5)`` the next request on the connection would draw a sequence
+  anyone can replay. So the generator is reseeded from ``secrets`` as well (``setseed``
+  takes a double, so 52 bits of seed, against the 128 a new session draws from the OS: not a
+  key generator either way, and unpredictable to the next request). What ``DISCARD ALL``
+  cannot undo (a ``LOAD``-ed library, dblink connections) needs statements the parser
+  refuses and superuser rights.
 - MySQL/MariaDB: the protocol's ``COM_RESET_CONNECTION`` (MySQL 5.7.3+, MariaDB 10.2.4+):
   the server's own complete reset of locks, user and session variables, temporary tables
   and prepared statements, without re-authenticating. Measured ~0.03 ms, against ~16 ms for
@@ -21,10 +26,13 @@ SQLAlchemy connections alike):
   tables, so a hand-written reset would be incomplete. PyMySQL has no public call for it, so
   its command API is used, and the connect-time settings the reset clears (character set,
   ``sql_mode``/``init_command`` if configured, autocommit off) are sent again. With any
-  other MySQL driver, ``engines.py`` pools nothing (a new session per query).
-- DuckDB and SQLite hold no session state a guarded statement could create (see
-  ``execute.py``: SQLite's authorizer allows only reads, DuckDB's own parser admits only
-  a SELECT), so they need no reset.
+  other MySQL driver, ``engines.py`` pools nothing (a new session per query). The reset also
+  restores the ``RAND()`` seeds (``@@rand_seed1``/``@@rand_seed2``; measured on 10.11).
+- DuckDB: a guarded statement creates no objects (DuckDB's own parser admits only a SELECT,
+  ``execute.py``), but ``SELECT setseed(0.5)`` is a SELECT, and the seed is per connection:
+  reseeded from ``secrets`` on check-in, as on PostgreSQL.
+- SQLite has no SQL function that sets its generator (``random()`` draws from SQLite's own
+  process-wide source), and its authorizer allows only reads: nothing to reset.
 
 If a reset fails, the hook raises and SQLAlchemy closes the connection instead of pooling it
 (fail closed: the next request gets a new session).
@@ -32,6 +40,7 @@ If a reset fails, the hook raises and SQLAlchemy closes the connection instead o
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, Callable
 
 import sqlalchemy as sa
@@ -59,8 +68,19 @@ def reset_postgres_session(connection: Any) -> None:
     connection.autocommit = True
     try:
         connection.execute("DISCARD ALL")
+        connection.execute("SELECT setseed(%s)", (unpredictable_seed(),))
     finally:
         connection.autocommit = False
+
+
+def reset_duckdb_session(connection: Any) -> None:
+    """A new ``random()`` seed on a DuckDB connection (the only state a SELECT leaves)."""
+    connection.execute("SELECT setseed(?)", [unpredictable_seed()]).fetchall()
+
+
+def unpredictable_seed() -> float:
+    """A ``setseed`` argument in [-1, 1) drawn from the OS's generator."""
+    return secrets.randbits(52) / 2**51 - 1.0
 
 
 def reset_mysql_session(connection: Any) -> None:
@@ -77,4 +97,6 @@ def reset_mysql_session(connection: Any) -> None:
     connection.autocommit(connection.autocommit_mode)
 
 
-_RESETS: dict[str, Callable[[Any], None]] = {"postgres": reset_postgres_session, "mysql": reset_mysql_session}
+_RESETS: dict[str, Callable[[Any], None]] = {
+    "postgres": reset_postgres_session, "mysql": reset_mysql_session, "duckdb": reset_duckdb_session,
+}
