@@ -66,6 +66,7 @@ class SkipReason(str, Enum):
     """Why a file or folder was not read. ``quiet`` ones are expected (hidden, excluded)."""
 
     HIDDEN = "hidden"
+    HIDDEN_TARGET = "hidden_target"  # a visible link to a hidden file (``notes.md -> .git/x.md``): not quiet
     EXCLUDED = "excluded"
     OUTSIDE = "outside_folder"
     LINKED_FOLDER = "linked_folder"
@@ -227,7 +228,7 @@ def walk_folder(folder: str | Path, *, accept: Callable[[str], bool] = lambda na
                     skip(Skipped(rel, SkipReason.OUTSIDE, f"links to {real}, outside the folder; not read", real))
                     continue
                 if hidden_part(os.path.relpath(real, root)):
-                    skip(Skipped(rel, SkipReason.HIDDEN, "links to a hidden file or folder; not read", real))
+                    skip(Skipped(rel, SkipReason.HIDDEN_TARGET, "links to a hidden file or folder; not read", real))
                     continue
             elif stat.S_ISDIR(info.st_mode):
                 if name in limits.excluded_dirs:
@@ -278,7 +279,8 @@ def read_file(root: str | Path, relative: str, *, max_bytes: int | None) -> tupl
                                f"resolves to {real}, outside the indexed folder; not read", real)
     parts = os.path.relpath(real, root).split(os.sep)
     if hidden_part(os.sep.join(parts)):
-        raise FileRefusedError(relative, SkipReason.HIDDEN, "is, or links to, a hidden file or folder; not read", real)
+        raise FileRefusedError(relative, SkipReason.HIDDEN_TARGET, "is, or links to, a hidden file or folder; not read",
+                               real)
     fd = _open_beneath(root, parts, relative)
     try:
         info = os.fstat(fd)
