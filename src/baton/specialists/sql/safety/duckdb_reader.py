@@ -33,7 +33,7 @@ def _parser():
     if connection is None:
         import duckdb
 
-        connection = duckdb.connect(config={"enable_external_access": False, "lock_configuration": True})
+        connection = duckdb.connect(config={"enable_external_access": False, "threads": 1, "lock_configuration": True})
         _LOCAL.connection = connection
     return connection
 

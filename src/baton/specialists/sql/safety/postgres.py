@@ -76,42 +76,58 @@ def statement_rule(kind: str) -> str:
 
 def _walk(root: object, reading: Reading) -> None:
     stack = [root]
+    push, pop = stack.append, stack.pop
     while stack:
-        node = stack.pop()
-        if isinstance(node, list):
+        node = pop()
+        if type(node) is list:
             stack.extend(node)
             continue
-        if not isinstance(node, dict):
-            continue
-        if "relname" in node:
-            reading.relations.add(Relation(node["relname"], node.get("schemaname"), node.get("catalogname")))
-        if "funcname" in node:
-            _call(node, reading)
-        if "ctename" in node:
-            reading.ctes.add(node["ctename"])
-            query = node.get("ctequery") or {}
-            if next(iter(query), None) not in _QUERY_KINDS:
-                reading.refuse("data_modifying_cte", f"a CTE holds {_kind_label(next(iter(query), 'nothing'))}, which writes")
-        if node.get("intoClause"):
-            reading.refuse("select_into", "SELECT ... INTO writes a table")
-        if node.get("lockingClause"):
-            reading.refuse("locking_clause", "a FOR UPDATE / FOR SHARE clause takes row locks")
-        if "A_Expr" in node:
-            _operator(node["A_Expr"], reading)
-        if "ColumnRef" in node:
-            fields = _names(node["ColumnRef"].get("fields", []))
-            if len(fields) >= 2:
-                reading.functions.add(fields[-1].lower())  # t.f may call f(t)
-        if "A_Indirection" in node:
-            reading.functions.update(n.lower() for n in _names(node["A_Indirection"].get("indirection", [])))
-        if "RangeTableSample" in node:
-            method = _names(node["RangeTableSample"].get("method", []))
-            if not method or method[-1].lower() not in _SAMPLE_METHODS or len(method) > 1:
-                reading.refuse("dangerous_function", f"TABLESAMPLE {'.'.join(method)} runs a function this check cannot see")
-        stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        for key, value in node.items():  # type: ignore[union-attr]
+            handler = _HANDLERS.get(key)
+            if handler is not None:
+                handler(node, value, reading)
+            if type(value) is dict or type(value) is list:
+                push(value)
 
 
-def _call(node: dict, reading: Reading) -> None:
+def _relation(node: dict, value: object, reading: Reading) -> None:
+    reading.relations.add(Relation(str(value), node.get("schemaname"), node.get("catalogname")))
+
+
+def _cte(node: dict, value: object, reading: Reading) -> None:
+    reading.ctes.add(str(value))
+    kind = next(iter(node.get("ctequery") or {}), "nothing")
+    if kind not in _QUERY_KINDS:
+        reading.refuse("data_modifying_cte", f"a CTE holds {_kind_label(kind)}, which writes")
+
+
+def _into(node: dict, value: object, reading: Reading) -> None:
+    if value:
+        reading.refuse("select_into", "SELECT ... INTO writes a table")
+
+
+def _locking(node: dict, value: object, reading: Reading) -> None:
+    if value:
+        reading.refuse("locking_clause", "a FOR UPDATE / FOR SHARE clause takes row locks")
+
+
+def _column(node: dict, value: dict, reading: Reading) -> None:
+    fields = _names(value.get("fields", []))
+    if len(fields) >= 2:
+        reading.functions.add(fields[-1].lower())  # t.f may call f(t)
+
+
+def _indirection(node: dict, value: dict, reading: Reading) -> None:
+    reading.functions.update(n.lower() for n in _names(value.get("indirection", [])))
+
+
+def _sample(node: dict, value: dict, reading: Reading) -> None:
+    method = _names(value.get("method", []))
+    if len(method) != 1 or method[0].lower() not in _SAMPLE_METHODS:
+        reading.refuse("dangerous_function", f"TABLESAMPLE {'.'.join(method)} runs a function this check cannot see")
+
+
+def _call(node: dict, value: object, reading: Reading) -> None:
     names = _names(node.get("funcname", []))
     if not names:
         return
@@ -123,7 +139,7 @@ def _call(node: dict, reading: Reading) -> None:
             reading.strings.append((name, text))
 
 
-def _operator(expr: dict, reading: Reading) -> None:
+def _operator(node: dict, expr: dict, reading: Reading) -> None:
     names = _names(expr.get("name", []))
     if len(names) > 1 and names[0] != "pg_catalog":
         reading.refuse("dangerous_function",
@@ -145,6 +161,12 @@ def _constant_text(argument: object, depth: int = 0) -> str | None:
         left, right = _constant_text(body.get("lexpr"), depth + 1), _constant_text(body.get("rexpr"), depth + 1)
         return left + right if left is not None and right is not None else None
     return None
+
+
+_HANDLERS = {
+    "relname": _relation, "funcname": _call, "ctename": _cte, "intoClause": _into, "lockingClause": _locking,
+    "A_Expr": _operator, "ColumnRef": _column, "A_Indirection": _indirection, "RangeTableSample": _sample,
+}
 
 
 def _names(items: list) -> list[str]:

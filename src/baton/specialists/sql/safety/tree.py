@@ -191,7 +191,12 @@ def _call_label(call: exp.Func) -> str:
     return call.name if isinstance(call, exp.Anonymous) else call.sql_name().lower()
 
 
+_ANY_FORBIDDEN = tuple(c for classes, _, _ in _FORBIDDEN for c in classes)
+
+
 def _forbidden_rule(node: exp.Expression) -> tuple[str, str] | None:
+    if not isinstance(node, _ANY_FORBIDDEN):
+        return None
     for classes, rule, does in _FORBIDDEN:
         if classes and isinstance(node, classes):
             return rule, does
