@@ -189,3 +189,15 @@ def test_parsers_must_agree_on_the_functions_called():
     """A call sqlglot sees but PostgreSQL does not means the text is read two ways."""
     verdict = check_safety(r"""SELECT U&"low\0065r"('X')""", "postgres")
     assert (verdict.safe, verdict.rule) == (False, "parsers_disagree"), verdict.reason
+
+
+def test_cli_check_limits_reads_to_the_given_schemas():
+    from typer.testing import CliRunner
+
+    from baton.cli import build_app
+
+    runner = CliRunner()
+    outside = runner.invoke(build_app(), ["sql", "check", "-d", "postgres", "-s", "public", "SELECT * FROM hr.pay"])
+    assert outside.exit_code == 1 and "relation_not_allowed" in outside.output
+    inside = runner.invoke(build_app(), ["sql", "check", "-d", "postgres", "-s", "public", "SELECT * FROM pay"])
+    assert inside.exit_code == 0, inside.output

@@ -23,10 +23,14 @@ def check(
     sql: str = typer.Argument(None, help='The statement to check; omit it or pass "-" to read standard input.'),
     dialect: str = typer.Option(..., "--dialect", "-d", help="sqlite, duckdb, postgres or mysql (mariadb)."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as one JSON object."),
+    schemas: list[str] = typer.Option(
+        [], "--schema", "-s",
+        help="Allow reading only this schema (repeatable; the first is where unqualified names resolve), "
+             "plus the introspection views. Without it only secret catalogs are refused."),
 ) -> None:
     """Print the safety verdict for one SQL statement (exit 0 safe, 1 unsafe)."""
     from baton.specialists.sql.dialects import UnsupportedDialectError, normalize_dialect
-    from baton.specialists.sql.safety import check_safety
+    from baton.specialists.sql.safety import RelationPolicy, check_safety
 
     console = Console(soft_wrap=True)
     err = Console(stderr=True, soft_wrap=True)
@@ -47,7 +51,8 @@ def check(
     previous = sqlglot_logger.level
     sqlglot_logger.setLevel(logging.ERROR)
     try:
-        verdict = check_safety(sql, dialect)
+        policy = RelationPolicy(frozenset(schemas), schemas[0]) if schemas else None
+        verdict = check_safety(sql, dialect, relations=policy)
     finally:
         sqlglot_logger.setLevel(previous)
 
