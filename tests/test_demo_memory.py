@@ -4,7 +4,6 @@ the per-task bundle's lock on answers, and isolation between workspaces."""
 import httpx
 import pytest
 
-from baton.cli.serving import demo_server_workspace
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.llm import FunctionModel, tool_call
@@ -19,7 +18,7 @@ async def two_demos(tmp_path):
         directory = tmp_path / name
         build_demo_database(directory / "finance.sqlite", sales_rows=1_000)
         demos.append(build_demo_workspace(directory, model=FunctionModel(sql_writer), name=name))
-    app = create_app(Workspaces([demo_server_workspace(d) for d in demos]), ApiKeys({"a": "acme", "g": "globex"}))
+    app = create_app(Workspaces(demos), ApiKeys({"a": "acme", "g": "globex"}))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
         yield client
     for demo in demos:

@@ -170,7 +170,7 @@ def test_markdown_tables_count_the_rows_they_leave_out():
     import pandas as pd
 
     from baton.response import AIMessage
-    from baton.server.markdown import to_markdown
+    from baton.workspace.markdown import to_markdown
 
     assert to_markdown(AIMessage(data=pd.DataFrame({"a": range(100)}))).endswith("_80 more rows not shown_")
     assert to_markdown(AIMessage(data=[{"a": i} for i in range(25)])).endswith("_5 more rows not shown_")

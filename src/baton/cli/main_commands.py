@@ -16,7 +16,9 @@ console = Console()
 
 
 def baton_home() -> Path:
-    return Path(os.environ.get("BATON_HOME", "~/.baton")).expanduser()
+    from baton.workspace.state import baton_home as home
+
+    return home()
 
 
 def _model():
@@ -30,13 +32,14 @@ def _model():
         raise typer.Exit(2) from exc
 
 
-def _demo_workspace(rebuild: bool = False):
+def _demo_workspace(rebuild: bool = False, **options):
+    """The demo workspace under ``$BATON_HOME/demo`` (built on first use)."""
     from baton.demo.workspace import DATABASE_FILE, build_demo_workspace
 
     directory = baton_home() / "demo"
     fresh = rebuild or not (directory / DATABASE_FILE).exists()
     with console.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
-        workspace = build_demo_workspace(directory, model=_model(), rebuild=rebuild)
+        workspace = build_demo_workspace(directory, model=_model(), rebuild=rebuild, **options)
     if workspace.no_model:
         console.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
     return workspace
@@ -83,14 +86,9 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run() -> int:
-            ws, closer = await local_workspace(database, _model(), _demo_workspace, docs)
-            try:
-                from baton.server import service
-
+            async with local_workspace(database, _model(), _demo_workspace, docs, observe=True) as ws:
                 with console.status("Thinking...", spinner="dots"):
-                    answer = await service.answer(ws, question, session)
-            finally:
-                await closer()
+                    answer = await ws.answer(question, session)
             if json_output:
                 console.print_json(answer.to_json())
             else:
@@ -126,9 +124,8 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run():
-            ws, closer = await local_workspace(database, _model(), _demo_workspace)
-            await closer()
-            return ws
+            async with local_workspace(database, _model(), _demo_workspace) as ws:
+                return ws
 
         ws = asyncio.run(run())
         table = Table(title=f"{ws.orchestrator.name} ({ws.name})")
@@ -147,8 +144,7 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         async def run():
-            ws, closer = await local_workspace(None, _model(), _demo_workspace)
-            try:
+            async with local_workspace(None, _model(), _demo_workspace) as ws:
                 if show is None:
                     for s in await ws.sessions.list(ws.name):
                         console.print(f"[bold]{s.session_id}[/bold]  {s.updated_at[:19]}  {s.turns} turns  {s.title}")
@@ -156,7 +152,5 @@ def register(app: typer.Typer) -> None:
                 for turn in await ws.sessions.turns(ws.name, show):
                     console.rule(f"[bold]{turn.question}")
                     print_answer(console, turn.answer)
-            finally:
-                await closer()
 
         asyncio.run(run())

@@ -1,77 +1,72 @@
-"""Building workspaces and apps for the CLI, serving them, and the demo's self-check."""
+"""Building workspaces and apps for the CLI, serving them, and the demo's self-check.
+
+The CLI answers through ``baton.workspace`` (``local_workspace``): it imports the HTTP
+server only to serve. ``baton serve --database URL`` serves that database's workspace
+only; without ``--database`` it serves the demo."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from rich.console import Console
 
-from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
-from baton.server.auth import new_key
+from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
 
 SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
 
 
-def demo_server_workspace(demo) -> Workspace:
-    return Workspace(demo.name, demo.orchestrator, SessionStore(demo.directory / "sessions.sqlite"), memory=demo.memory,
-                     description="The finance demo (seed 000's four business units).")
+def demo_app(demo: Workspace) -> tuple[Any, str]:
+    """The HTTP app over the demo workspace, and its key (``BATON_DEMO_KEY`` or a new one)."""
+    from baton.server import create_app
 
-
-def demo_app(demo) -> tuple[Any, str]:
     key = os.environ.get("BATON_DEMO_KEY") or new_key()
-    app = create_app(Workspaces([demo_server_workspace(demo)]), ApiKeys({key: demo.name}), title="Baton demo")
+    app = create_app(Workspaces([demo]), ApiKeys({key: demo.name}), title="Baton demo")
     return app, key
 
 
-def database_workspace(url: str, model, *, docs: Path | None = None, home: Path | None = None) -> tuple[Workspace, Callable]:
-    """A workspace over your own database: one SQL specialist (with a memory and saved
-    conversations in ``$BATON_HOME/workspaces/<id>/``, the id a hash of the URL so no password
-    lands in a path), plus, with ``docs``, a knowledge specialist over that folder whose
-    Markdown is also the workspace's doctrine in memory."""
-    import hashlib
+def _tracker():
+    from baton.observability import configure_observability
 
-    from baton.agents import LexicalRouter, OrchestratorAgent
-    from baton.cli.main_commands import baton_home
-    from baton.memory import MemoryStore, Principal, TrustedAuthenticator, index_doctrine
-    from baton.memory.bridge import SQLMemory
-    from baton.specialists.knowledge.folder import FolderKnowledgeAgent
-    from baton.specialists.sql.agent import SQLAgent
-    from baton.specialists.sql.engines import SQLConnection
-
-    directory = (home or baton_home()) / "workspaces" / hashlib.sha256(url.encode()).hexdigest()[:16]
-    directory.mkdir(parents=True, exist_ok=True)
-    memory = MemoryStore(f"sqlite:///{directory / 'memory.sqlite'}", authenticator=TrustedAuthenticator())
-    scope = memory.open(Principal("database"))
-    connection = SQLConnection(url, id="database")
-    orchestrator = OrchestratorAgent("DatabaseOrchestrator", model=model or LexicalRouter(min_score=0.0))
-    orchestrator.add_agent(SQLAgent(connection, name="database", description=f"Answers questions over the {connection.dialect} database.",
-                                    model=model, memory=SQLMemory(memory, scope, agent="database")))
-    if docs is not None:
-        index_doctrine(scope, docs)
-        orchestrator.add_agent(FolderKnowledgeAgent(docs, directory / "docs.sqlite", name="documents", model=model,
-                                                    description=f"Answers from the documents in {docs.name}/, with citations."))
-
-    async def close() -> None:
-        await connection.aclose()
-        memory.close()
-
-    return Workspace("database", orchestrator, SessionStore(directory / "sessions.sqlite"), memory=memory), close
+    return configure_observability()
 
 
-async def local_workspace(database: str | None, model, demo_factory, docs: Path | None = None) -> tuple[Workspace, Callable]:
-    """The demo workspace, or one over ``database`` (and ``docs``); with its closer."""
+@contextlib.asynccontextmanager
+async def local_workspace(database: str | None, model, demo_factory: Callable[..., Workspace], docs: Path | None = None, *,
+                          observe: bool = False, allow_privileged_role: bool = False) -> AsyncIterator[Workspace]:
+    """The demo workspace, or one over ``database`` (and ``docs``), closed on exit. With
+    ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
+    from baton.workspace.database import open_database_workspace
+
+    options: dict[str, Any] = {"tracker": _tracker(), "owns_tracker": True} if observe else {}
     if database:
-        return database_workspace(database, model, docs=docs)
-    demo = demo_factory()
-    return demo_server_workspace(demo), demo.aclose
+        ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, **options)
+    else:
+        ws = demo_factory(**options)
+    async with ws:
+        yield ws
 
 
-def server_app(database: str | None, model, demo_factory, console: Console, docs: Path | None = None) -> tuple[Any, list[tuple[str, str]]]:
-    workspaces = Workspaces([demo_server_workspace(demo_factory())])
+def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
+               allow_privileged_role: bool = False) -> tuple[Any, list[tuple[str, str]]]:
+    """The app serving the workspace over ``database`` (with ``docs``), or the demo when no
+    database is given; and the keys to print (generated when ``BATON_API_KEYS`` is unset)."""
+    from baton.server import create_app
+    from baton.workspace.database import open_database_workspace
+
     if database:
-        workspaces.add(database_workspace(database, model, docs=docs)[0])
+        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role)
+    else:
+        workspace = demo_factory()
+    workspaces = Workspaces([workspace])
+    keys, printed = api_keys(workspaces)
+    return create_app(workspaces, keys), printed
+
+
+def api_keys(workspaces: Workspaces) -> tuple[ApiKeys, list[tuple[str, str]]]:
+    """``BATON_API_KEYS="key=workspace,..."``, else one new key per workspace (to print)."""
     configured = os.environ.get("BATON_API_KEYS", "")
     keys: dict[str, str] = {}
     for pair in filter(None, (p.strip() for p in configured.split(","))):
@@ -83,7 +78,7 @@ def server_app(database: str | None, model, demo_factory, console: Console, docs
             key = new_key()
             keys[key] = ws.name
             printed.append((key, ws.name))
-    return create_app(workspaces, ApiKeys(keys)), printed
+    return ApiKeys(keys), printed
 
 
 def configure_logging(level: str) -> None:

@@ -1,16 +1,16 @@
 """The demo workspace: the finance database, four SQL specialists and FinanceOrchestrator.
 
 ``build_demo_workspace(directory)`` makes (or reuses) ``finance.sqlite`` in ``directory``
-and wires seed 000's use case over it. With no model configured it still answers the
-verified questions (the orchestrator routes them without an LLM and the specialists run
-their verified SQL); anything else gets an answer saying how to configure a model.
+and wires seed 000's use case over it, as a ``baton.workspace.Workspace``. With no model
+configured it still answers the verified questions (the orchestrator routes them without
+an LLM and the specialists run their verified SQL); anything else gets an answer saying
+how to configure a model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
@@ -20,9 +20,12 @@ from baton.demo.docs import doctrine_folder
 from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.memory.bridge import SQLMemory
 from baton.verified import VerifiedQuestion, examples_by_agent
+from baton.workspace import SessionStore, Workspace
+from baton.workspace.planning import attach_planning
 
 DATABASE_FILE = "finance.sqlite"
 MEMORY_FILE = "memory.sqlite"
+SESSIONS_FILE = "sessions.sqlite"
 DOCS_INDEX_FILE = "docs.sqlite"
 DOCS_DESCRIPTION = "Definitions and rules behind the finance data: how revenue, costs and profit are defined, data rules, glossary."
 DESCRIPTIONS = {
@@ -34,29 +37,23 @@ DESCRIPTIONS = {
 UNIT_IDS = {"pokemon_finance": 1, "epson_finance": 2, "roadshows_finance": 3, "general_finance": None}
 
 
-@dataclass
-class DemoWorkspace:
-    directory: Path
-    database: Path
-    orchestrator: OrchestratorAgent
-    memory: Any = None  # the workspace's baton.memory.MemoryStore
-    name: str = "demo"
-    verified: tuple[VerifiedQuestion, ...] = VERIFIED_QUESTIONS
-    model: ChatModel | None = None
-    closers: list[Callable] = field(default_factory=list)
+class DemoWorkspace(Workspace):
+    """The demo's ``Workspace``, which also knows its database file and verified questions."""
 
-    @property
-    def no_model(self) -> bool:
-        return self.model is None
-
-    async def aclose(self) -> None:
-        for close in self.closers:
-            await close()
+    def __init__(self, *args: Any, database: Path, verified: tuple[VerifiedQuestion, ...] = VERIFIED_QUESTIONS, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.database = database
+        self.verified = verified
 
 
 def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,
-                         name: str = "demo") -> DemoWorkspace:
-    """The demo workspace in ``directory`` (the database is built once, ~1 s)."""
+                         name: str = "demo", sessions: SessionStore | None = None, tracker: Any = None,
+                         owns_tracker: bool = False, pipelines: Any = "auto") -> DemoWorkspace:
+    """The demo workspace in ``directory`` (the database is built once, ~1 s). It owns its
+    connection, memory, document index and sessions (``sessions.sqlite`` beside the
+    database unless ``sessions`` is given): ``async with`` it, or ``await ws.aclose()``.
+    With a model, multi-step questions run as pipelines (``pipelines`` as in
+    ``baton.workspace.database.open_database_workspace``)."""
     from baton.specialists.knowledge.folder import FolderKnowledgeAgent
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.engines import SQLConnection
@@ -64,12 +61,11 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     directory = Path(directory)
     database = directory / DATABASE_FILE
     if rebuild:  # a clean slate: the database, and what the demo remembered and discussed
-        for leftover in (MEMORY_FILE, "sessions.sqlite", DOCS_INDEX_FILE):
+        for leftover in (MEMORY_FILE, SESSIONS_FILE, DOCS_INDEX_FILE):
             for suffix in ("", "-wal", "-shm"):
                 (directory / (leftover + suffix)).unlink(missing_ok=True)
     if rebuild or not database.exists():
         build_demo_database(database)
-    connection = SQLConnection(f"sqlite:///{database}", id="demo")
     memory, scope = open_demo_memory(directory, name)
     orchestrator = OrchestratorAgent(
         "FinanceOrchestrator",
@@ -77,17 +73,22 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
         model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}),
         verified=VERIFIED_QUESTIONS,
     )
+    workspace = DemoWorkspace(name, orchestrator, sessions if sessions is not None else SessionStore(directory / SESSIONS_FILE),
+                              memory=memory, model=model, directory=directory, database=database, tracker=tracker,
+                              owns_tracker=owns_tracker, description="The finance demo (seed 000's four business units).")
+    connection = SQLConnection(f"sqlite:///{database}", id="demo")
+    workspace.own(connection.aclose)
     for agent_name, description in DESCRIPTIONS.items():
         own = [v for v in VERIFIED_QUESTIONS if v.agent == agent_name]
         agent = SQLAgent(connection, name=agent_name, description=description, model=model, verified=own,
                          memory=SQLMemory(memory, scope, agent=agent_name))
         orchestrator.add_agent(agent)
-    orchestrator.add_agent(FolderKnowledgeAgent(doctrine_folder(), directory / DOCS_INDEX_FILE, name="finance_docs",
-                                                description=DOCS_DESCRIPTION, model=model))
-    if model is not None:
-        orchestrator.planning = demo_planning(orchestrator, model)
-    workspace = DemoWorkspace(directory, database, orchestrator, memory=memory, model=model, name=name)
-    workspace.closers.append(connection.aclose)
+    docs = FolderKnowledgeAgent(doctrine_folder(), directory / DOCS_INDEX_FILE, name="finance_docs",
+                                description=DOCS_DESCRIPTION, model=model)
+    workspace.own(docs.index)
+    orchestrator.add_agent(docs)
+    if model is not None and pipelines is not None:
+        attach_planning(workspace, model, None if pipelines == "auto" else pipelines)
     return workspace
 
 
@@ -109,16 +110,3 @@ def open_demo_memory(directory: Path, workspace: str = "demo"):
             data={"question": verified.question, "sql": verified.sql, "agent": verified.agent},
         ))
     return store, scope
-
-
-def demo_planning(orchestrator: OrchestratorAgent, model: ChatModel):
-    """Multi-step questions (with a model): each ``query_database`` stage goes back through
-    the orchestrator, which routes it to the right specialist (stages carry
-    ``_skip_complexity``, so they never plan again); ``analyze_results`` runs the DataFrame
-    specialist over the stages' results."""
-    from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, AgentStageRunner, PipelineExecutor, Planner
-    from baton.pipeline.planning import PipelinePlanning
-    from baton.specialists.dataframe import DataFrameAgent
-
-    runner = AgentStageRunner({QUERY_DATABASE: orchestrator, ANALYZE_RESULTS: DataFrameAgent(name="analysis", model=model)})
-    return PipelinePlanning(Planner(model, tools=(QUERY_DATABASE, ANALYZE_RESULTS)), PipelineExecutor(runner))

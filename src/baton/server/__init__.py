@@ -1,8 +1,10 @@
-"""The HTTP surface: API, Server-Sent Events, OpenAI-compatible endpoint, the web page."""
+"""The HTTP surface: API, Server-Sent Events, OpenAI-compatible endpoint, the web page.
+
+A thin adapter over ``baton.workspace``: routes authenticate, pick the caller's workspace
+and call its answer path; no route answers on its own.
+"""
 
 from baton.server.app import create_app
-from baton.server.auth import ApiKeys, Principal
-from baton.server.sessions import SessionStore
-from baton.server.workspace import Workspace, Workspaces
+from baton.workspace import ApiKeys, Principal, SessionStore, Workspace, Workspaces
 
 __all__ = ["ApiKeys", "Principal", "SessionStore", "Workspace", "Workspaces", "create_app"]

@@ -1,13 +1,16 @@
 """The HTTP API (FastAPI): ask, stream, sessions, agents, charts, health, the page, and an
 OpenAI-compatible chat endpoint. Every route but ``/health`` and the page's static files
-needs an API key; the key decides the workspace."""
+needs an API key; the key decides the workspace.
+
+Routes are adapters: they authenticate, pick the caller's ``Workspace`` and call its
+answer path (``Workspace.answer`` / ``answer_stream``), its sessions, its pipelines or its
+chart renderer. The app owns the workspaces it is given (``owns_workspaces``): its
+lifespan closes them when the server stops."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 from importlib import resources
 from typing import Any
@@ -20,25 +23,22 @@ from baton.agents import AgentContext
 from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
-from baton.server import service
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
 from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
 from baton.server.schemas import AskRequest, ChartRequest, LoginRequest
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
-from baton.server.sessions import SessionNotFound
 from baton.server.sse import sse
-from baton.server.workspace import Workspace, Workspaces
+from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
 
 log = logging.getLogger(__name__)
-MAX_CHART_SPEC_BYTES = 5_000_000
-CHART_RENDERERS = 2
 
 
-def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None) -> FastAPI:
-    """The app. ``tracker`` receives every event of every request (default: what
-    ``configure_observability`` picks from the environment: OpenTelemetry spans when an
-    exporter is configured, structured JSON logs otherwise)."""
+def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None,
+               owns_workspaces: bool = True) -> FastAPI:
+    """The app. ``tracker`` receives every event of every request, next to each workspace's
+    own tracker (default: what ``configure_observability`` picks from the environment:
+    OpenTelemetry spans when an exporter is configured, structured JSON logs otherwise)."""
     unknown = keys.workspaces() - workspaces.names()
     if unknown:
         raise ConfigurationError(f"API keys name unknown workspaces: {', '.join(sorted(unknown))} (have: {', '.join(sorted(workspaces.names()))})")
@@ -51,6 +51,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         yield
+        if owns_workspaces:
+            await app.state.workspaces.aclose()
         shutdown = getattr(app.state.tracker, "shutdown", None)
         if owned and callable(shutdown):
             shutdown()  # flush spans still buffered
@@ -62,7 +64,6 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     app.state.workspaces = workspaces
     app.state.keys = keys
     app.state.tracker = tracker
-    chart_slots = asyncio.Semaphore(CHART_RENDERERS)
 
     def workspace_of(caller: Principal) -> Workspace:
         return app.state.workspaces.for_principal(caller)
@@ -91,7 +92,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     @app.post("/v1/ask", tags=["ask"])
     async def ask(body: AskRequest, caller: Caller) -> dict[str, Any]:
         """Answer a question; the body of the response is the AIMessage as JSON."""
-        message = await service.answer(workspace_of(caller), body.question, body.session_id, tracker=app.state.tracker)
+        message = await workspace_of(caller).answer(body.question, body.session_id, tracker=app.state.tracker)
         return message.to_dict()
 
     @app.post("/v1/ask/stream", tags=["ask"])
@@ -103,7 +104,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
 
         async def events():
             try:
-                async for item in service.answer_stream(ws, body.question, body.session_id, tracker=app.state.tracker):
+                async for item in ws.answer_stream(body.question, body.session_id, tracker=app.state.tracker):
                     if isinstance(item, Event):
                         yield sse(item.type, item.to_dict())
                     else:
@@ -147,16 +148,14 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
 
     @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
     async def render_chart(body: ChartRequest, caller: Caller) -> Response:
-        """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN).
-        Rendering runs in a worker thread, a few at a time, so a big chart never stalls
-        other requests."""
-        from baton.viz import ChartRenderError, render_svg
+        """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN), with
+        the workspace's chart renderer (a few at a time, in its own processes)."""
+        from baton.viz import ChartRenderError
 
-        if len(json.dumps(body.spec, default=str)) > MAX_CHART_SPEC_BYTES:
-            raise HTTPException(status_code=413, detail=f"chart spec over {MAX_CHART_SPEC_BYTES} bytes")
         try:
-            async with chart_slots:
-                svg = await asyncio.to_thread(render_svg, body.spec)
+            svg = await workspace_of(caller).charts.svg(body.spec)
+        except ChartSpecTooLargeError as exc:
+            raise HTTPException(status_code=413, detail=str(exc)) from exc
         except ChartRenderError as exc:
             raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {exc}") from exc
         return Response(svg, media_type="image/svg+xml")

@@ -11,6 +11,7 @@ from fastapi import FastAPI, HTTPException
 
 from baton.server.auth import Caller
 from baton.server.schemas import DismissInsightRequest, FeedbackRequest
+from baton.workspace import SessionNotFound
 
 NOT_FOUND = "not found"
 
@@ -33,32 +34,16 @@ def _record_view(record) -> dict[str, Any]:
 def register_memory_routes(app: FastAPI, workspace_of: Callable) -> None:
     @app.post("/v1/feedback", tags=["memory"])
     async def feedback(body: FeedbackRequest, caller: Caller) -> dict[str, Any]:
-        """Thumbs and data verdicts on one answer (a turn). A verdict or a thumbs-down feeds the
-        memory's user-feedback cycle (benchmark / session note / learning + stale flag); a
-        thumbs-up is kept with the conversation only: liking an answer verifies no data."""
-        from baton.memory import Feedback, InvalidRecordError, record_feedback
+        """Thumbs and data verdicts on one answer (a turn); see ``baton.workspace.feedback``."""
+        from baton.memory import InvalidRecordError
 
         ws = workspace_of(caller)
-        found = await ws.sessions.find_turn(ws.name, body.turn_id)
-        if found is None:
-            raise HTTPException(status_code=404, detail="answer not found")
-        session_id, question, answer = found
-        await ws.sessions.add_feedback(ws.name, body.turn_id, body.thumbs, body.verdict, body.comment)
-        verdict = body.verdict or ("thumbs_down" if body.thumbs == "down" else None)
-        if verdict is None or ws.memory is None:
-            return {"recorded": True, "memory": None}
-        store, scope = _memory(ws)
-        item = Feedback(
-            question=question, verdict=verdict, sql=answer.query, connection_id=answer.metadata.get("connection_id"),
-            deviation=body.comment if verdict == "approximate" else None,
-            correction=body.comment if verdict in ("rejected", "thumbs_down") else None, session_id=session_id,
-        )
         try:
-            outcome = await asyncio.to_thread(record_feedback, scope, item)
+            return await ws.feedback(body.turn_id, thumbs=body.thumbs, verdict=body.verdict, comment=body.comment)
+        except SessionNotFound:
+            raise HTTPException(status_code=404, detail="answer not found") from None
         except InvalidRecordError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
-        return {"recorded": True, "memory": {"produced": outcome.produced, "record_id": outcome.result.record.id,
-                                             "action": outcome.result.action, "flagged_stale": outcome.flagged_stale}}
 
     @app.post("/v1/insights/dismiss", tags=["memory"])
     async def dismiss(body: DismissInsightRequest, caller: Caller) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from fastapi.responses import StreamingResponse
 
 from baton.messages import Message
 from baton.server.auth import Caller
-from baton.server.markdown import to_markdown
+from baton.workspace.markdown import to_markdown
 from baton.server.schemas import ChatCompletionRequest, ChatMessage
 from baton.server.sse import sse_data
 
@@ -52,7 +52,7 @@ def register_openai_routes(app: FastAPI, workspace_of: Callable) -> None:
     async def chat_completions(body: ChatCompletionRequest, caller: Caller):
         ws = workspace_of(caller)
         question, history = _split(body.messages)
-        message = await ws.orchestrator.ask(question, chat_history=history, workspace=ws.name)
+        message = await ws.answer(question, history=history)
         content = to_markdown(message)
         completion_id = "chatcmpl-" + uuid.uuid4().hex
         created = int(time.time())

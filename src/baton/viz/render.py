@@ -33,27 +33,28 @@ def _check(spec: Any) -> dict[str, Any]:
     return scrub(spec)  # a spec from elsewhere may carry text that would abort the renderer
 
 
-def _render(kind: str, spec: Any, options: dict[str, Any], timeout: float) -> str | bytes:
+def _render(kind: str, spec: Any, options: dict[str, Any], timeout: float, pool: Any = None) -> str | bytes:
     from baton.viz.render_worker import RenderFailed, render_isolated
 
     if not timeout > 0:
         raise ChartRenderError(f"timeout must be positive, got {timeout!r}")
     checked = _check(spec)
     try:
-        return render_isolated(kind, checked, {"vl_version": VEGA_LITE_VERSION, "allowed_base_urls": [], **options}, timeout)
+        return render_isolated(kind, checked, {"vl_version": VEGA_LITE_VERSION, "allowed_base_urls": [], **options}, timeout, pool)
     except (TypeError, ValueError) as exc:  # not JSON (an object, NaN)
         raise ChartRenderError(f"cannot render chart: the spec is not JSON: {exc}") from exc
     except RenderFailed as exc:
         raise ChartRenderError(f"cannot render chart: {exc}") from exc
 
 
-def render_svg(spec: dict[str, Any], *, timeout: float = RENDER_TIMEOUT) -> str:
-    """The chart as an SVG document (a string starting with ``<svg``)."""
-    return _render("svg", spec, {}, timeout)
+def render_svg(spec: dict[str, Any], *, timeout: float = RENDER_TIMEOUT, pool: Any = None) -> str:
+    """The chart as an SVG document (a string starting with ``<svg``). ``pool``: the
+    ``render_worker.RenderPool`` whose workers render it (default: the process's own)."""
+    return _render("svg", spec, {}, timeout, pool)
 
 
-def render_png(spec: dict[str, Any], scale: float = 2.0, *, timeout: float = RENDER_TIMEOUT) -> bytes:
+def render_png(spec: dict[str, Any], scale: float = 2.0, *, timeout: float = RENDER_TIMEOUT, pool: Any = None) -> bytes:
     """The chart as PNG bytes; ``scale`` multiplies the pixel size (2 suits retina screens)."""
     if not scale > 0:
         raise ChartRenderError(f"scale must be positive, got {scale!r}")
-    return _render("png", spec, {"scale": scale}, timeout)
+    return _render("png", spec, {"scale": scale}, timeout, pool)

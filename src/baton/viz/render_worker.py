@@ -94,16 +94,44 @@ class _Worker:
                 pass
 
 
-_idle: list[_Worker] = []
-_idle_lock = threading.Lock()
+class RenderPool:
+    """Idle workers kept for the next render (at most ``max_idle``). ``close()`` kills them:
+    whoever owns a pool (a ``baton.workspace.Workspace``) leaves no process behind. The
+    module's default pool serves callers that pass none and is emptied at exit."""
+
+    def __init__(self, max_idle: int = MAX_IDLE_WORKERS) -> None:
+        self.max_idle = max_idle
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> _Worker:
+        with self._lock:
+            worker = self._idle.pop() if self._idle else None
+        if worker is None or worker.process.poll() is not None:
+            worker = _new_worker()
+        return worker
+
+    def give_back(self, worker: _Worker) -> None:
+        with self._lock:
+            keep = len(self._idle) < self.max_idle
+            if keep:
+                self._idle.append(worker)
+        if not keep:
+            worker.kill()
+
+    def close(self) -> None:
+        with self._lock:
+            workers, self._idle = list(self._idle), []
+        for worker in workers:
+            worker.kill()
+
+
+_default_pool = RenderPool()
 _cleanup_registered = False
 
 
 def _close_idle() -> None:
-    with _idle_lock:
-        workers, _idle[:] = list(_idle), []
-    for worker in workers:
-        worker.kill()
+    _default_pool.close()
 
 
 def _new_worker() -> _Worker:
@@ -116,20 +144,14 @@ def _new_worker() -> _Worker:
     return _Worker()
 
 
-def render_isolated(kind: str, spec: dict[str, Any], options: dict[str, Any], timeout: float) -> str | bytes:
+def render_isolated(kind: str, spec: dict[str, Any], options: dict[str, Any], timeout: float,
+                    pool: RenderPool | None = None) -> str | bytes:
     """Render in a worker process; ``RenderFailed`` for a renderer error, a crash or a timeout."""
     request = json.dumps({"kind": kind, "spec": spec, "options": options}, allow_nan=False).encode()
-    with _idle_lock:
-        worker = _idle.pop() if _idle else None
-    if worker is None or worker.process.poll() is not None:
-        worker = _new_worker()
+    pool = pool or _default_pool
+    worker = pool.take()
     reply = worker.render(request, timeout)
-    with _idle_lock:
-        keep = len(_idle) < MAX_IDLE_WORKERS
-        if keep:
-            _idle.append(worker)
-    if not keep:
-        worker.kill()
+    pool.give_back(worker)
     status, payload = reply[:1], reply[1:]
     if status != b"O":
         raise RenderFailed(payload.decode("utf-8", "replace"))

@@ -1,0 +1,60 @@
+"""API keys: a key opens exactly one workspace, and ``Principal`` is who asks.
+
+Keys are kept only as SHA-256 digests and compared in constant time. The workspace comes
+from the key, never from a request, so a key can't reach another workspace's agents,
+sessions or memory. Surfaces (the HTTP server) read the key from the request and call
+``resolve``; nothing here knows about HTTP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The authenticated caller: which workspace its key opens."""
+
+    workspace: str
+    key_id: str  # first characters of the key's digest, for logs; never the key
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key() -> str:
+    return "bt_" + secrets.token_urlsafe(24)
+
+
+class ApiKeys:
+    def __init__(self, keys: dict[str, str] | None = None) -> None:
+        """``keys`` maps a plain key to its workspace (digested immediately)."""
+        self._by_digest: dict[str, str] = {}
+        for key, workspace in (keys or {}).items():
+            self.add(key, workspace)
+
+    def add(self, key: str, workspace: str) -> None:
+        self.add_digest(digest(key), workspace)
+
+    def add_digest(self, key_digest: str, workspace: str) -> None:
+        self._by_digest[key_digest] = workspace
+
+    def workspaces(self) -> set[str]:
+        return set(self._by_digest.values())
+
+    def resolve(self, key: str | None) -> Principal | None:
+        if not key:
+            return None
+        wanted = digest(key)
+        found = None
+        for known, workspace in self._by_digest.items():
+            if hmac.compare_digest(known, wanted):
+                found = Principal(workspace, wanted[:8])
+        return found
+
+    def __len__(self) -> int:
+        return len(self._by_digest)
