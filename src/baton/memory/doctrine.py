@@ -147,13 +147,15 @@ def index_doctrine(scope: WorkspaceScope, folder: str | Path, *, now: Any = None
 
     with store._read(scope) as (conn, ws):  # read what changed before taking the write lock
         manifest, active = load_manifest(conn, store.tables, ws), _active(conn, store.tables, ws)
+    values = _values_by_entity(active)
     for entry in files:
-        if _stale(entry, manifest, root, active):
+        if _stale(entry, manifest, root, values):
             parse(entry)
 
     def op(tx: Any) -> DoctrineReport:
         manifest, active = load_manifest(tx.conn, store.tables, tx.workspace), _active(tx.conn, store.tables, tx.workspace)
         report = DoctrineReport(skipped=list(skipped))
+        values = _values_by_entity(active)
         by_key: dict[tuple[str, str], list[_Active]] = {}
         for rec in active:
             by_key.setdefault((rec.entity, rec.attribute), []).append(rec)
@@ -164,7 +166,7 @@ def index_doctrine(scope: WorkspaceScope, folder: str | Path, *, now: Any = None
         refused_entities: dict[str, str] = {}
         for entry in files:
             entity = entity_of(entry.relative)
-            if entry.relative not in contents and not _stale(entry, manifest, root, active):
+            if entry.relative not in contents and not _stale(entry, manifest, root, values):
                 state = manifest.files[entry.relative]
                 new_files[entry.relative] = state
                 if state.refused:  # refused before and unchanged since: reported again, not read again
@@ -263,16 +265,19 @@ def _active(conn: Connection, tables: Tables, workspace: str) -> list[_Active]:
     return [_Active(row.id, row.entity, row.attribute, row.scope, row.value) for row in rows]
 
 
-def _stale(entry: FileEntry, manifest: Manifest, root: str, active: list[_Active]) -> bool:
+def _values_by_entity(active: list[_Active]) -> dict[str, dict[str, list[Any]]]:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for rec in active:
+        out.setdefault(rec.entity, {}).setdefault(rec.attribute, []).append(rec.value)
+    return out
+
+
+def _stale(entry: FileEntry, manifest: Manifest, root: str, values: dict[str, dict[str, list[Any]]]) -> bool:
     """Whether ``entry`` must be read: new, changed, or its records differ from the manifest."""
     state = manifest.files.get(entry.relative) if manifest.root == root else None
     if state is None or state.fingerprint != entry.fingerprint:
         return True
-    entity = entity_of(entry.relative)
-    have: dict[str, list[Any]] = {}
-    for rec in active:
-        if rec.entity == entity:
-            have.setdefault(rec.attribute, []).append(rec.value)
+    have = values.get(entity_of(entry.relative), {})
     return have != {attribute: [value] for attribute, value in state.sections.items()}
 
 
