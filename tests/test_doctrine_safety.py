@@ -248,6 +248,8 @@ def test_the_folder_total_and_file_count_caps(store, scope, tmp_path):
         (docs / name).write_text(f"# {name}\n" + "y" * 500)
     report = index_doctrine(scope, docs, limits=FolderLimits(max_total_bytes=1100))
     assert reasons(report) == {"c.md": SkipReason.TOTAL_CAP, "d.md": SkipReason.TOTAL_CAP}
+    (docs / "0sub").mkdir()  # listed before the files, walked after them
+    (docs / "0sub" / "e.md").write_text("# e\n")
     counted = walk_folder(docs, limits=FolderLimits(max_files=2))
     assert [f.relative for f in counted.files] == ["a.md", "b.md"]
     assert [(s.path, s.reason) for s in counted.skipped] == [("c.md", SkipReason.TOO_MANY)]  # the walk stops there

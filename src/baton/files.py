@@ -254,8 +254,8 @@ def walk_folder(folder: str | Path, *, accept: Callable[[str], bool] = lambda na
             if len(listing.files) >= limits.max_files:
                 skip(Skipped(rel, SkipReason.TOO_MANY, f"the folder has more than {limits.max_files} files; "
                                                        "the walk stopped here"))
-                stack.clear()
-                break
+                listing.files.sort(key=lambda f: f.relative)
+                return listing
             total += info.st_size
             listing.files.append(FileEntry(rel, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
         stack.extend((d, depth + 1) for d in reversed(subdirs))
