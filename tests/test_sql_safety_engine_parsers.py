@@ -201,3 +201,26 @@ def test_cli_check_limits_reads_to_the_given_schemas():
     assert outside.exit_code == 1 and "relation_not_allowed" in outside.output
     inside = runner.invoke(build_app(), ["sql", "check", "-d", "postgres", "-s", "public", "SELECT * FROM pay"])
     assert inside.exit_code == 0, inside.output
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "duckdb"])
+@pytest.mark.parametrize(("sql", "safe"), [
+    ("SELECT current_setting('TimeZone')", True),
+    ("SELECT current_setting('primary_conninfo')", False),
+    ("SELECT current_setting('ssl_passphrase_command')", False),
+    ("SELECT current_setting('app.jwt_secret')", False),
+    ("SELECT current_setting('s3_secret_access_key')", False),
+    ("SELECT current_setting('data_directory')", False),
+    ("SELECT current_setting(name) FROM settings_to_read", False),  # chosen at run time
+    ("SELECT current_setting('prim' || 'ary_conninfo')", False),
+])
+def test_settings_are_read_only_by_constant_harmless_names(sql, safe, dialect):
+    verdict = check_safety(sql, dialect)
+    assert verdict.safe is safe, verdict.reason
+    if not safe:
+        assert verdict.rule == "dangerous_function"
+
+
+def test_a_lone_keyword_given_to_a_function_is_not_sql():
+    """``has_largeobject_privilege(1, 'SELECT')`` names a privilege (PostgreSQL 18)."""
+    assert check_safety("SELECT has_largeobject_privilege(1, 'SELECT')", "postgres").safe

@@ -40,7 +40,7 @@ from functools import lru_cache
 
 from baton.specialists.sql.dialects import normalize_dialect
 from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
-from baton.specialists.sql.safety.functions import builtin_functions, denied_function_reason
+from baton.specialists.sql.safety.functions import builtin_functions, call_refusal, denied_function_reason
 from baton.specialists.sql.safety.lexical import read_lexically, sqlglot_agrees
 from baton.specialists.sql.safety.postgres import PostgresParseError, read_postgres
 from baton.specialists.sql.safety.reading import Reading
@@ -121,8 +121,10 @@ def _judge(engine: Reading, dialect: str, allowed: frozenset[str], relations: Re
         return refuse("multiple_statements", f"only one statement may run at a time; found {engine.statements}")
     if engine.refusal:
         return refuse(*engine.refusal)
-    for name in sorted(engine.functions):
-        if why := denied_function_reason(name, dialect, allowed):
+    called = {name for name, _ in engine.calls}
+    judged = [(name, None) for name in sorted(engine.functions - called)] + engine.calls
+    for name, arguments in judged:
+        if why := call_refusal(name, arguments, dialect, allowed):
             return refuse("dangerous_function", f"the function {name}() {why}")
     for cte in sorted(engine.ctes):
         if is_catalog_name(cte, dialect):
@@ -136,8 +138,8 @@ def _judge(engine: Reading, dialect: str, allowed: frozenset[str], relations: Re
     builtins = builtin_functions(dialect)
     reader, parse_error = _ENGINE_READERS[dialect]
     for function, text in engine.strings:
-        if function in builtins or not text.strip():
-            continue
+        if function in builtins or (len(text.split()) < 2 and "(" not in text):
+            continue  # a lone word ('SELECT' naming a privilege) is neither a statement nor a call
         try:
             reader(text)
         except Exception:  # noqa: BLE001 - not a statement to the engine; it may still be a fragment

@@ -78,6 +78,11 @@ _RULES = {
 }
 
 
+def _constant_text(argument: dict) -> str | None:
+    literal = (argument.get("expression") or {}).get("literal") or {}
+    return literal.get("text", "") if literal.get("kind") == "STRING" else None
+
+
 def _walk(root: dict, reading: Reading) -> None:
     stack: list[object] = [root]
     while stack:
@@ -91,10 +96,7 @@ def _walk(root: dict, reading: Reading) -> None:
         if node.get("class") == "FUNCTION" and not node.get("is_operator"):
             name = str(node.get("function_name", "")).lower()
             reading.functions.add(name)
-            for argument in node.get("arguments") or []:
-                literal = (argument.get("expression") or {}).get("literal") or {}
-                if literal.get("kind") == "STRING":
-                    reading.strings.append((name, literal.get("text", "")))
+            reading.calls.append((name, tuple(_constant_text(a) for a in node.get("arguments") or [])))
         elif kind == "BASE_TABLE":
             reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,
                                            node.get("catalog_name") or None))

@@ -23,6 +23,8 @@ model) switch individual functions back on, e.g. ``{"read_parquet"}``.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import resources
 
@@ -87,6 +89,25 @@ _ORDINARY_IN: dict[str, frozenset[str]] = {
 
 _CATALOG_ENGINES = ("postgres", "duckdb")
 
+# Settings that hold credentials or name server files: PostgreSQL's primary_conninfo,
+# archive/restore commands, key files; DuckDB's S3/Azure/GCS secrets; any custom setting
+# (``app.jwt_secret``: extensions and applications keep secrets in dotted settings).
+_SECRET_SETTING = re.compile(
+    r"secret|password|passwd|passphrase|key|token|conninfo|connection|credential|command|_file$|directory|proxy|\.",
+    re.IGNORECASE)
+
+
+def _setting_refusal(arguments: Sequence[str | None]) -> str | None:
+    if not arguments or arguments[0] is None:
+        return "reads a setting chosen at run time, which may hold credentials"
+    if _SECRET_SETTING.search(arguments[0]):
+        return f"reads the setting {arguments[0]!r}, which may hold credentials or name server files"
+    return None
+
+
+# Functions whose arguments decide: allowed for a constant, harmless argument.
+ARGUMENT_CHECKED: dict[str, Callable[[Sequence[str | None]], str | None]] = {"current_setting": _setting_refusal}
+
 
 @lru_cache(maxsize=None)
 def catalog(engine: str) -> dict:
@@ -122,6 +143,20 @@ def builtin_functions(dialect: str) -> frozenset[str]:
     if dialect not in _CATALOG_ENGINES:
         return frozenset()
     return frozenset(n.lower() for n in catalog(dialect)["builtin_functions"])
+
+
+def call_refusal(
+    name: str, arguments: Sequence[str | None] | None, dialect: str, allowed: frozenset[str] = frozenset()
+) -> str | None:
+    """Why this call is refused: by its arguments where they decide (``current_setting``
+    with a constant, harmless setting name), else by its name. ``arguments`` holds each
+    argument's constant text (None where it is not a constant); None when the name is
+    reached without a call (functional notation), which the name alone decides."""
+    lowered = name.lower()
+    checker = ARGUMENT_CHECKED.get(lowered)
+    if checker is not None and arguments is not None and lowered not in allowed:
+        return checker(arguments)
+    return denied_function_reason(name, dialect, allowed)
 
 
 def denied_function_reason(name: str, dialect: str, allowed: frozenset[str] = frozenset()) -> str | None:

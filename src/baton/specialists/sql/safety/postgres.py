@@ -133,10 +133,7 @@ def _call(node: dict, value: object, reading: Reading) -> None:
         return
     name = names[-1].lower()
     reading.functions.add(name)
-    for argument in node.get("args", []) or []:
-        text = _constant_text(argument)
-        if text is not None:
-            reading.strings.append((name, text))
+    reading.calls.append((name, tuple(_constant_text(a) for a in node.get("args", []) or [])))
 
 
 def _operator(node: dict, expr: dict, reading: Reading) -> None:

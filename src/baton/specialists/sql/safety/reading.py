@@ -17,8 +17,8 @@ class Reading:
     """``refusal`` is a structural finding (``(rule, reason)``: not a query, SELECT INTO, a
     locking clause, a data-modifying CTE...). ``functions`` are bare, lower-cased names of
     everything called, including names reached by other routes (functional notation
-    ``t.f``); ``strings`` pairs each called function with the constant text of its string
-    arguments, decoded as the engine decodes them."""
+    ``t.f``); ``calls`` holds each call's name and its arguments' constant text, decoded as
+    the engine decodes it (None for an argument that is not a constant string)."""
 
     parser: str
     statements: int = 0
@@ -26,11 +26,16 @@ class Reading:
     functions: set[str] = field(default_factory=set)
     relations: set[Relation] = field(default_factory=set)
     ctes: set[str] = field(default_factory=set)
-    strings: list[tuple[str, str]] = field(default_factory=list)
+    calls: list[tuple[str, tuple[str | None, ...]]] = field(default_factory=list)
 
     def refuse(self, rule: str, reason: str) -> None:
         if self.refusal is None:
             self.refusal = (rule, reason)
+
+    @property
+    def strings(self) -> list[tuple[str, str]]:
+        """Each called function with the constant text of one of its string arguments."""
+        return [(name, text) for name, arguments in self.calls for text in arguments if text is not None]
 
     def real_relations(self) -> set[Relation]:
         """Relations that are not references to a CTE of the statement."""

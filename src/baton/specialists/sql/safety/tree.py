@@ -30,8 +30,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from baton.specialists.sql.literals import string_arguments
-from baton.specialists.sql.safety.functions import denied_function_reason
+from baton.specialists.sql.literals import constant_text, string_arguments
+from baton.specialists.sql.safety.functions import ARGUMENT_CHECKED, call_refusal, denied_function_reason
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import Relation, RelationPolicy
 from baton.specialists.sql.safety.relations import refusal as relation_refusal
@@ -125,8 +125,11 @@ def _check_node(
     if isinstance(node, exp.PropertyEQ) and isinstance(node.this, exp.Parameter):
         return refuse("set", f"{_describe(node)} sets a session variable")
     if isinstance(node, exp.Func):
+        arguments = None
         for name in function_names(node):
-            if why := denied_function_reason(name, dialect, allowed):
+            if name in ARGUMENT_CHECKED and arguments is None:
+                arguments = [constant_text(a, dialect, sql) for a in node.iter_expressions()]
+            if why := call_refusal(name, arguments if name in ARGUMENT_CHECKED else (), dialect, allowed):
                 return refuse("dangerous_function", f"the function {name}() {why}")
         if inspect_strings and (verdict := _string_arguments_verdict(node, sql, dialect, allowed, depth=0)):
             return verdict
