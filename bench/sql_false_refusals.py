@@ -18,9 +18,12 @@ body makes non-reads (a function created earlier in the suite that writes, or ru
 SQL): the engine guard's job, listed by function. Targets (issue 11): reads refused < 1 %,
 non-reads allowed 0. A check that raises counts as a refusal under rule ``exception``.
 
-Decisions: a read refused for a deliberate policy (a secret catalog such as ``pg_authid``)
-still counts as a refused read — the rule column shows which refusals are policy. The
-identity/TPC corpora are judged on reads only (their non-reads are few and nobody's target).
+Decisions: a read refused for a deliberate policy is counted apart from false refusals and
+printed with its own figure: the issue requires secret catalogs (``pg_authid``,
+``pg_stat_activity``, ``pg_settings``...) to be refused on every engine (rule
+``sensitive_table``), and the check refuses ``current_setting`` of a setting that may hold
+credentials (``primary_conninfo``, custom dotted settings such as ``app.jwt_secret``). The
+target applies to the rest; the total is printed too. The identity/TPC corpora are judged on reads only (their non-reads are few and nobody's target).
 
     .venv/bin/python bench/sql_false_refusals.py [--limit N] [--show K] [--json]
         [--postgres-url URL | --families-only]
@@ -133,6 +136,7 @@ def summarize(cases: list[Case], show: int) -> dict:
     reads = [c for c in cases if c.truth.read]
     non_reads = [c for c in cases if not c.truth.read]
     refused = [c for c in reads if not c.verdict.safe]
+    policy = [c for c in refused if _by_policy(c.verdict)]
     allowed = [c for c in non_reads if c.verdict.safe]
     rules = Counter(c.verdict.rule for c in refused)
     guard = [c for c in allowed if c.truth.engine_guard]
@@ -141,6 +145,9 @@ def summarize(cases: list[Case], show: int) -> dict:
     return {
         "statements": len(cases), "reads": len(reads), "non_reads": len(non_reads),
         "reads_refused": len(refused), "reads_refused_pct": 100 * len(refused) / len(reads) if reads else 0.0,
+        "refused_by_policy": len(policy),
+        "false_refusals": len(refused) - len(policy),
+        "false_refusals_pct": 100 * (len(refused) - len(policy)) / len(reads) if reads else 0.0,
         "refused_by_rule": [
             {"rule": rule, "count": count,
              "examples": [{"where": c.where, "sql": _one_line(c.sql), "reason": c.verdict.reason}
@@ -156,10 +163,19 @@ def summarize(cases: list[Case], show: int) -> dict:
     }
 
 
+def _by_policy(verdict) -> bool:
+    """A refusal the check makes on purpose: a secret catalog, or a setting that may hold
+    credentials."""
+    return verdict.rule == "sensitive_table" or (
+        verdict.rule == "dangerous_function" and "current_setting()" in verdict.reason)
+
+
 def _print_refusals(summary: dict) -> None:
-    met = "MET" if summary["reads_refused_pct"] < 1 else "NOT MET"
+    met = "MET" if summary["false_refusals_pct"] < 1 else "NOT MET"
     print(f"  reads refused: {summary['reads_refused']:,} of {summary['reads']:,} "
-          f"({summary['reads_refused_pct']:.2f} %)   target < 1 %: {met}")
+          f"({summary['reads_refused_pct']:.2f} %): by policy {summary['refused_by_policy']:,} "
+          f"(secret catalogs, credential-bearing settings), false refusals {summary['false_refusals']:,} "
+          f"({summary['false_refusals_pct']:.2f} %)   target < 1 %: {met}")
     for entry in summary["refused_by_rule"]:
         print(f"    {entry['rule'] or '(none)':<24} {entry['count']:>6,}")
         for example in entry["examples"]:

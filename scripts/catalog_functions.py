@@ -68,6 +68,8 @@ POSTGRES_RULES: list[tuple[str, str, str]] = [
      r"pg_stat_get_recovery_prefetch|pg_xact_commit_timestamp.*|pg_xact_status|txid_status|"
      r"pg_last_committed_xact|pg_get_backend_memory_contexts|pg_get_shmem_allocations|"
      r"pgp_.*encrypt.*|crypt|encrypt_iv|encrypt|armor|dearmor|digest|hmac|pgp_.*|bt_metap|"
+     r"pg_settings_get_flags|txid_current_if_assigned|pg_current_xact_id_if_assigned|"
+     r"pg_stat_get_backend_(pid|idset|dbid|userid)|pg_stat_get_subscription(_stats)?|"
      r"bytea_size|pg_trgm.*|similarity.*|ssl_.*|int_agg_.*", "allow", READ),
     (r"nextval|setval", "deny", SEQUENCE),
     (r"setseed", "deny", SEED),

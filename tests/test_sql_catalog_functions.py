@@ -56,7 +56,7 @@ def test_every_entry_has_a_verdict_and_a_reason():
     ("pg_restore_relation_stats", "postgres"), ("pg_clear_attribute_stats", "postgres"),
     ("pg_stat_get_activity", "postgres"), ("pg_hba_file_rules", "postgres"), ("pg_show_all_file_settings", "postgres"),
     ("dblink_exec", "postgres"), ("pg_file_write", "postgres"), ("crosstab", "postgres"),
-    ("query_table", "duckdb"), ("duckdb_secrets", "duckdb"), ("sleep_ms", "duckdb"),
+    ("duckdb_secrets", "duckdb"), ("sleep_ms", "duckdb"),
     ("setseed", "mysql"), ("sleep", "mysql"), ("load_file", "mysql"), ("load_extension", "sqlite"),
 ])
 def test_reads_with_side_effects_are_refused(name, dialect):

@@ -44,7 +44,10 @@ POSTGRES_REFUSED = [
     ("WITH pg_authid AS (SELECT 1) SELECT * FROM pg_authid", "sensitive_table"),
     ("SELECT * FROM (SELECT * FROM pg_authid) a", "sensitive_table"),
     # string building at run time reaches functions only by name
-    ("SELECT query_to_xml(chr(83)||chr(69)||'LECT rolpassword FROM pg_authid', true, false, '')", "dangerous_function"),
+    ("SELECT query_to_xml(chr(83)||chr(69)||'LECT rolpassword FROM pg_authid', true, false, '')", "sql_in_string"),
+    ("SELECT query_to_xml((SELECT q FROM queries LIMIT 1), true, false, '')", "sql_in_string"),
+    ("SELECT query_to_xml('SELECT rolpassword FROM pg_authid', true, false, '')", "sensitive_table"),
+    ("SELECT * FROM ts_stat('SELECT to_tsvector(pg_read_file(''/etc/passwd''))')", "dangerous_function"),
     ("SELECT my_exec('SEL' || 'ECT 1')", "sql_in_string"),
     ("SELECT my_exec($q$TABLE secrets$q$)", "sql_in_string"),
     ("SELECT dblink_exec('host=x', 'COPY t TO PROGRAM ''id''')", "dangerous_function"),
@@ -81,6 +84,16 @@ def test_postgres_reads_that_only_postgres_parses_are_allowed(sql):
     assert verdict.safe, verdict.reason
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT ts_rewrite('a & b'::tsquery, 'SELECT t, s FROM aliases')",
+    "SELECT * FROM ts_stat('SELECT body_tsv FROM documents')",
+    "SELECT query_to_xml('SELECT id, total FROM orders', true, false, '')",
+    "SELECT table_to_xml('orders', true, false, '')",
+])
+def test_postgres_sql_given_as_a_constant_is_checked_like_any_query(sql):
+    assert check_safety(sql, "postgres", relations=RelationPolicy.for_schema("public")).safe
+
+
 def test_postgres_reads_sqlglot_understands_keep_their_tree():
     verdict = check_safety("SELECT region, sum(amount) FROM sales GROUP BY region", "postgres")
     assert verdict.safe and verdict.statement is not None
@@ -96,6 +109,8 @@ def test_postgres_casts_to_reg_types_are_lookups_not_calls():
     ("SELECT * FROM pg_class", "relation_not_allowed"),  # unqualified: pg_catalog is searched first
     ("SELECT * FROM public.orders o JOIN hr.salaries s ON true", "relation_not_allowed"),
     ("SELECT * FROM otherdb.public.orders", "relation_not_allowed"),
+    ("SELECT table_to_xml('hr.salaries', true, false, '')", "relation_not_allowed"),
+    ("SELECT query_to_xml('SELECT * FROM hr.salaries', true, false, '')", "relation_not_allowed"),
 ])
 def test_postgres_relations_outside_the_workspace_are_refused(sql, rule):
     policy = RelationPolicy.for_schema("public")

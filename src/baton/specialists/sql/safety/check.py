@@ -40,7 +40,13 @@ from functools import lru_cache
 
 from baton.specialists.sql.dialects import normalize_dialect
 from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
-from baton.specialists.sql.safety.functions import builtin_functions, call_refusal, denied_function_reason
+from baton.specialists.sql.safety.embedded import judge_embedded, takes_sql_text
+from baton.specialists.sql.safety.functions import (
+    builtin_functions,
+    call_refusal,
+    denied_by_own_catalog,
+    denied_function_reason,
+)
 from baton.specialists.sql.safety.lexical import read_lexically, sqlglot_agrees
 from baton.specialists.sql.safety.postgres import PostgresParseError, read_postgres
 from baton.specialists.sql.safety.reading import Reading
@@ -71,6 +77,10 @@ def check_safety(
     refused whatever it says)."""
     dialect = normalize_dialect(dialect)
     allowed = frozenset(f.lower() for f in allowed_functions or ())
+    return _check(sql, dialect, allowed, relations, 0)
+
+
+def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None, depth: int) -> SafetyVerdict:
     if not sql.strip():
         return refuse("empty", "there is no statement to run")
     lexical = None
@@ -80,6 +90,7 @@ def check_safety(
             return refuse(*lexical.hazard)
 
     engine: Reading | None = None
+    vetted: frozenset[str] = frozenset()
     if dialect in _ENGINE_READERS:
         reader, parse_error = _ENGINE_READERS[dialect]
         try:
@@ -88,10 +99,12 @@ def check_safety(
             return refuse("unparseable", f"{_ENGINE_NAMES[dialect]} cannot parse this statement: {error}")
         except Exception as error:  # noqa: BLE001 - a parser crash must fail closed, never open
             return refuse("unparseable", f"the {_ENGINE_NAMES[dialect]} parser failed ({type(error).__name__})")
-        if verdict := _judge(engine, dialect, allowed, relations):
+        verdict, vetted = _judge(engine, dialect, allowed, relations, depth)
+        if verdict is not None:
             return verdict
 
-    verdict, tree = read_tree(sql, dialect, allowed=allowed, relations=relations, inspect_strings=engine is None)
+    verdict, tree = read_tree(sql, dialect, allowed=allowed | vetted, relations=relations,
+                              inspect_strings=engine is None)
     if engine is not None and tree is None or engine is not None and verdict.rule in UNREADABLE_RULES:
         return SafetyVerdict(True, f"a single read-only query (read by {_ENGINE_NAMES[dialect]}'s own parser)")
     if not verdict.safe:
@@ -113,8 +126,23 @@ def assert_safe(
     return verdict
 
 
-def _judge(engine: Reading, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None) -> SafetyVerdict | None:
-    """The refusal the engine's reading calls for, or None."""
+def _judge(
+    engine: Reading, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None, depth: int
+) -> tuple[SafetyVerdict | None, frozenset[str]]:
+    """The refusal the engine's reading calls for (None if none), and the functions that take
+    SQL text whose constant text passed (vetted: not to be refused by name after all)."""
+    vetted: set[str] = set()
+    for name, arguments in engine.calls:
+        if takes_sql_text(name, dialect):
+            verdict = judge_embedded(name, arguments, dialect, depth,
+                                     lambda text, level: _check(text, dialect, allowed, relations, level))
+            if not verdict.safe:
+                return verdict, frozenset()
+            vetted.add(name)
+    return _refusal(engine, dialect, allowed | vetted, relations), frozenset(vetted)
+
+
+def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None) -> SafetyVerdict | None:
     if engine.statements == 0:
         return refuse("empty", "there is no statement to run")
     if engine.statements > 1:
@@ -126,6 +154,9 @@ def _judge(engine: Reading, dialect: str, allowed: frozenset[str], relations: Re
     for name, arguments in judged:
         if why := call_refusal(name, arguments, dialect, allowed):
             return refuse("dangerous_function", f"the function {name}() {why}")
+    for name in sorted(engine.notation - allowed):
+        if why := denied_by_own_catalog(name, dialect):
+            return refuse("dangerous_function", f"{name} may call the function {name}(), which {why}")
     for cte in sorted(engine.ctes):
         if is_catalog_name(cte, dialect):
             return refuse("sensitive_table", f"a CTE named {cte!r} shadows a catalog relation")
@@ -138,7 +169,7 @@ def _judge(engine: Reading, dialect: str, allowed: frozenset[str], relations: Re
     builtins = builtin_functions(dialect)
     reader, parse_error = _ENGINE_READERS[dialect]
     for function, text in engine.strings:
-        if function in builtins or (len(text.split()) < 2 and "(" not in text):
+        if function in builtins or function in allowed or (len(text.split()) < 2 and "(" not in text):
             continue  # a lone word ('SELECT' naming a privilege) is neither a statement nor a call
         try:
             reader(text)

@@ -70,8 +70,7 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("pg_restore_", _ADMIN), ("pg_clear_", _ADMIN), ("pg_copy_", _ADMIN),
     ("query_to_xml", _SQL_TEXT), ("cursor_to_xml", _SQL_TEXT),
     ("table_to_xml", _NAMED_TABLE), ("schema_to_xml", _NAMED_TABLE), ("database_to_xml", _NAMED_TABLE),
-    ("sys_", "runs operating-system commands"), ("xp_", "runs operating-system commands"),
-    ("sp_", "runs stored procedures"),
+    ("sys_", "runs operating-system commands (MySQL UDFs sys_exec, sys_eval)"),
     ("read_", _FILES), ("parquet_", _FILES), ("postgres_", _NET), ("mysql_", _NET), ("odbc_", _NET),
     ("sqlite_scan", _FILES), ("iceberg_", _FILES), ("delta_", _FILES),
 )
@@ -157,6 +156,15 @@ def call_refusal(
     if checker is not None and arguments is not None and lowered not in allowed:
         return checker(arguments)
     return denied_function_reason(name, dialect, allowed)
+
+
+def denied_by_own_catalog(name: str, dialect: str) -> str | None:
+    """Why ``dialect``'s own catalog refuses the function ``name`` (None when it does not, or
+    when the dialect has no catalog reading). For names that may be a column or a call."""
+    if dialect not in _CATALOG_ENGINES:
+        return None
+    entry = catalog(dialect)["functions"].get(name.lower())
+    return entry["reason"] if entry and entry["verdict"] == "deny" else None
 
 
 def denied_function_reason(name: str, dialect: str, allowed: frozenset[str] = frozenset()) -> str | None:

@@ -114,11 +114,11 @@ def _locking(node: dict, value: object, reading: Reading) -> None:
 def _column(node: dict, value: dict, reading: Reading) -> None:
     fields = _names(value.get("fields", []))
     if len(fields) >= 2:
-        reading.functions.add(fields[-1].lower())  # t.f may call f(t)
+        reading.notation.add(fields[-1].lower())  # t.f may call f(t)
 
 
 def _indirection(node: dict, value: dict, reading: Reading) -> None:
-    reading.functions.update(n.lower() for n in _names(value.get("indirection", [])))
+    reading.notation.update(n.lower() for n in _names(value.get("indirection", [])))
 
 
 def _sample(node: dict, value: dict, reading: Reading) -> None:

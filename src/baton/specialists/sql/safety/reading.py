@@ -16,14 +16,15 @@ from baton.specialists.sql.safety.relations import Relation
 class Reading:
     """``refusal`` is a structural finding (``(rule, reason)``: not a query, SELECT INTO, a
     locking clause, a data-modifying CTE...). ``functions`` are bare, lower-cased names of
-    everything called, including names reached by other routes (functional notation
-    ``t.f``); ``calls`` holds each call's name and its arguments' constant text, decoded as
+    everything called; ``notation`` the names that may call a function by functional
+    notation (``t.f`` is ``f(t)`` to PostgreSQL, or a column ``f``); ``calls`` holds each call's name and its arguments' constant text, decoded as
     the engine decodes it (None for an argument that is not a constant string)."""
 
     parser: str
     statements: int = 0
     refusal: tuple[str, str] | None = None
     functions: set[str] = field(default_factory=set)
+    notation: set[str] = field(default_factory=set)
     relations: set[Relation] = field(default_factory=set)
     ctes: set[str] = field(default_factory=set)
     calls: list[tuple[str, tuple[str | None, ...]]] = field(default_factory=list)

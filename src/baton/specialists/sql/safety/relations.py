@@ -34,7 +34,7 @@ from baton.specialists.sql.safety.functions import catalog
 
 _PG_SECRET = frozenset({
     "pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_subscription", "pg_stat_activity",
-    "pg_stat_replication", "pg_stat_wal_receiver", "pg_stat_subscription", "pg_stat_ssl", "pg_stat_gssapi",
+    "pg_stat_replication", "pg_stat_wal_receiver", "pg_stat_ssl", "pg_stat_gssapi",
     "pg_hba_file_rules", "pg_ident_file_mappings", "pg_file_settings", "pg_settings", "pg_db_role_setting",
     "pg_largeobject", "pg_statistic", "pg_statistic_ext_data", "pg_locks", "pg_prepared_xacts",
     "pg_replication_slots", "pg_replication_origin_status", "pg_backend_memory_contexts", "pg_shmem_allocations",
