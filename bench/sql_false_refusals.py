@@ -248,8 +248,8 @@ def main() -> int:
             summary = summarize(reads, args.show)
             report["others"][f"{dialect} {corpus}"] = {
                 "offered": offered, "parsed": len(found), "reads": summary["reads"],
-                "reads_refused": summary["reads_refused"], "reads_refused_pct": summary["reads_refused_pct"],
-                "refused_by_rule": summary["refused_by_rule"]}
+                **{key: summary[key] for key in ("reads_refused", "reads_refused_pct", "refused_by_policy",
+                                                 "false_refusals", "false_refusals_pct", "refused_by_rule")}}
     duck.close()
     report["seconds"] = time.perf_counter() - started
 

@@ -32,6 +32,10 @@ _RELATION_ARGUMENT: dict[str, dict[str, int]] = {
 }
 
 
+# overloads that take no SQL: ts_rewrite(tsquery, tsquery, tsquery) rewrites with queries, not SQL
+_ARITY = {"ts_rewrite": 2}
+
+
 def takes_sql_text(name: str, dialect: str) -> bool:
     return name in _QUERY_ARGUMENT.get(dialect, {}) or name in _RELATION_ARGUMENT.get(dialect, {})
 
@@ -41,6 +45,8 @@ def judge_embedded(
 ) -> SafetyVerdict:
     """The verdict on a call to ``name`` (which ``takes_sql_text``): safe when its text is a
     constant that passes ``check``, a refusal otherwise."""
+    if name in _ARITY and len(arguments) != _ARITY[name]:
+        return SafetyVerdict(True, f"this form of {name}() runs no SQL")
     queries = _QUERY_ARGUMENT.get(dialect, {})
     if name in queries:
         query = _argument(arguments, queries[name])
