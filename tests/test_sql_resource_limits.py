@@ -245,3 +245,22 @@ async def test_an_error_quoting_a_huge_value_is_cut_before_it_travels_on(make_db
 def test_limits_that_are_not_plain_sizes_are_refused(bad):
     with pytest.raises(ConfigurationError):
         ConnectionOptions(**bad)
+
+
+THIRD_ROW_TOO_WIDE = {  # rows 1 and 2 are small, row 3 is over the 1 MB row limit
+    "postgres": "SELECT g, CASE WHEN g = 3 THEN repeat('x', 2000000) ELSE 'small' END FROM generate_series(1, 5) AS g",
+    "mysql": "SELECT seq, CASE WHEN seq = 3 THEN CONCAT(REPEAT('x', 600000), REPEAT('y', 600000)) ELSE 'small' END "
+             "FROM seq_1_to_5 ORDER BY seq",
+    "sqlite": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) "
+              "SELECT x, CASE WHEN x = 3 THEN zeroblob(2000000) ELSE 'small' END FROM c",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(THIRD_ROW_TOO_WIDE))
+async def test_a_row_over_the_limit_after_others_ends_the_result_as_truncated(make_db, kind):
+    db = make_db(kind, EMPTY)
+    conn = db.connection(pool_size=1, max_row_bytes=ROW_LIMIT)
+    result = await conn.execute_readonly(THIRD_ROW_TOO_WIDE[kind])
+    kept = 1 if kind == "sqlite" else 2  # the sqlite3 module steps one row ahead of the row it returns
+    assert result.truncated and result.rows == [[1, "small"], [2, "small"]][:kept]
+    await still_answers(conn)

@@ -14,9 +14,10 @@ Bounded while fetching, not after (what each engine adds is in ``limits.py``):
   while the result stays within ``byte_cap`` (measured on the values' text form). The row
   that would overflow ends the result, ``truncated``; when it is the first row, its
   text/bytes cells are cut to fit (text gets a trailing ``…``), so even one huge cell cannot
-  exceed the cap. A row over ``max_row_bytes`` is refused instead: ``ErrorClass.
-  RESOURCE_LIMIT``, raised by the server on PostgreSQL, before the row's packet is read on
-  MySQL/MariaDB, by SQLite's length limit inside SQLite.
+  exceed the cap. A row over ``max_row_bytes`` is refused instead (by the server on
+  PostgreSQL, before the row's packet is read on MySQL/MariaDB, by SQLite's length limit
+  inside SQLite): as the first row, with ``ErrorClass.RESOURCE_LIMIT`` (cutting it would
+  mean materialising it here first); after other rows, it ends the result, ``truncated``.
 - A result left half-read on a server connection is not drained (draining reads the rest of
   it, up to ``row_cap`` rows of up to ``max_row_bytes``): the connection is invalidated and
   the pool opens a new one. The row cap's extra row is the last one the LIMIT lets through,
@@ -173,29 +174,42 @@ def _admit_duckdb_statement(driver: Any, sql: str) -> None:
 
 
 def _collect(conn: SQLConnection, raw: Any, reader: RowReader, row_cap: int, byte_cap: int) -> QueryResult:
+    """Rows while they fit. A row refused for its size after others were kept ends the result
+    like any row that overflows the budget (``truncated``); refused as the first row, it is
+    the statement's error: there is nothing to show."""
     rows: list[list[Any]] = []
     size = 0
     truncated = True
     stopped_at_row_cap = False
-    for row in reader.rows:
-        if len(rows) >= row_cap:
-            stopped_at_row_cap = True
-            break
-        values = list(row)
-        row_size = sum(_size(v) for v in values)
-        if size + row_size > byte_cap:
-            if not rows:
-                rows.append(_fit_cells(values, byte_cap))
-            break
-        size += row_size
-        rows.append(values)
-    else:
-        truncated = False
+    try:
+        for row in reader.rows:
+            if len(rows) >= row_cap:
+                stopped_at_row_cap = True
+                break
+            values = list(row)
+            row_size = sum(_size(v) for v in values)
+            if size + row_size > byte_cap:
+                if not rows:
+                    rows.append(_fit_cells(values, byte_cap))
+                break
+            size += row_size
+            rows.append(values)
+        else:
+            truncated = False
+    except Exception as exc:
+        if not rows or not _row_refused(exc, conn.dialect):
+            raise
     if truncated:
         stop_reading(reader, stopped_at_row_cap)
     description = reader.description() or []
     columns = [d[0] for d in description]
     return QueryResult(columns=columns, rows=rows, column_types=_types(conn, raw, description, rows), truncated=truncated)
+
+
+def _row_refused(exc: Exception, dialect: str) -> bool:
+    """A size limit hit by one row, not a NULL the server put in place of a value (1301)."""
+    error = exc.error if isinstance(exc, SQLExecutionError) else classify_error(exc, dialect)
+    return error.error_class is ErrorClass.RESOURCE_LIMIT and error.code != "1301"
 
 
 def _fit_cells(values: list[Any], budget: int) -> list[Any]:

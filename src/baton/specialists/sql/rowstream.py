@@ -55,7 +55,8 @@ def open_rows(conn: SQLConnection, raw: Any, cursor: Any, sql: str, reader: RowR
     if conn.dialect == "mysql":
         return _open_mysql(raw, cursor, sql, reader)
     if conn.dialect == "sqlite":
-        reader.abandoned = _bound_sqlite_values(conn, raw.dbapi_connection, sql)  # printf replaced: not pooled again
+        # a capped query (reader.bounded) is already trimmed; printf replaced: not pooled again
+        reader.abandoned = _bound_sqlite_values(conn, raw.dbapi_connection, sql, trimmed=reader.bounded)
     cursor.execute(sql)
     reader.rows, reader.description = iter(cursor.fetchone, None), lambda: cursor.description
 
@@ -118,11 +119,11 @@ def _refuse_mysql_truncated_values(driver: Any) -> None:
             raise SQLExecutionError(ClassifiedError(ErrorClass.RESOURCE_LIMIT, str(message), str(code)))
 
 
-def _bound_sqlite_values(conn: SQLConnection, driver: sqlite3.Connection, sql: str) -> bool:
+def _bound_sqlite_values(conn: SQLConnection, driver: sqlite3.Connection, sql: str, *, trimmed: bool) -> bool:
     """No string or blob over ``max_row_bytes / columns`` for this statement (limits.py).
     True when ``printf``/``format`` were replaced by their bounded version."""
     limit = conn.options.max_row_bytes
-    statement = trimmed_statement(sql, "sqlite")
+    statement = sql if trimmed else trimmed_statement(sql, "sqlite")
     columns = None
     if statement is not None:
         try:
