@@ -20,7 +20,19 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+
+@dataclass
+class Hold:
+    """Stop an SSE reply before frame ``before`` until ``release`` is set (or ``timeout``
+    seconds pass); ``passed`` is set when the frame is about to be sent. Proves by events,
+    not timing, what a client saw before the provider finished."""
+
+    before: int
+    release: threading.Event = field(default_factory=threading.Event)
+    passed: threading.Event = field(default_factory=threading.Event)
+    timeout: float = 10.0
 
 
 @dataclass
@@ -33,6 +45,7 @@ class Reply:
     sse: list[tuple[str | None, Any]] | None = None
     delay: float = 0.0  # seconds before the status line is sent (a slow provider)
     model: str | None = None  # only answer requests for this model
+    hold: Hold | None = None  # an SSE reply waits before one of its frames
 
 
 @dataclass
@@ -201,6 +214,9 @@ class StubLLMServer:
         self.openai_models: list[dict[str, Any]] = []
         self.anthropic_models: list[dict[str, Any]] = []
         self._stopping = threading.Event()
+        self.responder: Callable[[str, Any], Reply | None] | None = None
+        """Called as ``responder(kind, body)`` when nothing is scripted for a request (in the
+        server's thread): answer by content, e.g. for several processes asking at once."""
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -275,6 +291,8 @@ class StubLLMServer:
         self.requests.append(RecordedRequest(kind, handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()}, body))
         model = body.get("model") if isinstance(body, dict) else None
         reply = self._pop(kind, model)
+        if reply is None and self.responder is not None:
+            reply = self.responder(kind, body)
         if reply is None:
             if kind == "openai-models":
                 reply = Reply(body={"object": "list", "data": self.openai_models})
@@ -302,7 +320,10 @@ class StubLLMServer:
                 handler.send_header(k, v)
             handler.send_header("connection", "close")
             handler.end_headers()
-            for event, data in reply.sse:
+            for index, (event, data) in enumerate(reply.sse):
+                if reply.hold is not None and index == reply.hold.before:
+                    reply.hold.release.wait(reply.hold.timeout)
+                    reply.hold.passed.set()
                 text = data if isinstance(data, str) else json.dumps(data)
                 frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
                 handler.wfile.write(frame.encode())

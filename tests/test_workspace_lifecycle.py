@@ -83,7 +83,7 @@ async def test_opening_and_closing_a_workspace_50_times_leaks_nothing(shop):
     after = (open_fds(), own_threads(), children())
     assert after[0] <= baseline[0], f"file descriptors: {baseline[0]} -> {after[0]}"
     assert len(after[1]) <= len(baseline[1]), f"threads: {baseline[1]} -> {after[1]}"
-    assert after[2] == set(), f"child processes left: {after[2]}"
+    assert after[2] <= baseline[2], f"child processes left: {after[2] - baseline[2]}"  # (earlier tests' may live on)
 
 
 async def test_closing_twice_is_harmless_and_a_closed_workspace_keeps_its_conversations(shop):

@@ -16,8 +16,10 @@ client that saw the answer can continue the session at once. Steps 1-3 are the s
 both, follow-ups included.
 
 ``history`` is for callers that keep the conversation themselves (a chat client sending its
-messages): it is used as the orchestrator's history when no session is given.
-``previous`` lets such a caller name the answer a follow-up refers to.
+messages): it is the orchestrator's history when no session is given, and when its last
+assistant message is one of this workspace's answers (found by the digest of its Markdown),
+the turn joins that answer's session and a follow-up refers to that answer. ``previous``
+lets a caller name the answer a follow-up refers to.
 """
 
 from __future__ import annotations
@@ -41,7 +43,14 @@ log = logging.getLogger("baton.workspace")
 
 async def _prepare(ws: Workspace, question: str, session_id: str | None, history: list[Message] | None,
                    previous: AIMessage | None):
-    """(session id, chat history, previous answer), reading the session's turns once."""
+    """(session id, chat history, previous answer), reading the session's turns once.
+    A caller's own history whose last assistant message is one of this workspace's
+    answers continues that answer's session (``SessionStore.find_reply``)."""
+    if session_id is None and history:
+        last = next((m for m in reversed(history) if m.role == "assistant" and m.content), None)
+        found = await ws.sessions.find_reply(ws.name, last.content) if last is not None else None
+        if found is not None:
+            return found[0], list(history), previous or found[1]
     if session_id is None:
         return await ws.sessions.create(ws.name, question), list(history or ()), previous
     turns = await ws.sessions.turns(ws.name, session_id)  # raises SessionNotFound

@@ -1,38 +1,99 @@
-"""Conversations: a session keeps its turns, persisted with the workspace.
+"""Conversations: a session keeps its turns, on SQLite (embedded) or PostgreSQL (replicas).
 
-One SQLite file per workspace (``sessions.sqlite`` in the workspace directory, or
-``:memory:`` for tests). Every read and write names the workspace, so a session id from
-another workspace is simply not found. Calls run in a worker thread: SQLite is fast enough
-that a lock around one connection is simpler and quicker than a pool.
+``SessionStore(target)``: a SQLite file path (one per workspace, the embedded default),
+``":memory:"`` for tests, or a database URL (``postgresql+psycopg://...``) shared by every
+workspace and every replica. Every read and write names the workspace, so a session id from
+another workspace is simply not found, whoever created it and wherever.
+
+Tables (``baton_sessions``, ``baton_turns``, ``baton_feedback``, ``baton_replies``) are
+created and upgraded by versioned migrations (``migrations.py``), safe when several
+processes open the same database at once. A SQLite file from before the migrations (tables
+``sessions``/``turns``/``feedback``) is renamed in place: its conversations are kept.
+
+Appending a turn is one transaction that locks the session (``SELECT ... FOR UPDATE`` on
+PostgreSQL, the write lock on SQLite), so two replicas appending to one conversation at the
+same moment get consecutive turn numbers, never a collision.
+
+``baton_replies`` maps the digest of each answer's Markdown (what a chat client shows and
+sends back as the assistant's message) to its turn: a chat client that keeps the
+conversation itself can continue it (a follow-up such as "Show this as a pie chart" finds
+the answer it refers to) without knowing any session id.
+
+Calls run in the store's own small thread pool (a bulkhead: a slow database stalls
+conversations, not every other thread), which ``close()`` shuts down.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import sqlite3
+import hashlib
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
 
 from baton.errors import BatonError
 from baton.messages import Message
 from baton.response import AIMessage
+from baton.workspace.migrations import Migration, migrate
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    session_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, title TEXT NOT NULL,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS turns (
-    session_id TEXT NOT NULL REFERENCES sessions(session_id), seq INTEGER NOT NULL,
-    turn_id TEXT NOT NULL UNIQUE, question TEXT NOT NULL, answer TEXT NOT NULL, created_at TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq));
-CREATE INDEX IF NOT EXISTS sessions_by_workspace ON sessions (workspace, updated_at);
-CREATE TABLE IF NOT EXISTS feedback (
-    turn_id TEXT NOT NULL REFERENCES turns(turn_id), thumbs TEXT, verdict TEXT, comment TEXT, created_at TEXT NOT NULL);
-"""
 TITLE_LENGTH = 80
+MAX_THREADS = 4
+T = TypeVar("T")
+
+_md = sa.MetaData()
+SESSIONS = sa.Table(
+    "baton_sessions", _md,
+    sa.Column("session_id", sa.String(64), primary_key=True),
+    sa.Column("workspace", sa.String(200), nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+    sa.Index("baton_sessions_by_workspace", "workspace", "updated_at"),
+)
+TURNS = sa.Table(
+    "baton_turns", _md,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("baton_sessions.session_id"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("turn_id", sa.String(64), nullable=False, unique=True),
+    sa.Column("question", sa.Text, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+FEEDBACK = sa.Table(
+    "baton_feedback", _md,
+    sa.Column("turn_id", sa.String(64), sa.ForeignKey("baton_turns.turn_id"), nullable=False, index=True),
+    sa.Column("thumbs", sa.String(10)),
+    sa.Column("verdict", sa.String(20)),
+    sa.Column("comment", sa.Text),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+REPLIES = sa.Table(
+    "baton_replies", _md,
+    sa.Column("workspace", sa.String(200), primary_key=True),
+    sa.Column("digest", sa.String(64), primary_key=True),
+    sa.Column("turn_id", sa.String(64), primary_key=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+_LEGACY = {"sessions": "baton_sessions", "turns": "baton_turns", "feedback": "baton_feedback"}
+
+
+def _create_v1(conn: Connection) -> None:
+    names = set(sa.inspect(conn).get_table_names())
+    if conn.dialect.name == "sqlite" and "sessions" in names and "baton_sessions" not in names:
+        for old, new in _LEGACY.items():  # an embedded file from before the migrations: keep its conversations
+            conn.exec_driver_sql(f'ALTER TABLE "{old}" RENAME TO "{new}"')
+    for table in (SESSIONS, TURNS, FEEDBACK, REPLIES):
+        table.create(conn, checkfirst=True)
+
+
+MIGRATIONS = [Migration(1, "sessions, turns, feedback and reply digests", _create_v1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,22 +128,51 @@ def history_of(turns: list[Turn], max_turns: int = 10) -> list[Message]:
     return out
 
 
+def reply_digest(text: str) -> str:
+    """The digest of a reply as a chat client shows it (whitespace-insensitive)."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
+
+
+def _engine_for(target: str | Path | Engine) -> Engine:
+    from baton.memory.engine import make_engine
+
+    if isinstance(target, Engine):
+        return target
+    text = str(target)
+    if "://" in text:
+        return make_engine(text)
+    return make_engine("sqlite://" if text == ":memory:" else f"sqlite:///{Path(text).resolve()}")
+
+
 class SessionStore:
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(SCHEMA)
-        self._lock = threading.Lock()
+    def __init__(self, target: str | Path | Engine = ":memory:", *, max_threads: int = MAX_THREADS) -> None:
+        self.engine = _engine_for(target)
+        self._owns_engine = not isinstance(target, Engine)
+        self._single = self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:")
+        self._lock = threading.Lock()  # an in-memory database is one connection: one user at a time
+        migrate(self.engine, "sessions", MIGRATIONS)
+        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_threads, thread_name_prefix="baton-sessions")
 
     def close(self) -> None:
-        self._db.close()
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        if self._owns_engine:
+            self.engine.dispose()
 
-    async def _run(self, fn, *args):
-        return await asyncio.to_thread(self._locked, fn, *args)
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._executor is None:
+            raise RuntimeError("this session store is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, fn, args)
 
-    def _locked(self, fn, *args):
-        with self._lock:
-            return fn(*args)
+    def _call(self, fn: Callable[..., T], args: tuple) -> T:
+        if self._single:
+            with self._lock:
+                return fn(*args)
+        return fn(*args)
+
+    def _write(self):
+        return self.engine.connect().execution_options(baton_write=True)
 
     # --- API --------------------------------------------------------------------------------
 
@@ -90,8 +180,11 @@ class SessionStore:
         return await self._run(self._create, workspace, title)
 
     async def append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage) -> str:
-        """Append a turn (creating the session when ``session_id`` is None); returns the id."""
-        return await self._run(self._append, workspace, session_id, question, answer)
+        """Append a turn (creating the session when ``session_id`` is None); returns the id.
+        The answer's Markdown digest is kept for chat clients (``find_reply``)."""
+        from baton.workspace.markdown import to_markdown
+
+        return await self._run(self._append, workspace, session_id, question, answer, reply_digest(to_markdown(answer)))
 
     async def list(self, workspace: str, limit: int = 50) -> list[SessionSummary]:
         return await self._run(self._list, workspace, limit)
@@ -104,72 +197,112 @@ class SessionStore:
         return history_of(await self.turns(workspace, session_id), max_turns)
 
     async def exists(self, workspace: str, session_id: str) -> bool:
-        try:
-            await self._run(self._owned, workspace, session_id)
-        except SessionNotFound:
-            return False
-        return True
+        return await self._run(self._exists, workspace, session_id)
 
     async def find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
         """(session id, question, answer) of a turn of this workspace, or None."""
         return await self._run(self._find_turn, workspace, turn_id)
 
+    async def find_reply(self, workspace: str, text: str) -> tuple[str, AIMessage] | None:
+        """(session id, answer) of this workspace's latest turn whose reply was ``text``."""
+        return await self._run(self._find_reply, workspace, reply_digest(text))
+
+    async def add_reply(self, workspace: str, turn_id: str, text: str) -> None:
+        """Also know ``turn_id`` by ``text`` (a surface that showed the answer differently)."""
+        await self._run(self._add_reply, workspace, turn_id, reply_digest(text))
+
     async def add_feedback(self, workspace: str, turn_id: str, thumbs: str | None, verdict: str | None, comment: str | None) -> None:
         await self._run(self._add_feedback, workspace, turn_id, thumbs, verdict, comment)
 
-    # --- in the worker thread ---------------------------------------------------------------
+    # --- in the store's threads ---------------------------------------------------------------
 
-    def _create(self, workspace: str, title: str) -> str:
+    def _create(self, workspace: str, title: str, conn: Connection | None = None) -> str:
         session_id = uuid.uuid4().hex
         now = _now()
-        self._db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)", (session_id, workspace, title[:TITLE_LENGTH], now, now))
+        row = dict(session_id=session_id, workspace=workspace, title=title[:TITLE_LENGTH], created_at=now, updated_at=now)
+        if conn is not None:
+            conn.execute(SESSIONS.insert().values(row))
+            return session_id
+        with self._write() as c, c.begin():
+            c.execute(SESSIONS.insert().values(row))
         return session_id
 
-    def _owned(self, workspace: str, session_id: str) -> None:
-        row = self._db.execute("SELECT 1 FROM sessions WHERE session_id = ? AND workspace = ?", (session_id, workspace)).fetchone()
-        if row is None:
+    @staticmethod
+    def _owned(conn: Connection, workspace: str, session_id: str, *, lock: bool = False) -> None:
+        query = sa.select(SESSIONS.c.session_id).where(SESSIONS.c.session_id == session_id, SESSIONS.c.workspace == workspace)
+        if lock and conn.dialect.name == "postgresql":
+            query = query.with_for_update()
+        if conn.execute(query).first() is None:
             raise SessionNotFound(session_id)
 
-    def _append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage) -> str:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+    def _exists(self, workspace: str, session_id: str) -> bool:
+        with self.engine.connect() as conn:
+            try:
+                self._owned(conn, workspace, session_id)
+            except SessionNotFound:
+                return False
+        return True
+
+    def _append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage, digest: str) -> str:
+        with self._write() as conn, conn.begin():
             if session_id is None:
-                session_id = self._create(workspace, question)
+                session_id = self._create(workspace, question, conn)
             else:
-                self._owned(workspace, session_id)
-            seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session_id = ?", (session_id,)).fetchone()[0]
+                self._owned(conn, workspace, session_id, lock=True)
+            seq = conn.execute(sa.select(sa.func.coalesce(sa.func.max(TURNS.c.seq), 0) + 1)
+                               .where(TURNS.c.session_id == session_id)).scalar_one()
             now = _now()
-            self._db.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?)", (session_id, seq, answer.turn_id, question, answer.to_json(), now))
-            self._db.execute("UPDATE sessions SET updated_at = ? WHERE session_id = ?", (now, session_id))
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+            conn.execute(TURNS.insert().values(session_id=session_id, seq=seq, turn_id=answer.turn_id, question=question,
+                                               answer=answer.to_json(), created_at=now))
+            conn.execute(REPLIES.insert().values(workspace=workspace, digest=digest, turn_id=answer.turn_id, created_at=now))
+            conn.execute(SESSIONS.update().where(SESSIONS.c.session_id == session_id).values(updated_at=now))
         return session_id
 
     def _find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
-        row = self._db.execute(
-            "SELECT t.session_id, t.question, t.answer FROM turns t JOIN sessions s ON s.session_id = t.session_id "
-            "WHERE t.turn_id = ? AND s.workspace = ?", (turn_id, workspace)).fetchone()
+        query = (sa.select(TURNS.c.session_id, TURNS.c.question, TURNS.c.answer)
+                 .join(SESSIONS, SESSIONS.c.session_id == TURNS.c.session_id)
+                 .where(TURNS.c.turn_id == turn_id, SESSIONS.c.workspace == workspace))
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
         return (row[0], row[1], AIMessage.from_json(row[2])) if row else None
+
+    def _find_reply(self, workspace: str, digest: str) -> tuple[str, AIMessage] | None:
+        query = (sa.select(TURNS.c.session_id, TURNS.c.answer)
+                 .join(REPLIES, REPLIES.c.turn_id == TURNS.c.turn_id)
+                 .join(SESSIONS, SESSIONS.c.session_id == TURNS.c.session_id)
+                 .where(REPLIES.c.workspace == workspace, REPLIES.c.digest == digest, SESSIONS.c.workspace == workspace)
+                 .order_by(REPLIES.c.created_at.desc()).limit(1))
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return (row[0], AIMessage.from_json(row[1])) if row else None
+
+    def _add_reply(self, workspace: str, turn_id: str, digest: str) -> None:
+        if self._find_turn(workspace, turn_id) is None:
+            raise SessionNotFound(turn_id)
+        with self._write() as conn, conn.begin():
+            known = conn.execute(sa.select(REPLIES.c.turn_id).where(
+                REPLIES.c.workspace == workspace, REPLIES.c.digest == digest, REPLIES.c.turn_id == turn_id)).first()
+            if known is None:
+                conn.execute(REPLIES.insert().values(workspace=workspace, digest=digest, turn_id=turn_id, created_at=_now()))
 
     def _add_feedback(self, workspace: str, turn_id: str, thumbs: str | None, verdict: str | None, comment: str | None) -> None:
         if self._find_turn(workspace, turn_id) is None:
             raise SessionNotFound(turn_id)
-        self._db.execute("INSERT INTO feedback VALUES (?, ?, ?, ?, ?)", (turn_id, thumbs, verdict, comment, _now()))
+        with self._write() as conn, conn.begin():
+            conn.execute(FEEDBACK.insert().values(turn_id=turn_id, thumbs=thumbs, verdict=verdict, comment=comment, created_at=_now()))
 
     def _list(self, workspace: str, limit: int) -> list[SessionSummary]:
-        rows = self._db.execute(
-            "SELECT s.session_id, s.title, s.created_at, s.updated_at, COUNT(t.seq) FROM sessions s "
-            "LEFT JOIN turns t ON t.session_id = s.session_id WHERE s.workspace = ? "
-            "GROUP BY s.session_id ORDER BY s.updated_at DESC LIMIT ?",
-            (workspace, limit),
-        ).fetchall()
-        return [SessionSummary(*row) for row in rows]
+        count = sa.select(sa.func.count()).where(TURNS.c.session_id == SESSIONS.c.session_id).scalar_subquery()
+        query = (sa.select(SESSIONS.c.session_id, SESSIONS.c.title, SESSIONS.c.created_at, SESSIONS.c.updated_at, count)
+                 .where(SESSIONS.c.workspace == workspace).order_by(SESSIONS.c.updated_at.desc()).limit(limit))
+        with self.engine.connect() as conn:
+            return [SessionSummary(*row) for row in conn.execute(query)]
 
     def _turns(self, workspace: str, session_id: str) -> list[Turn]:
-        self._owned(workspace, session_id)
-        rows = self._db.execute("SELECT seq, question, answer FROM turns WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+        with self.engine.connect() as conn:
+            self._owned(conn, workspace, session_id)
+            rows = conn.execute(sa.select(TURNS.c.seq, TURNS.c.question, TURNS.c.answer)
+                                .where(TURNS.c.session_id == session_id).order_by(TURNS.c.seq)).all()
         return [Turn(seq, question, AIMessage.from_json(answer)) for seq, question, answer in rows]
 
 
