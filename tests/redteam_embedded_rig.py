@@ -32,7 +32,7 @@ import sqlalchemy as sa
 
 from baton.errors import BatonError
 
-from redteam_support import CanaryFiles, Case, Outcome, Secrets, differences, render, supplied_text, verdict
+from redteam_support import CanaryFiles, Case, Outcome, Secrets, differences, render, session_differences, supplied_text, verdict
 
 SEEDS = (0.0, 0.5, -0.5, 0.25, 1.0, -1.0, 0.42)  # the only setseed() values the DuckDB corpus uses
 ENV_SECRET = "BATON_RT_ENV_SECRET"
@@ -256,11 +256,7 @@ class EmbeddedRig:
         return state
 
     def session_problems(self, state: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
-        problems = [f"next request: {key} is {state.get(key)!r}, was {value!r}"
-                    for key, value in baseline.items() if key != "random_value" and state.get(key) != value]
-        if state.get("random_value") in self.seeded_randoms:
-            problems.append(f"next request: random() returned {state['random_value']!r}, a value of a known seed")
-        return problems
+        return session_differences(state, baseline, self.seeded_randoms)
 
     def repair(self, before: dict[str, Any], after: dict[str, Any]) -> None:
         self.files.sweep()

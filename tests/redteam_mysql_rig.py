@@ -1,9 +1,10 @@
 """MariaDB/MySQL canaries for the red-team module: what an attack could change, and the probes.
 
 Everything carries the run's token: a database ``baton_rt_<token>`` (rows, a NOCACHE sequence
-whose table row moves with every ``NEXTVAL``, a procedure that deletes), a least-privilege user
-(``SELECT`` on that database only, no ``FILE``/``PROCESS``/``SUPER``) with a password whose hash
-sits in ``mysql.user`` / ``mysql.global_priv``, a ``mysql.servers`` entry with a password, and the
+whose table row moves with every ``NEXTVAL``, a procedure that deletes), the demo's
+least-privilege user made by ``baton db grant``'s statements (``tests/least_privilege.py``:
+``SELECT, SHOW VIEW`` on that database only, no ``FILE``/``PROCESS``/``SUPER``) whose password
+hash sits in ``mysql.user`` / ``mysql.global_priv``, a ``mysql.servers`` entry with a password, and the
 canary folder under /tmp (world-writable: the server runs as ``mysql`` and must be able to write
 there, or a refused ``INTO OUTFILE`` would prove nothing).
 
@@ -23,7 +24,8 @@ from typing import Any
 import pymysql
 import sqlalchemy as sa
 
-from redteam_support import CanaryFiles, Secrets
+from least_privilege import ReaderRole, create_reader_role, drop_reader_role
+from redteam_support import CanaryFiles, Secrets, session_differences
 
 SEED_PAIRS = ((1, 1), (12345, 678), (0, 0))  # the only rand_seed1/rand_seed2 the corpus sets
 _VOLATILE = ("RAND_SEED1", "RAND_SEED2", "TIMESTAMP", "PSEUDO_THREAD_ID", "IN_TRANSACTION", "WARNING_COUNT",
@@ -35,7 +37,8 @@ class MySQLRig:
         self.base = sa.engine.make_url(base_url)
         self.token = uuid.uuid4().hex[:10]
         self.db = f"baton_rt_{self.token}"
-        self.lp_user, self.lp_password = f"baton_rt_lp_{self.token}", f"lp{uuid.uuid4().hex}"
+        self.reader: ReaderRole | None = None  # the demo's least-privilege user (``baton db grant``)
+        self.lp_user = self.lp_password = ""
         self.lock = f"rt_{self.token}_lock"
         self.server_name = f"rt_srv_{self.token}"
         self.secret_query_token = f"rtsession{uuid.uuid4().hex[:16]}"
@@ -55,10 +58,9 @@ class MySQLRig:
                                autocommit=True, charset="utf8mb4")
 
     def url(self, least_privilege: bool) -> str:
-        url = self.base.set(database=self.db)
         if least_privilege:
-            url = url.set(username=self.lp_user, password=self.lp_password)
-        return url.render_as_string(hide_password=False)
+            return self.reader.url
+        return self.base.set(database=self.db).render_as_string(hide_password=False)
 
     def values(self, out: str) -> dict[str, Any]:
         return {"file": self.files.file, "dir": self.files.root, "out": out, "passwd": "/etc/passwd",
@@ -81,9 +83,8 @@ class MySQLRig:
         run("CREATE SEQUENCE rt_seq START WITH 100 NOCACHE")
         run("CREATE PROCEDURE rt_wipe() MODIFIES SQL DATA DELETE FROM rt_rows")
         self._restore_rows()
-        for host in ("%", "localhost", "127.0.0.1"):
-            run(f"CREATE USER '{self.lp_user}'@'{host}' IDENTIFIED BY '{self.lp_password}'")
-            run(f"GRANT SELECT ON {self.db}.* TO '{self.lp_user}'@'{host}'")
+        self.reader = create_reader_role(self.url(False), self.db, prefix=f"baton_rt_lp_{self.token}")
+        self.lp_user, self.lp_password = self.reader.name, self.reader.password
         srv_password = f"rtsrvpw{uuid.uuid4().hex}"
         run(f"CREATE SERVER {self.server_name} FOREIGN DATA WRAPPER mysql OPTIONS (HOST '127.0.0.1', DATABASE 'nowhere', "
             f"USER 'nobody', PASSWORD '{srv_password}')")
@@ -108,6 +109,8 @@ class MySQLRig:
                     conn.close()
                 except Exception:  # noqa: BLE001 - already killed
                     pass
+        if self.reader is not None:
+            drop_reader_role(self.reader)
         with self.connect(db=self.base.database) as root, root.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS {self.db}")
             cur.execute(f"DROP SERVER IF EXISTS {self.server_name}")
@@ -205,32 +208,31 @@ class MySQLRig:
         sql = f"""
             SELECT
               (SELECT COUNT(*) FROM information_schema.USER_VARIABLES) AS user_variables,
-              (SELECT MD5(GROUP_CONCAT(VARIABLE_NAME, '=', VARIABLE_VALUE ORDER BY VARIABLE_NAME))
-                 FROM information_schema.SESSION_VARIABLES WHERE VARIABLE_NAME NOT IN {_VOLATILE!r}) AS session_variables,
               IS_USED_LOCK('{self.lock}') = CONNECTION_ID() AS holds_named_lock,
               (SELECT CONCAT(COUNT(*), ':', MD5(GROUP_CONCAT(id ORDER BY id))) FROM rt_rows) AS rows_seen,
               CURRENT_USER() AS current_user_,
               RAND() AS random_value
         """
+        variables = ("SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.SESSION_VARIABLES "
+                     f"WHERE VARIABLE_NAME NOT IN {_VOLATILE!r}")
         leftovers = ("EXECUTE rt_stmt", "HANDLER rt_h READ FIRST")
         if isinstance(connection, pymysql.Connection):
             with connection.cursor(pymysql.cursors.DictCursor) as cur:
                 cur.execute(sql)
                 state = dict(cur.fetchone())
+                cur.execute(variables)
+                state["session_variables"] = {r["VARIABLE_NAME"]: r["VARIABLE_VALUE"] for r in cur.fetchall()}
                 for statement in leftovers:
                     state[statement] = _survives(lambda s=statement: cur.execute(s))
             return state
         state = dict(connection.exec_driver_sql(sql).mappings().one())
+        state["session_variables"] = dict(connection.exec_driver_sql(variables).fetchall())
         for statement in leftovers:
             state[statement] = _survives(lambda s=statement: connection.exec_driver_sql(s))
         return state
 
     def session_problems(self, state: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
-        problems = [f"next request: {key} is {state.get(key)!r}, was {value!r}"
-                    for key, value in baseline.items() if key != "random_value" and state.get(key) != value]
-        if state.get("random_value") in self.seeded_randoms:
-            problems.append(f"next request: RAND() returned {state['random_value']!r}, a value of a known seed")
-        return problems
+        return session_differences(state, baseline, self.seeded_randoms)
 
     # --- repair -----------------------------------------------------------------------------------
 

@@ -10,10 +10,11 @@ Canaries (set up as the server's superuser, which the tests on this machine conn
   the index, autovacuum off), and ``rt.gin_i`` with entries in its pending list, so
   ``brin_summarize_*``, ``brin_desummarize_range`` and ``gin_clean_pending_list`` all have
   something to change; the probe is an md5 over every raw page of both indexes;
-- roles: the least-privilege login role (LOGIN, NOSUPERUSER, CONNECT on the database, USAGE on
-  ``rt``, SELECT on its tables; ``PUBLIC`` loses TEMP and CONNECT), and a NOLOGIN role with a
-  password whose SCRAM hash must never come back; a user mapping and a subscription whose
-  connection strings hold passwords;
+- roles: the demo's least-privilege role, made by ``baton db grant``'s own statements
+  (``tests/least_privilege.py``: LOGIN, no superuser or built-in roles, CONNECT, USAGE on ``rt``,
+  SELECT on its tables, read-only by default; ``PUBLIC`` loses TEMP and CONNECT on the
+  database), and a NOLOGIN role with a password whose SCRAM hash must never come back; a user
+  mapping and a subscription whose connection strings hold passwords;
 - a LISTENing session logged in as the least-privilege role (the role may signal its own
   sessions: terminating it is a real attack even without privileges), and a superuser session
   busy with a query whose text holds a secret (``pg_stat_activity.query``; cancelling it is
@@ -34,7 +35,9 @@ import psycopg
 import sqlalchemy as sa
 from psycopg.conninfo import make_conninfo
 
-from redteam_support import CanaryFiles, Secrets
+from baton.specialists.sql.grants import apply_grant_statements, grant_statements
+from least_privilege import ReaderRole, create_reader_role, drop_reader_role
+from redteam_support import CanaryFiles, Secrets, session_differences
 
 SEEDS = (0.0, 0.5, -0.5, 0.25, 1.0, -1.0, 0.42)  # the only seeds the corpus uses
 COUNTERS = ("accounts_scans",)
@@ -45,8 +48,9 @@ class PostgresRig:
         self.base = sa.engine.make_url(base_url)
         self.token = uuid.uuid4().hex[:10]
         self.db = f"baton_rt_{self.token}"
-        self.lp_role, self.pw_role = f"baton_rt_lp_{self.token}", f"baton_rt_pw_{self.token}"
-        self.lp_password = f"lp-{uuid.uuid4().hex}"
+        self.pw_role = f"baton_rt_pw_{self.token}"
+        self.reader: ReaderRole | None = None  # the demo's least-privilege role (``baton db grant``)
+        self.lp_role = self.lp_password = ""
         self.slot = f"rt_{self.token}_slot"
         self.channel = f"rt_{self.token}_chan"
         self.secret_app, self.listen_app = f"baton_rt_secret_{self.token}", f"baton_rt_listen_{self.token}"
@@ -72,10 +76,9 @@ class PostgresRig:
             password=password if user else url.password, dbname=db or self.db, application_name=app)
 
     def url(self, least_privilege: bool) -> str:
-        url = self.base.set(database=self.db)
         if least_privilege:
-            url = url.set(username=self.lp_role, password=self.lp_password)
-        return url.render_as_string(hide_password=False)
+            return self.reader.url
+        return self.base.set(database=self.db).render_as_string(hide_password=False)
 
     def values(self, out: str) -> dict[str, Any]:
         """The placeholders a case may use (pids as they are now)."""
@@ -93,11 +96,8 @@ class PostgresRig:
     def start(self) -> None:
         with psycopg.connect(self.conninfo(db=self.base.database), autocommit=True) as root:
             root.execute(f"CREATE DATABASE {self.db}")
-            root.execute(f"CREATE ROLE {self.lp_role} LOGIN PASSWORD '{self.lp_password}' NOSUPERUSER NOCREATEDB "
-                         "NOCREATEROLE NOREPLICATION NOBYPASSRLS")
             root.execute(f"CREATE ROLE {self.pw_role} NOLOGIN PASSWORD 'rt-pw-{uuid.uuid4().hex}'")
             root.execute(f"REVOKE ALL ON DATABASE {self.db} FROM PUBLIC")
-            root.execute(f"GRANT CONNECT ON DATABASE {self.db} TO {self.lp_role}")
         self.admin = psycopg.connect(self.conninfo(app="baton_rt_admin"), autocommit=True)
         a = self.admin
         a.execute("CREATE SCHEMA rt")
@@ -116,9 +116,8 @@ class PostgresRig:
         a.execute(f"CREATE SUBSCRIPTION rt_sub_{self.token} CONNECTION 'host=127.0.0.1 dbname=nowhere "
                   f"password={sub_password}' PUBLICATION p WITH (connect = false, slot_name = NONE, enabled = false, "
                   "create_slot = false)")
-        a.execute(f"GRANT USAGE ON SCHEMA rt TO {self.lp_role}")
-        a.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA rt TO {self.lp_role}")
-        a.execute(f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA rt TO {self.lp_role}")
+        self.reader = create_reader_role(self.url(False), "rt", prefix=f"baton_rt_lp_{self.token}")
+        self.lp_role, self.lp_password = self.reader.name, self.reader.password
         for _ in range(3):
             a.execute("SELECT count(*) FROM rt.accounts")
         a.execute("SELECT pg_stat_force_next_flush()")
@@ -138,6 +137,8 @@ class PostgresRig:
                     conn.close()
                 except Exception:  # noqa: BLE001 - already gone
                     pass
+        if self.reader is not None:
+            drop_reader_role(self.reader)
         with psycopg.connect(self.conninfo(db=self.base.database), autocommit=True) as root:
             for (slot,) in root.execute("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE %s",
                                         (f"%{self.token}%",)).fetchall():
@@ -176,7 +177,8 @@ class PostgresRig:
         a.execute("CREATE TABLE rt.gin_t (tags int[]) WITH (autovacuum_enabled = off)")
         a.execute("CREATE INDEX gin_i ON rt.gin_t USING gin (tags) WITH (fastupdate = on, gin_pending_list_limit = 4096)")
         a.execute("INSERT INTO rt.gin_t SELECT ARRAY[i, i + 1] FROM generate_series(1, 500) i")  # pending list
-        a.execute(f"GRANT SELECT ON rt.brin_t, rt.gin_t TO {self.lp_role}")
+        if self.lp_role:  # the reader's default privileges cover new tables; said again for clarity
+            a.execute(f"GRANT SELECT ON rt.brin_t, rt.gin_t TO {self.lp_role}")
 
     def _learn_secrets(self, um_password: str, sub_password: str) -> None:
         s, a = self.secrets, self.admin
@@ -301,23 +303,22 @@ class PostgresRig:
               (SELECT count(*) FROM pg_cursors) AS cursors,
               (SELECT count(*) FROM pg_listening_channels()) AS listening,
               (SELECT count(*) FROM pg_replication_slots WHERE active_pid = pg_backend_pid()) AS own_slots,
-              (SELECT md5(string_agg(name || '=' || setting, ',' ORDER BY name)) FROM pg_settings
-                 WHERE source <> 'default') AS settings,
               current_user AS current_user_, session_user AS session_user_,
               (SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM accounts t) AS accounts_seen,
               random() AS random_value
         """
+        settings = "SELECT name, setting FROM pg_settings WHERE source <> 'default'"
         if isinstance(connection, psycopg.Connection):
             cur = connection.execute(sql)
-            return dict(zip([d.name for d in cur.description], cur.fetchone()))
-        return dict(connection.exec_driver_sql(sql).mappings().one())
+            state = dict(zip([d.name for d in cur.description], cur.fetchone()))
+            state["settings"] = dict(connection.execute(settings).fetchall())
+            return state
+        state = dict(connection.exec_driver_sql(sql).mappings().one())
+        state["settings"] = dict(connection.exec_driver_sql(settings).fetchall())
+        return state
 
     def session_problems(self, state: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
-        problems = [f"next request: {key} is {state.get(key)!r}, was {value!r}"
-                    for key, value in baseline.items() if key != "random_value" and state.get(key) != value]
-        if state.get("random_value") in self.seeded_randoms:
-            problems.append(f"next request: random() returned {state['random_value']!r}, a value of a known seed")
-        return problems
+        return session_differences(state, baseline, self.seeded_randoms)
 
     # --- repair -----------------------------------------------------------------------------------
 
@@ -336,7 +337,7 @@ class PostgresRig:
                 a.execute(f"DROP TABLE IF EXISTS {name} CASCADE")
             if "rt.accounts:r" not in (after.get("relations") or ""):
                 a.execute("CREATE TABLE IF NOT EXISTS rt.accounts (id int PRIMARY KEY, name text, balance numeric)")
-                a.execute(f"GRANT SELECT ON rt.accounts TO {self.lp_role}")
+                a.execute(f'GRANT SELECT ON rt.accounts TO "{self.lp_role}"')
                 self._restore_rows()
         if changed & {"large_object_content", "large_objects"}:
             a.execute("SELECT lo_unlink(oid) FROM pg_largeobject_metadata WHERE oid <> %s", (self.lo,))
@@ -350,7 +351,8 @@ class PostgresRig:
             for (role,) in a.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s AND rolname NOT IN (%s, %s)",
                                      (f"%{self.token}%", self.lp_role, self.pw_role)).fetchall():
                 a.execute(f'DROP ROLE IF EXISTS "{role}"')
-            a.execute(f"ALTER ROLE {self.lp_role} RESET ALL")
+            a.execute(f'ALTER ROLE "{self.lp_role}" RESET ALL')  # then the role exactly as granted
+            apply_grant_statements(self.url(False), grant_statements(self.url(False), "rt", self.lp_role, self.lp_password))
         if after.get("listen_session") != "alive":
             self.start_listen()
         if after.get("secret_session") != "active":

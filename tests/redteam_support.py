@@ -299,11 +299,17 @@ def run_agent_path(conn: Any, schema: Any, sql: str) -> Outcome:
 
 
 class PooledSession:
-    """One ``SQLConnection`` with a pool of one (the next request lands on the same session)
-    and the session state a fresh one has, which every next request must find again."""
+    """One ``SQLConnection`` with a pool of one (the next request lands on the same session).
+
+    ``fresh`` is the session as logged in; ``baseline`` the session after one harmless guarded
+    request went through the pool's reset, which every later next request must find again.
+    The two should be the same (``test_a_reset_session_is_a_fresh_one``); the cases compare with
+    ``baseline`` so that a reset that differs from a login fails one test, not every case."""
 
     def __init__(self, rig: Any, conn: Any) -> None:
         self.rig, self.conn = rig, conn
+        self.fresh = self.state()
+        asyncio.run(conn.execute_readonly("SELECT 1"))
         self.baseline = self.state()
         self._schema: Any = None
 
@@ -341,6 +347,25 @@ def attempt(rig: Any, session: PooledSession, case: Case, dialect: str, *, via_a
         session.conn.close()
     rig.repair(before, after)
     verdict(case, sql, outcome, problems)
+
+
+def session_differences(state: Mapping[str, Any], baseline: Mapping[str, Any], seeded: set[float]) -> list[str]:
+    """What the next request finds that a clean session would not: changed probes (named down
+    to the variable for dict-valued ones), or a random value that a known seed produces."""
+    problems = []
+    for key, value in baseline.items():
+        now = state.get(key)
+        if key == "random_value" or now == value:
+            continue
+        if isinstance(value, Mapping) and isinstance(now, Mapping):
+            changed = sorted(k for k in set(value) | set(now) if value.get(k) != now.get(k))
+            detail = ", ".join(f"{k}={now.get(k)!r} (was {value.get(k)!r})" for k in changed[:8])
+            problems.append(f"next request: {key} differ: {detail}")
+        else:
+            problems.append(f"next request: {key} is {now!r}, was {value!r}")
+    if state.get("random_value") in seeded:
+        problems.append(f"next request: random() returned {state['random_value']!r}, a value of a known seed")
+    return problems
 
 
 def privileged_options() -> dict[str, Any]:

@@ -95,3 +95,8 @@ def test_probes_see_real_side_effects(rig):
     finally:
         rig.close_unguarded(conn, path)
         rig.files.sweep()
+
+
+def test_a_reset_session_is_a_fresh_one(rig, session):
+    """After a guarded request, the pooled connection is what a new connection is."""
+    assert rig.session_problems(session.baseline, session.fresh) == []

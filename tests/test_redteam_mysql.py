@@ -15,7 +15,8 @@ Decisions:
   the statement is valid SQL to the server and the payload really runs when the check misses it
   (see the corpus header).
 - Root runs pass ``allow_privileged_role=True`` once ``ConnectionOptions`` has it; the
-  least-privilege user is the rig's own until ``tests/least_privilege.py`` provides one.
+  least-privilege user is the demo's, made by ``baton db grant``'s statements
+  (``tests/least_privilege.py``).
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def test_probes_find_secrets_and_dirty_sessions(rig):
                         "CREATE TEMPORARY TABLE rt_rows (id INT)"):
                 cur.execute(sql)
         found = " ".join(rig.session_problems(rig.session_state(dirty), baseline))
-    for word in ("user_variables", "session_variables", "holds_named_lock", "EXECUTE rt_stmt", "RAND()", "rows_seen"):
+    for word in ("user_variables", "session_variables", "holds_named_lock", "EXECUTE rt_stmt", "random()", "rows_seen"):
         assert word in found, word
 
 
@@ -136,3 +137,11 @@ def test_least_privilege_user_really_is(rig):
     with pytest.raises(pymysql.MySQLError):
         with rig.connect(rig.lp_user, rig.lp_password) as lp, lp.cursor() as cur:
             cur.execute("SELECT authentication_string FROM mysql.user")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_reset_session_is_a_fresh_one(rig, sessions, role):
+    """After the pool's reset, a session must be what a new login gets (the role's own limits
+    and settings included), or whatever differs leaks from one request into the next."""
+    session = sessions[role]
+    assert rig.session_problems(session.baseline, session.fresh) == []

@@ -9,8 +9,8 @@ secret, and the next request finds the session as a fresh one would be.
 
 Decisions:
 - Superuser runs pass ``allow_privileged_role=True`` once ``ConnectionOptions`` has it: they show
-  what the check and the engine guard alone let through. Least-privilege runs use the rig's own
-  role (plain SQL) until ``tests/least_privilege.py`` provides the demo's.
+  what the check and the engine guard alone let through. Least-privilege runs use the demo's
+  role, made by ``baton db grant``'s statements (``tests/least_privilege.py``).
 - ``dblink`` cases skip when the extension cannot be created; index cases compare raw index pages
   through ``pageinspect`` and fall back to relation sizes without it (weaker, said in the skip-free
   snapshot key ``index_pages``).
@@ -139,3 +139,26 @@ def test_probes_find_secrets_and_dirty_sessions(rig):
         found = " ".join(rig.session_problems(rig.session_state(dirty), baseline))
     for word in ("random()", "settings", "advisory_locks", "temp_relations", "accounts_seen"):
         assert word in found, word
+
+
+def test_least_privilege_role_really_is(rig):
+    """The least-privilege runs mean something only if the role holds none of the powers the
+    corpus goes after."""
+    a = rig.admin
+    (superuser, replication), = a.execute("SELECT rolsuper, rolreplication FROM pg_roles WHERE rolname = %s",
+                                          (rig.lp_role,)).fetchall()
+    assert not superuser and not replication
+    for builtin in ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program", "pg_signal_backend",
+                    "pg_read_all_settings", "pg_read_all_stats", "pg_monitor"):
+        assert not a.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (rig.lp_role, builtin)).fetchone()[0], builtin
+    with psycopg.connect(rig.conninfo(rig.lp_role, rig.lp_password)) as lp:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            lp.execute("SELECT rolpassword FROM pg_authid")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_a_reset_session_is_a_fresh_one(rig, sessions, role):
+    """After the pool's reset, a session must be what a new login gets (the role's own limits
+    and settings included), or whatever differs leaks from one request into the next."""
+    session = sessions[role]
+    assert rig.session_problems(session.baseline, session.fresh) == []
