@@ -123,3 +123,24 @@ def test_serve_with_a_database_serves_only_that_workspace(tmp_path, monkeypatch)
     assert [name for _, name in printed] == ["database"]
     assert app.state.workspaces.names() == {"database"}
     assert not (tmp_path / "home" / "demo").exists()
+
+
+async def test_the_demo_keeps_its_key_across_restarts(home, monkeypatch):
+    import httpx
+
+    from baton.cli.serving import demo_app
+    from baton.demo.workspace import build_demo_workspace
+    from baton.workspace.state import State
+
+    monkeypatch.delenv("BATON_DEMO_KEY", raising=False)
+    state = State.from_env({}, home=home)
+    keys = []
+    for _ in range(2):  # two starts of `baton demo`
+        async with build_demo_workspace(home / "demo", state_url=state.url) as ws:
+            app, key = demo_app(ws, state)
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://demo") as client:
+                assert (await client.get("/v1/agents", headers={"X-API-Key": key})).status_code == 200
+                assert (await client.get("/v1/agents", headers={"X-API-Key": key + "x"})).status_code == 401
+            app.state.keys.close()
+        keys.append(key)
+    assert keys[0] == keys[1]

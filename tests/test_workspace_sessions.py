@@ -3,10 +3,11 @@ session shared by processes (turn numbers never collide)."""
 
 import asyncio
 import sqlite3
-import uuid
 
 import pytest
 import sqlalchemy as sa
+
+from pg_fresh import fresh_database
 
 from baton.response import AIMessage
 from baton.workspace import SessionNotFound, SessionStore
@@ -58,17 +59,8 @@ async def test_a_closed_store_refuses_work():
 
 @pytest.fixture
 def state_db(postgres_url):
-    """A fresh PostgreSQL database of its own (dropped afterwards)."""
-    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    name = f"baton_state_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
+    with fresh_database(postgres_url) as url:
+        yield url
 
 
 @pytest.mark.postgres

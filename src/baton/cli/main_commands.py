@@ -32,14 +32,31 @@ def _model():
         raise typer.Exit(2) from exc
 
 
-def _demo_workspace(rebuild: bool = False, **options):
-    """The demo workspace under ``$BATON_HOME/demo`` (built on first use)."""
+def _state(url: Optional[str]):
+    """The state: ``--state``, else ``BATON_STATE_URL``, else SQLite files in ``BATON_HOME``."""
+    from baton.errors import ConfigurationError
+    from baton.workspace.state import State
+
+    try:
+        return State.from_env(url=url)
+    except ConfigurationError as exc:
+        console.print(f"[red]State configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")
+
+
+def _demo_workspace(rebuild: bool = False, state=None, **options):
+    """The demo workspace under ``$BATON_HOME/demo`` (built on first use), its sessions and
+    memory on ``state`` (default: ``BATON_STATE_URL``, else files beside the database)."""
     from baton.demo.workspace import DATABASE_FILE, build_demo_workspace
 
-    directory = baton_home() / "demo"
+    state = state or _state(None)
+    directory = state.home / "demo"
     fresh = rebuild or not (directory / DATABASE_FILE).exists()
     with console.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
-        workspace = build_demo_workspace(directory, model=_model(), rebuild=rebuild, **options)
+        workspace = build_demo_workspace(directory, model=_model(), rebuild=rebuild, state_url=state.url, **options)
     if workspace.no_model:
         console.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
     return workspace
@@ -59,13 +76,15 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
         rebuild: bool = typer.Option(False, help="Start the demo afresh: database, memory and conversations."),
+        state: Optional[str] = StateOption,
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
         """Build the demo workspace and serve it; prints a URL that logs the browser in."""
         from baton.cli.serving import demo_app, serve_app, smoke_check
 
-        workspace = _demo_workspace(rebuild)
-        app, key = demo_app(workspace)
+        where = _state(state)
+        workspace = _demo_workspace(rebuild, where)
+        app, key = demo_app(workspace, where)
         if os.environ.get("BATON_DEMO_SMOKE"):
             raise typer.Exit(asyncio.run(smoke_check(app, key, console)))
         url = f"http://{host}:{port}/#key={key}"
@@ -81,12 +100,13 @@ def register(app: typer.Typer) -> None:
         chart: Optional[Path] = typer.Option(None, help="Write the answer's chart to this .svg or .png file."),
         session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
         json_output: bool = typer.Option(False, "--json", help="Print the full answer as JSON."),
+        state: Optional[str] = StateOption,
     ) -> None:
         """Ask one question and print the answer, its table and its SQL."""
         from baton.cli.serving import local_workspace
 
         async def run() -> int:
-            async with local_workspace(database, _model(), _demo_workspace, docs, observe=True) as ws:
+            async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state)) as ws:
                 with console.status("Thinking...", spinner="dots"):
                     answer = await ws.answer(question, session)
             if json_output:
@@ -106,12 +126,14 @@ def register(app: typer.Typer) -> None:
         database: Optional[str] = typer.Option(None, help="Serve a workspace over this database URL (needs a model)."),
         docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
+        state: Optional[str] = StateOption,
     ) -> None:
-        """Serve the HTTP API and the web page. Keys: BATON_API_KEYS="key=workspace,...";
-        without it a key for the demo workspace is generated and printed."""
+        """Serve the HTTP API and the web page: the workspace over --database, else the demo.
+        Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
+        state (made on first start, the same on every replica) is printed."""
         from baton.cli.serving import server_app, serve_app
 
-        app, printed = server_app(database, _model(), _demo_workspace, console, docs)
+        app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state))
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         serve_app(app, host, port, log_level)
@@ -139,12 +161,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def sessions(
         show: Optional[str] = typer.Argument(None, help="A session id to print in full."),
+        state: Optional[str] = StateOption,
     ) -> None:
         """List the demo workspace's conversations, or print one."""
         from baton.cli.serving import local_workspace
 
         async def run():
-            async with local_workspace(None, _model(), _demo_workspace) as ws:
+            async with local_workspace(None, _model(), _demo_workspace, state=_state(state)) as ws:
                 if show is None:
                     for s in await ws.sessions.list(ws.name):
                         console.print(f"[bold]{s.session_id}[/bold]  {s.updated_at[:19]}  {s.turns} turns  {s.title}")

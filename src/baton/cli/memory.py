@@ -2,7 +2,8 @@
 
 The CLI is the operator's tool: whoever holds the database (file or URL) is trusted with
 any workspace of it, so it opens scopes through ``TrustedAuthenticator``. The database
-comes from ``--db``, else ``$BATON_MEMORY_URL``, else the demo's journal
+comes from ``--db``, else ``$BATON_MEMORY_URL``, else the shared state (``baton memory
+--state URL ...`` or ``$BATON_STATE_URL``), else the demo's journal
 (``$BATON_HOME/demo/memory.sqlite``, workspace ``demo``, so ``baton memory list`` right after
 ``baton demo`` shows what the demo knows); a missing SQLite file is an error (the CLI never creates an empty journal by accident).
 ``verify`` exits 1 when a chain does not verify; ``verify -w WS --expect-head SEQ:HASH``
@@ -23,7 +24,15 @@ from rich.console import Console
 from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
-DbOption = typer.Option(None, "--db", help="SQLAlchemy URL of the memory database (default: $BATON_MEMORY_URL, else the demo's journal in $BATON_HOME)")
+DbOption = typer.Option(None, "--db", help="SQLAlchemy URL of the memory database (default: $BATON_MEMORY_URL, else the state's: --state / $BATON_STATE_URL, else the demo's journal in $BATON_HOME)")
+_state_url: Optional[str] = None  # this invocation's --state
+
+
+@app.callback()
+def _options(state: Optional[str] = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL).")) -> None:
+    """Inspect and maintain the memory journal."""
+    global _state_url
+    _state_url = state
 WsOption = typer.Option("demo", "--workspace", "-w", help="Workspace to act on.")
 
 
@@ -33,10 +42,22 @@ def default_url() -> str:
     return f"sqlite:///{baton_home() / 'demo' / 'memory.sqlite'}"
 
 
+def _state() -> Optional[str]:
+    from baton.errors import ConfigurationError
+    from baton.workspace.state import normalise_url
+
+    url = _state_url or os.environ.get("BATON_STATE_URL")
+    try:
+        return normalise_url(url) if url else None
+    except ConfigurationError as exc:
+        Console(stderr=True).print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+
+
 def _store(db: Optional[str]):
     from baton.memory import MemoryStore, TrustedAuthenticator
 
-    url = db or os.environ.get("BATON_MEMORY_URL") or default_url()
+    url = db or os.environ.get("BATON_MEMORY_URL") or _state() or default_url()
     if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):
         Console(stderr=True).print(f"[red]no memory database at {url}[/red]")
         raise typer.Exit(2)

@@ -14,16 +14,23 @@ from typing import Any, AsyncIterator, Callable
 from rich.console import Console
 
 from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
+from baton.workspace.state import State
 
 SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
 
 
-def demo_app(demo: Workspace) -> tuple[Any, str]:
-    """The HTTP app over the demo workspace, and its key (``BATON_DEMO_KEY`` or a new one)."""
+def demo_app(demo: Workspace, state: State | None = None) -> tuple[Any, str]:
+    """The HTTP app over the demo workspace, and its key: ``BATON_DEMO_KEY``, else the
+    demo's key kept in ``state`` (the same across restarts), else a new one."""
     from baton.server import create_app
 
-    key = os.environ.get("BATON_DEMO_KEY") or new_key()
-    app = create_app(Workspaces([demo]), ApiKeys({key: demo.name}), title="Baton demo")
+    key = os.environ.get("BATON_DEMO_KEY")
+    store = None
+    if not key and state is not None:
+        store = state.keys()
+        key = store.default_key(demo.name)
+    key = key or new_key()
+    app = create_app(Workspaces([demo]), ApiKeys({key: demo.name}, store=store), title="Baton demo")
     return app, key
 
 
@@ -35,50 +42,51 @@ def _tracker():
 
 @contextlib.asynccontextmanager
 async def local_workspace(database: str | None, model, demo_factory: Callable[..., Workspace], docs: Path | None = None, *,
-                          observe: bool = False, allow_privileged_role: bool = False) -> AsyncIterator[Workspace]:
-    """The demo workspace, or one over ``database`` (and ``docs``), closed on exit. With
-    ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
+                          observe: bool = False, allow_privileged_role: bool = False, state: State | None = None) -> AsyncIterator[Workspace]:
+    """The demo workspace, or one over ``database`` (and ``docs``), on ``state``, closed on
+    exit. With ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
     from baton.workspace.database import open_database_workspace
 
     options: dict[str, Any] = {"tracker": _tracker(), "owns_tracker": True} if observe else {}
     if database:
-        ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, **options)
+        ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
     else:
-        ws = demo_factory(**options)
+        ws = demo_factory(state=state, **options)
     async with ws:
         yield ws
 
 
 def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
-               allow_privileged_role: bool = False) -> tuple[Any, list[tuple[str, str]]]:
+               allow_privileged_role: bool = False, state: State | None = None) -> tuple[Any, list[tuple[str, str]]]:
     """The app serving the workspace over ``database`` (with ``docs``), or the demo when no
-    database is given; and the keys to print (generated when ``BATON_API_KEYS`` is unset)."""
+    database is given, on ``state``; and the keys to print (see ``api_keys``)."""
     from baton.server import create_app
     from baton.workspace.database import open_database_workspace
 
+    state = state or State.from_env()
     if database:
-        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role)
+        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state)
     else:
-        workspace = demo_factory()
+        workspace = demo_factory(state=state)
     workspaces = Workspaces([workspace])
-    keys, printed = api_keys(workspaces)
+    keys, printed = api_keys(workspaces, state)
     return create_app(workspaces, keys), printed
 
 
-def api_keys(workspaces: Workspaces) -> tuple[ApiKeys, list[tuple[str, str]]]:
-    """``BATON_API_KEYS="key=workspace,..."``, else one new key per workspace (to print)."""
+def api_keys(workspaces: Workspaces, state: State | None = None) -> tuple[ApiKeys, list[tuple[str, str]]]:
+    """``BATON_API_KEYS="key=workspace,..."`` (exactly those keys); else the keys kept in the
+    state, with each workspace's default key (made on first start, the same on every
+    replica and every restart) to print."""
     configured = os.environ.get("BATON_API_KEYS", "")
     keys: dict[str, str] = {}
     for pair in filter(None, (p.strip() for p in configured.split(","))):
         key, _, workspace = pair.partition("=")
         keys[key] = workspace
-    printed: list[tuple[str, str]] = []
-    if not keys:
-        for ws in workspaces:
-            key = new_key()
-            keys[key] = ws.name
-            printed.append((key, ws.name))
-    return ApiKeys(keys), printed
+    if keys:
+        return ApiKeys(keys), []
+    store = (state or State.from_env()).keys()
+    printed = [(store.default_key(ws.name), ws.name) for ws in workspaces]
+    return ApiKeys(store=store), printed
 
 
 def configure_logging(level: str) -> None:

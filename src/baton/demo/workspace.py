@@ -9,8 +9,9 @@ how to configure a model.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
@@ -48,32 +49,39 @@ class DemoWorkspace(Workspace):
 
 def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,
                          name: str = "demo", sessions: SessionStore | None = None, tracker: Any = None,
-                         owns_tracker: bool = False, pipelines: Any = "auto") -> DemoWorkspace:
+                         owns_tracker: bool = False, pipelines: Any = "auto", state_url: str | None = None) -> DemoWorkspace:
     """The demo workspace in ``directory`` (the database is built once, ~1 s). It owns its
-    connection, memory, document index and sessions (``sessions.sqlite`` beside the
-    database unless ``sessions`` is given): ``async with`` it, or ``await ws.aclose()``.
-    With a model, multi-step questions run as pipelines (``pipelines`` as in
-    ``baton.workspace.database.open_database_workspace``)."""
+    connection, memory, document index and sessions: ``async with`` it, or ``await
+    ws.aclose()``. Sessions and memory are SQLite files beside the database, or on the state
+    database ``state_url`` (``baton.workspace.state``). With a model, multi-step questions
+    run as pipelines (``pipelines`` as in ``baton.workspace.database.open_database_workspace``).
+
+    Building is safe when processes start together on an empty folder: a file lock in
+    ``directory`` lets one build the database and seed the memory while the others wait,
+    then find both done."""
     from baton.specialists.knowledge.folder import FolderKnowledgeAgent
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.engines import SQLConnection
 
     directory = Path(directory)
     database = directory / DATABASE_FILE
-    if rebuild:  # a clean slate: the database, and what the demo remembered and discussed
-        for leftover in (MEMORY_FILE, SESSIONS_FILE, DOCS_INDEX_FILE):
-            for suffix in ("", "-wal", "-shm"):
-                (directory / (leftover + suffix)).unlink(missing_ok=True)
-    if rebuild or not database.exists():
-        build_demo_database(database)
-    memory, scope = open_demo_memory(directory, name)
+    with _build_lock(directory):
+        if rebuild:  # a clean slate: the database, and what the demo remembered and discussed
+            for leftover in (MEMORY_FILE, SESSIONS_FILE, DOCS_INDEX_FILE):
+                for suffix in ("", "-wal", "-shm"):
+                    (directory / (leftover + suffix)).unlink(missing_ok=True)
+        if rebuild or not database.exists():
+            build_demo_database(database)
+        memory, scope = open_demo_memory(directory, name, url=state_url)
+        if sessions is None:
+            sessions = SessionStore(state_url or directory / SESSIONS_FILE)
     orchestrator = OrchestratorAgent(
         "FinanceOrchestrator",
         "Answers finance questions for Pokemon, Epson, Roadshows and the company as a whole.",
         model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}),
         verified=VERIFIED_QUESTIONS,
     )
-    workspace = DemoWorkspace(name, orchestrator, sessions if sessions is not None else SessionStore(directory / SESSIONS_FILE),
+    workspace = DemoWorkspace(name, orchestrator, sessions,
                               memory=memory, model=model, directory=directory, database=database, tracker=tracker,
                               owns_tracker=owns_tracker, description="The finance demo (seed 000's four business units).")
     connection = SQLConnection(f"sqlite:///{database}", id="demo")
@@ -92,14 +100,27 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     return workspace
 
 
-def open_demo_memory(directory: Path, workspace: str = "demo"):
-    """The demo's memory (a SQLite journal beside the database), with the verified questions
-    as benchmarks. Re-running adds nothing: the same benchmark from the same source is a
-    self-repetition the gate leaves unchanged."""
+@contextlib.contextmanager
+def _build_lock(directory: Path) -> Iterator[None]:
+    import fcntl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".build.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def open_demo_memory(directory: Path, workspace: str = "demo", *, url: str | None = None):
+    """The demo's memory (a SQLite journal beside the database, or the state database
+    ``url``), with the verified questions as benchmarks. Re-running adds nothing: the same
+    benchmark from the same source is a self-repetition the gate leaves unchanged."""
     from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator, index_doctrine
     from baton.memory.feedback import question_key
 
-    store = MemoryStore(f"sqlite:///{directory / MEMORY_FILE}", authenticator=TrustedAuthenticator())
+    store = MemoryStore(url or f"sqlite:///{directory / MEMORY_FILE}", authenticator=TrustedAuthenticator())
     scope = store.open(Principal(workspace))
     index_doctrine(scope, doctrine_folder())  # unchanged sections: nothing written
     for verified in VERIFIED_QUESTIONS:

@@ -111,7 +111,11 @@ def build_tables(prefix: str = "baton_mem_", schema: str | None = None) -> Table
 
 
 def install(conn: Connection, tables: Tables) -> None:
-    """Create the tables (if missing) and the append-only triggers."""
+    """Create the tables (if missing) and the append-only triggers. On PostgreSQL this takes
+    a transaction-scoped advisory lock first, so processes starting together against one
+    database install once (concurrent ``CREATE`` of the same table or trigger fails)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": "baton-mem-install:" + tables.prefix})
     tables.metadata.create_all(conn)
     if conn.dialect.name == "sqlite":
         _sqlite_triggers(conn, tables)

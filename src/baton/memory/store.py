@@ -98,8 +98,8 @@ class MemoryStore:
         self._auth: Authenticator = authenticator or TokenAuthenticator({})
         self.clock = clock
         self._erasure_pending = False
-        if create:
-            with self.engine.begin() as conn:
+        if create:  # the write lock (SQLite) or an advisory lock (PostgreSQL): safe when processes start together
+            with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
                 install(conn, self.tables)
 
     def close(self) -> None:

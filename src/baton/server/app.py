@@ -53,6 +53,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         yield
         if owns_workspaces:
             await app.state.workspaces.aclose()
+            app.state.keys.close()
         shutdown = getattr(app.state.tracker, "shutdown", None)
         if owned and callable(shutdown):
             shutdown()  # flush spans still buffered
@@ -168,7 +169,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         origin = request.headers.get("origin")
         if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
             raise HTTPException(status_code=403, detail="cross-site login refused")
-        if request.app.state.keys.resolve(body.key) is None:
+        principal = request.app.state.keys.resolve(body.key)
+        if principal is None or principal.workspace not in request.app.state.workspaces.names():
             raise HTTPException(status_code=401, detail="missing or invalid API key")
         response = Response(status_code=204)
         response.set_cookie(COOKIE, body.key, httponly=True, samesite="strict", secure=request.url.scheme == "https")

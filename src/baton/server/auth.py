@@ -28,6 +28,8 @@ def authenticate(request: Request) -> Principal:
     """FastAPI dependency: 401 without a valid key; the message never says which part was wrong."""
     key = presented_key(request)
     principal = request.app.state.keys.resolve(key)
+    if principal is not None and principal.workspace not in request.app.state.workspaces.names():
+        principal = None  # a stored key of a workspace this server does not serve
     if principal is None:
         raise HTTPException(
             status_code=401,

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +32,12 @@ def new_key() -> str:
 
 
 class ApiKeys:
-    def __init__(self, keys: dict[str, str] | None = None) -> None:
-        """``keys`` maps a plain key to its workspace (digested immediately)."""
+    def __init__(self, keys: dict[str, str] | None = None, *, store: Any = None) -> None:
+        """``keys`` maps a plain key to its workspace (digested immediately). ``store`` (a
+        ``keystore.KeyStore``) is asked for any other key, so keys another replica created
+        work here at once, and a revoked one stops working at once."""
         self._by_digest: dict[str, str] = {}
+        self.store = store
         for key, workspace in (keys or {}).items():
             self.add(key, workspace)
 
@@ -54,7 +58,14 @@ class ApiKeys:
         for known, workspace in self._by_digest.items():
             if hmac.compare_digest(known, wanted):
                 found = Principal(workspace, wanted[:8])
+        if found is None and self.store is not None:
+            workspace = self.store.workspace_of(wanted)  # looked up by digest: the index compares, not us
+            found = Principal(workspace, wanted[:8]) if workspace is not None else None
         return found
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
 
     def __len__(self) -> int:
         return len(self._by_digest)

@@ -1,25 +1,45 @@
-"""Where a workspace keeps its state: SQLite files under ``BATON_HOME`` (the embedded
-default), or one database URL shared by every process (``BATON_STATE_URL``).
+"""Where Baton keeps its state: SQLite files under ``BATON_HOME`` (the embedded default),
+or one database URL that every process shares (``BATON_STATE_URL`` / ``--state``).
 
 ``State.from_env()`` reads ``BATON_STATE_URL`` (unset: embedded) and ``BATON_HOME``
-(default ``~/.baton``). ``state.place_for(workspace, folder=...)`` gives one workspace's
-``Place``: its session store and its memory store, and local files for caches.
+(default ``~/.baton``). What lives where:
 
-Embedded layout (what the demo and ``--database`` workspaces have always used):
-``$BATON_HOME/<folder>/sessions.sqlite`` and ``memory.sqlite``.
+| part | embedded (no URL) | ``BATON_STATE_URL=postgresql://...`` |
+|---|---|---|
+| sessions (conversations, feedback) | ``$BATON_HOME/<workspace>/sessions.sqlite`` | tables ``baton_sessions`` ... |
+| memory journal, insights | ``$BATON_HOME/<workspace>/memory.sqlite`` | tables ``baton_mem_*`` |
+| API keys | ``$BATON_HOME/state.sqlite`` | table ``baton_api_keys`` |
+| durable pipeline runs (DBOS) | ``$BATON_HOME/pipelines.sqlite`` | the ``dbos`` schema |
+| live events across processes | in-process | ``LISTEN/NOTIFY`` on the same database |
+
+Every table a workspace writes names the workspace, so many workspaces share one database.
+Local files stay per machine either way: the demo's own database (built the same
+everywhere) and caches such as a document index (rebuilt from the folder).
+
+Every store creates and upgrades its tables with versioned migrations under a lock
+(``migrations.py``), so N replicas and M workers starting at once on an empty database
+(or processes on an empty ``BATON_HOME``) install the schema once. ``startup_lock()``
+serialises the rest of a start (building the demo, launching the pipeline runtime): a file
+lock in ``BATON_HOME``, or a PostgreSQL advisory lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
+from baton.errors import ConfigurationError
 from baton.workspace.sessions import SessionStore
 
 SESSIONS_FILE = "sessions.sqlite"
 MEMORY_FILE = "memory.sqlite"
+KEYS_FILE = "state.sqlite"
+PIPELINES_FILE = "pipelines.sqlite"
+LOCK_FILE = ".startup.lock"
 
 
 def baton_home(env: Mapping[str, str] | None = None) -> Path:
@@ -28,13 +48,30 @@ def baton_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("BATON_HOME") or "~/.baton").expanduser()
 
 
+def normalise_url(url: str) -> str:
+    """A PostgreSQL URL with the psycopg 3 driver (what Baton installs). SQLite is what the
+    embedded default already is (files under ``BATON_HOME``), so a SQLite URL is refused
+    rather than half-supported."""
+    import sqlalchemy as sa
+
+    try:
+        parsed = sa.make_url(url)
+    except Exception as exc:
+        raise ConfigurationError(f"BATON_STATE_URL / --state is not a database URL: {exc}") from None
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    raise ConfigurationError(
+        f"the state URL must be a PostgreSQL URL, got {backend!r} (for SQLite files, leave it unset and set BATON_HOME)")
+
+
 @dataclass(frozen=True)
 class Place:
     """One workspace's corner of the state."""
 
     state: State
     workspace: str
-    directory: Path  # local folder for caches (and the embedded SQLite files)
+    directory: Path  # local folder: the embedded SQLite files, and caches
 
     def file(self, name: str) -> Path:
         """A local file of this workspace (a cache such as a document index)."""
@@ -42,18 +79,22 @@ class Place:
         return self.directory / name
 
     def sessions(self) -> SessionStore:
-        return SessionStore(self.file(SESSIONS_FILE))
+        return SessionStore(self.state.url or self.file(SESSIONS_FILE))
 
     def memory(self) -> Any:
         from baton.memory import MemoryStore, TrustedAuthenticator
 
-        return MemoryStore(f"sqlite:///{self.file(MEMORY_FILE)}", authenticator=TrustedAuthenticator())
+        return MemoryStore(self.state.url or f"sqlite:///{self.file(MEMORY_FILE)}", authenticator=TrustedAuthenticator())
 
 
 @dataclass(frozen=True)
 class State:
     home: Path
     url: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.url is not None:
+            object.__setattr__(self, "url", normalise_url(self.url))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, url: str | None = None, home: str | Path | None = None) -> State:
@@ -64,7 +105,61 @@ class State:
     def embedded(self) -> bool:
         return self.url is None
 
+    def describe(self) -> str:
+        """Where the state is, for people (no password)."""
+        if self.url is None:
+            return f"SQLite files in {self.home}"
+        import sqlalchemy as sa
+
+        return sa.make_url(self.url).render_as_string(hide_password=True)
+
     def place_for(self, workspace: str, *, folder: str | None = None, key: str | None = None) -> Place:
         """The place of ``workspace``; ``folder`` is its local folder under ``home``
         (default: the workspace's name)."""
         return Place(self, workspace, self.home / (folder or workspace))
+
+    def keys(self):
+        """The key store (``keystore.KeyStore``); the caller closes it."""
+        from baton.workspace.keystore import KeyStore
+
+        if self.url is None:
+            self.home.mkdir(parents=True, exist_ok=True)
+        return KeyStore.open(self.url or f"sqlite:///{self.home / KEYS_FILE}")
+
+    @property
+    def pipelines_url(self) -> str:
+        """The system database of durable pipelines (DBOS)."""
+        if self.url is None:
+            self.home.mkdir(parents=True, exist_ok=True)
+            return f"sqlite:///{self.home / PIPELINES_FILE}"
+        return self.url
+
+    @contextlib.contextmanager
+    def startup_lock(self, name: str = "start") -> Iterator[None]:
+        """Hold while starting (building, seeding, launching): one process at a time."""
+        if self.url is None:
+            import fcntl
+
+            self.home.mkdir(parents=True, exist_ok=True)
+            with open(self.home / LOCK_FILE, "a+") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+            return
+        import sqlalchemy as sa
+
+        engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+        key = zlib.crc32(f"baton-startup:{name}".encode())
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": key})
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                    conn.commit()
+        finally:
+            engine.dispose()
