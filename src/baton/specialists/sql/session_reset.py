@@ -28,6 +28,13 @@ SQLAlchemy connections alike):
   ``sql_mode``/``init_command`` if configured, autocommit off) are sent again. With any
   other MySQL driver, ``engines.py`` pools nothing (a new session per query). The reset also
   restores the ``RAND()`` seeds (``@@rand_seed1``/``@@rand_seed2``; measured on 10.11).
+  It does not restore what the login took from the account (measured on MariaDB 10.11): the
+  session's ``max_statement_time`` falls back to the global value, and the session leaves
+  the account's ``MAX_USER_CONNECTIONS`` count (a reset session no longer counts: a third
+  login of a two-connection account then succeeds). Both are read at connect: a login
+  ``max_statement_time`` is set again after each reset; a connection whose account limits
+  its connections is closed at check-in instead of reset (a new login each request, which
+  is what that limit costs), so that the account's limit keeps holding.
 - DuckDB: a guarded statement creates no objects (DuckDB's own parser admits only a SELECT,
   ``execute.py``), but ``SELECT setseed(0.5)`` is a SELECT, and the seed is per connection:
   reseeded from ``secrets`` on check-in, as on PostgreSQL.
@@ -58,8 +65,43 @@ def install_session_reset(engine: sa.Engine, dialect: str) -> None:
         if getattr(state, "terminate_only", False):
             return  # the connection is being closed anyway
         reset(dbapi_connection)
+        if dialect == "mysql" and record is not None:
+            restore_mysql_login(dbapi_connection, record.info)
 
     sa.event.listen(engine, "reset", on_reset)
+    if dialect == "mysql":
+        sa.event.listen(engine, "connect", _remember_mysql_login)
+        sa.event.listen(engine, "checkin", _close_if_account_counts_connections)
+
+
+_LOGIN = "baton_login_limits"
+
+
+def _remember_mysql_login(dbapi_connection: Any, record: Any) -> None:
+    """What the login took from the account, where it differs from the server's globals."""
+    login: dict[str, str] = {}
+    with dbapi_connection.cursor() as cursor:
+        for name in ("max_statement_time", "max_user_connections"):
+            cursor.execute(f"SHOW SESSION VARIABLES LIKE '{name}'")
+            session = cursor.fetchone()
+            cursor.execute(f"SHOW GLOBAL VARIABLES LIKE '{name}'")
+            global_ = cursor.fetchone()
+            if session is not None and global_ is not None and session[1] != global_[1]:
+                login[name] = session[1]
+    record.info[_LOGIN] = login
+
+
+def restore_mysql_login(connection: Any, info: dict[str, Any]) -> None:
+    """After ``COM_RESET_CONNECTION``: the account's ``max_statement_time`` again."""
+    statement_time = info.get(_LOGIN, {}).get("max_statement_time")
+    if statement_time is not None:
+        with connection.cursor() as cursor:
+            cursor.execute("SET SESSION max_statement_time = %s", (float(statement_time),))
+
+
+def _close_if_account_counts_connections(dbapi_connection: Any, record: Any) -> None:
+    if dbapi_connection is not None and record is not None and "max_user_connections" in record.info.get(_LOGIN, {}):
+        record.invalidate()  # closed now; the pool logs in again for the next request
 
 
 def reset_postgres_session(connection: Any) -> None:
