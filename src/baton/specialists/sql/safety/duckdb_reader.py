@@ -85,22 +85,24 @@ def _constant_text(argument: dict) -> str | None:
 
 def _walk(root: dict, reading: Reading) -> None:
     stack: list[object] = [root]
+    push, pop = stack.append, stack.pop
     while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
+        node = pop()
+        if type(node) is not dict:
+            if type(node) is list:
+                stack.extend(node)
             continue
-        if not isinstance(node, dict):
-            continue
-        kind = node.get("type")
-        if node.get("class") == "FUNCTION" and not node.get("is_operator"):
-            name = str(node.get("function_name", "")).lower()
+        if node.get("class") == "FUNCTION" and not node.get("is_operator"):  # type: ignore[union-attr]
+            name = str(node.get("function_name", "")).lower()  # type: ignore[union-attr]
             reading.functions.add(name)
-            reading.calls.append((name, tuple(_constant_text(a) for a in node.get("arguments") or [])))
-        elif kind == "BASE_TABLE":
-            reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,
-                                           node.get("catalog_name") or None))
-        if "cte_map" in node:
-            for entry in (node["cte_map"] or {}).get("map", []):
-                reading.ctes.add(entry.get("key", ""))
-        stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            reading.calls.append((name, tuple(_constant_text(a) for a in node.get("arguments") or [])))  # type: ignore[union-attr]
+        elif node.get("type") == "BASE_TABLE":  # type: ignore[union-attr]
+            reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,  # type: ignore[union-attr]
+                                           node.get("catalog_name") or None))  # type: ignore[union-attr]
+        for key, value in node.items():  # type: ignore[union-attr]
+            if type(value) is dict:
+                if key == "cte_map":
+                    reading.ctes.update(entry.get("key", "") for entry in value.get("map", []))
+                push(value)
+            elif type(value) is list:
+                push(value)
