@@ -121,7 +121,7 @@ def main() -> None:
     engines = [args.engine] if args.engine else ["postgres", "mysql", "sqlite", "duckdb"]
     with tempfile.TemporaryDirectory() as tmp:
         urls = _databases(Path(tmp))
-        print(f"{'engine':9} {'bomb':32} {'outcome':48} {'RSS +MB':>8} {'time s':>7}  within target")
+        print(f"{'engine':9} {'bomb':32} {'outcome':56} {'RSS +MB':>8} {'time s':>7}  within target")
         methods = set()
         for engine in engines:
             if engine not in urls:
@@ -136,7 +136,7 @@ def main() -> None:
                 r = json.loads(done.stdout.strip().splitlines()[-1])
                 methods.add(r["method"])
                 ok = "yes" if r["typed"] and r["rss_mb"] <= 150 else "NO"
-                print(f"{engine:9} {label:32} {r['outcome']:48} {r['rss_mb']:>8} {r['seconds']:>7.2f}  {ok}")
+                print(f"{engine:9} {label:32} {r['outcome']:56} {r['rss_mb']:>8} {r['seconds']:>7.2f}  {ok}")
         print(f"(peak RSS measured as {', '.join(sorted(methods)) or 'n/a'}; defaults: byte_cap 4 MB, "
               "max_row_bytes 16 MB, DuckDB memory_limit 128MB)")
 
