@@ -84,7 +84,8 @@ async def test_mysql_an_account_that_limits_its_connections_gets_a_new_session_p
     """COM_RESET_CONNECTION takes a session out of its account's MAX_USER_CONNECTIONS count
     (MariaDB 10.11), so such sessions are closed at check-in instead (session_reset.py)."""
     db = make_db("mysql", EMPTY)
-    conn = db.connection(pool_size=1)  # the reader made by baton db grant: MAX_USER_CONNECTIONS
+    conn = db.connection(pool_size=1)
+    db.run(f"ALTER USER '{conn.url.username}'@'%%' WITH MAX_USER_CONNECTIONS 5")  # baton db grant sets none
     ask = "SELECT CONNECTION_ID(), @@session.max_user_connections"
     first_id, limit = (await conn.execute_readonly(ask)).rows[0]
     second_id, still = (await conn.execute_readonly(ask)).rows[0]

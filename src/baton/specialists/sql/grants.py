@@ -35,9 +35,12 @@ PostgreSQL, decisions
 MySQL/MariaDB, decisions
     - ``CREATE USER IF NOT EXISTS`` then ``ALTER USER`` for the password, ``REVOKE ALL
       PRIVILEGES, GRANT OPTION`` (a re-run strips whatever was added), then ``SELECT, SHOW
-      VIEW`` on the database, and resource limits: ``MAX_USER_CONNECTIONS`` everywhere,
-      ``MAX_STATEMENT_TIME`` (seconds) on MariaDB only (MySQL has no per-account statement
-      time; Baton sets ``max_execution_time`` per session there). Roles granted to the account
+      VIEW`` on the database, and ``MAX_STATEMENT_TIME`` (seconds) on MariaDB only (MySQL has
+      no per-account statement time; Baton sets ``max_execution_time`` per session there).
+      ``MAX_USER_CONNECTIONS`` is set to 0 (no per-account limit; a re-run clears an earlier
+      one): Baton's pool bounds its connections, and MariaDB's ``COM_RESET_CONNECTION`` takes a
+      session out of the account's count, so a limited account cannot be pooled
+      (``session_reset.py`` logs in afresh for every request instead, ~37 ms each). Roles granted to the account
       are not revoked (a statement cannot list them); ``baton db check`` reports them.
     - The account's host part defaults to ``%``; pass ``host`` to pin it.
     - Passwords are written as SQL literals: single quotes are doubled; a backslash is refused
@@ -68,7 +71,7 @@ def grant_statements(
     flavor: str | None = None,
     host: str = "%",
     statement_timeout_s: int = 30,
-    connection_limit: int = 10,
+    connection_limit: int = 10,  # PostgreSQL only (see the module docstring for MySQL)
     work_mem: str = "32MB",
     temp_file_limit: str = "1GB",
 ) -> list[str]:
@@ -99,7 +102,7 @@ def grant_statements(
         flavor = flavor or ("mariadb" if url.get_backend_name() == "mariadb" else "mysql")
         if flavor not in ("mariadb", "mysql"):
             raise ConfigurationError(f"flavor {flavor!r}: use mariadb or mysql")
-        return _mysql(schema, role_name, password, host, flavor, statement_timeout_s, connection_limit)
+        return _mysql(schema, role_name, password, host, flavor, statement_timeout_s)
     raise ConfigurationError(f"{dialect} has no roles: Baton opens the file read-only (nothing to grant)")
 
 
@@ -152,10 +155,10 @@ def _size(value: str) -> str:
     return value.strip()
 
 
-def _mysql(database: str, role: str, password: str | None, host: str, flavor: str, timeout_s: int, limit: int) -> list[str]:
+def _mysql(database: str, role: str, password: str | None, host: str, flavor: str, timeout_s: int) -> list[str]:
     account = f"{_literal(role)}@{_literal(host)}"
     secret = f" IDENTIFIED BY {_literal(password)}" if password is not None else ""
-    limits = f"MAX_USER_CONNECTIONS {limit}" + (f" MAX_STATEMENT_TIME {timeout_s}" if flavor == "mariadb" else "")
+    limits = "MAX_USER_CONNECTIONS 0" + (f" MAX_STATEMENT_TIME {timeout_s}" if flavor == "mariadb" else "")
     statements = [f"CREATE USER IF NOT EXISTS {account}{secret}"]
     if password is not None:
         statements.append(f"ALTER USER {account}{secret}")
