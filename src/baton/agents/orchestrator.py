@@ -167,7 +167,7 @@ class OrchestratorAgent(BaseAgent):
         message = result.ai_message or AIMessage(content=result.to_text())
         message.input = question
         message.session_id = session_id
-        message.workflow_id = request.workflow_id
+        message.workflow_id = message.workflow_id or request.workflow_id  # a durable pipeline's run has its own id
         return message
 
     async def ask_stream(self, question: str, *, tracker: WorkflowTracker | None = None, **kwargs: Any) -> AsyncIterator[Event | AIMessage]:

@@ -10,10 +10,11 @@ import typer
 
 
 def build_app() -> typer.Typer:
-    from baton.cli import db, main_commands, memory, sql
+    from baton.cli import db, main_commands, memory, sql, worker
 
     app = typer.Typer(help="Baton: ask questions of your data through cooperating AI agents.", no_args_is_help=True)
     main_commands.register(app)
+    worker.register(app)
     app.add_typer(sql.app, name="sql", help="Check and run SQL safely.")
     app.add_typer(memory.app, name="memory", help="Inspect and maintain the memory journal.")
     app.add_typer(db.app, name="db", help="Check what a database role may do; create a read-only one.")

@@ -49,14 +49,23 @@ StateOption = typer.Option(None, "--state", help="Database URL of the shared sta
 
 def _demo_workspace(rebuild: bool = False, state=None, **options):
     """The demo workspace under ``$BATON_HOME/demo`` (built on first use), its sessions and
-    memory on ``state`` (default: ``BATON_STATE_URL``, else files beside the database)."""
+    memory on ``state`` (default: ``BATON_STATE_URL``, else files beside the database). With a
+    model its pipelines run durably (``options["pipelines"]``, else this process's own host)."""
+    from baton.cli.serving import _pipeline_host
     from baton.demo.workspace import DATABASE_FILE, build_demo_workspace
+    from baton.workspace.planning import durable_pipelines
 
     state = state or _state(None)
+    model = _model()
+    host = None if "pipelines" in options else _pipeline_host(state, model)
+    if host is not None:
+        options["pipelines"] = durable_pipelines(host)
     directory = state.home / "demo"
     fresh = rebuild or not (directory / DATABASE_FILE).exists()
     with console.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
-        workspace = build_demo_workspace(directory, model=_model(), rebuild=rebuild, state_url=state.url, **options)
+        workspace = build_demo_workspace(directory, model=model, rebuild=rebuild, state_url=state.url, **options)
+    if host is not None:
+        workspace.own(host)
     if workspace.no_model:
         console.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
     return workspace

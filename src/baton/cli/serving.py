@@ -14,6 +14,7 @@ from typing import Any, AsyncIterator, Callable
 from rich.console import Console
 
 from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
+from baton.workspace.planning import durable_pipelines
 from baton.workspace.state import State
 
 SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
@@ -48,26 +49,49 @@ async def local_workspace(database: str | None, model, demo_factory: Callable[..
     from baton.workspace.database import open_database_workspace
 
     options: dict[str, Any] = {"tracker": _tracker(), "owns_tracker": True} if observe else {}
+    state = state or State.from_env()
+    host = _pipeline_host(state, model)
+    if host is not None:
+        options["pipelines"] = durable_pipelines(host)
     if database:
         ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
     else:
         ws = demo_factory(state=state, **options)
+    if host is not None:
+        ws.own(host)
     async with ws:
         yield ws
 
 
+def _pipeline_host(state: State, model, run_pipelines: bool | None = None):
+    """This process's part in durable pipelines, when there can be any (they need a model):
+    stages run here when the state is embedded (or ``run_pipelines``), else on workers."""
+    if model is None:
+        return None
+    from baton.workspace.pipeline_host import PipelineHost
+
+    return PipelineHost.for_state(state, run_stages=run_pipelines)
+
+
 def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
-               allow_privileged_role: bool = False, state: State | None = None) -> tuple[Any, list[tuple[str, str]]]:
+               allow_privileged_role: bool = False, state: State | None = None,
+               run_pipelines: bool | None = None) -> tuple[Any, list[tuple[str, str]]]:
     """The app serving the workspace over ``database`` (with ``docs``), or the demo when no
-    database is given, on ``state``; and the keys to print (see ``api_keys``)."""
+    database is given, on ``state``; and the keys to print (see ``api_keys``). Pipelines run
+    durably: their stages in this process when the state is embedded (or ``run_pipelines``),
+    else on ``baton worker``s."""
     from baton.server import create_app
     from baton.workspace.database import open_database_workspace
 
     state = state or State.from_env()
+    host = _pipeline_host(state, model, run_pipelines)
+    options: dict[str, Any] = {"pipelines": durable_pipelines(host)} if host is not None else {}
     if database:
-        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state)
+        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
     else:
-        workspace = demo_factory(state=state)
+        workspace = demo_factory(state=state, **options)
+    if host is not None:
+        workspace.own(host)
     workspaces = Workspaces([workspace])
     keys, printed = api_keys(workspaces, state)
     return create_app(workspaces, keys), printed

@@ -19,15 +19,14 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
-from baton.agents import AgentContext
 from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
 from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
+from baton.server.pipeline_routes import register_pipeline_routes
 from baton.server.schemas import AskRequest, ChartRequest, LoginRequest
-from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.sse import sse
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
 
@@ -50,6 +49,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
+        for ws in app.state.workspaces:
+            await ws.start()  # durable pipelines: this process's worker, on this loop
         yield
         if owns_workspaces:
             await app.state.workspaces.aclose()
@@ -127,26 +128,6 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         turns = await ws.sessions.turns(ws.name, session_id)
         return {"session_id": session_id, "turns": [{"seq": t.seq, "question": t.question, "answer": t.answer.to_dict()} for t in turns]}
 
-    @app.post("/v1/pipelines/{workflow_id}/decision", tags=["pipelines"])
-    async def pipeline_decision(workflow_id: str, body: CheckpointDecisionBody, caller: Caller) -> dict[str, Any]:
-        """Approve, edit (the next stage's question) or reject a paused pipeline."""
-        from baton.pipeline import CheckpointDecision, CheckpointDecisionError
-
-        ws = workspace_of(caller)
-        if ws.pipelines is None or not ws.pipelines.is_paused(workflow_id):
-            raise HTTPException(status_code=404, detail="no paused pipeline with this id")
-        if body.session_id is not None and not await ws.sessions.exists(ws.name, body.session_id):
-            raise SessionNotFound(body.session_id)  # 404 before the run moves on
-        try:
-            decision = CheckpointDecision(body.action, question=body.question, stage_id=body.stage_id, target_stage=body.target_stage)
-            message = await ws.pipelines.decide(workflow_id, decision, AgentContext(workspace=ws.name, tracker=app.state.tracker))
-        except CheckpointDecisionError as exc:
-            raise HTTPException(status_code=422, detail=str(exc)) from exc
-        if body.session_id is not None:
-            await ws.sessions.append(ws.name, body.session_id, f"[{body.action}] {body.question or ''}".strip(), message)
-            message.session_id = body.session_id
-        return message.to_dict()
-
     @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
     async def render_chart(body: ChartRequest, caller: Caller) -> Response:
         """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN), with
@@ -192,6 +173,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             raise HTTPException(status_code=404) from None
 
     register_openai_routes(app, workspace_of)
+    register_pipeline_routes(app, workspace_of)
     register_memory_routes(app, workspace_of)
 
     @app.get("/openapi.json", include_in_schema=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Strict(BaseModel):
@@ -39,6 +39,19 @@ class CheckpointDecision(Strict):
     session_id: str | None = Field(None, description="Record the outcome as a turn of this conversation.")
     stage_id: str | None = Field(None, description="The checkpoint being answered: a stale or repeated decision is refused.")
     target_stage: str | None = Field(None, description="For edit: the stage whose question changes (default: the next one).")
+    wait: bool = Field(True, description="Reply with the run's next outcome (false: 202 at once).")
+
+
+class StartPipelineRequest(Strict):
+    question: str | None = Field(None, min_length=1, max_length=20_000, description="Planned by the workspace's planner.")
+    plan: dict[str, Any] | None = Field(None, description="An ExecutionPlan as JSON (instead of a question).")
+    session_id: str | None = Field(None, description="The conversation the run belongs to.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "StartPipelineRequest":
+        if (self.question is None) == (self.plan is None):
+            raise ValueError("give either a question or a plan")
+        return self
 
 
 class ChartRequest(Strict):

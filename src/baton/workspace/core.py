@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterator
 from baton.events import NULL_TRACKER, Event, FanOutTracker, WorkflowTracker
 from baton.response import AIMessage
 from baton.workspace.charts import ChartRenderer
+from baton.workspace.pipelines import as_service
 from baton.workspace.sessions import SessionStore
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Workspace:
         self.orchestrator = orchestrator
         self.sessions = sessions if sessions is not None else SessionStore()
         self.memory = memory  # this workspace's baton.memory.MemoryStore, when configured
-        self.pipelines = pipelines  # the workspace's pipeline service (start, decide, list, events), when configured
+        self.pipelines = as_service(pipelines)  # the pipeline service (start, decide, list, events), when configured
         self.description = description
         self.tracker: WorkflowTracker = tracker or NULL_TRACKER
         self.charts = charts if charts is not None else ChartRenderer()
@@ -89,8 +90,16 @@ class Workspace:
     def no_model(self) -> bool:
         return self.model is None
 
-    async def __aenter__(self) -> Workspace:
+    async def start(self) -> Workspace:
+        """Start what runs in the background (durable pipelines: this process's part),
+        on the running loop. Entering ``async with`` starts; so does first use."""
+        ensure = getattr(getattr(self.pipelines, "host", None), "ensure_started", None)
+        if ensure is not None:
+            await ensure()
         return self
+
+    async def __aenter__(self) -> Workspace:
+        return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
@@ -135,6 +144,33 @@ class Workspace:
         from baton.workspace.answer import answer_stream
 
         return answer_stream(self, question, session_id, history=history, tracker=tracker, **context_fields)
+
+    async def decide(self, workflow_id: str, decision: Any, *, session_id: str | None = None,
+                     tracker: WorkflowTracker | None = None, wait: bool = True) -> AIMessage | None:
+        """Answer a pipeline's checkpoint (``baton.pipeline.CheckpointDecision``); with
+        ``wait``, the run's next outcome, recorded as a turn of ``session_id`` when given
+        (``SessionNotFound`` before anything moves for a session of another workspace).
+        ``PipelineNotFound`` for a run of another workspace or one not paused."""
+        from baton.agents import AgentContext
+        from baton.events import NULL_TRACKER
+
+        if session_id is not None and not await self.sessions.exists(self.name, session_id):
+            from baton.workspace.sessions import SessionNotFound
+
+            raise SessionNotFound(session_id)
+        if self.pipelines is None:
+            from baton.workspace.pipelines import PipelineNotFound
+
+            raise PipelineNotFound(workflow_id)
+        context = AgentContext(workspace=self.name, tracker=self.request_tracker(tracker) or NULL_TRACKER)
+        message = await self.pipelines.decide(workflow_id, decision, context=context, wait=wait)
+        if message is not None:
+            message.workflow_id = message.workflow_id or workflow_id
+            if session_id is not None:
+                label = f"[{decision.action}] {decision.question or ''}".strip()
+                await self.sessions.append(self.name, session_id, label, message)
+                message.session_id = session_id
+        return message
 
     async def feedback(self, turn_id: str, *, thumbs: str | None = None, verdict: str | None = None,
                        comment: str | None = None) -> dict[str, Any]:

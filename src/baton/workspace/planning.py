@@ -4,8 +4,9 @@
 executor: each ``query_database`` stage goes back through the orchestrator, which routes
 it to the right specialist (stages carry ``_skip_complexity``, so they never plan again);
 ``analyze_results`` runs a DataFrame specialist over the stages' tables. The executor runs
-in this process unless ``executor_factory(ws, runner)`` gives another (the durable one).
-``ws.pipelines`` is then what surfaces use to decide checkpoints.
+in this process unless ``executor_factory(ws, runner)`` gives another (``durable_pipelines``:
+DBOS, in this process or in ``baton worker``s). ``ws.pipelines`` is then the service
+surfaces use to start, follow and decide runs.
 """
 
 from __future__ import annotations
@@ -28,12 +29,33 @@ def stage_runner(ws: Workspace, model: ChatModel):
 
 
 def attach_planning(ws: Workspace, model: ChatModel, executor_factory: Callable[[Workspace, Any], Any] | None = None):
+    """Give ``ws`` a planner and an executor; ``ws.pipelines`` becomes the service surfaces
+    use (``baton.workspace.pipelines``)."""
     from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, PipelineExecutor, Planner
     from baton.pipeline.planning import PipelinePlanning
+    from baton.workspace.pipelines import LocalPipelines
 
     runner = stage_runner(ws, model)
-    executor = executor_factory(ws, runner) if executor_factory is not None else PipelineExecutor(runner)
-    planning = PipelinePlanning(Planner(model, tools=(QUERY_DATABASE, ANALYZE_RESULTS)), executor)
+    planner = Planner(model, tools=(QUERY_DATABASE, ANALYZE_RESULTS))
+    if executor_factory is None:
+        planning = PipelinePlanning(planner, PipelineExecutor(runner))
+        ws.pipelines = LocalPipelines(planning)
+    else:
+        service = executor_factory(ws, runner)
+        planning = PipelinePlanning(planner, service)
+        service.planner = planner
+        ws.pipelines = service
     ws.orchestrator.planning = planning
-    ws.pipelines = planning
     return planning
+
+
+def durable_pipelines(host: Any) -> Callable[[Workspace, Any], Any]:
+    """The executor factory of durable pipelines on ``host`` (a ``PipelineHost``): the
+    workspace's stages are registered with the host, its runs go through DBOS."""
+    from baton.workspace.pipelines import DurablePipelines
+
+    def factory(ws: Workspace, runner: Any) -> DurablePipelines:
+        host.register(ws.name, runner)
+        return DurablePipelines(ws.name, host)
+
+    return factory

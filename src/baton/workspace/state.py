@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,16 +151,18 @@ class State:
             return
         import sqlalchemy as sa
 
-        engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+        # Try-lock in autocommit, never a statement waiting on the lock: a waiting statement
+        # holds a snapshot, and a CREATE INDEX CONCURRENTLY in the lock holder's migrations
+        # (DBOS's) would wait for it: a deadlock no one detects.
+        engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool, isolation_level="AUTOCOMMIT")
         key = zlib.crc32(f"baton-startup:{name}".encode())
         try:
             with engine.connect() as conn:
-                conn.execute(sa.text("SELECT pg_advisory_lock(:k)"), {"k": key})
-                conn.commit()
+                while not conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+                    time.sleep(0.1)
                 try:
                     yield
                 finally:
                     conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-                    conn.commit()
         finally:
             engine.dispose()

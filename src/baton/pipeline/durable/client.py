@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from baton.events import Event
 from baton.pipeline.durable.config import DurableConfig
-from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME
+from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME, decision_envelope
 from baton.pipeline.errors import CheckpointDecisionError, PipelineError
 from baton.pipeline.models import ExecutionPlan, StageResult
 from baton.pipeline.state import CheckpointDecision, PipelineState
@@ -49,6 +49,14 @@ class DurableStatus:
     status: str | None  # the pipeline's: running | paused | complete | failed | rejected (None before the first layer)
     checkpoint_stage: str | None
     executor_id: str | None
+    phase: int = 0  # how many times the run advanced (to a checkpoint or the end)
+    decided: str | None = None  # the id of the last decision applied
+    attributes: dict[str, Any] | None = None
+    created_at: int | None = None  # epoch milliseconds
+
+    @property
+    def ended(self) -> bool:
+        return self.dbos_status in ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 @dataclass
@@ -87,20 +95,22 @@ class PipelineClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def submit(self, plan: ExecutionPlan, context: AgentContext | None = None, *, workflow_id: str | None = None) -> str:
+    def submit(self, plan: ExecutionPlan, context: AgentContext | None = None, *, workflow_id: str | None = None,
+               attributes: dict[str, Any] | None = None) -> str:
         """Validate ``plan`` and enqueue it; returns the workflow id (``workflow_id``, else the
-        context's, else a new one). Submitting the same id twice attaches to the first run."""
+        context's, else a new one). Submitting the same id twice attaches to the first run.
+        ``attributes`` (JSON) are kept with the run and returned by ``status``/``runs``."""
         plan.validate()
         request = _request(plan, context)
         wid = workflow_id or (context.workflow_id if context is not None else uuid.uuid4().hex)
-        self._client.enqueue(
-            {"workflow_name": WORKFLOW_NAME, "queue_name": self.config.queue_name, "workflow_id": wid,
-             "app_version": self.config.application_version},
-            plan.to_dict(), request, dict(self.config.units),
-        )
+        options: dict[str, Any] = {"workflow_name": WORKFLOW_NAME, "queue_name": self.config.queue_name, "workflow_id": wid,
+                                   "app_version": self.config.application_version}
+        if attributes:
+            options["attributes"] = attributes
+        self._client.enqueue(options, plan.to_dict(), request, dict(self.config.units))
         return wid
 
-    def decide(self, workflow_id: str, decision: CheckpointDecision) -> None:
+    def decide(self, workflow_id: str, decision: CheckpointDecision) -> str:
         """Send the decision for the run's checkpoint. It is stored durably, so it may be sent
         while no worker runs; the workflow applies it when it waits (or resumes waiting).
 
@@ -116,12 +126,28 @@ class PipelineClient:
                     "name the checkpoint's stage_id to answer one ahead"
                 )
             decision = dataclasses.replace(decision, stage_id=current.checkpoint_stage)
-        self._client.send(workflow_id, decision.to_dict(), DECISION_TOPIC)
+        decision_id = uuid.uuid4().hex
+        self._client.send(workflow_id, decision_envelope(decision, decision_id), DECISION_TOPIC)
+        return decision_id
 
     def status(self, workflow_id: str) -> DurableStatus:
-        info = self._client.retrieve_workflow(workflow_id).get_status()
-        progress = self._client.get_event(workflow_id, "status", timeout_seconds=0) or {}
-        return DurableStatus(workflow_id, str(info.status), progress.get("status"), progress.get("checkpoint_stage"), info.executor_id)
+        """Where the run is (``PipelineError`` for an unknown id)."""
+        found = self._client.list_workflows(workflow_ids=[workflow_id], load_input=False, load_output=False)
+        if not found:
+            raise PipelineError(f"no pipeline run {workflow_id!r}")
+        return self._status(found[0])
+
+    def _status(self, info: Any) -> DurableStatus:
+        progress = self._client.get_event(info.workflow_id, "status", timeout_seconds=0) or {}
+        return DurableStatus(info.workflow_id, str(info.status), progress.get("status"), progress.get("checkpoint_stage"),
+                             info.executor_id, int(progress.get("phase") or 0), progress.get("decided"),
+                             getattr(info, "attributes", None), getattr(info, "created_at", None))
+
+    def runs(self, prefix: str = "", *, limit: int = 50) -> list[DurableStatus]:
+        """The latest runs whose workflow id starts with ``prefix``, newest first."""
+        found = self._client.list_workflows(name=WORKFLOW_NAME, workflow_id_prefix=prefix or None, sort_desc=True, limit=limit,
+                                            load_input=False, load_output=False)
+        return [self._status(info) for info in found]
 
     def wait_for(self, workflow_id: str, statuses: tuple[str, ...], *, timeout_s: float, poll_s: float = 0.1) -> DurableStatus:
         """Poll until the pipeline status is one of ``statuses`` (or the run ends)."""
@@ -139,10 +165,17 @@ class PipelineClient:
         raw = self._client.get_event(workflow_id, "outcome", timeout_seconds=0)
         return None if raw is None else AIMessage.from_dict(raw)
 
-    def decision_error(self, workflow_id: str) -> str | None:
-        """Why the last decision was refused, if one was."""
+    def state(self, workflow_id: str) -> PipelineState | None:
+        """The run's ``PipelineState`` after its latest phase, if it has run one."""
+        raw = self._client.get_event(workflow_id, "state", timeout_seconds=0)
+        return None if raw is None else PipelineState.from_dict(raw)
+
+    def decision_error(self, workflow_id: str, decision_id: str | None = None) -> str | None:
+        """Why the last decision (or the one with ``decision_id``) was refused, if it was."""
         raw = self._client.get_event(workflow_id, "decision_error", timeout_seconds=0)
-        return None if raw is None else raw["error"]
+        if raw is None or (decision_id is not None and raw.get("id") != decision_id):
+            return None
+        return raw["error"]
 
     def result(self, workflow_id: str, *, timeout_s: float = 60.0, poll_s: float = 0.1) -> DurableResult:
         """Wait for the run to end and return every stage's result and the outcome messages."""
@@ -159,6 +192,21 @@ class PipelineClient:
             for raw in batch:
                 yield Event(raw["type"], raw["data"], raw["workflow_id"], raw["ts"])
 
+    def event_log(self, workflow_id: str, *, offset: int = 0) -> tuple[list[dict[str, Any]], int, bool]:
+        """What the run's durable event log holds now, without waiting: (events as dicts,
+        the offset to read from next time, whether the log is closed)."""
+        from dbos._error import DBOSStreamTimeoutError
+
+        events: list[dict[str, Any]] = []
+        try:
+            for batch in self._client.read_stream(workflow_id, EVENTS_STREAM, offset=offset, timeout_seconds=0.001,
+                                                  polling_interval_sec=0.001):
+                events.extend(batch)
+                offset += 1
+        except DBOSStreamTimeoutError:  # nothing more written yet
+            return events, offset, False
+        return events, offset, True
+
 
 def _request(plan: ExecutionPlan, context: AgentContext | None) -> dict[str, Any]:
     if context is None:
@@ -170,4 +218,6 @@ def _request(plan: ExecutionPlan, context: AgentContext | None) -> dict[str, Any
         except TypeError:
             continue  # per-process objects (callbacks, connections) cannot cross to a worker
     return {"question": context.user_question or plan.question, "project_id": context.project_id,
-            "workspace": context.workspace, "user_id": context.user_id, "extra": extra}
+            "workspace": context.workspace, "user_id": context.user_id, "extra": extra,
+            "model": context.model, "preferred_provider": context.preferred_provider,
+            "chat_history": [{"role": m.role, "content": m.content} for m in context.chat_history if m.content]}

@@ -19,11 +19,11 @@ import argparse
 import logging
 import signal
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from baton.pipeline.durable.config import DurableConfig, load_runner_factory
 from baton.pipeline.durable.heartbeat import Heartbeat
-from baton.pipeline.durable.workflow import WORKFLOW_NAME, clear_runtime, install_runtime, workflow_function
+from baton.pipeline.durable.workflow import WORKFLOW_NAME, Publish, clear_runtime, install_runtime, workflow_function
 from baton.pipeline.errors import PipelineConfigurationError
 
 if TYPE_CHECKING:
@@ -33,9 +33,13 @@ log = logging.getLogger("baton.pipeline.durable")
 
 
 class PipelineWorker:
-    def __init__(self, config: DurableConfig, runner: StageRunner | None = None) -> None:
+    def __init__(self, config: DurableConfig, runner: StageRunner | Mapping[str, StageRunner] | None = None, *,
+                 publish: Publish | None = None) -> None:
+        """``runner``: one for every workspace, or one per workspace (see ``workflow.py``);
+        ``publish(channel, event)``: where live events go (none: the durable log only)."""
         self.config = config.with_executor_id()
         self._runner = runner
+        self._publish = publish
         self.heartbeat: Heartbeat | None = None
         self._started = False
 
@@ -54,7 +58,8 @@ class PipelineWorker:
             if not self.config.runner_factory:
                 raise PipelineConfigurationError("a worker needs a runner: pass runner=... or set DurableConfig.runner_factory")
             runner = load_runner_factory(self.config.runner_factory)
-        install_runtime(runner, checkpoint_timeout_s=self.config.checkpoint_timeout_s)
+        install_runtime(runner, checkpoint_timeout_s=self.config.checkpoint_timeout_s, publish=self._publish)
+        _drop_closed_log_handlers()
         workflow_function()
         cfg = self.config
         DBOS(config={
@@ -124,6 +129,16 @@ class PipelineWorker:
             stop.wait()
         finally:
             self.stop()
+
+
+def _drop_closed_log_handlers() -> None:
+    """DBOS logs through a handler bound to the ``sys.stderr`` of its first start; a process
+    that swapped stderr since (a test runner, an embedding app) would fail on every log line.
+    Handlers whose stream is closed are dropped; DBOS makes a new one on the current stderr."""
+    dbos_logger = logging.getLogger("dbos")
+    for handler in list(dbos_logger.handlers):
+        if getattr(getattr(handler, "stream", None), "closed", False):
+            dbos_logger.removeHandler(handler)
 
 
 def main(argv: list[str] | None = None) -> None:

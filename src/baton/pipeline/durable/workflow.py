@@ -16,10 +16,21 @@ Consequences a user must know:
   stored durably when sent (``PipelineClient.decide``), so it may be sent while no worker
   runs, and the wait survives restarts. A decision that cannot apply (wrong stage, bad
   edit) is refused (published as the ``decision_error`` event) and the wait goes on.
-- Progress is published as DBOS events: ``status`` (the run's status and checkpoint stage),
-  ``outcome`` (the latest outcome AIMessage as a dict); tracker events go to the DBOS stream
-  ``events``, one batch per phase (up to a checkpoint or the end), because every stream
-  write is a durable write. Tracker events of the agents inside a stage stay in the worker.
+- Progress is published as DBOS events: ``state`` (the ``PipelineState`` as a dict),
+  ``status`` (the run's status, checkpoint stage,
+  ``phase`` — how many times the run advanced — and ``decided``, the id of the last decision
+  applied), ``outcome`` (the latest outcome AIMessage as a dict); tracker events go to the
+  DBOS stream ``events``, one batch per phase (up to a checkpoint or the end), because every
+  stream write is a durable write.
+- Live events: when the runtime has a ``publish`` callable (the workspace layer gives one
+  that reaches other processes), every event is also published as it happens, on the
+  channel named by the workflow id: the run's own events (ids ``<workflow>:<n>``, the same
+  when a recovered run replays them, so a reader drops repeats) and the events of the agents
+  inside each stage (tagged with ``stage_id``; live only).
+- A stage runs with the starting request's model preference (``model``,
+  ``preferred_provider``) and conversation, carried in the request.
+- A workspace's runner: the runtime may hold one runner per workspace; a stage runs with the
+  runner of its request's workspace (``"*"``: any other).
 
 Importing this module does not import ``dbos``; ``workflow_function()`` registers the
 workflow (once per process) when a worker starts.
@@ -30,9 +41,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import logging
 import time
+import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from baton.pipeline.engine import StageDone, advance
 from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError
@@ -40,6 +53,8 @@ from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult, stage_f
 from baton.pipeline.runners import StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState
 
+log = logging.getLogger("baton.pipeline.durable")
+Publish = Callable[[str, dict], None]
 WORKFLOW_NAME = "baton.pipeline.run"
 DECISION_TOPIC = "baton.checkpoint"
 EVENTS_STREAM = "events"
@@ -47,16 +62,35 @@ EVENTS_STREAM = "events"
 
 @dataclass
 class _Runtime:
-    runner: StageRunner
+    runners: Mapping[str, StageRunner]
     checkpoint_timeout_s: float
+    publish: Publish | None = None
+
+    def runner_for(self, workspace: str) -> StageRunner:
+        runner = self.runners.get(workspace) or self.runners.get("*")
+        if runner is None:
+            raise PipelineConfigurationError(f"this worker runs no pipelines of workspace {workspace!r} (it has: {', '.join(sorted(self.runners))})")
+        return runner
+
+    def send(self, workflow_id: str, event: dict[str, Any]) -> None:
+        if self.publish is None:
+            return
+        try:
+            self.publish(workflow_id, event)
+        except Exception:  # progress only: never the run's failure
+            log.warning("publishing a pipeline event failed", exc_info=True)
 
 
 _runtime: _Runtime | None = None  # one DBOS per process, so one runtime per process
 
 
-def install_runtime(runner: StageRunner, *, checkpoint_timeout_s: float) -> None:
+def install_runtime(runner: StageRunner | Mapping[str, StageRunner], *, checkpoint_timeout_s: float,
+                    publish: Publish | None = None) -> None:
+    """``runner``: one for every workspace, or a mapping workspace -> runner (``"*"`` for
+    the rest). ``publish(channel, event)`` sends live events (see the module docstring)."""
     global _runtime
-    _runtime = _Runtime(runner, checkpoint_timeout_s)
+    runners = dict(runner) if isinstance(runner, Mapping) else {"*": runner}
+    _runtime = _Runtime(runners, checkpoint_timeout_s, publish)
 
 
 def clear_runtime() -> None:
@@ -81,9 +115,18 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
     state = PipelineState.start(ExecutionPlan.from_dict(plan))
     pending_events: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
+    counter = iter(range(1, 1 << 62))
+    runtime = _runtime
+
+    deferred: list[dict[str, Any]] = []
 
     def emit(type: str, **data: Any) -> None:
-        pending_events.append({"type": type, "data": data, "workflow_id": workflow_id, "ts": time.time()})
+        event = {"id": f"{workflow_id}:{next(counter)}", "type": type, "data": data, "workflow_id": workflow_id, "ts": time.time()}
+        pending_events.append(event)
+        if type in ("stage.checkpoint", "pipeline.complete"):
+            deferred.append(event)  # sent live once the status says so: a client may act on them at once
+        else:
+            runtime.send(workflow_id, event)
 
     async def run_layer(stages: list[PlanStage], done: StageDone) -> None:
         reservations = [DBOS.reserve_step() for _ in stages]  # step ids in plan order
@@ -97,22 +140,38 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
         for stage, result in zip(stages, raw):
             done(stage, StageResult.from_dict(result))
 
+    phase, decided = 0, None
     while True:
         produced = await advance(state, workflow_id, run_layer, emit, units=units)
         messages += [m.to_dict() for m in produced]
+        phase += 1
         if pending_events:  # one stream write per phase: each write is a durable step
             await DBOS.write_stream_async(EVENTS_STREAM, list(pending_events))
             pending_events.clear()
         await DBOS.set_event_async("outcome", messages[-1])
-        await DBOS.set_event_async("status", {"status": state.status, "checkpoint_stage": state.checkpoint_stage})
+        await DBOS.set_event_async("state", state.to_dict())
+        status = {"status": state.status, "checkpoint_stage": state.checkpoint_stage, "phase": phase, "decided": decided}
+        await DBOS.set_event_async("status", status)
+        for event in deferred:
+            runtime.send(workflow_id, event)
+        deferred.clear()
+        runtime.send(workflow_id, {"id": f"{workflow_id}:status:{phase}", "type": "pipeline.status", "data": status,
+                                   "workflow_id": workflow_id, "ts": time.time()})
         if state.status != "paused":
             break
-        await _wait_for_decision(state)
+        decided = await _wait_for_decision(state)
     await DBOS.close_stream_async(EVENTS_STREAM)
     return {"status": state.status, "state": state.to_dict(), "messages": messages}
 
 
-async def _wait_for_decision(state: PipelineState) -> None:
+def decision_envelope(decision: CheckpointDecision, decision_id: str) -> dict[str, Any]:
+    """What ``PipelineClient.decide`` sends: the decision and its id (a bare decision, as
+    earlier versions sent, is still understood)."""
+    return {"decision": decision.to_dict(), "id": decision_id}
+
+
+async def _wait_for_decision(state: PipelineState) -> str | None:
+    """Wait for a decision that applies; returns its id."""
     from dbos import DBOS
 
     assert _runtime is not None
@@ -121,12 +180,14 @@ async def _wait_for_decision(state: PipelineState) -> None:
         if raw is None:
             timeout = _runtime.checkpoint_timeout_s
             state.apply(CheckpointDecision("reject", reason=f"no decision within {timeout:g} s"))
-            return
+            return None
+        decision_id = raw.get("id") if isinstance(raw, dict) and "decision" in raw else None
+        body = raw["decision"] if decision_id is not None else raw
         try:
-            state.apply(CheckpointDecision.from_dict(raw))
-            return
+            state.apply(CheckpointDecision.from_dict(body))
+            return decision_id
         except CheckpointDecisionError as exc:
-            await DBOS.set_event_async("decision_error", {"decision": raw, "error": str(exc)})
+            await DBOS.set_event_async("decision_error", {"decision": body, "error": str(exc), "id": decision_id})
 
 
 async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
@@ -134,20 +195,28 @@ async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any],
 
     from baton.agents import AgentContext
 
+    from baton.messages import Message
+
     stage = stage_from_dict(stage_raw)
     started = time.time()
     try:
         assert _runtime is not None, "no pipeline runtime in this process"
+        workflow_id = DBOS.workflow_id or ""
+        workspace = request.get("workspace", "default")
         context = AgentContext(
             user_question=request.get("question", ""),
             project_id=request.get("project_id", "default"),
-            workspace=request.get("workspace", "default"),
+            workspace=workspace,
             user_id=request.get("user_id"),
-            workflow_id=DBOS.workflow_id or "",
+            workflow_id=workflow_id,
             extra=request.get("extra") or {},
+            model=request.get("model"),
+            preferred_provider=request.get("preferred_provider"),
+            chat_history=tuple(Message(m["role"], m["content"]) for m in request.get("chat_history") or ()),
+            tracker=_StageTracker(_runtime, workflow_id, stage.stage_id),
         )
         inputs = {sid: StageResult.from_dict(r) for sid, r in inputs_raw.items()}
-        result = await _runtime.runner.run(stage, inputs, context)
+        result = await _runtime.runner_for(workspace).run(stage, inputs, context)
     except Exception as exc:  # a failing stage is a result, never a crashed workflow
         result = StageResult(stage.stage_id, status="error", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
     if result.started_at is None:
@@ -156,3 +225,16 @@ async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any],
         result.finished_at = time.time()
         result.duration_ms = round((result.finished_at - started) * 1000, 3)
     return result.to_dict()
+
+
+class _StageTracker:
+    """The events of the agents inside a stage, published live (tagged with the stage)."""
+
+    def __init__(self, runtime: _Runtime, workflow_id: str, stage_id: str) -> None:
+        self.runtime, self.workflow_id, self.stage_id = runtime, workflow_id, stage_id
+
+    def emit(self, event: Any) -> None:
+        self.runtime.send(self.workflow_id, {
+            "id": uuid.uuid4().hex, "type": event.type, "data": {**event.data, "stage_id": self.stage_id},
+            "workflow_id": self.workflow_id, "ts": event.ts,
+        })

@@ -1,0 +1,113 @@
+"""Durable pipelines in a workspace (the embedded default: DBOS on SQLite in this process):
+a multi-step question pauses at its checkpoint, the decision continues it, every event —
+the stages' and the agents' inside them — reaches the asking request, and the HTTP API
+starts, lists, streams and decides runs."""
+
+import json
+import sqlite3
+
+import httpx
+import pytest
+
+from baton.events import RecordingTracker
+from baton.llm import FunctionModel, tool_call
+from baton.messages import LLMResponse
+from baton.pipeline import CheckpointDecision
+from baton.server import create_app
+from baton.workspace import ApiKeys, Workspaces
+from baton.workspace.database import open_database_workspace
+from baton.workspace.pipeline_host import PipelineHost
+from baton.workspace.pipelines import PipelineNotFound
+from baton.workspace.planning import durable_pipelines
+from baton.workspace.state import State
+
+pytestmark = pytest.mark.timeout(120)
+
+PLAN = {"question": "totals then counts", "stages": [
+    {"stage_id": "totals", "tool": "query_database", "question": "total amount by region", "depends_on": [], "checkpoint": True},
+    {"stage_id": "counts", "tool": "query_database", "question": "count of sales by region", "depends_on": ["totals"]},
+]}
+SQL = {"total": "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY region",
+       "count": "SELECT region, COUNT(*) AS sales FROM sales GROUP BY region ORDER BY region"}
+
+
+def model(messages, tools):
+    if not tools:  # the planner
+        return json.dumps(PLAN)
+    if any(t.name == "run_sql" for t in tools):
+        if messages[-1].role == "tool":
+            return "Here it is."
+        question = next(m.content for m in messages if m.role == "user")
+        return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": SQL["total" if "total" in question else "count"]})])
+    if messages[-1].role == "tool":
+        return messages[-1].content
+    return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
+
+
+@pytest.fixture
+def shop(tmp_path):
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
+        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("north", 10.0), ("south", 4.5), ("north", 2.0)])
+    return f"sqlite:///{db}"
+
+
+@pytest.fixture
+async def durable_ws(shop, tmp_path):
+    state = State.from_env({}, home=tmp_path / "home")
+    host = PipelineHost.for_state(state, queue_polling_interval_s=0.1)
+    ws = open_database_workspace(shop, FunctionModel(model), state=state, pipelines=durable_pipelines(host))
+    ws.own(host)
+    async with ws:
+        yield ws
+
+
+async def test_a_multi_step_question_runs_durably_pauses_and_continues(durable_ws):
+    tracker = RecordingTracker()
+    paused = await durable_ws.answer("First the total amount by region, then count the sales", tracker=tracker)
+    assert paused.response_type == "stage_checkpoint" and paused.workflow_id.startswith(durable_ws.pipelines.prefix)
+    assert paused.data == {"totals": [{"region": "north", "total": 12.0}, {"region": "south", "total": 4.5}]}
+    types = tracker.types()
+    assert ("stage.start", "totals") in [(e.type, e.data.get("stage_id")) for e in tracker.events]
+    inside = [e for e in tracker.events if e.type == "sql.attempt"]
+    assert inside and all(e.data["stage_id"] == "totals" for e in inside)  # the agents inside the stage, live
+    assert types.index("stage.checkpoint") > types.index("stage.start")
+    with pytest.raises(PipelineNotFound):
+        await durable_ws.decide("p0000000000-nope", CheckpointDecision("approve"))
+    done = await durable_ws.decide(paused.workflow_id, CheckpointDecision("approve", stage_id="totals"), session_id=paused.session_id)
+    assert done.response_type == "pipeline_complete"
+    assert done.data["counts"] == [{"region": "north", "sales": 2}, {"region": "south", "sales": 1}]
+    turns = await durable_ws.sessions.turns(durable_ws.name, paused.session_id)
+    assert [t.answer.response_type for t in turns] == ["stage_checkpoint", "pipeline_complete"]
+    with pytest.raises(PipelineNotFound):  # decided already: nothing waits any more
+        await durable_ws.decide(paused.workflow_id, CheckpointDecision("approve"))
+
+
+async def test_the_http_api_starts_lists_streams_and_decides_runs(durable_ws):
+    app = create_app(Workspaces([durable_ws]), ApiKeys({"k": durable_ws.name}), owns_workspaces=False)
+    headers = {"X-API-Key": "k"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", headers=headers, timeout=60) as client:
+        bad = await client.post("/v1/pipelines", json={"plan": {"question": "x", "stages": []}})
+        assert bad.status_code == 422
+        started = await client.post("/v1/pipelines", json={"plan": PLAN})
+        assert started.status_code == 202
+        wid = started.json()["workflow_id"]
+        assert (await client.get("/v1/pipelines/p0000000000-other")).status_code == 404
+        seen = []  # (httpx's ASGI transport returns a body once it ends: the live stream is read directly here)
+        async for event in durable_ws.pipelines.events(wid):
+            seen.append(event.type)
+            if event.type == "stage.checkpoint":
+                break
+        assert seen[0] == "stage.start" and "stage.end" in seen and "sql.attempt" in seen
+        listed = (await client.get("/v1/pipelines")).json()["runs"]
+        assert [r["workflow_id"] for r in listed] == [wid] and listed[0]["status"] == "paused"
+        edit = await client.post(f"/v1/pipelines/{wid}/decision", json={"action": "edit"})
+        assert edit.status_code == 422
+        done = await client.post(f"/v1/pipelines/{wid}/decision", json={"action": "approve", "stage_id": "totals"})
+        assert done.status_code == 200 and done.json()["response_type"] == "pipeline_complete"
+        run = (await client.get(f"/v1/pipelines/{wid}")).json()
+        assert run["status"] == "complete" and run["outcome"]["response_type"] == "pipeline_complete"
+        async with client.stream("GET", f"/v1/pipelines/{wid}/events") as stream:  # after the end: the whole log, then end
+            names = [line[7:] async for line in stream.aiter_lines() if line.startswith("event: ")]
+        assert names[-2:] == ["pipeline.complete", "end"] and names.count("stage.checkpoint") == 1
