@@ -111,3 +111,59 @@ async def test_the_http_api_starts_lists_streams_and_decides_runs(durable_ws):
         async with client.stream("GET", f"/v1/pipelines/{wid}/events") as stream:  # after the end: the whole log, then end
             names = [line[7:] async for line in stream.aiter_lines() if line.startswith("event: ")]
         assert names[-2:] == ["pipeline.complete", "end"] and names.count("stage.checkpoint") == 1
+
+
+class ContextRecorder:
+    """A stage runner that keeps the context each stage ran with."""
+
+    def __init__(self) -> None:
+        self.seen = {}
+
+    async def run(self, stage, inputs, context):
+        from baton.pipeline import StageResult
+
+        self.seen[stage.stage_id] = context
+        return StageResult(stage.stage_id)
+
+
+def test_durable_stages_run_with_the_requests_model_preference_and_conversation(tmp_path):
+    from baton.agents import AgentContext
+    from baton.messages import Message
+    from baton.pipeline import ExecutionPlan, PlanStage
+    from baton.pipeline.durable import DurableConfig, PipelineClient, PipelineWorker
+
+    config = DurableConfig(system_database_url=f"sqlite:///{tmp_path / 'system.sqlite'}", queue_polling_interval_s=0.1,
+                           heartbeat_interval_s=0.5, heartbeat_lapse_s=2.0)
+    recorder = ContextRecorder()
+    request = AgentContext(user_question="q", workspace="acme", model="qwen2.5:7b", preferred_provider="ollama",
+                           chat_history=(Message.user("earlier"), Message.assistant("answer")))
+    with PipelineWorker(config, {"acme": recorder}), PipelineClient(config) as client:
+        result = client.result(client.submit(ExecutionPlan("q", [PlanStage("a", "query_database", "x")]), request), timeout_s=30)
+    assert result.status == "complete"
+    seen = recorder.seen["a"]
+    assert (seen.model, seen.preferred_provider, seen.workspace) == ("qwen2.5:7b", "ollama", "acme")
+    assert [m.content for m in seen.chat_history] == ["earlier", "answer"]
+
+
+def test_opening_and_closing_a_durable_workspace_leaks_no_thread_or_descriptor(shop, tmp_path):
+    import asyncio
+    import os
+    import threading
+
+    def own_threads():
+        return [t.name for t in threading.enumerate() if not t.name.startswith("asyncio_")]
+
+    async def once():
+        state = State.from_env({}, home=tmp_path / "home")
+        host = PipelineHost.for_state(state, queue_polling_interval_s=0.1)
+        ws = open_database_workspace(shop, FunctionModel(model), state=state, pipelines=durable_pipelines(host))
+        ws.own(host)
+        async with ws:
+            assert (await ws.pipelines.runs()) == []
+
+    asyncio.run(once())
+    baseline = (len(os.listdir("/proc/self/fd")), own_threads())
+    for _ in range(4):
+        asyncio.run(once())
+    after = (len(os.listdir("/proc/self/fd")), own_threads())
+    assert after[0] <= baseline[0] and len(after[1]) <= len(baseline[1]), (baseline, after)

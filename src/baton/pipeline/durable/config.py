@@ -32,7 +32,7 @@ DEFAULT_DATABASE_URL = "sqlite:///baton_pipelines.sqlite"
 class DurableConfig:
     system_database_url: str = DEFAULT_DATABASE_URL
     app_name: str = "baton"
-    application_version: str = "baton-pipeline-1"
+    application_version: str = "baton-pipeline-2"  # 2: the state event, live events, the status after each phase
     queue_name: str = "baton-pipelines"
     runner_factory: str | None = None
     """``"package.module:function"``: called with no arguments in each worker process, it

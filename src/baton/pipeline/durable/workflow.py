@@ -145,13 +145,13 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
         produced = await advance(state, workflow_id, run_layer, emit, units=units)
         messages += [m.to_dict() for m in produced]
         phase += 1
-        if pending_events:  # one stream write per phase: each write is a durable step
-            await DBOS.write_stream_async(EVENTS_STREAM, list(pending_events))
-            pending_events.clear()
         await DBOS.set_event_async("outcome", messages[-1])
         await DBOS.set_event_async("state", state.to_dict())
         status = {"status": state.status, "checkpoint_stage": state.checkpoint_stage, "phase": phase, "decided": decided}
         await DBOS.set_event_async("status", status)
+        if pending_events:  # one stream write per phase (each write is a durable step), after the status:
+            await DBOS.write_stream_async(EVENTS_STREAM, list(pending_events))  # whoever reads a checkpoint may act on it
+            pending_events.clear()
         for event in deferred:
             runtime.send(workflow_id, event)
         deferred.clear()
