@@ -14,6 +14,8 @@ def build_app() -> typer.Typer:
 
     app = typer.Typer(help="Baton: ask questions of your data through cooperating AI agents.", no_args_is_help=True)
     main_commands.register(app)
+    from baton.cli import eval as eval_command  # baton eval: golden questions scored through the answer path
+    eval_command.register(app)
     worker.register(app)
     app.add_typer(sql.app, name="sql", help="Check and run SQL safely.")
     app.add_typer(memory.app, name="memory", help="Inspect and maintain the memory journal.")
