@@ -17,6 +17,8 @@ def build_app() -> typer.Typer:
     from baton.cli import eval as eval_command  # baton eval: golden questions scored through the answer path
     eval_command.register(app)
     worker.register(app)
+    from baton.cli import mcp as mcp_command  # baton mcp: the workspace as an MCP server over stdio
+    mcp_command.register(app)
     app.add_typer(sql.app, name="sql", help="Check and run SQL safely.")
     app.add_typer(memory.app, name="memory", help="Inspect and maintain the memory journal.")
     app.add_typer(db.app, name="db", help="Check what a database role may do; create a read-only one.")

@@ -1,0 +1,65 @@
+"""``baton mcp``: the workspace as an MCP server over stdio, for a desktop assistant or an IDE.
+
+The client starts ``baton mcp`` and talks to it over stdin/stdout; it serves the demo (with
+no model it answers the demo's verified questions) or the workspace over ``--database``
+(and ``--docs``), on the same state as ``baton serve``. Standard output belongs to the
+protocol: everything this command says goes to stderr, and nothing is printed before
+serving starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _quiet_demo(state=None, **options):
+    """The demo workspace, built without printing to stdout (it is the protocol's)."""
+    from baton.demo.workspace import build_demo_workspace
+    from baton.llm import model_from_env
+
+    return build_demo_workspace(state.home / "demo", model=model_from_env(), state_url=state.url, **options)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("mcp")
+    def mcp_command(
+        database: Optional[str] = typer.Option(None, help="Serve the workspace over this database URL (needs a model); default: the demo."),
+        docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from."),
+        state: Optional[str] = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME)."),
+        log_level: str = typer.Option("warning", help="debug, info, warning or error (logs go to stderr)."),
+        unsafe_allow_privileged_role: bool = typer.Option(
+            False, "--unsafe-allow-privileged-role",
+            help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
+    ) -> None:
+        """Serve a workspace as an MCP server over stdio (tools: ask, list_specialists,
+        check_sql, search_memory, list_verified_questions; resources: schema, verified questions)."""
+        from baton.cli.db import unsafe_privileged_role_opt_in
+        from baton.cli.serving import configure_logging, local_workspace
+        from baton.errors import ConfigurationError
+        from baton.llm import model_from_env
+        from baton.mcp import serve_stdio
+        from baton.workspace.state import State
+
+        configure_logging(log_level)
+        privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        try:
+            model = model_from_env()
+            where = State.from_env(url=state)
+        except ConfigurationError as exc:
+            err.print(f"[red]Configuration error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+
+        async def run() -> None:
+            async with local_workspace(database, model, _quiet_demo, docs, state=where, allow_privileged_role=privileged) as ws:
+                if ws.no_model:
+                    err.print("No model configured (BATON_MODEL unset): verified questions are answered without an LLM.")
+                await serve_stdio(ws)
+
+        asyncio.run(run())
