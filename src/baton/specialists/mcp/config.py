@@ -9,8 +9,9 @@ Decisions written down here (the issue was silent):
   (``tools/list_changed``), and a specialist that calls whatever a server lists would call
   a tool nobody reviewed. A server named with ``--mcp`` but no ``--mcp-allow`` is refused at
   start, before anything is spawned.
-- ``COMMAND_OR_URL`` is a URL when it starts with ``http://`` or ``https://``, otherwise a
-  command line split like a POSIX shell would (no shell runs it).
+- ``COMMAND_OR_URL`` is a URL when it starts with a scheme (``https://``; only http and
+  https are accepted), otherwise a command line split like a POSIX shell would (no shell
+  runs it).
 - A stdio server gets the SDK's default environment (``HOME``, ``PATH``, ``USER``, ...),
   not Baton's: API keys and database passwords in Baton's environment stay out of a
   third-party process unless passed in ``env`` on purpose.
@@ -80,7 +81,7 @@ class MCPServerConfig:
         """From a URL, a command line (split like a shell would) or an argv list."""
         if isinstance(server, str):
             text = server.strip()
-            if text.startswith(("http://", "https://")):
+            if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):  # a URL; only http(s) passes __post_init__
                 return cls(name, tuple(allowed_tools), url=text, **options)
             try:
                 argv = tuple(shlex.split(text))
