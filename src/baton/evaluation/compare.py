@@ -9,7 +9,8 @@ Equivalence, as text-to-SQL evaluation defines it and a user checking by eye wou
   ``gold_orders``) or the golden question says ``ordered: true``; otherwise rows are
   compared as a multiset;
 - duplicates count: ``[a, a, b]`` is not ``[a, b]`` (a DISTINCT the gold query lacks is wrong);
-- numbers compare within the question's ``Tolerance``; an integer equals the same float
+- numbers compare within the question's ``Tolerance`` (two integers exactly, within its
+  absolute part only, so 64-bit ids never round together); an integer equals the same float
   (``3 == 3.0``), ``Decimal`` is a number, booleans are 0/1; dates and times compare by ISO
   text (so a PostgreSQL ``date`` equals SQLite's ``'2025-01-31'``); bytes by hex; NULL
   equals only NULL; text is compared exactly (``'3'`` is not ``3``).
@@ -88,6 +89,8 @@ def _is_number(v: Any) -> bool:
 
 
 def cells_equal(a: Any, b: Any, tol: Tolerance) -> bool:
+    if isinstance(a, int) and isinstance(b, int):  # exact arithmetic: no float rounding of big integers
+        return abs(a - b) <= tol.abs
     if _is_number(a) and _is_number(b):
         return a == b or tol.close(float(a), float(b))
     return a == b and type(a) is type(b)
