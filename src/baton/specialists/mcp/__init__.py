@@ -7,6 +7,7 @@ Importing this package starts nothing: the server is started (or reached) on fir
 from baton.specialists.mcp.agent import MCPAgent
 from baton.specialists.mcp.config import MCPServerConfig, parse_mcp_options
 from baton.specialists.mcp.errors import (
+    MCPAuthenticationError,
     MCPProtocolError,
     MCPResultError,
     MCPServerUnavailableError,
@@ -19,7 +20,7 @@ from baton.specialists.mcp.errors import (
 from baton.specialists.mcp.results import MCPCallOutcome
 
 __all__ = [
-    "MCPAgent", "MCPCallOutcome", "MCPProtocolError", "MCPResultError", "MCPServerConfig", "MCPServerUnavailableError",
+    "MCPAgent", "MCPAuthenticationError", "MCPCallOutcome", "MCPProtocolError", "MCPResultError", "MCPServerConfig", "MCPServerUnavailableError",
     "MCPSpecialistError", "MCPTimeoutError", "MCPToolArgumentsError", "MCPToolError", "MCPToolNotAllowedError",
     "parse_mcp_options",
 ]

@@ -8,8 +8,9 @@ orchestrator's ``AgentTool`` retries follows from the base class:
   connection dropped; another attempt reconnects.
 - ``MCPTimeoutError`` (fatal): the server had its whole timeout and did not answer. Not
   retried, so a hung server costs one timeout per question, not three.
-- ``MCPToolNotAllowedError``, ``MCPToolArgumentsError``, ``MCPResultError``,
-  ``MCPProtocolError``, ``MCPToolError`` (fatal): trying again sends the same thing.
+- ``MCPAuthenticationError``, ``MCPToolNotAllowedError``, ``MCPToolArgumentsError``,
+  ``MCPResultError``, ``MCPProtocolError``, ``MCPToolError`` (fatal): trying again sends
+  the same thing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ class MCPSpecialistError(AgentError):
 
 class MCPServerUnavailableError(MCPSpecialistError, AgentRetryableError):
     """The server could not be started or reached, or the connection closed mid-call."""
+
+
+class MCPAuthenticationError(MCPSpecialistError, AgentFatalError):
+    """An HTTP server refused the credentials (401 or 403): the configured headers are
+    missing, wrong or not allowed there. ``status`` is the HTTP status."""
+
+    def __init__(self, message: str, *, server: str = "", tool: str = "", status: int | None = None) -> None:
+        super().__init__(message, server=server, tool=tool)
+        self.status = status
 
 
 class MCPTimeoutError(MCPSpecialistError, AgentFatalError):

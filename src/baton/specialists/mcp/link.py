@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from baton.specialists.mcp.config import MCPServerConfig
 from baton.specialists.mcp.errors import (
+    MCPAuthenticationError,
     MCPProtocolError,
     MCPResultError,
     MCPServerUnavailableError,
@@ -67,6 +68,7 @@ class MCPLink:
         self._connection: _Connection | None = None
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self._refused: int | None = None  # the last HTTP 401/403, while it explains a failure
 
     def __repr__(self) -> str:
         return f"MCPLink({self.config.name!r}, {self.config.transport}: {self.config.where!r})"
@@ -80,7 +82,12 @@ class MCPLink:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            http = httpx2.AsyncClient(headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+            async def note_refusal(response: Any) -> None:  # the SDK reports a 401 as a bare "error response"
+                if response.status_code in (401, 403):
+                    self._refused = response.status_code
+
+            http = httpx2.AsyncClient(headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0),
+                                      event_hooks={"response": [note_refusal]})
             return streamable_http_client(cfg.url, http_client=http), http.aclose
         from mcp import StdioServerParameters
 
@@ -183,7 +190,11 @@ class MCPLink:
         from mcp import MCPError
 
         name = self.config.name
-        if isinstance(exc, (MCPTimeoutError, MCPServerUnavailableError, MCPProtocolError, MCPResultError)):
+        refused, self._refused = self._refused, None
+        if refused is not None:
+            return MCPAuthenticationError(f"MCP server {name!r} refused the credentials while {doing} (HTTP {refused}): "
+                                          "check the headers configured for it", server=name, tool=tool, status=refused)
+        if isinstance(exc, (MCPAuthenticationError, MCPTimeoutError, MCPServerUnavailableError, MCPProtocolError, MCPResultError)):
             return exc
         if isinstance(exc, MCPError):
             if exc.code == _REQUEST_TIMEOUT:
