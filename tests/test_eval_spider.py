@@ -146,3 +146,39 @@ def test_the_html_report_shows_each_failure_with_expected_and_produced(spider, t
     assert "<script" not in page and "http://" not in page and "https://" not in page
     report = json.loads(write_json(run, tmp_path / "r.json").read_text())
     assert report["summary"]["execution"] == {"right": 14, "out_of": 23, "rate": 14 / 23}
+
+
+def test_a_question_past_its_deadline_fails_and_the_run_goes_on(spider, tmp_path):
+    from baton.evaluation import GoldenSet
+    from baton.llm import FunctionModel
+
+    golden = load_golden_set(spider / "dev.json")
+    slow_question = golden.questions[0].question
+    inner = spider_model().fn
+
+    async def hanging(messages, tools):
+        if any(t.name == "run_sql" for t in tools) and any(m.content == slow_question for m in messages if m.role == "user"):
+            await asyncio.sleep(60)  # a provider that never answers; the deadline cancels it
+        return inner(messages, tools)
+
+    subset = GoldenSet("subset", golden.questions[:2], source="test")
+    run, _ = asyncio.run(run_spider(spider, tmp_path / "home", FunctionModel(hanging), golden=subset,
+                                    options=RunOptions(concurrency=2, timeout_s=0.5)))
+    slow, fine = run.results
+    assert slow.status == "fail" and slow.reasons == ["no answer within 0.5 s"]
+    assert slow.llm_calls == 2  # the routing call, and the SQL call that never came back
+    assert fine.status == "pass"
+
+
+def test_a_database_that_cannot_be_opened_fails_its_questions_with_the_reason(spider, tmp_path):
+    from baton.evaluation import golden_set
+
+    golden = golden_set("bad", [
+        {"id": "nowhere", "question": "How many?", "sql": "SELECT 1", "database": "nosuchdriver://user:secret@host/db"},
+        {"id": "again", "question": "How many more?", "sql": "SELECT 2", "database": "nosuchdriver://user:secret@host/db"},
+    ])
+    run, meter = asyncio.run(run_spider(spider, tmp_path / "home", spider_model(), golden=golden))
+    assert [r.status for r in run.results] == ["fail", "fail"]
+    assert all("cannot open a workspace for nosuchdriver://user:***@host/db" in r.reasons[0] for r in run.results)
+    assert all("secret" not in r.reasons[0] for r in run.results)
+    assert meter.total.calls == 0

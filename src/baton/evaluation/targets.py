@@ -66,14 +66,14 @@ class Targets:
         self._opener = opener
         self._targets: dict[str | None, Target] = {}
         self._locks: dict[str | None, asyncio.Lock] = {}
-        self._failed: dict[str | None, BaseException] = {}
+        self._failed: dict[str | None, TargetError] = {}
 
     async def get(self, database: str | None) -> Target:
         if database in self._targets:
             return self._targets[database]
         lock = self._locks.setdefault(database, asyncio.Lock())
         async with lock:
-            if database in self._failed:
+            if database in self._failed:  # opened once, failed once: the same reason for every question
                 raise TargetError(str(self._failed[database]))
             if database not in self._targets:
                 target = None
@@ -85,8 +85,9 @@ class Targets:
                 except Exception as exc:
                     if target is not None:
                         await target.aclose()
-                    self._failed[database] = exc
-                    raise TargetError(f"cannot open a workspace for {_redact(database)}: {type(exc).__name__}: {exc}") from exc
+                    error = TargetError(f"cannot open a workspace for {_redact(database)}: {type(exc).__name__}: {exc}")
+                    self._failed[database] = error
+                    raise error from exc
                 self._targets[database] = target
         return self._targets[database]
 
