@@ -232,3 +232,34 @@ async def test_an_mcp_agent_asks_batons_own_mcp_endpoint_over_http(endpoint):
     assert answer.data["sql"].startswith("SELECT month")
     assert answer.images and answer.images[0]["mime_type"] == "image/png"  # the chart, as the remote rendered it
     assert answer.metadata["mcp_transport"] == "http"
+
+
+async def test_baton_serve_speaks_mcp_at_slash_mcp_behind_the_workspace_key(tmp_path):
+    """``create_app`` (what ``baton serve`` and ``baton demo`` run) mounts the endpoint at
+    ``/mcp``; its lifespan ends MCP sessions before it closes the workspaces."""
+    from baton.events import RecordingTracker
+    from baton.server import create_app
+
+    demo = build_demo_workspace(tmp_path / "demo")
+    app = create_app(Workspaces([demo]), ApiKeys({KEY_DEMO: "demo"}), tracker=RecordingTracker())
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+                                           timeout_graceful_shutdown=2))
+    task = asyncio.ensure_future(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        async with client(url, KEY_DEMO) as mcp:
+            answer = await mcp.call_tool("ask", {"question": DEMO_QUESTION, "chart_image": False})
+        async with httpx.AsyncClient() as raw:
+            refused = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                     headers={"Authorization": "Bearer bt_wrong", "Accept": "application/json, text/event-stream"})
+            api = await raw.get(f"http://127.0.0.1:{port}/v1/agents", headers={"Authorization": f"Bearer {KEY_DEMO}"})
+    finally:
+        server.should_exit = True
+        await task
+    assert answer.structured_content["rows"][0] == {"month": "2025-01", "revenue": 752670.22}
+    assert refused.status_code == 401
+    assert api.status_code == 200  # the rest of the API is untouched
+    assert demo.closed  # the app owned the workspace and closed it after the MCP sessions

@@ -1,6 +1,7 @@
-"""The HTTP API (FastAPI): ask, stream, sessions, agents, charts, health, the page, and an
-OpenAI-compatible chat endpoint. Every route but ``/health`` and the page's static files
-needs an API key; the key decides the workspace.
+"""The HTTP API (FastAPI): ask, stream, sessions, agents, charts, health, the page, an
+OpenAI-compatible chat endpoint, and MCP (Streamable HTTP) at ``/mcp`` (``baton.mcp``).
+Every route but ``/health`` and the page's static files needs an API key; the key decides
+the workspace.
 
 Routes are adapters: they authenticate, pick the caller's ``Workspace`` and call its
 answer path (``Workspace.answer`` / ``answer_stream``), its sessions, its pipelines or its
@@ -52,6 +53,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         for ws in app.state.workspaces:
             await ws.start()  # durable pipelines: this process's worker, on this loop
         yield
+        await app.state.mcp.aclose()  # MCP sessions end (their questions cancelled) before anything closes
         if owns_workspaces:
             await app.state.workspaces.aclose()
             app.state.keys.close()
@@ -175,6 +177,10 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     register_openai_routes(app, workspace_of)
     register_pipeline_routes(app, workspace_of)
     register_memory_routes(app, workspace_of)
+    from baton.mcp import mcp_http_router  # MCP (Streamable HTTP) at /mcp: the key picks the workspace, as everywhere
+
+    app.state.mcp = mcp_http_router(workspaces, keys)
+    app.router.add_route("/mcp", app.state.mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(caller: Caller) -> dict[str, Any]:
