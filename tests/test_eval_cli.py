@@ -50,7 +50,8 @@ def test_the_demo_verified_set_without_a_model_is_100_percent_with_zero_llm_call
     assert s["llm_calls"] == 0 and s["tokens"] == 0 and s["cost_usd"] == 0 and s["skipped"] == 0
     assert {q["fast_path"] for q in data["questions"]} == {"verified_question"}
     assert {q["routed_to"][0] for q in data["questions"]} == {v.agent for v in VERIFIED_QUESTIONS}
-    assert (out / "report.html").read_text().startswith("<!doctype html>")
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "No model configured: 10 question(s) answered with 0 LLM calls." in page
     assert not (home / "demo").exists()  # a throwaway state: the user's BATON_HOME is untouched
 
 
@@ -142,3 +143,14 @@ def test_hostile_question_text_is_inert_in_the_terminal(home, tmp_path):
     assert "[bold red]owned[/bold red]" in result.output  # shown as typed, not as markup
     assert "\x1b]0;" not in result.output and "\u202e" not in result.output
     assert report(tmp_path / "o")["questions"][0]["question"] == hostile  # the report keeps the exact text
+
+
+def test_tags_and_limit_choose_the_questions(home, tmp_path):
+    tagged = [dict(item, tags=["revenue"] if i % 2 else ["products"]) for i, item in enumerate(DEMO_SET)]
+    golden = write_set(tmp_path / "tagged.jsonl", tagged)
+    result = run("eval", str(golden), "--tag", "revenue", "--out", str(tmp_path / "a"))
+    assert result.exit_code == 0 and [q["id"] for q in report(tmp_path / "a")["questions"]] == ["q2", "q4"]
+    result = run("eval", str(golden), "--limit", "1", "--out", str(tmp_path / "b"))
+    assert result.exit_code == 0 and [q["id"] for q in report(tmp_path / "b")["questions"]] == ["q1"]
+    result = run("eval", str(golden), "--tag", "nothing-has-this", "--out", str(tmp_path / "c"))
+    assert result.exit_code == 2 and "No question of the set matches --tag" in result.output
