@@ -110,12 +110,19 @@ def register(app: typer.Typer) -> None:
         session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
         json_output: bool = typer.Option(False, "--json", help="Print the full answer as JSON."),
         state: Optional[str] = StateOption,
+        unsafe_allow_privileged_role: bool = typer.Option(
+            False, "--unsafe-allow-privileged-role",
+            help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
     ) -> None:
         """Ask one question and print the answer, its table and its SQL."""
+        from baton.cli.db import unsafe_privileged_role_opt_in
         from baton.cli.serving import local_workspace
 
+        privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+
         async def run() -> int:
-            async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state)) as ws:
+            async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
+                                       allow_privileged_role=privileged) as ws:
                 with console.status("Thinking...", spinner="dots"):
                     answer = await ws.answer(question, session)
             if json_output:
@@ -136,13 +143,18 @@ def register(app: typer.Typer) -> None:
         docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
         state: Optional[str] = StateOption,
+        unsafe_allow_privileged_role: bool = typer.Option(
+            False, "--unsafe-allow-privileged-role",
+            help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
     ) -> None:
         """Serve the HTTP API and the web page: the workspace over --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
         state (made on first start, the same on every replica) is printed."""
+        from baton.cli.db import unsafe_privileged_role_opt_in
         from baton.cli.serving import server_app, serve_app
 
-        app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state))
+        privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged)
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         serve_app(app, host, port, log_level)
