@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import sys
 from typing import Any, Awaitable, Callable
 
 from pydantic import ValidationError
@@ -89,11 +91,12 @@ class MCPLink:
             http = httpx2.AsyncClient(headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0),
                                       event_hooks={"response": [note_refusal]})
             return streamable_http_client(cfg.url, http_client=http), http.aclose
-        from mcp import StdioServerParameters
+        from mcp import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=cfg.command[0], args=list(cfg.command[1:]),
                                        env=dict(cfg.env) if cfg.env is not None else None, cwd=cfg.cwd)
-        return params, None
+        errlog, close = _stderr()
+        return stdio_client(params, errlog=errlog), close
 
     async def _hold(self, connection: _Connection, ready: asyncio.Future[None]) -> None:
         from mcp import Client
@@ -247,6 +250,25 @@ async def _all_tools(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
+
+
+def _stderr() -> tuple[Any, Callable[[], Awaitable[None]] | None]:
+    """Where the server's stderr goes: ours, when it is a real file. A notebook's or a test
+    runner's ``sys.stderr`` often has no file descriptor, and a child process needs one; then
+    the process's original stderr, else the null device."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream, None
+        except (AttributeError, OSError, ValueError):
+            continue
+    sink = open(os.devnull, "w")  # noqa: SIM115 - closed with the connection
+
+    async def close() -> None:
+        sink.close()
+
+    return sink, close
 
 
 def _client_info() -> Any:
