@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from baton.cli.render import print_answer, write_chart
+from baton.cli.mcp import McpAllowOption, McpOption
 
 console = Console()
 
@@ -146,15 +147,20 @@ def register(app: typer.Typer) -> None:
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
+        mcp: list[str] = McpOption,
+        mcp_allow: list[str] = McpAllowOption,
     ) -> None:
         """Serve the HTTP API and the web page: the workspace over --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
         state (made on first start, the same on every replica) is printed."""
         from baton.cli.db import unsafe_privileged_role_opt_in
+        from baton.cli.mcp import mcp_specialists
         from baton.cli.serving import server_app, serve_app
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
-        app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged)
+        servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
+        app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
+                                  mcp_servers=servers)
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         serve_app(app, host, port, log_level)

@@ -2,7 +2,8 @@
 
 The client starts ``baton mcp`` and talks to it over stdin/stdout; it serves the demo (with
 no model it answers the demo's verified questions) or the workspace over ``--database``
-(and ``--docs``), on the same state as ``baton serve``. Standard output belongs to the
+(and ``--docs``), on the same state as ``baton serve``; ``--mcp``/``--mcp-allow`` add MCP
+servers as specialists, as on ``baton serve``. Standard output belongs to the
 protocol: everything this command says goes to stderr, and nothing is printed before
 serving starts.
 """
@@ -17,6 +18,42 @@ import typer
 from rich.console import Console
 
 err = Console(stderr=True, soft_wrap=True)
+
+
+def mcp_specialists(servers: list[str], allows: list[str]):
+    """``--mcp NAME=COMMAND_OR_URL`` / ``--mcp-allow NAME=TOOL,...`` as configurations;
+    a usage error (exit 2, said on stderr) when they do not fit together."""
+    from baton.errors import ConfigurationError
+    from baton.specialists.mcp import parse_mcp_options
+
+    try:
+        return parse_mcp_options(servers, allows)
+    except ConfigurationError as exc:
+        err.print(f"[red]MCP configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def attach_mcp_specialists(workspace, configs, model=None) -> list:
+    """Each configured MCP server as a specialist of ``workspace``'s orchestrator (its model:
+    ``model``, else the request's), closed with the workspace. A name already taken by a
+    specialist is a ``ConfigurationError``."""
+    from baton.agents.agent_tool import tool_name_for
+    from baton.errors import ConfigurationError
+    from baton.specialists.mcp import MCPAgent
+
+    agents = []
+    for config in configs:
+        if tool_name_for(config.name) in workspace.orchestrator.agent_tools:
+            raise ConfigurationError(f"--mcp {config.name}: workspace {workspace.name!r} already has a specialist named so")
+        agent = MCPAgent.from_config(config, model=model)
+        workspace.orchestrator.add_agent(agent)
+        workspace.own(agent)
+        agents.append(agent)
+    return agents
+
+
+McpOption = typer.Option([], "--mcp", help="An MCP server as a specialist: NAME=COMMAND_OR_URL (repeatable; needs --mcp-allow).")
+McpAllowOption = typer.Option([], "--mcp-allow", help="The tools that server may be asked for: NAME=TOOL[,TOOL...] (required per --mcp).")
 
 
 def _quiet_demo(state=None, **options):
@@ -34,6 +71,8 @@ def register(app: typer.Typer) -> None:
         docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from."),
         state: Optional[str] = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME)."),
         log_level: str = typer.Option("warning", help="debug, info, warning or error (logs go to stderr)."),
+        mcp: list[str] = McpOption,
+        mcp_allow: list[str] = McpAllowOption,
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
@@ -48,6 +87,7 @@ def register(app: typer.Typer) -> None:
         from baton.workspace.state import State
 
         configure_logging(log_level)
+        servers = mcp_specialists(mcp, mcp_allow)
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         try:
             model = model_from_env()
@@ -58,6 +98,7 @@ def register(app: typer.Typer) -> None:
 
         async def run() -> None:
             async with local_workspace(database, model, _quiet_demo, docs, state=where, allow_privileged_role=privileged) as ws:
+                attach_mcp_specialists(ws, servers)
                 if ws.no_model:
                     err.print("No model configured (BATON_MODEL unset): verified questions are answered without an LLM.")
                 await serve_stdio(ws)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from rich.console import Console
 
@@ -75,11 +75,11 @@ def _pipeline_host(state: State, model, run_pipelines: bool | None = None):
 
 def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
                allow_privileged_role: bool = False, state: State | None = None,
-               run_pipelines: bool | None = None) -> tuple[Any, list[tuple[str, str]]]:
+               run_pipelines: bool | None = None, mcp_servers: Sequence[Any] = ()) -> tuple[Any, list[tuple[str, str]]]:
     """The app serving the workspace over ``database`` (with ``docs``), or the demo when no
     database is given, on ``state``; and the keys to print (see ``api_keys``). Pipelines run
     durably: their stages in this process when the state is embedded (or ``run_pipelines``),
-    else on ``baton worker``s."""
+    else on ``baton worker``s. ``mcp_servers`` (``MCPServerConfig``s) join as specialists."""
     from baton.server import create_app
     from baton.workspace.database import open_database_workspace
 
@@ -92,6 +92,10 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
         workspace = demo_factory(state=state, **options)
     if host is not None:
         workspace.own(host)
+    if mcp_servers:  # --mcp: MCP servers as specialists (baton.specialists.mcp)
+        from baton.cli.mcp import attach_mcp_specialists
+
+        attach_mcp_specialists(workspace, mcp_servers)
     workspaces = Workspaces([workspace])
     keys, printed = api_keys(workspaces, state)
     return create_app(workspaces, keys), printed

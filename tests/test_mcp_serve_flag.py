@@ -1,0 +1,72 @@
+"""``baton serve --mcp NAME=COMMAND --mcp-allow NAME=TOOL``: an MCP server joins the served
+workspace as a specialist. End to end: an MCP client asks ``baton serve``'s ``/mcp``, the
+orchestrator routes to the MCP specialist (no model: lexically, and its single string
+tool is asked directly), which asks the test's MCP server over stdio; the structured result
+comes back intact."""
+
+from __future__ import annotations
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from rich.console import Console
+from typer.testing import CliRunner
+
+from baton.cli import build_app
+from baton.cli.mcp import mcp_specialists
+from baton.cli.serving import server_app
+from baton.demo.workspace import build_demo_workspace
+from mcp_test_servers import calls_in, finance_command, served
+
+KEY = "bt_serve_flag_test_key"
+
+
+def cli(*args):
+    return CliRunner().invoke(build_app(), list(args), env={"COLUMNS": "200"})
+
+
+def test_an_mcp_server_without_an_allowlist_is_refused_before_anything_starts(tmp_path):
+    for command in ("serve", "mcp"):
+        missing = cli(command, "--mcp", "oracle=python server.py")
+        assert missing.exit_code == 2 and "--mcp-allow oracle=TOOL" in missing.output
+        stray = cli(command, "--mcp", "oracle=python server.py", "--mcp-allow", "oracle=lookup", "--mcp-allow", "other=x")
+        assert stray.exit_code == 2 and "no --mcp gives" in stray.output
+
+
+async def test_serve_with_an_mcp_specialist_answers_through_it_end_to_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("BATON_API_KEYS", f"{KEY}=demo")
+    monkeypatch.delenv("BATON_MODEL", raising=False)
+    command, calls = finance_command(tmp_path)
+    servers = mcp_specialists([f"oracle={' '.join(command[:2])} {command[2]} '{command[3]}'"], ["oracle=lookup"])
+
+    def demo(state=None, **options):
+        return build_demo_workspace(tmp_path / "home" / "demo", state_url=state.url, **options)
+
+    app, printed = server_app(None, None, demo, Console(), mcp_servers=servers)
+    question = "Ask the oracle: what is the answer?"
+    async with served(app, lifespan="on") as url:
+        async with httpx.AsyncClient() as raw:
+            agents = (await raw.get(url.replace("/mcp", "/v1/agents"), headers={"Authorization": f"Bearer {KEY}"})).json()
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=httpx2.Timeout(60.0, read=120.0))
+        async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=120) as mcp:
+            answer = await mcp.call_tool("ask", {"question": question})
+    assert "oracle" in {a["name"] for a in agents["agents"]}
+    assert not answer.is_error, answer.content
+    assert answer.structured_content["routed_to"] == "oracle" and answer.structured_content["mode"] == "passthrough"
+    assert answer.structured_content["data"] == {"question": question, "answer": 42}
+    assert calls_in(calls) == [{"tool": "lookup", "arguments": {"question": question}}]
+    assert app.state.workspaces.get("demo").closed  # and with it the MCP specialist's server process
+
+
+async def test_an_mcp_server_may_not_take_a_specialists_name(tmp_path):
+    from baton.cli.mcp import attach_mcp_specialists
+    from baton.errors import ConfigurationError
+
+    servers = mcp_specialists(["pokemon_finance=python server.py"], ["pokemon_finance=lookup"])
+    async with build_demo_workspace(tmp_path / "demo") as ws:
+        with pytest.raises(ConfigurationError, match="already has a specialist"):
+            attach_mcp_specialists(ws, servers)
+        assert type(ws.orchestrator.agent_tools["pokemon_finance"].agent).__name__ == "SQLAgent"
