@@ -8,6 +8,8 @@ send (structured content that is not an object, NaN, non-JSON lines, silence).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -145,3 +147,26 @@ def garbage_command(tmp: Path, mode: str) -> list[str]:
 
 def calls_in(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@contextlib.asynccontextmanager
+async def served(app, *, lifespan: str = "off", path: str = "/mcp"):
+    """``app`` on a real socket, served by uvicorn on the caller's event loop; yields the
+    URL of ``path``."""
+    import uvicorn
+
+    from live_server import free_port
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan,
+                                           timeout_graceful_shutdown=2))
+    task = asyncio.ensure_future(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        server.should_exit = True
+        await task

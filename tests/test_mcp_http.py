@@ -6,13 +6,11 @@ stopping, and an ``MCPAgent`` asking Baton's own MCP endpoint over HTTP."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
@@ -24,7 +22,7 @@ from baton.messages import LLMResponse
 from baton.response import AIMessage
 from baton.specialists.mcp import MCPAgent, MCPAuthenticationError
 from baton.workspace import ApiKeys, SessionStore, Workspace, Workspaces
-from live_server import free_port
+from mcp_test_servers import served
 
 DEMO_QUESTION = "What was Pokemon revenue by month in 2025?"
 KEY_DEMO, KEY_OTHER = "bt_demo_key_for_tests", "bt_other_key_for_tests"
@@ -62,24 +60,6 @@ def routed_to(agent: str) -> FunctionModel:
         return LLMResponse(tool_calls=[tool_call(agent, {"question": messages[-1].content})])
 
     return FunctionModel(route)
-
-
-@contextlib.asynccontextmanager
-async def served(app):
-    """``app`` on a real socket, served by uvicorn on this test's event loop."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
-                                           timeout_graceful_shutdown=2))
-    task = asyncio.ensure_future(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest.fixture
@@ -242,23 +222,13 @@ async def test_baton_serve_speaks_mcp_at_slash_mcp_behind_the_workspace_key(tmp_
 
     demo = build_demo_workspace(tmp_path / "demo")
     app = create_app(Workspaces([demo]), ApiKeys({KEY_DEMO: "demo"}), tracker=RecordingTracker())
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
-                                           timeout_graceful_shutdown=2))
-    task = asyncio.ensure_future(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
+    async with served(app, lifespan="on") as url:
         async with client(url, KEY_DEMO) as mcp:
             answer = await mcp.call_tool("ask", {"question": DEMO_QUESTION, "chart_image": False})
         async with httpx.AsyncClient() as raw:
             refused = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                                      headers={"Authorization": "Bearer bt_wrong", "Accept": "application/json, text/event-stream"})
-            api = await raw.get(f"http://127.0.0.1:{port}/v1/agents", headers={"Authorization": f"Bearer {KEY_DEMO}"})
-    finally:
-        server.should_exit = True
-        await task
+            api = await raw.get(url.replace("/mcp", "/v1/agents"), headers={"Authorization": f"Bearer {KEY_DEMO}"})
     assert answer.structured_content["rows"][0] == {"month": "2025-01", "revenue": 752670.22}
     assert refused.status_code == 401
     assert api.status_code == 200  # the rest of the API is untouched

@@ -4,7 +4,8 @@
 exactly; an MCP client is not Baton, so here every value is plain JSON instead:
 
 - rows are ``[{column: value}]`` (from the query result, else the answer's data); a merged
-  answer (several specialists) has ``datasets: {name: rows}`` instead;
+  answer (several specialists) has ``datasets: {name: rows}`` instead, and data that is no
+  table (an MCP specialist's structured result, say) is ``data``, as it is;
 - dates and times are ISO strings, decimals are numbers (strings when not finite as
   floats), bytes are base64 strings, NaN/infinity are null;
 - ``chart`` is the Vega-Lite spec (the chart's data inlined), ``sql`` the query, ``sources``
@@ -54,7 +55,8 @@ def plain(value: Any) -> Any:
 
 
 def rows_of(message: AIMessage) -> tuple[list[str] | None, list[dict[str, Any]] | None, dict[str, Any] | None]:
-    """(columns, rows, datasets): one dataset as rows, or a merged answer's datasets."""
+    """(columns, rows, datasets): one dataset as rows, or a merged answer's datasets; all
+    None for data that is no table (``structured_answer`` keeps it as ``data``)."""
     if message.results is not None:
         columns = [str(c) for c in message.results.columns]
         return columns, [dict(zip(columns, map(plain, row))) for row in message.results.rows], None
@@ -69,7 +71,7 @@ def rows_of(message: AIMessage) -> tuple[list[str] | None, list[dict[str, Any]] 
         return columns, rows, None
     if isinstance(data, dict) and message.metadata.get("mode") == "synthesis":
         return None, None, {str(k): plain(v) for k, v in data.items()}
-    return None, None, {"data": plain(data)}
+    return None, None, None
 
 
 def error_type_of(message: AIMessage) -> str:
@@ -108,6 +110,8 @@ def structured_answer(message: AIMessage) -> dict[str, Any]:
     }
     if datasets is not None:
         content["datasets"] = datasets
+    elif rows is None and message.data is not None:
+        content["data"] = plain(message.data)
     if message.error or message.response_type == ResponseType.ERROR:
         content["error"] = {"type": error_type_of(message), "message": message.error or message.content}
     return content
