@@ -115,12 +115,16 @@ async def test_bad_input_over_stdio_gets_typed_errors_and_answers_nothing(tmp_pa
         wrong_type = await client.call_tool("ask", {"question": ["not", "a", "string"]})
         bad_dialect = await client.call_tool("check_sql", {"sql": "SELECT 1", "connection": "elsewhere"})
         empty_search = await client.call_tool("search_memory", {"query": ""})
+        huge_sql = await client.call_tool("check_sql", {"sql": "SELECT " + "1 + " * 40_000 + "1"})
+        greedy = await client.call_tool("search_memory", {"query": "revenue", "limit": 10**9})
     assert empty.is_error and empty.structured_content["error"]["type"] == "InvalidQuestion"
     assert huge.is_error and huge.structured_content["error"]["type"] == "InvalidQuestion"
     assert unknown_session.is_error and unknown_session.structured_content["error"]["type"] == "SessionNotFound"
     assert wrong_type.is_error  # the SDK's argument validation
     assert bad_dialect.is_error and bad_dialect.structured_content["error"]["type"] == "UnknownConnection"
     assert empty_search.is_error and empty_search.structured_content["error"]["type"] == "InvalidQuery"
+    assert huge_sql.is_error and huge_sql.structured_content["error"]["type"] == "InvalidSQL"
+    assert not greedy.is_error and 0 < len(greedy.structured_content["records"]) <= 100  # the limit is capped
     from baton.workspace import SessionStore
 
     store = SessionStore(tmp_path / "demo" / "sessions.sqlite")
