@@ -60,11 +60,18 @@ async def test_a_reworded_verified_question_takes_the_fast_path(demo):
     assert answer.metadata["fast_path"] == "verified_question" and len(answer.data) == 12
 
 
-async def test_anything_else_explains_how_to_configure_a_model(demo):
-    poem = await demo.orchestrator.ask("Write a poem about spring")
-    assert poem.content == NO_MODEL_ANSWER
-    near = await demo.orchestrator.ask("What was Epson revenue in March 2024?")  # routed lexically, not verified
-    assert "BATON_MODEL" in near.content and near.data is None
+async def test_anything_else_explains_how_to_configure_a_model_and_lists_what_can_be_asked(demo):
+    poem = await demo.answer("Write a poem about spring")
+    assert poem.content.startswith(NO_MODEL_ANSWER.split(". ")[0]) and "BATON_MODEL" in poem.content
+    assert "You can ask, for example:" in poem.content and poem.data is None
+    assert len(poem.suggested_followups) == 3 and set(poem.suggested_followups) <= {v.question for v in VERIFIED_QUESTIONS}
+    assert poem.metadata["llm_calls"] == 0
+    near = await demo.answer("What was Epson revenue in March 2024?")  # one month: not the verified question
+    assert near.data is None and near.metadata.get("fast_path") is None
+    assert "Did you mean one of these?" in near.content
+    assert near.suggested_followups[0] == "What was Epson revenue by month in 2025?"
+    assert [d["question"] for d in near.metadata["did_you_mean"]] == near.suggested_followups
+    assert all(f"- {q}" in near.content for q in near.suggested_followups)
 
 
 async def test_with_a_model_a_multi_step_question_runs_as_a_plan_through_the_specialists(demo_dir):

@@ -20,14 +20,15 @@ USAGE = {"input_tokens": 10, "output_tokens": 5}
 ROUTES = {
     "How many Epson products are there?": ["epson_finance"],
     "How many Pokemon products are there?": ["epson_finance"],  # wrong
-    "Which roadshow city sold the most tickets overall?": ["roadshows_finance", "general_finance"],  # one too many
+    "Which roadshow city sold the most tickets in 2024?": ["roadshows_finance", "general_finance"],  # one too many
     "How is profit defined?": ["finance_docs"],
 }
 SQL = {
     "How many Epson products are there?": "SELECT COUNT(*) FROM products WHERE unit_id = 2",
     "How many Pokemon products are there?": "SELECT COUNT(*) FROM products WHERE unit_id = 1",
-    "Which roadshow city sold the most tickets overall?":
-        "SELECT city FROM roadshow_events WHERE deleted_at IS NULL GROUP BY city ORDER BY SUM(tickets_sold) DESC LIMIT 1",
+    "Which roadshow city sold the most tickets in 2024?":
+        "SELECT city FROM roadshow_events WHERE deleted_at IS NULL AND event_date LIKE '2024-%' "
+        "GROUP BY city ORDER BY SUM(tickets_sold) DESC LIMIT 1",
 }
 
 
@@ -72,7 +73,7 @@ def test_routing_accuracy_counts_a_wrong_and_an_extra_specialist_as_errors(tmp_p
         {"id": "epson", "question": "How many Epson products are there?", "specialist": "epson_finance", "sql": SQL["How many Epson products are there?"]},
         {"id": "pokemon", "question": "How many Pokemon products are there?", "specialist": "pokemon_finance",
          "sql": "SELECT COUNT(*) FROM products WHERE unit_id = 1"},
-        {"id": "tickets", "question": "Which roadshow city sold the most tickets overall?", "specialist": "roadshows_finance"},
+        {"id": "tickets", "question": "Which roadshow city sold the most tickets in 2024?", "specialist": "roadshows_finance"},
         {"id": "profit", "question": "How is profit defined?", "specialist": "finance_docs"},
     ])
     run, meter, _ = asyncio.run(_evaluate(tmp_path, golden, demo_model()))
@@ -93,7 +94,7 @@ def test_routing_accuracy_counts_a_wrong_and_an_extra_specialist_as_errors(tmp_p
 
 
 def test_concurrency_is_bounded(tmp_path):
-    questions = [q for q in SQL if q != "Which roadshow city sold the most tickets overall?"]
+    questions = [q for q in SQL if q != "Which roadshow city sold the most tickets in 2024?"]
     golden = golden_set("bounded", [{"id": f"q{i}", "question": questions[i % 2], "sql": SQL[questions[i % 2]]} for i in range(6)])
     in_flight = {"now": 0, "max": 0}
     run, _, _ = asyncio.run(_evaluate(tmp_path, golden, demo_model(in_flight), concurrency=2))

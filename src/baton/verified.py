@@ -3,17 +3,53 @@
 A verified question carries SQL a person checked; answering a new question with it is only
 safe when the two ask the SAME thing. Character similarity is not that: "Epson revenue by
 month" and "Pokemon revenue by month" are 90 % alike and ask different things. So the rule
-is on content words: after lower-casing, dropping punctuation, stop words and filler
-("please", "show me", ...), and a crude plural strip, the two questions must have exactly
-the same set of words. Word order, politeness and punctuation may differ; a different unit,
-year, metric or entity never matches.
+is on normalised words (``baton.phrasing``: case, accents, apostrophes, plurals, stop words,
+synonyms such as sales/revenue, per/by, monthly/by month, best-selling/top):
+
+- **required**: every word of the verified question must be in the new question ("sold
+  the most" needs "most"; "Pokemon" needs "Pokemon"), except that a verb of the measure
+  ("sold") is also satisfied by naming the measure itself ("highest revenue") or by the
+  ranking alone ("top products");
+- **allowed**: every word of the new question must be in the verified question or be
+  implied by its SQL: the names of the columns it returns, the words of the table it reads
+  when it reads exactly one (not its time words: ``monthly_revenue`` does not make "by
+  month" implied; a join's tables may only feed a derived measure, so they imply nothing),
+  and the direction of its ranking (``ORDER BY <measure> DESC`` allows "most", ``ASC`` allows "least").
+
+So "least" against a question ranked DESC, "cost" against "revenue", "customers" against
+"products", another year, another unit or an extra word ("average", "growth", "not") never
+match: those questions differ in meaning and get no verified rows.
+
+**Slots.** A verified question may declare slots: the part of it that may vary, bound to the
+SQL's literals by their position in the SQL's tokens (never by text substitution in the
+SQL source as a whole):
+
+- ``year``: the question's year (its ``default``, "2025") may be any year; every year
+  literal in the SQL within one year of the default moves by the same offset, so a range
+  ``'2025-01-01'..'2026-01-01'`` moves as one, and ``LIKE '2025-%'`` becomes ``'2024-%'``;
+- ``limit``: "top 3" adds (or replaces) the outermost ``LIMIT``; without a number the SQL
+  runs as checked;
+- ``choice``: a word from a fixed list (``choices``: word -> SQL literal) replaces the
+  literal compared with ``column`` (``unit_id = 1`` -> ``unit_id = 2`` for "Epson").
+
+A bound copy's ``question`` names what was bound ("... in 2024"), ``template`` the
+question as it was checked. The bound SQL goes through the same safety check, pre-
+validation and read-only engine as any other (the SQL agent runs it like the original).
+Without a declared slot, another year is another question.
+
+Decisions: among several matches the most specific wins (most required words); two equally
+specific matches with different SQL match nothing (ambiguity is not an answer).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Sequence
+
+from baton.phrasing import DEFAULT_VOCABULARY, NUMBER, TIME_WORDS, WORD, YEAR, Token, Vocabulary, raw_words
 
 _FILLER = frozenset(
     "a an and are as at be by can could did do does for from give how i in into is it its list me "
@@ -21,16 +57,80 @@ _FILLER = frozenset(
     "who would you".split()
 )
 _WORD = re.compile(r"[a-z0-9]+")
+SLOT_KINDS = ("year", "limit", "choice")
+MEASURE_VERBS = frozenset({"sell", "earn", "make", "generate", "spend"})
+MAX_LIMIT = 1000
+_SAFE_CHOICE = re.compile(r"^[A-Za-z0-9 _.\-]{1,64}$")
+
+
+class SlotError(ValueError):
+    """A slot that cannot be bound to its verified question's SQL (or a bad slot value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A part of a verified question that may vary (module docstring)."""
+
+    name: str
+    kind: str = "year"
+    default: str = ""
+    column: str = ""
+    choices: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in SLOT_KINDS:
+            raise SlotError(f"unknown slot kind {self.kind!r}; expected one of {SLOT_KINDS}")
+        if self.kind == "year" and not re.fullmatch(r"(19|20)\d\d", self.default):
+            raise SlotError(f"a year slot needs the question's year as its default, got {self.default!r}")
+        if self.kind == "choice":
+            if not self.column or not self.choices:
+                raise SlotError("a choice slot needs a column and its choices")
+            for word, literal in self.choices:
+                if not _SAFE_CHOICE.match(word) or not _SAFE_CHOICE.match(literal):
+                    raise SlotError(f"choice {word!r} -> {literal!r}: letters, digits, spaces, '_', '.', '-' only")
+
+    def to_dict(self) -> dict:
+        out: dict = {"name": self.name, "kind": self.kind}
+        if self.default:
+            out["default"] = self.default
+        if self.column:
+            out["column"] = self.column
+        if self.choices:
+            out["choices"] = dict(self.choices)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Slot:
+        return cls(str(data["name"]), str(data.get("kind", "year")), str(data.get("default", "")),
+                   str(data.get("column", "")), tuple((str(k), str(v)) for k, v in dict(data.get("choices") or {}).items()))
 
 
 @dataclass(frozen=True, slots=True)
 class VerifiedQuestion:
-    """A question a person checked, with the SQL that answers it and who answers it."""
+    """A question a person checked, with the SQL that answers it and who answers it.
+
+    ``vocabulary``: how the workspace it belongs to normalises questions (synonyms from
+    its schema and documents); ``source``/``record_id``: where it was stored (memory).
+    A bound copy (``find_verified``) has ``template`` and ``bindings`` set."""
 
     question: str
     sql: str
     agent: str = ""
     connection_id: str = ""
+    slots: tuple[Slot, ...] = ()
+    source: str = ""
+    record_id: str = ""
+    template: str = ""
+    bindings: tuple[tuple[str, str], ...] = ()
+    vocabulary: Vocabulary | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def checked_question(self) -> str:
+        """The question as the person checked it (a bound copy's template)."""
+        return self.template or self.question
+
+
+# --- the old word-set helpers (still used for keys and routing) ---------------------------------
 
 
 def content_words(text: str, stop_words: frozenset[str] = _FILLER) -> frozenset[str]:
@@ -43,17 +143,10 @@ def content_words(text: str, stop_words: frozenset[str] = _FILLER) -> frozenset[
     return frozenset(words)
 
 
-def same_question(a: str, b: str) -> bool:
-    wa, wb = content_words(a), content_words(b)
+def same_question(a: str, b: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> bool:
+    """True when ``a`` and ``b`` have the same normalised words (no SQL considered)."""
+    wa, wb = vocabulary.keys(a), vocabulary.keys(b)
     return bool(wa) and wa == wb
-
-
-def find_verified(question: str, candidates: Iterable[VerifiedQuestion]) -> VerifiedQuestion | None:
-    """The verified question asking the same thing as ``question``, if any."""
-    wanted = content_words(question)
-    if not wanted:
-        return None
-    return next((c for c in candidates if content_words(c.question) == wanted), None)
 
 
 def examples_by_agent(verified: Sequence[VerifiedQuestion]) -> dict[str, list[str]]:
@@ -61,3 +154,170 @@ def examples_by_agent(verified: Sequence[VerifiedQuestion]) -> dict[str, list[st
     for v in verified:
         grouped.setdefault(v.agent, []).append(v.question)
     return grouped
+
+
+# --- what a verified question requires and allows --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    required: frozenset[str]
+    allowed: frozenset[str]
+    measures: frozenset[str]
+    direction: str | None
+
+
+def _marker(slot: Slot) -> str:
+    return f"<slot:{slot.name}>"
+
+
+def _choice_words(slot: Slot, vocabulary: Vocabulary) -> dict[str, str]:
+    """Canonical question word -> the choice's own word."""
+    return {vocabulary.canonical(w): word for word, _ in slot.choices for w in raw_words(word)[:1]}
+
+
+@functools.lru_cache(maxsize=4096)
+def _profile(question: str, sql: str, slots: tuple[Slot, ...], vocabulary: Vocabulary) -> _Profile:
+    from baton.verified_sql import sql_terms
+
+    keys: set[str] = set()
+    for token in vocabulary.tokens(question):
+        slot = next((s for s in slots if (s.kind == "year" and token.kind == YEAR and token.text == s.default)
+                     or (s.kind == "choice" and token.kind == WORD and token.text == vocabulary.canonical(s.default.lower()))), None)
+        keys.add(_marker(slot) if slot else token.key)
+    outputs, tables, measures, direction = sql_terms(sql)
+    implied = {vocabulary.canonical(w) for name in outputs for w in raw_words(name)}
+    if len(tables) == 1:  # "tickets sold at roadshow events": the one table read says what is counted
+        implied |= {vocabulary.canonical(w) for w in raw_words(tables[0])} - TIME_WORDS
+    if direction:
+        implied.add(direction)
+    implied |= {_marker(s) for s in slots if s.kind == "limit"}
+    measure_words = frozenset(vocabulary.canonical(w) for name in measures for w in raw_words(name))
+    return _Profile(frozenset(keys), frozenset(keys | implied), measure_words, direction)
+
+
+def _bind_question(tokens: list[Token], candidate: VerifiedQuestion, vocabulary: Vocabulary) -> tuple[frozenset[str], dict[str, str]] | None:
+    """The question's keys with the candidate's slot values replaced by markers, and the
+    values bound; None when a slot is ambiguous (two years for one year slot)."""
+    keys = [t.key for t in tokens]
+    bound: dict[str, str] = {}
+    for slot in candidate.slots:
+        if slot.kind == "year":
+            found = [i for i, t in enumerate(tokens) if t.kind == YEAR]
+            if len(found) > 1:
+                return None
+            if found:
+                bound[slot.name] = tokens[found[0]].text
+                keys[found[0]] = _marker(slot)
+        elif slot.kind == "limit":
+            found = [i for i, t in enumerate(tokens) if t.kind == NUMBER]
+            if len(found) > 1:
+                return None
+            if found:
+                value = int(tokens[found[0]].text)
+                if not 1 <= value <= MAX_LIMIT:
+                    return None
+                bound[slot.name] = str(value)
+                keys[found[0]] = _marker(slot)
+        else:
+            words = _choice_words(slot, vocabulary)
+            found = [i for i, t in enumerate(tokens) if t.kind == WORD and t.text in words]
+            if len(found) > 1:
+                return None
+            if found:
+                bound[slot.name] = words[tokens[found[0]].text]
+                keys[found[0]] = _marker(slot)
+    return frozenset(keys), bound
+
+
+def _vocabulary(candidate: VerifiedQuestion) -> Vocabulary:
+    return candidate.vocabulary or DEFAULT_VOCABULARY
+
+
+def _asks_same(asked: frozenset[str], profile: _Profile) -> bool:
+    missing = profile.required - asked
+    # a verb of the measure ("sold the most") is also said by naming the measure ("highest
+    # revenue"), or by ranking without naming any measure ("top products": every word of
+    # the question must still be allowed, so "top products by cost" stays another question)
+    said = bool(asked & profile.measures) or (profile.direction is not None and profile.direction in asked)
+    missing = {w for w in missing if not (w in MEASURE_VERBS and said)}
+    return not missing and asked <= profile.allowed
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    verified: VerifiedQuestion  # bound copy when slots were bound
+    specificity: int
+
+
+def match_verified(question: str, candidates: Iterable[VerifiedQuestion]) -> Match | None:
+    """The verified question asking the same thing as ``question`` (module docstring), bound."""
+    best: list[tuple[int, VerifiedQuestion, dict[str, str]]] = []
+    tokens_by_vocabulary: dict[int, list[Token]] = {}
+    for candidate in candidates:
+        vocabulary = _vocabulary(candidate)
+        tokens = tokens_by_vocabulary.setdefault(id(vocabulary), vocabulary.tokens(question))
+        if not tokens:
+            continue
+        bound = _bind_question(tokens, candidate, vocabulary)
+        if bound is None:
+            continue
+        asked, values = bound
+        profile = _profile(candidate.question, candidate.sql, candidate.slots, vocabulary)
+        if _asks_same(asked, profile):
+            best.append((len(profile.required), candidate, values))
+    if not best:
+        return None
+    best.sort(key=lambda b: -b[0])
+    top = [b for b in best if b[0] == best[0][0]]
+    if len({(b[1].sql, b[1].agent, tuple(sorted(b[2].items()))) for b in top}) > 1:
+        return None  # equally specific and different: ambiguous
+    specificity, candidate, values = top[0]
+    from baton.verified_sql import bind
+
+    return Match(bind(candidate, values) if values else candidate, specificity)
+
+
+def find_verified(question: str, candidates: Iterable[VerifiedQuestion]) -> VerifiedQuestion | None:
+    """The verified question asking the same thing as ``question``, bound to its slots."""
+    try:
+        found = match_verified(question, candidates)
+    except SlotError:
+        return None
+    return found.verified if found else None
+
+
+def closest_verified(question: str, candidates: Sequence[VerifiedQuestion], k: int = 3) -> list[tuple[float, VerifiedQuestion]]:
+    """The ``k`` verified questions nearest to ``question`` by shared words (0..1, best
+    first); for "Did you mean ...?". Slot values count as shared ("2024" near a question
+    with a year slot). Ties keep the candidates' order."""
+    scored = []
+    for position, candidate in enumerate(candidates):
+        vocabulary = _vocabulary(candidate)
+        tokens = vocabulary.tokens(question)
+        bound = _bind_question(tokens, candidate, vocabulary) or (frozenset(t.key for t in tokens), {})
+        asked = bound[0]
+        profile = _profile(candidate.question, candidate.sql, candidate.slots, vocabulary)
+        if not asked or not profile.required:
+            scored.append((0.0, position, candidate))
+            continue
+        shared = sum(_weight(w) for w in asked & profile.allowed)
+        score = shared / math.sqrt(sum(map(_weight, asked)) * sum(map(_weight, profile.required)))
+        scored.append((round(min(score, 1.0), 4), position, candidate))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [(s, c) for s, _, c in scored[:k]]
+
+
+def _weight(key: str) -> float:
+    return 2.0 if key.startswith("<") else 1.0
+
+
+def with_vocabulary(verified: Iterable[VerifiedQuestion], vocabulary: Vocabulary) -> tuple[VerifiedQuestion, ...]:
+    """The same verified questions read with ``vocabulary``."""
+    return tuple(replace(v, vocabulary=vocabulary) for v in verified)
+
+
+__all__ = [
+    "MEASURE_VERBS", "Match", "Slot", "SlotError", "VerifiedQuestion", "closest_verified", "content_words",
+    "examples_by_agent", "find_verified", "match_verified", "same_question", "with_vocabulary",
+]

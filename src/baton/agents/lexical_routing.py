@@ -1,13 +1,27 @@
 """``LexicalRouter``: routing without an LLM, for the no-model mode.
 
 It implements the ``ChatModel`` protocol, so the orchestrator runs unchanged: on the user's
-question it calls the one tool whose name, description and example questions share the most
-words with the question; on a tool result it relays the specialist's text. When nothing
-matches well enough it answers that no model is configured and how to set one.
+question it either calls one tool or answers itself; on a tool result it relays the
+specialist's text. (A question that asks the same thing as a verified question never gets
+here: the orchestrator routes it straight to its specialist, ``baton.verified``.)
 
-Scoring is deliberately simple and explainable: cosine similarity of word sets (lower-cased,
-stop words removed, a crude plural strip), the best over the tool's description and each of
-its example questions, plus a bonus when a word of the tool's name appears in the question.
+1. **Documents** (``documents``: tool name -> knowledge agent): every question is probed
+   against each knowledge index (``document_routing``); when the best passage beats the
+   closest verified question ("What is a roadshow?", "How is profit defined?"), that
+   knowledge tool is called and answers with the cited passages.
+2. **Catalog mode** (``verified`` given, or ``catalog=True``): no other tool can answer
+   without a model (a SQL specialist only runs verified SQL), so the router answers itself:
+   "Did you mean ...?" with the three closest verified questions (``closest_verified``), or,
+   with no verified question yet, how to add one (``baton verified add``) or set a model.
+   The answer starts with ``NO_MODEL_ANSWER``'s first sentence, which callers recognise.
+3. Otherwise (specialists that can answer without a model, e.g. table doubles) it calls
+   the one tool whose name, description and example questions share the most words with
+   the question; when nothing matches well enough it answers that no model is configured.
+
+Scoring in 3 is deliberately simple and explainable: cosine similarity of word sets
+(lower-cased, stop words removed, a crude plural strip), the best over the tool's
+description and each of its example questions, plus a bonus when a word of the tool's name
+appears in the question.
 """
 
 from __future__ import annotations
@@ -16,13 +30,21 @@ import itertools
 import math
 from typing import Mapping, Sequence
 
+from baton.agents.document_routing import documents_win, probe
 from baton.messages import LLMResponse, StreamChunk, ToolCall
-from baton.verified import content_words
+from baton.phrasing import DEFAULT_VOCABULARY
+from baton.verified import VerifiedQuestion, closest_verified, content_words
 
 NO_MODEL_ANSWER = (
     "No language model is configured, so I can only answer the verified questions of this "
     "workspace. To ask anything else, set BATON_MODEL (for example BATON_MODEL=openai:gpt-4o-mini "
     "with OPENAI_API_KEY, or BATON_MODEL=ollama:llama3.1 for a local Ollama) and restart."
+)
+NO_MODEL_SENTENCE = NO_MODEL_ANSWER.split(". ")[0] + "."
+SET_A_MODEL = NO_MODEL_ANSWER[len(NO_MODEL_SENTENCE):].strip()
+ADD_VERIFIED = (
+    'To teach it one, run: baton verified add "<question>" "<SQL that answers it>" '
+    "(or save an answer as a verified question)."
 )
 _STOP = frozenset(
     "a an and are as at be by did do does for from how i in is it its me of on or our show "
@@ -57,13 +79,21 @@ class LexicalRouter:
     is_llm = False  # specialists must not use it as their language model
 
     def __init__(self, examples: Mapping[str, Sequence[str]] | None = None, *, min_score: float = 0.2,
-                 no_match_answer: str = NO_MODEL_ANSWER, generic_name_words: frozenset[str] = GENERIC_NAME_WORDS) -> None:
+                 no_match_answer: str = NO_MODEL_ANSWER, generic_name_words: frozenset[str] = GENERIC_NAME_WORDS,
+                 verified: Sequence[VerifiedQuestion] = (), documents: Mapping[str, object] | None = None,
+                 catalog: bool = False) -> None:
         """``generic_name_words``: words of tool names that say nothing about the topic
-        (``finance`` in ``pokemon_finance`` when every specialist is a finance one)."""
+        (``finance`` in ``pokemon_finance`` when every specialist is a finance one).
+        ``verified``, ``documents`` and ``catalog``: see the module docstring; the
+        workspace replaces ``verified`` (a tuple) when a verified question is added."""
         self.examples = {name: [words(q) for q in qs] for name, qs in (examples or {}).items()}
         self.min_score = min_score
         self.no_match_answer = no_match_answer
         self.generic_name_words = frozenset(generic_name_words)
+        self.verified: tuple[VerifiedQuestion, ...] = tuple(verified)
+        self.documents: dict[str, object] = dict(documents or {})
+        self.catalog = catalog or bool(self.verified)
+        self.vocabulary = None  # how the workspace reads questions (``baton.phrasing``), when it has its own
 
     def score(self, question: str, tool) -> float:
         q = words(question)
@@ -77,10 +107,36 @@ class LexicalRouter:
         if last.role == "tool":
             return _relay(self, last)
         question = last.content
+        names = {t.name for t in tools or ()}
+        closest = closest_verified(question, self.verified) if self.verified else []
+        document_tool = await self._document_tool(question, names, closest[0][0] if closest else 0.0)
+        if document_tool is not None:
+            return self._call(document_tool, question)
+        if self.catalog or self.verified:
+            return self._answer(did_you_mean(closest, verified_count=len(self.verified)))
         scored = sorted(((self.score(question, t), t.name) for t in tools or ()), reverse=True)
         if not scored or scored[0][0] < self.min_score:
-            return LLMResponse(content=self.no_match_answer, model=self.model, provider=self.provider, finish_reason="stop")
-        call = ToolCall(id=f"lexical_{next(_ids)}", name=scored[0][1], arguments={"question": question})
+            return self._answer(self.no_match_answer)
+        return self._call(scored[0][1], question)
+
+    async def _document_tool(self, question: str, names: set[str], verified_similarity: float) -> str | None:
+        vocabulary = self.vocabulary or next((v.vocabulary for v in self.verified if v.vocabulary is not None), DEFAULT_VOCABULARY)
+        best = None
+        for name, agent in self.documents.items():
+            if name not in names:
+                continue
+            found = await probe(name, agent, question, vocabulary)
+            if found is not None and (best is None or found.coverage > best.coverage):
+                best = found
+        if best is not None and documents_win(question, best, verified_similarity, vocabulary):
+            return best.tool
+        return None
+
+    def _answer(self, text: str) -> LLMResponse:
+        return LLMResponse(content=text, model=self.model, provider=self.provider, finish_reason="stop")
+
+    def _call(self, tool: str, question: str) -> LLMResponse:
+        call = ToolCall(id=f"lexical_{next(_ids)}", name=tool, arguments={"question": question})
         return LLMResponse(tool_calls=[call], model=self.model, provider=self.provider, finish_reason="tool_calls")
 
     async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):
@@ -88,6 +144,18 @@ class LexicalRouter:
         if response.content:
             yield StreamChunk(delta=response.content)
         yield StreamChunk(response=response)
+
+
+def did_you_mean(closest: Sequence[tuple[float, VerifiedQuestion]], *, verified_count: int) -> str:
+    """The no-model answer to a question no verified question answers: the closest
+    verified questions (as a Markdown list), or how to add the first one."""
+    if verified_count == 0:
+        return (f"{NO_MODEL_SENTENCE} This workspace has no verified questions yet. {ADD_VERIFIED} "
+                f"{SET_A_MODEL}")
+    near = [v for score, v in closest if score > 0]
+    lead = "Did you mean one of these?" if near else "You can ask, for example:"
+    listed = "\n".join(f"- {v.checked_question}" for _, v in (closest if not near else [(0, v) for v in near]))
+    return f"{NO_MODEL_SENTENCE} {lead}\n\n{listed}\n\n{SET_A_MODEL}"
 
 
 class RouteTo:

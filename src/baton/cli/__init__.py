@@ -19,8 +19,10 @@ def build_app() -> typer.Typer:
     worker.register(app)
     from baton.cli import mcp as mcp_command  # baton mcp: the workspace as an MCP server over stdio
     mcp_command.register(app)
-    app.add_typer(sql.app, name="sql", help="Check and run SQL safely.")
+    app.add_typer(sql.app, name="sql", help="Check SQL safely: would Baton let this statement run? (nothing is run)")
     app.add_typer(memory.app, name="memory", help="Inspect and maintain the memory journal.")
+    from baton.cli import verified  # baton verified list|add|remove: the questions answered without a model
+    app.add_typer(verified.app, name="verified", help="List, add and remove verified questions (answered without a model).")
     app.add_typer(db.app, name="db", help="Check what a database role may do; create a read-only one.")
     return app
 

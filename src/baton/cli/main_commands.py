@@ -120,6 +120,10 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import local_workspace
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        if database:  # one clear line and exit 2 for a URL that cannot be used (no traceback, no answer)
+            from baton.cli.database_check import refuse_unusable_database
+
+            refuse_unusable_database(database, allow_privileged_role=privileged)
 
         async def run() -> int:
             async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
@@ -158,6 +162,10 @@ def register(app: typer.Typer) -> None:
         from baton.cli.serving import server_app, serve_app
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        if database:  # refuse to start on a database that cannot be used
+            from baton.cli.database_check import refuse_unusable_database
+
+            refuse_unusable_database(database, allow_privileged_role=privileged)
         servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
         app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
                                   mcp_servers=servers)
@@ -191,13 +199,19 @@ def register(app: typer.Typer) -> None:
         state: Optional[str] = StateOption,
     ) -> None:
         """List the demo workspace's conversations, or print one."""
+        from rich.markup import escape
+
         from baton.cli.serving import local_workspace
 
         async def run():
             async with local_workspace(None, _model(), _demo_workspace, state=_state(state)) as ws:
                 if show is None:
-                    for s in await ws.sessions.list(ws.name):
-                        console.print(f"[bold]{s.session_id}[/bold]  {s.updated_at[:19]}  {s.turns} turns  {s.title}")
+                    listed = await ws.sessions.list(ws.name)
+                    if not listed:
+                        console.print('No conversations yet: ask a question (baton ask "...") or open the page (baton demo).')
+                    for s in listed:
+                        turns = f"{s.turns} turn" + ("" if s.turns == 1 else "s")
+                        console.print(f"[bold]{s.session_id}[/bold]  {s.updated_at[:19]}  {turns}  {escape(s.title)}")
                     return
                 for turn in await ws.sessions.turns(ws.name, show):
                     console.rule(f"[bold]{turn.question}")

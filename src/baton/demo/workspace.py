@@ -17,12 +17,13 @@ from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.llm.base import ChatModel
 from baton.demo.data import build_demo_database
-from baton.demo.docs import doctrine_folder
+from baton.demo.docs import demo_vocabulary, doctrine_folder
 from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.memory.bridge import SQLMemory
 from baton.verified import VerifiedQuestion, examples_by_agent
 from baton.workspace import SessionStore, Workspace
 from baton.workspace.planning import attach_planning
+from baton.workspace.verified import current_verified, install_verified
 
 DATABASE_FILE = "finance.sqlite"
 MEMORY_FILE = "memory.sqlite"
@@ -44,7 +45,8 @@ class DemoWorkspace(Workspace):
     def __init__(self, *args: Any, database: Path, verified: tuple[VerifiedQuestion, ...] = VERIFIED_QUESTIONS, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.database = database
-        self.verified = verified
+        self.verified = verified  # the built-in ones; what is answered from: ``orchestrator.verified``
+        self.vocabulary = None  # how questions are read (``demo_vocabulary``), set by the builder
 
 
 def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,
@@ -75,11 +77,11 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
         memory, scope = open_demo_memory(directory, name, url=state_url)
         if sessions is None:
             sessions = SessionStore(state_url or directory / SESSIONS_FILE)
+    router = LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}, catalog=True)
     orchestrator = OrchestratorAgent(
         "FinanceOrchestrator",
         "Answers finance questions for Pokemon, Epson, Roadshows and the company as a whole.",
-        model=model or LexicalRouter(examples_by_agent(VERIFIED_QUESTIONS), generic_name_words=GENERIC_NAME_WORDS | {"finance"}),
-        verified=VERIFIED_QUESTIONS,
+        model=model or router,
     )
     workspace = DemoWorkspace(name, orchestrator, sessions,
                               memory=memory, model=model, directory=directory, database=database, tracker=tracker,
@@ -87,14 +89,15 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     connection = SQLConnection(f"sqlite:///{database}", id="demo")
     workspace.own(connection.aclose)
     for agent_name, description in DESCRIPTIONS.items():
-        own = [v for v in VERIFIED_QUESTIONS if v.agent == agent_name]
-        agent = SQLAgent(connection, name=agent_name, description=description, model=model, verified=own,
+        agent = SQLAgent(connection, name=agent_name, description=description, model=model,
                          memory=SQLMemory(memory, scope, agent=agent_name))
         orchestrator.add_agent(agent)
     docs = FolderKnowledgeAgent(doctrine_folder(), directory / DOCS_INDEX_FILE, name="finance_docs",
                                 description=DOCS_DESCRIPTION, model=model)
     workspace.own(docs.index)
-    orchestrator.add_agent(docs)
+    router.documents[orchestrator.add_agent(docs).name] = docs
+    workspace.vocabulary = demo_vocabulary(database)
+    install_verified(workspace, current_verified(workspace, VERIFIED_QUESTIONS), workspace.vocabulary)
     if model is not None and pipelines is not None:
         attach_planning(workspace, model, None if pipelines == "auto" else pipelines)
     return workspace
@@ -115,19 +118,23 @@ def _build_lock(directory: Path) -> Iterator[None]:
 
 def open_demo_memory(directory: Path, workspace: str = "demo", *, url: str | None = None):
     """The demo's memory (a SQLite journal beside the database, or the state database
-    ``url``), with the verified questions as benchmarks. Re-running adds nothing: the same
-    benchmark from the same source is a self-repetition the gate leaves unchanged."""
+    ``url``), with the verified questions as benchmarks. Re-running adds nothing: a question
+    seeded before is left as it is (removed ones stay removed)."""
     from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator, index_doctrine
     from baton.memory.feedback import question_key
 
     store = MemoryStore(url or f"sqlite:///{directory / MEMORY_FILE}", authenticator=TrustedAuthenticator())
     scope = store.open(Principal(workspace))
     index_doctrine(scope, doctrine_folder())  # unchanged sections: nothing written
+    known = {r.attribute for r in store.list_records(scope, kind="benchmark", active_only=False, limit=100_000)}
     for verified in VERIFIED_QUESTIONS:
+        if question_key(verified.question) in known:
+            continue  # seeded before (and maybe removed since: `baton verified remove` must stick)
         store.remember(scope, RecordDraft(
             "benchmark", verified.question, entity="question", attribute=question_key(verified.question),
             scope=f"connection:{verified.connection_id}", value=" ".join(verified.sql.split()), category="benchmark",
             connection_id=verified.connection_id, verified=True, provenance=Provenance("operator", agent="demo"),
-            data={"question": verified.question, "sql": verified.sql, "agent": verified.agent},
+            data={"question": verified.question, "sql": verified.sql, "agent": verified.agent,
+                  "slots": [slot.to_dict() for slot in verified.slots]},
         ))
     return store, scope

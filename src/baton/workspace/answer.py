@@ -33,6 +33,7 @@ from baton.events import NULL_TRACKER, Event, WorkflowTracker
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.workspace.followups import answer_followup
+from baton.workspace.verified import annotate_answer
 from baton.workspace.sessions import history_of
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ async def _remember(ws: Workspace, message: AIMessage, session_id: str) -> None:
 
 async def _finish(ws: Workspace, question: str, session_id: str, message: AIMessage) -> AIMessage:
     message.session_id = session_id
+    await annotate_answer(ws, message)  # "Did you mean", llm_calls with no model, verified-question use
     await ws.sessions.append(ws.name, session_id, question, message)
     await _remember(ws, message, session_id)
     _log(ws, message)

@@ -4,7 +4,9 @@
 specialist over ``url`` (read-only, through the same safety checks as every query), a
 memory (doctrine, learnings, insights) and saved conversations, plus, with ``docs``, a
 knowledge specialist over that folder whose Markdown is also the workspace's doctrine.
-With a model configured, multi-step questions run as pipelines (``planning.py``).
+With a model configured, multi-step questions run as pipelines (``planning.py``). Its
+verified questions (``verified.py``: ``baton verified add``, "Save as verified question")
+are read from its memory when it opens.
 
 Where its state lives: the ``state`` given (``baton.workspace.state``), by default SQLite
 files in ``$BATON_HOME/workspaces/<id>/``, the id a hash of the URL so no password lands in
@@ -48,13 +50,15 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.engines import SQLConnection
     from baton.workspace.state import State
+    from baton.workspace.verified import current_verified, docs_vocabulary, install_verified
 
     state = state or State.from_env()
     place = state.place_for(name, key=database_workspace_id(url), folder=f"workspaces/{database_workspace_id(url)}")
     extra = {"allow_privileged_role": True} if allow_privileged_role else {}
     connection = SQLConnection(url, id="database", **extra)
     memory = place.memory()
-    ws = Workspace(name, OrchestratorAgent("DatabaseOrchestrator", model=model or LexicalRouter(min_score=0.0)),
+    router = LexicalRouter(catalog=True)  # no model: verified questions, documents, else "Did you mean" / how to add one
+    ws = Workspace(name, OrchestratorAgent("DatabaseOrchestrator", model=model or router),
                    place.sessions(), memory=memory, model=model, tracker=tracker, owns_tracker=owns_tracker,
                    directory=place.directory, description=f"Your {connection.dialect} database.")
     ws.own(connection.aclose)
@@ -69,7 +73,8 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
             knowledge = FolderKnowledgeAgent(docs, place.file("docs.sqlite"), name="documents", model=model,
                                              description=f"Answers from the documents in {docs.name}/, with citations.")
             ws.own(knowledge.index)
-            orchestrator.add_agent(knowledge)
+            router.documents[orchestrator.add_agent(knowledge).name] = knowledge
+        install_verified(ws, current_verified(ws), docs_vocabulary(docs))  # from memory (`baton verified add`)
         if model is not None and pipelines is not None:
             from baton.workspace.planning import attach_planning
 

@@ -129,19 +129,14 @@ class KnowledgeAgent(BaseAgent):
     def _passages(self, question: str, hits: list[SearchHit], started: float) -> AgentResult:
         """No model configured: the best passages themselves, cited, instead of an error.
         Retrieval needs no LLM, and a quoted source answers many "how is X defined" questions."""
-        shown = hits[:NO_MODEL_PASSAGES]
-        lines = [PASSAGES_HEADER]
-        for n, hit in enumerate(shown, 1):
-            text = " ".join(hit.chunk.text.split())
-            lines.append(f"[{n}] {text[:PASSAGE_CHARS]}{'…' if len(text) > PASSAGE_CHARS else ''}")
-        answer = "\n\n".join(lines)
-        sources = [_source_document(hit, n) for n, hit in enumerate(shown, 1)]
+        from baton.specialists.knowledge.passages import passages_answer
+
+        answer, sources = passages_answer(question, hits)  # clean Markdown, each source once
         message = AIMessage(
             content=answer, source_documents=sources, knowledge_sources=list(sources), response_type=ResponseType.KNOWLEDGE,
             metadata={"retrieved": [_hit_summary(hit) for hit in hits], "llm_called": False, "fast_path": "passages", "llm_calls": 0},
         )  # fmt: skip
-        text = answer + "\n\nSources:\n" + "\n".join(_source_line(hit, n) for n, hit in enumerate(shown, 1))
-        return self._result(question, "success", text, message, {}, started)
+        return self._result(question, "success", answer, message, {}, started)
 
     def validate_result(self, result: AgentResult) -> list[str]:
         """Seed 002's knowledge checks, for ``AgentTool``: non-empty answer, citations present."""

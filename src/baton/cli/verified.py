@@ -1,0 +1,168 @@
+"""`baton verified list|add|remove`: the questions a workspace answers without a model.
+
+A verified question is a question -> SQL pair a person checked (``baton.workspace.verified``).
+Without ``--database`` the commands act on the demo workspace (``$BATON_HOME/demo``, or the
+shared state); with it, on the workspace over that database (the URL is checked first: one
+line and exit 2 when it cannot be used).
+
+- ``list``: every verified question, its specialist, its slots, where it came from and how
+  many times it was answered (``--json`` for scripts);
+- ``add QUESTION SQL``: the SQL is checked (safety check, one read-only run, slots bound)
+  before anything is stored; exit 1 with the reason when it is refused. ``--slot year``
+  lets the question's year vary ("... in 2024" runs the same SQL for 2024), ``--slot top``
+  lets "top N" limit a ranked result; ``SQL`` may be ``-`` to read standard input;
+- ``remove QUESTION``: by its exact wording or its id (as ``list`` prints it); exit 1 when
+  there is no such verified question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, AsyncIterator, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True)
+DatabaseOption = typer.Option(None, "--database", help="The workspace over this database URL (default: the demo).")
+StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else $BATON_HOME).")
+err = Console(stderr=True, soft_wrap=True)
+
+
+@contextlib.asynccontextmanager
+async def _workspace(database: Optional[str], state: Optional[str], docs: Optional[Path] = None,
+                     privileged: bool = False) -> AsyncIterator[Any]:
+    from baton.cli.main_commands import _state
+    from baton.demo.workspace import build_demo_workspace
+    from baton.workspace.database import open_database_workspace
+
+    where = _state(state)
+    if database:
+        ws = open_database_workspace(database, None, docs=docs, state=where, allow_privileged_role=privileged, pipelines=None)
+    else:
+        ws = await asyncio.to_thread(build_demo_workspace, where.home / "demo", state_url=where.url, pipelines=None)
+    async with ws:
+        yield ws
+
+
+def _check(database: Optional[str], privileged: bool = False) -> None:
+    if database:
+        from baton.cli.database_check import refuse_unusable_database
+
+        refuse_unusable_database(database, allow_privileged_role=privileged)
+
+
+def parse_slot(text: str, question: str) -> Any:
+    """``year`` (the question's year), ``year=2025`` or ``top``."""
+    from baton.verified import Slot, SlotError
+
+    name, _, value = text.partition("=")
+    name = name.strip().lower()
+    if name == "top":
+        return Slot("top", "limit")
+    if name == "year":
+        if not value:
+            years = re.findall(r"(?<!\d)((?:19|20)\d\d)(?!\d)", question)
+            if len(years) != 1:
+                raise SlotError("--slot year needs exactly one year in the question (or say which: --slot year=2025)")
+            value = years[0]
+        return Slot("year", "year", value.strip())
+    raise SlotError(f"unknown slot {text!r}: use year, year=YYYY or top")
+
+
+@app.command("list")
+def list_(database: Optional[str] = DatabaseOption, state: Optional[str] = StateOption,
+          as_json: bool = typer.Option(False, "--json", help="Print them as JSON.")) -> None:
+    """List the verified questions."""
+    from baton.workspace.verified import installed
+
+    _check(database)
+
+    async def run() -> list[dict[str, Any]]:
+        async with _workspace(database, state) as ws:
+            rows = []
+            for v in installed(ws):
+                used = 0
+                if v.record_id and ws.memory is not None:
+                    with contextlib.suppress(Exception):
+                        used = ws.memory.get(ws.memory_scope(), v.record_id).times_applied
+                rows.append({"id": v.record_id[:12], "question": v.question, "sql": v.sql, "specialist": v.agent,
+                             "slots": [s.to_dict() for s in v.slots], "source": v.source, "answered": used})
+            return rows
+
+    rows = asyncio.run(run())
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        Console().print('No verified questions yet. Add one: baton verified add "<question>" "<SQL>"'
+                        + (f" --database {escape(database)}" if database else ""))
+        return
+    table = Table("id", "question", "specialist", "slots", "source", "answered", title="verified questions")
+    for row in rows:
+        slots = ", ".join(s["name"] for s in row["slots"]) or "-"
+        table.add_row(row["id"], escape(row["question"]), row["specialist"], slots, row["source"] or "-",
+                      f"{row['answered']} time" + ("" if row["answered"] == 1 else "s"))
+    Console().print(table)
+
+
+@app.command("add")
+def add(question: str = typer.Argument(..., help="The question, as people ask it."),
+        sql: str = typer.Argument(..., help='The SQL that answers it ("-" reads standard input).'),
+        agent: Optional[str] = typer.Option(None, "--agent", help="The specialist that answers it (needed when there are several)."),
+        slots: list[str] = typer.Option([], "--slot", help="year, year=YYYY or top (repeatable): what may vary."),
+        database: Optional[str] = DatabaseOption, state: Optional[str] = StateOption,
+        docs: Optional[Path] = typer.Option(None, help="With --database: the workspace's documents folder."),
+        unsafe_allow_privileged_role: bool = typer.Option(False, "--unsafe-allow-privileged-role",
+                                                          help="Check the SQL even as a role that can read server files, run programs or read secrets.")) -> None:
+    """Check and store a verified question (question -> SQL)."""
+    from baton.cli.db import unsafe_privileged_role_opt_in
+    from baton.verified import SlotError
+    from baton.workspace.verified import VerifiedQuestionError, save_verified_question
+
+    if sql == "-":
+        sql = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    try:
+        parsed = [parse_slot(s, question) for s in slots]
+    except SlotError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+    _check(database, privileged)
+
+    async def run() -> Any:
+        async with _workspace(database, state, docs, privileged) as ws:
+            return await save_verified_question(ws, question, sql, agent=agent, slots=parsed, source="operator")
+
+    try:
+        saved = asyncio.run(run())
+    except VerifiedQuestionError as exc:
+        err.print(f"[red]refused:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    Console().print(f"verified: {escape(saved.question)} (answered by {saved.agent}, id {saved.record_id[:12]})")
+
+
+@app.command("remove")
+def remove(question: str = typer.Argument(..., help="The verified question's exact wording, or its id."),
+           database: Optional[str] = DatabaseOption, state: Optional[str] = StateOption) -> None:
+    """Stop answering a verified question (its history stays in the memory journal)."""
+    from baton.workspace.verified import remove_verified_question
+
+    _check(database)
+
+    async def run() -> Any:
+        async with _workspace(database, state) as ws:
+            return await remove_verified_question(ws, question)
+
+    removed = asyncio.run(run())
+    if removed is None:
+        err.print(f"[red]no verified question[/red] {escape(question)!r} (see `baton verified list`)")
+        raise typer.Exit(1)
+    Console().print(f"removed: {escape(removed.question)}")

@@ -1,0 +1,109 @@
+"""`baton verified list|add|remove`, `baton ask --database` checks, `baton sessions` and `baton sql`
+help, with no model configured (issue 14, parts 2, 6 and 7)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from baton.cli import build_app
+from baton.demo.data import build_demo_database
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("BATON_HOME", str(tmp_path))
+    monkeypatch.delenv("BATON_MODEL", raising=False)
+    monkeypatch.delenv("BATON_STATE_URL", raising=False)
+    build_demo_database(tmp_path / "demo" / "finance.sqlite", sales_rows=500)
+    return tmp_path
+
+
+@pytest.fixture
+def shop(tmp_path):
+    path = tmp_path / "shop.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            CREATE TABLE orders (id INTEGER PRIMARY KEY, region TEXT NOT NULL, ordered_at TEXT NOT NULL, amount REAL NOT NULL);
+            INSERT INTO orders VALUES (1, 'North', '2024-02-01', 10), (2, 'South', '2024-06-01', 30), (3, 'North', '2025-01-05', 5);
+        """)
+    return f"sqlite:///{path}"
+
+
+def run(*args, stdin=None):
+    return CliRunner().invoke(build_app(), list(args), env={"COLUMNS": "200"}, input=stdin)
+
+
+def test_list_add_ask_in_other_words_and_remove_on_the_demo(home):
+    listed = run("verified", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert len(json.loads(listed.output)) == 10
+    added = run("verified", "add", "How many Epson products are there?",
+                "SELECT COUNT(*) AS products FROM products WHERE unit_id = 2", "--agent", "epson_finance")
+    assert added.exit_code == 0, added.output
+    asked = run("ask", "number of Epson products?")
+    assert asked.exit_code == 0 and "no LLM call" in asked.output and re.search(r"\b4\b", asked.output)
+    table = run("verified", "list")
+    assert "How many Epson products are there?" in table.output and "1 time" in table.output
+    removed = run("verified", "remove", "How many Epson products are there?")
+    assert removed.exit_code == 0 and "removed" in removed.output
+    assert "How many Epson products" not in run("verified", "list").output
+    assert run("verified", "remove", "How many Epson products are there?").exit_code == 1
+
+
+@pytest.mark.parametrize("sql,code,words", [
+    ("DELETE FROM products", 1, "refused"),
+    ("SELECT nope FROM products", 1, "refused"),
+])
+def test_add_refuses_sql_that_is_unsafe_or_does_not_run(home, sql, code, words):
+    result = run("verified", "add", "Delete everything?", sql, "--agent", "epson_finance")
+    assert result.exit_code == code and words in result.output and "Traceback" not in result.output
+    assert "Delete everything" not in run("verified", "list").output
+    assert sqlite3.connect(home / "demo" / "finance.sqlite").execute("SELECT COUNT(*) FROM products").fetchone()[0] == 12
+
+
+def test_your_own_database_says_how_to_add_one_then_answers_with_a_year_slot(home, shop):
+    first = run("ask", "--database", shop, "order amount by region in 2024")
+    assert first.exit_code == 0 and "baton verified add" in first.output and "no verified questions yet" in first.output
+    sql = ("SELECT region, SUM(amount) AS amount FROM orders WHERE ordered_at LIKE '2024-%' "
+           "GROUP BY region ORDER BY amount DESC")
+    added = run("verified", "add", "What was the order amount by region in 2024?", "-", "--slot", "year", "--database", shop, stdin=sql)
+    assert added.exit_code == 0, added.output
+    asked = run("ask", "--database", shop, "order amount per region for 2025", "--json")
+    answer = json.loads(asked.output)
+    assert answer["data"] == [{"region": "North", "amount": 5.0}] and answer["metadata"]["llm_calls"] == 0
+
+
+@pytest.mark.parametrize("url,words", [
+    ("not a url", "Not a database URL"),
+    ("sqlite:////nonexistent/folder/shop.sqlite", "No database file"),
+    ("postgresql+psycopg://user:secret@127.0.0.1:1/shop", "Cannot reach the database server at 127.0.0.1:1"),
+])
+def test_a_database_that_cannot_be_used_is_one_line_and_exit_2(home, url, words):
+    result = run("ask", "--database", url, "anything")
+    assert result.exit_code == 2 and words in result.output
+    assert "Traceback" not in result.output and "secret" not in result.output and len(result.output.strip().splitlines()) <= 3
+    assert run("verified", "list", "--database", url).exit_code == 2
+
+
+def test_a_database_that_does_not_exist_on_a_real_server(home, postgres_url):
+    missing = postgres_url.rsplit("/", 1)[0] + "/baton_no_such_database_14"
+    result = run("ask", "--database", missing, "anything")
+    assert result.exit_code == 2 and "No such database" in result.output and "Traceback" not in result.output
+
+
+def test_sessions_says_when_there_are_none_and_counts_turns_in_words(home):
+    empty = run("sessions")
+    assert empty.exit_code == 0 and "No conversations yet" in empty.output
+    run("ask", "What was Epson revenue by month in 2025?")
+    listed = run("sessions")
+    assert " 1 turn " in listed.output and "1 turns" not in listed.output
+
+
+def test_sql_help_says_it_only_checks():
+    result = run("--help")
+    assert "Check and run" not in result.output and "Check SQL safely" in result.output
