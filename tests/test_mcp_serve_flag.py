@@ -1,8 +1,7 @@
 """``baton serve --mcp NAME=COMMAND --mcp-allow NAME=TOOL``: an MCP server joins the served
 workspace as a specialist. End to end: an MCP client asks ``baton serve``'s ``/mcp``, the
-orchestrator routes to the MCP specialist (no model: lexically, and its single string
-tool is asked directly), which asks the test's MCP server over stdio; the structured result
-comes back intact."""
+orchestrator (a scripted model) routes to the MCP specialist, whose model loop calls the
+test's MCP server over stdio; the structured result comes back intact."""
 
 from __future__ import annotations
 
@@ -14,10 +13,14 @@ from mcp.client.streamable_http import streamable_http_client
 from rich.console import Console
 from typer.testing import CliRunner
 
+from baton.agents import OrchestratorAgent
 from baton.cli import build_app
 from baton.cli.mcp import mcp_specialists
 from baton.cli.serving import server_app
 from baton.demo.workspace import build_demo_workspace
+from baton.llm import FunctionModel, tool_call
+from baton.messages import LLMResponse
+from baton.workspace import SessionStore, Workspace
 from mcp_test_servers import calls_in, finance_command, served
 
 KEY = "bt_serve_flag_test_key"
@@ -35,6 +38,16 @@ def test_an_mcp_server_without_an_allowlist_is_refused_before_anything_starts(tm
         assert stray.exit_code == 2 and "no --mcp gives" in stray.output
 
 
+def oracle_model(messages, tools):
+    """Stands in for the LLM: the orchestrator routes to ``oracle``; the oracle's own loop
+    (the request's model) calls ``lookup`` with the question, then replies."""
+    if any(t.name == "lookup" for t in tools):
+        if messages[-1].role == "tool":
+            return "The oracle says 42."
+        return LLMResponse(tool_calls=[tool_call("lookup", {"question": messages[-1].content})])
+    return LLMResponse(tool_calls=[tool_call("oracle", {"question": messages[-1].content})])
+
+
 async def test_serve_with_an_mcp_specialist_answers_through_it_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("BATON_API_KEYS", f"{KEY}=demo")
@@ -42,21 +55,23 @@ async def test_serve_with_an_mcp_specialist_answers_through_it_end_to_end(tmp_pa
     command, calls = finance_command(tmp_path)
     servers = mcp_specialists([f"oracle={' '.join(command[:2])} {command[2]} '{command[3]}'"], ["oracle=lookup"])
 
-    def demo(state=None, **options):
-        return build_demo_workspace(tmp_path / "home" / "demo", state_url=state.url, **options)
+    def workspace(state=None, **options):  # what `baton serve` would build, with a scripted model
+        return Workspace("demo", OrchestratorAgent("Oracle", model=FunctionModel(oracle_model)),
+                         SessionStore(tmp_path / "sessions.sqlite"))
 
-    app, printed = server_app(None, None, demo, Console(), mcp_servers=servers)
-    question = "Ask the oracle: what is the answer?"
+    app, printed = server_app(None, None, workspace, Console(), mcp_servers=servers)
+    question = "What is the answer?"
     async with served(app, lifespan="on") as url:
         async with httpx.AsyncClient() as raw:
             agents = (await raw.get(url.replace("/mcp", "/v1/agents"), headers={"Authorization": f"Bearer {KEY}"})).json()
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=httpx2.Timeout(60.0, read=120.0))
         async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=120) as mcp:
             answer = await mcp.call_tool("ask", {"question": question})
-    assert "oracle" in {a["name"] for a in agents["agents"]}
+    assert [a["name"] for a in agents["agents"]] == ["oracle"]
     assert not answer.is_error, answer.content
-    assert answer.structured_content["routed_to"] == "oracle" and answer.structured_content["mode"] == "passthrough"
-    assert answer.structured_content["data"] == {"question": question, "answer": 42}
+    result = answer.structured_content
+    assert result["routed_to"] == "oracle" and result["mode"] == "passthrough"
+    assert result["data"] == {"question": question, "answer": 42} and result["text"] == "The oracle says 42."
     assert calls_in(calls) == [{"tool": "lookup", "arguments": {"question": question}}]
     assert app.state.workspaces.get("demo").closed  # and with it the MCP specialist's server process
 

@@ -56,6 +56,35 @@ McpOption = typer.Option([], "--mcp", help="An MCP server as a specialist: NAME=
 McpAllowOption = typer.Option([], "--mcp-allow", help="The tools that server may be asked for: NAME=TOOL[,TOOL...] (required per --mcp).")
 
 
+class _StdoutToStderr:
+    """While the workspace opens, file descriptor 1 points at stderr: whatever a library or a
+    child process prints (a pipeline engine starting, say) must not reach the client as
+    protocol. ``restore()`` hands the real stdout back just before serving (where the SDK
+    diverts it again for the same reason)."""
+
+    def __enter__(self) -> _StdoutToStderr:
+        import os
+        import sys
+
+        sys.stdout.flush()
+        self._saved: int | None = os.dup(1)
+        os.dup2(2, 1)
+        return self
+
+    def restore(self) -> None:
+        import os
+        import sys
+
+        if self._saved is not None:
+            sys.stdout.flush()
+            os.dup2(self._saved, 1)
+            os.close(self._saved)
+            self._saved = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+
 def _quiet_demo(state=None, **options):
     """The demo workspace, built without printing to stdout (it is the protocol's)."""
     from baton.demo.workspace import build_demo_workspace
@@ -97,10 +126,12 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from exc
 
         async def run() -> None:
-            async with local_workspace(database, model, _quiet_demo, docs, state=where, allow_privileged_role=privileged) as ws:
-                attach_mcp_specialists(ws, servers)
-                if ws.no_model:
-                    err.print("No model configured (BATON_MODEL unset): verified questions are answered without an LLM.")
-                await serve_stdio(ws)
+            with _StdoutToStderr() as stdout:
+                async with local_workspace(database, model, _quiet_demo, docs, state=where, allow_privileged_role=privileged) as ws:
+                    attach_mcp_specialists(ws, servers)
+                    if ws.no_model:
+                        err.print("No model configured (BATON_MODEL unset): verified questions are answered without an LLM.")
+                    stdout.restore()
+                    await serve_stdio(ws)
 
         asyncio.run(run())

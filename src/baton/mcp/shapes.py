@@ -114,4 +114,7 @@ def structured_answer(message: AIMessage) -> dict[str, Any]:
         content["data"] = plain(message.data)
     if message.error or message.response_type == ResponseType.ERROR:
         content["error"] = {"type": error_type_of(message), "message": message.error or message.content}
+        code = getattr(message, "error_code", None) or message.metadata.get("error_code")
+        if code:
+            content["error"]["code"] = str(code)
     return content
