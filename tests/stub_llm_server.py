@@ -46,6 +46,8 @@ class Reply:
     delay: float = 0.0  # seconds before the status line is sent (a slow provider)
     model: str | None = None  # only answer requests for this model
     hold: Hold | None = None  # an SSE reply waits before one of its frames
+    raw: bytes | None = None  # the body as these exact bytes (malformed JSON, an HTML page)
+    cut_after: int | None = None  # send only this many body bytes (SSE: frames), then drop the connection
 
 
 @dataclass
@@ -321,6 +323,9 @@ class StubLLMServer:
             handler.send_header("connection", "close")
             handler.end_headers()
             for index, (event, data) in enumerate(reply.sse):
+                if reply.cut_after is not None and index >= reply.cut_after:
+                    handler.close_connection = True
+                    return
                 if reply.hold is not None and index == reply.hold.before:
                     reply.hold.release.wait(reply.hold.timeout)
                     reply.hold.passed.set()
@@ -329,13 +334,19 @@ class StubLLMServer:
                 handler.wfile.write(frame.encode())
                 handler.wfile.flush()
             return
-        payload = json.dumps(reply.body).encode()
+        payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
         handler.send_response(reply.status)
-        handler.send_header("content-type", "application/json")
+        if "content-type" not in {k.lower() for k in reply.headers}:
+            handler.send_header("content-type", "application/json")
         handler.send_header("content-length", str(len(payload)))
         for k, v in reply.headers.items():
             handler.send_header(k, v)
         handler.end_headers()
+        if reply.cut_after is not None:
+            handler.wfile.write(payload[: reply.cut_after])
+            handler.wfile.flush()
+            handler.close_connection = True
+            return
         handler.wfile.write(payload)
 
 

@@ -133,7 +133,7 @@ def test_every_api_route_requires_the_key(app):
 
     from baton.server.auth import authenticate
 
-    open_paths = {"/health", "/", "/login", "/static/{name}"}
+    open_paths = {"/health", "/health/ready", "/", "/login", "/static/{name}"}  # readiness: load balancers call it without a key
     for route in app.routes:
         if isinstance(route, APIRoute) and route.path not in open_paths:
             calls = [d.call for d in route.dependant.dependencies]

@@ -122,6 +122,10 @@ class AIMessage:
     context_usage_pct: int = 0
     staleness_warning: str | None = None
     created_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    # why the question was not (fully) answered: a typed code (``baton.agents.failures``), and
+    # whether this answer is partial (some specialists failed; ``metadata["agent_errors"]``)
+    error_code: str | None = None
+    partial: bool = False
 
     @property
     def output(self) -> str:

@@ -10,7 +10,10 @@ first, on a failed result validation and on ``AgentRetryableError``; ``AgentTime
 is retried with a smaller context (half the chat history); ``AgentFatalError`` is never
 retried. A result the agent itself returns with ``status="error"`` is final: an agent that
 wants another try raises ``AgentRetryableError``. Every failure becomes a typed
-``AgentResult(status="error", error_type=...)``; the LLM sees a short error text.
+``AgentResult(status="error", error_type=...)``, an exception also with its
+``metadata["error_code"]`` (``baton.agents.failures``); the LLM sees a short error text.
+A model call that failed inside the specialist is NOT retried here: the model-call policy
+(``baton.llm.policy``) already retried it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, Callable
 
 from baton.agents.base import BaseAgent
 from baton.agents.context import AgentContext
+from baton.agents.failures import code_of, retry_after_of
 from baton.agents.result import AgentResult
 from baton.errors import AgentFatalError, AgentRetryableError, AgentTimeoutError, AgentValidationError
 from baton.messages import Tool, ToolParameter
@@ -152,9 +156,13 @@ class AgentTool:
             raise AgentTimeoutError(f"{self.agent.name} took longer than {self.timeout}s") from exc
 
     def _error(self, question: str, exc: BaseException, attempts: int) -> AgentResult:
+        metadata: dict[str, Any] = {"attempts": attempts, "error_code": code_of(exc)}
+        retry_after = retry_after_of(exc)
+        if retry_after is not None:
+            metadata["retry_after_s"] = retry_after
         return AgentResult(
             agent_name=self.agent.name, task=question, status="error", error=str(exc) or type(exc).__name__,
-            error_type=type(exc).__name__, metadata={"attempts": attempts},
+            error_type=type(exc).__name__, metadata=metadata,
         )
 
 

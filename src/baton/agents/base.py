@@ -15,6 +15,7 @@ from baton.agents.context import AgentContext
 from baton.agents.result import AgentResult
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel
+from baton.llm.policy import with_policy
 from baton.messages import add_usage
 from baton.response import AIMessage, ResponseType
 
@@ -36,14 +37,15 @@ class BaseAgent(ABC):
         self.model = model
 
     def model_for(self, context: AgentContext) -> ChatModel:
-        """This agent's own model if it was given one, else the request's. Routing stand-ins
-        that are not language models (``is_llm = False``, e.g. ``LexicalRouter``) don't count."""
+        """This agent's own model if it was given one, else the request's, under the
+        question's model-call policy when one is being answered. Routing stand-ins that are
+        not language models (``is_llm = False``, e.g. ``LexicalRouter``) don't count."""
         model = self.model or context.llm_router
         if model is None or not getattr(model, "is_llm", True):
             raise ConfigurationError(
                 f"agent {self.name!r} has no model: pass model=... or set BATON_MODEL (e.g. openai:gpt-4o-mini)"
             )
-        return model
+        return with_policy(model)  # inside a question: the one retry/timeout/deadline policy (baton.llm.policy)
 
     def has_model(self, context: AgentContext) -> bool:
         model = self.model or context.llm_router

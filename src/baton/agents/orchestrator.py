@@ -19,6 +19,16 @@ calls (``metadata["fast_path"] = "verified_question"``).
 Planning (``planning=``): a question that needs several steps is answered by a plan run
 layer by layer (``baton.pipeline.PipelinePlanning``); its answer is the pipeline's
 (``stage_checkpoint``, ``stage_failed`` or ``pipeline_complete``).
+
+Failures (``baton.agents.failures``): ``ask`` answers inside a question scope
+(``baton.llm.policy``): every model call — routing, specialists, planner, repair — gets the
+same retries, fallback and per-call timeout, and the whole question a deadline (``policy``
+and ``deadline_s``, default from the environment). A question none of whose specialists
+answered, whose routing model failed, whose tool calls were malformed, or that ran out of
+time is an error answer (``error``, ``error_code``, ``response_type: error``); one where some
+specialists answered and others failed is ``partial`` with the failures listed in
+``metadata["agent_errors"]``. The loop's own refunds are off for policy models: one policy,
+not two stacked.
 """
 
 from __future__ import annotations
@@ -33,14 +43,16 @@ from baton.agents.base import BaseAgent
 from baton.agents.compose import is_passthrough, passthrough, synthesis
 from baton.agents.context import AgentContext
 from baton.agents.execution_memory import ExecutionMemory
+from baton.agents.failures import code_of, code_of_result, explanation, is_dependency_failure, retry_after_of
 from baton.agents.lexical_routing import RouteTo
 from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
-from baton.errors import BatonError, ConfigurationError
+from baton.errors import BatonError, ConfigurationError, ProviderError
 from baton.events import Event, QueueTracker, WorkflowTracker
 from baton.llm.base import ChatModel
 from baton.llm.config import model_choice
-from baton.llm.router import LLMRouter
+from baton.llm.policy import question_scope, with_policy
+from baton.llm.router import LLMRouter, RetryPolicy
 from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
@@ -57,6 +69,7 @@ DEFAULT_PROMPT = (
 
 
 MAX_CACHED_ROUTERS = 32
+MAX_MALFORMED_TURNS = 2  # turns whose every tool call was malformed before the question is a model_bad_response
 
 
 class Planning(Protocol):
@@ -86,6 +99,8 @@ class OrchestratorAgent(BaseAgent):
         early_exit: bool = True,
         verified: Sequence[VerifiedQuestion] = (),
         planning: Planning | None = None,
+        policy: RetryPolicy | None = None,
+        deadline_s: float | None = None,
     ) -> None:
         super().__init__(name, description, model=model)
         self.agent_tools: dict[str, AgentTool] = {}
@@ -96,6 +111,8 @@ class OrchestratorAgent(BaseAgent):
         self.early_exit = early_exit
         self.verified = tuple(verified)
         self.planning = planning
+        self.policy = policy  # None: the process's (baton.llm.policy.default_policy)
+        self.deadline_s = deadline_s
         self._routers: dict[tuple[str, int], ChatModel] = {}  # LRU: one router per (preference, fallback)
         self._pending_names = list(agent_names)
         self._configure_lock = asyncio.Lock()
@@ -162,7 +179,15 @@ class OrchestratorAgent(BaseAgent):
             changes["llm_router"] = self.model
         request = base.derive(**changes)
         request.emit("workflow.start", agent=self.name, session_id=session_id, question=question)
-        result = await self.run(request, question=question, stream=stream)
+        with question_scope(self.policy, self.deadline_s) as scope:
+            deadline = asyncio.timeout_at(scope.deadline)
+            try:
+                async with deadline:
+                    result = await self.run(request, question=question, stream=stream)
+            except TimeoutError as exc:
+                if not deadline.expired():
+                    raise
+                result = self._failed(request, None, question, exc)
         request.emit("workflow.end", agent=self.name, status=result.status, mode=result.metadata.get("mode"))
         message = result.ai_message or AIMessage(content=result.to_text())
         message.input = question
@@ -192,7 +217,10 @@ class OrchestratorAgent(BaseAgent):
         memory = ExecutionMemory(original_query=question)
         context = context.derive(execution_memory=memory, user_question=question)
         if self.planning is not None and self.planning.needs_plan(question, context):
-            message = await self.planning.run_plan(question, context)
+            try:
+                message = await self.planning.run_plan(question, context)
+            except BatonError as exc:  # the planner's model (or the run) failed: a typed error answer
+                return self._failed(context, memory, question, exc)
             return AgentResult(agent_name=self.name, task=question, status="error" if message.error else "success",
                                result=message.content, ai_message=message, error=message.error,
                                token_usage=dict(message.token_usage), metadata={"mode": "pipeline"})
@@ -203,17 +231,28 @@ class OrchestratorAgent(BaseAgent):
             return self._failed(context, memory, question, exc)
         tools = [tool.bind(context) for tool in self.agent_tools.values()]
         messages = [Message.system(self.system_prompt), *context.chat_history, Message.user(question)]
-        settings = dataclasses.replace(self.settings, stream=True) if stream else self.settings
+        settings = self.settings
+        if stream or (settings.max_refunds and isinstance(model, LLMRouter)):
+            # A policy model retried already: the loop's refunds would be a second policy.
+            settings = dataclasses.replace(settings, stream=stream or settings.stream,
+                                           max_refunds=0 if isinstance(model, LLMRouter) else settings.max_refunds)
 
-        def single_rich_answer(records: list[ToolCallRecord]) -> bool:
-            return len(records) == 1 and len(memory.results) == 1 and is_passthrough(list(memory.results.values()))
+        malformed_turns = 0
+
+        def stop_after(records: list[ToolCallRecord]) -> bool:
+            nonlocal malformed_turns
+            if records and all(r.output.is_error and not isinstance(r.output.payload, AgentResult) for r in records):
+                malformed_turns += 1  # every call of the turn was malformed or unknown: one repair round, then stop
+                return malformed_turns >= MAX_MALFORMED_TURNS
+            malformed_turns = 0
+            return self.early_exit and len(records) == 1 and len(memory.results) == 1 and is_passthrough(list(memory.results.values()))
 
         try:
             loop = await run_loop(
                 model, messages, tools,
                 context_window=self.context_window or await resolve_context_window(model),
                 settings=settings, tracker=context.tracker, workflow_id=context.workflow_id,
-                stop_after_tools=single_rich_answer if self.early_exit else None,
+                stop_after_tools=stop_after,
             )
         except BatonError as exc:
             return self._failed(context, memory, question, exc)
@@ -233,7 +272,7 @@ class OrchestratorAgent(BaseAgent):
         model, which may be a routing stand-in that is no LLM (``LexicalRouter``)."""
         preferred = model_choice(context.model, context.preferred_provider)
         if preferred is None:
-            return self.model or context.llm_router or self.model_for(context)
+            return with_policy(self.model or context.llm_router or self.model_for(context))
         fallback = self.model or context.llm_router
         if fallback is not None and not getattr(fallback, "is_llm", True):
             fallback = None
@@ -259,17 +298,22 @@ class OrchestratorAgent(BaseAgent):
         for result in results:
             add_usage(usage, result.token_usage)
         extra = {"llm_calls": loop.llm_calls, "iterations": loop.iterations}
-        if loop.stopped_early:
+        if loop.stopped_early and results:
             extra["llm_calls_saved"] = 1
         if loop.partial:
             extra["partial"] = True
         if not results:
             message = AIMessage(content=loop.content, metadata={**extra, "orchestrated": True, "mode": "direct"})
+            malformed = [r for r in loop.tool_calls if r.output.is_error]
+            if malformed:  # the model only ever asked for tools wrongly: nothing was answered
+                _fail(message, "model_bad_response", f"the routing model's tool calls could not be run: {malformed[-1].output.text[:300]}")
         elif is_passthrough(results):
             only = next(r for r in results if r.ok)
             message = passthrough(only, input=question, session_id=None, turn_id=AIMessage().turn_id, extra_metadata=extra)
         else:
             message = synthesis(loop.content, results, extra_metadata=extra)
+            _mark_failures(message, results)
+        message.partial = (message.partial or bool(loop.partial)) and message.response_type is not ResponseType.ERROR
         message.token_usage = usage
         message.llm_provider = message.llm_provider or loop.provider
         message.llm_model = message.llm_model or loop.model
@@ -278,18 +322,58 @@ class OrchestratorAgent(BaseAgent):
         message.workflow_id = context.workflow_id
         return message
 
-    def _failed(self, context: AgentContext, memory: ExecutionMemory, question: str, exc: BatonError) -> AgentResult:
-        """The routing model failed. Keep whatever specialists already answered."""
-        results = list(memory.results.values())
-        note = f"The orchestrator's model failed ({type(exc).__name__}): {exc}"
+    def _failed(self, context: AgentContext, memory: ExecutionMemory | None, question: str, exc: BaseException) -> AgentResult:
+        """The routing model failed (or the question ran out of time). Keep whatever
+        specialists already answered: that is a partial answer, not an error."""
+        results = list(memory.results.values()) if memory is not None else []
+        code = code_of(exc)
+        reason = str(exc) or type(exc).__name__
+        if code == "deadline_exceeded" and not isinstance(exc, ProviderError):
+            reason = "the question's deadline passed before it was answered"
+        note = f"{explanation(code)} ({type(exc).__name__}: {reason})"
         if any(r.ok for r in results):
             message = synthesis(note, results, extra_metadata={"partial": True})
+            _mark_failures(message, results)
+            message.partial = True
+            message.metadata["orchestrator_error"] = {"error_type": type(exc).__name__, "error_code": code, "error": reason}
         else:
             message = AIMessage(content=note, metadata={"orchestrated": True, "mode": "error"})
-        message.error = str(exc)
-        message.response_type = ResponseType.ERROR if not message.data else message.response_type
+            _fail(message, code, reason, retry_after=retry_after_of(exc))
         message.workflow_id = context.workflow_id
-        return AgentResult(agent_name=self.name, task=question, status="error", result=note, ai_message=message, error=str(exc), error_type=type(exc).__name__)
+        return AgentResult(agent_name=self.name, task=question, status="error" if message.error else "success", result=note,
+                           ai_message=message, error=message.error, error_type=type(exc).__name__, metadata={"error_code": code})
+
+
+def _fail(message: AIMessage, code: str, reason: str, *, retry_after: float | None = None) -> None:
+    """Make ``message`` the error answer of a question that failed with ``code``."""
+    message.error = reason
+    message.error_code = code
+    message.response_type = ResponseType.ERROR
+    if retry_after is not None:
+        message.metadata["retry_after_s"] = retry_after
+
+
+def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
+    """A synthesis whose specialists failed: every one failed -> an error answer (the
+    most telling failure's code); some failed -> a partial answer listing them."""
+    failed = [r for r in results if r.status == "error"]
+    if not failed:
+        return
+    codes = [code_of_result(r.error_type, r.metadata) for r in failed]
+    for entry, code in zip(message.metadata.get("agent_errors", ()), codes):
+        entry["error_code"] = code
+    if any(r.ok for r in results):
+        message.partial = True
+        message.metadata["partial"] = True
+        return
+    if any(r.status == "no_result" for r in results):
+        return  # someone looked and found nothing: that is an answer
+    code = next((c for c in codes if is_dependency_failure(c)), codes[0])
+    first = failed[codes.index(code)]
+    if is_dependency_failure(code):
+        message.content = explanation(code)
+    retry_after = first.metadata.get("retry_after_s")
+    _fail(message, code, f"{first.agent_name}: {first.error or first.error_type}", retry_after=retry_after)
 
 
 def _log_entry(record: ToolCallRecord) -> dict[str, Any]:

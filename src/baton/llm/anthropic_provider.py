@@ -31,7 +31,7 @@ from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_res
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
 DEFAULT_MAX_TOKENS = 4096
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 30.0  # seconds per call (BATON_LLM_TIMEOUT); the question policy cuts a call at its deadline too
 _STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 
 
@@ -142,7 +142,8 @@ class Anthropic:
         return params
 
     def _error(self, exc: BaseException):
-        return map_sdk_error(exc, provider=self.provider, model=self.model)
+        return map_sdk_error(exc, provider=self.provider, model=self.model,
+                             secrets=(getattr(self._client, "api_key", None), getattr(self._client, "auth_token", None)))
 
     async def complete(
         self,
@@ -156,7 +157,7 @@ class Anthropic:
         try:
             message = await self._client.messages.create(**params)
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         if not hasattr(message, "content"):
             raise unexpected_response(message, provider=self.provider, model=self.model)
         text: list[str] = []
@@ -194,7 +195,7 @@ class Anthropic:
         try:
             sdk_stream = await self._client.messages.create(**params)
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         try:
             async for event in sdk_stream:
                 kind = event.type
@@ -217,7 +218,7 @@ class Anthropic:
                     if event.usage is not None and getattr(event.usage, "output_tokens", None) is not None:
                         usage["output_tokens"] = int(event.usage.output_tokens)
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         finally:
             await sdk_stream.close()
         calls = [parse_tool_call(b["id"], b["name"], "".join(b["json"])) for _, b in sorted(blocks.items())]
@@ -239,7 +240,7 @@ class Anthropic:
                 if isinstance(window, int) and window > 0:
                     windows[info.id] = window
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         return windows
 
     async def aclose(self) -> None:

@@ -23,6 +23,10 @@ Decisions:
 - Data that does not parse (a corrupted stream frame, a proxy's HTML page instead of JSON)
   is a ``ProviderServerError`` naming it, never a bare ``ValueError``/``AttributeError``:
   callers handle ``ProviderError`` only.
+- Messages are sanitised (``sanitize.provider_text``): ``provider/model: HTTP status: short
+  message`` built from the body's error message only, never from the SDK's own text (which
+  holds the whole body), with keys, credential-shaped text, HTML pages and long quoted
+  passages removed. ``secrets`` (the configured key) are redacted wherever they appear.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import email.utils
 import functools
 import re
 import time
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from baton.errors import (
     ContextLengthExceededError,
@@ -43,6 +47,7 @@ from baton.errors import (
     ProviderServerError,
     ProviderTimeoutError,
 )
+from baton.llm.sanitize import provider_text
 
 _CONTEXT_CODES = frozenset(
     {"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded", "prompt_too_long", "request_too_large"}
@@ -107,7 +112,7 @@ def is_context_length_error(code: str, type_: str, message: str) -> bool:
     return bool(_CONTEXT_WORDING.search(message))
 
 
-def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderError:
+def map_sdk_error(exc: BaseException, *, provider: str, model: str, secrets: Iterable[str | None] = ()) -> ProviderError:
     """The ``ProviderError`` for an exception raised by an SDK call (or its transport)."""
     if isinstance(exc, ProviderError):
         return exc
@@ -115,8 +120,16 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderE
     status = getattr(exc, "status_code", None)
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
-    code, type_, message = _error_fields(getattr(exc, "body", None))
-    text = f"{provider}/{model}: {message or exc}"
+    body = getattr(exc, "body", None)
+    code, type_, message = _error_fields(body)
+    secrets = tuple(secrets)
+    shown = provider_text(message, secrets=secrets)
+    if not shown and isinstance(body, str):
+        shown = provider_text(body, secrets=secrets)
+    if isinstance(status, int) and status >= 400:
+        text = f"{provider}/{model}: HTTP {status}" + (f": {shown}" if shown else "")
+    else:
+        text = f"{provider}/{model}: " + (shown or provider_text(str(exc), secrets=secrets) or type(exc).__name__)
     name = type(exc).__name__
 
     if isinstance(status, int) and status >= 400:
@@ -134,12 +147,12 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str) -> ProviderE
         return ProviderBadRequestError(text, **kw)
 
     if isinstance(exc, ValueError):  # json.JSONDecodeError from an SDK's body or SSE parser
-        return ProviderServerError(f"{provider}/{model}: the provider sent data that is not valid JSON ({exc})", **kw)
+        return ProviderServerError(f"{provider}/{model}: the provider sent data that is not valid JSON", **kw)
     if "Timeout" in name:  # APITimeoutError, httpx ReadTimeout/ConnectTimeout/PoolTimeout
         return ProviderTimeoutError(f"{provider}/{model}: request timed out", **kw)
     if "Connection" in name or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}:
         cause = exc.__cause__ or exc
-        detail = str(cause) or type(cause).__name__
+        detail = provider_text(str(cause), secrets=secrets) or type(cause).__name__
         return ProviderConnectionError(f"{provider}/{model}: cannot reach the provider ({detail})", **kw)
 
     # An error event inside an already-started stream, or something the SDK raised itself.
@@ -165,9 +178,9 @@ def _with_retry_after(error: ProviderError, headers: Mapping[str, str] | None) -
 
 def unexpected_response(body: Any, *, provider: str, model: str) -> ProviderBadRequestError:
     """A 200 whose body is not the API's object (an HTML page from a wrong base URL, a proxy)."""
-    excerpt = str(body)[:200]
+    excerpt = provider_text(str(body)[:2000])
     return ProviderBadRequestError(
-        f"{provider}/{model}: the server did not answer with an API response (check the base URL): {excerpt!r}",
+        f"{provider}/{model}: the server did not answer with an API response (check the base URL): {excerpt}",
         provider=provider, model=model,
     )
 

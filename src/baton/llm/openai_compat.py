@@ -15,6 +15,8 @@ Decisions:
   (for an old server that rejects the option).
 - A tool call whose arguments are not a JSON object keeps its text and the reason
   (``baton.llm.arguments``); in history it is echoed as ``{}``.
+- A streamed text that ends without a finish reason was cut (the SDK ends a dropped
+  stream quietly): ``ProviderConnectionError``, never a half answer passed off as whole.
 - Finish reasons use the OpenAI vocabulary, which Baton uses everywhere: ``stop``,
   ``tool_calls``, ``length``, ``content_filter``. A server that answers tool calls with
   ``stop`` (Ollama does) is normalised to ``tool_calls``.
@@ -26,13 +28,13 @@ import json
 import uuid
 from typing import Any, AsyncIterator, Mapping, Sequence
 
-from baton.errors import ConfigurationError
+from baton.errors import ConfigurationError, ProviderConnectionError
 from baton.llm.arguments import parse_tool_call, wire_arguments
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 30.0  # seconds per call (BATON_LLM_TIMEOUT); the question policy cuts a call at its deadline too
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -138,7 +140,8 @@ class OpenAICompatible:
         return params
 
     def _error(self, exc: BaseException):
-        return map_sdk_error(exc, provider=self.provider, model=self.model)
+        return map_sdk_error(exc, provider=self.provider, model=self.model,
+                             secrets=(getattr(self._client, "api_key", None), getattr(self._client, "auth_token", None)))
 
     async def complete(
         self,
@@ -152,7 +155,7 @@ class OpenAICompatible:
         try:
             completion = await self._client.chat.completions.create(**params)
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         if not hasattr(completion, "choices"):
             raise unexpected_response(completion, provider=self.provider, model=self.model)
         if not completion.choices:
@@ -193,7 +196,7 @@ class OpenAICompatible:
         try:
             sdk_stream = await self._client.chat.completions.create(**params)
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         try:
             async for chunk in sdk_stream:
                 served_model = chunk.model or served_model
@@ -218,9 +221,14 @@ class OpenAICompatible:
                         text.append(delta.content)
                         yield StreamChunk(delta=delta.content)
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         finally:
             await sdk_stream.close()
+        if finish is None and not calls:
+            # Text that stopped without a finish reason: the connection dropped mid-answer
+            # (the SDK ends a cut stream quietly). Never pass half an answer off as whole.
+            raise ProviderConnectionError(f"{self.provider}/{self.model}: the stream ended before the model finished",
+                                          provider=self.provider, model=self.model)
         tool_calls: list[ToolCall] = [
             parse_tool_call(slot["id"] or f"call_{uuid.uuid4().hex[:12]}", slot["name"], "".join(slot["arguments"]))
             for _, slot in sorted(calls.items())
@@ -247,7 +255,7 @@ class OpenAICompatible:
                 if window:
                     windows[str(data.get("id"))] = window
         except self._sdk_errors as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         return windows
 
     async def aclose(self) -> None:

@@ -16,6 +16,11 @@ Rules, per call:
   (``retryable`` if any of them was).
 - ``stream`` retries and falls back only before its first chunk was yielded: after that
   the caller has shown text to someone, and switching models would splice two answers.
+- ``RetryPolicy.call_timeout`` bounds each try (``complete``: the whole call; ``stream``:
+  the wait for each chunk); a try past it is a ``ProviderTimeoutError`` like the SDK's own.
+  Inside a question (``baton.llm.policy.question_scope``) a try is also cut at the
+  question's deadline (``QuestionDeadlineExceeded``, never retried), and a backoff or a
+  Retry-After that would outlive the deadline is not waited for: the error is final.
 
 ``provider``/``model`` of the router are those of its first entry; each ``LLMResponse``
 names the entry that actually answered. The router keeps no per-request state, so one
@@ -41,11 +46,13 @@ import random
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence, Union
 
-from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError
+from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError, ProviderTimeoutError
 from baton.llm.base import ChatModel
+from baton.llm.policy import COMPOSE_MARGIN_S, QuestionDeadlineExceeded, call_budget, time_left
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
 log = logging.getLogger(__name__)
+_RNG = random.Random()  # jitter only: one shared generator (seeding one per router costs more than a call)
 
 Sleep = Callable[[float], Awaitable[Any]]
 ModelChoice = Union[ChatModel, str, None, Sequence[Union[ChatModel, str]]]
@@ -66,12 +73,15 @@ class RetryPolicy:
     max_delay: float = 8.0
     jitter: float = 0.5
     max_retry_after: float = 60.0
+    call_timeout: float | None = None  # seconds per try (None: the question's policy, else the SDK's own)
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
             raise ConfigurationError("RetryPolicy.attempts must be at least 1")
         if not 0 <= self.jitter <= 1:
             raise ConfigurationError("RetryPolicy.jitter must be between 0 and 1")
+        if self.call_timeout is not None and not self.call_timeout > 0:
+            raise ConfigurationError("RetryPolicy.call_timeout must be positive")
 
     def delay(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
         """Seconds to wait after failed try number ``attempt`` (1-based)."""
@@ -100,13 +110,15 @@ class LLMRouter:
         policy: RetryPolicy | None = None,
         sleep: Sleep | None = None,
         rng: random.Random | None = None,
+        unwrap_single: bool = False,
     ) -> None:
         if not models:
             raise ConfigurationError("LLMRouter needs at least one model")
         self.models: tuple[ChatModel, ...] = tuple(models)
         self.policy = policy or RetryPolicy()
         self._sleep = sleep or asyncio.sleep
-        self._rng = rng or random.Random()
+        self._rng = rng or _RNG
+        self.unwrap_single = unwrap_single  # one model, one failure: raise it as is (the policy wrapper of one model)
 
     @property
     def provider(self) -> str:
@@ -150,15 +162,24 @@ class LLMRouter:
         failures: list[ProviderError] = []
         for index, entry in enumerate(self.models):
             for attempt in range(1, self.policy.attempts + 1):
+                seconds, by_deadline = self._budget()
                 try:
-                    return await entry.complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
+                    if seconds is None:
+                        return await entry.complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
+                    async with asyncio.timeout(seconds):
+                        return await entry.complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
                 except ContextLengthExceededError:
                     raise
-                except ProviderError as error:
-                    if not await self._should_retry(entry, attempt, error):
-                        failures.append(error)
-                        self._log_fallback(index, error)
-                        break
+                except TimeoutError:
+                    error = self._timed_out(entry, seconds, by_deadline)
+                except ProviderError as exc:
+                    error = exc
+                if isinstance(error, QuestionDeadlineExceeded):
+                    raise error
+                if not await self._should_retry(entry, attempt, error):
+                    failures.append(error)
+                    self._log_fallback(index, error)
+                    break
         raise self._all_failed(failures)
 
     async def stream(
@@ -174,16 +195,27 @@ class LLMRouter:
             for attempt in range(1, self.policy.attempts + 1):
                 started = False
                 chunks = entry.stream(messages, tools, temperature=temperature, max_tokens=max_tokens)
+                seconds: float | None = None
+                by_deadline = False
                 try:
-                    async for chunk in chunks:
+                    while True:
+                        seconds, by_deadline = self._budget()
+                        try:
+                            if seconds is None:
+                                chunk = await chunks.__anext__()
+                            else:
+                                async with asyncio.timeout(seconds):
+                                    chunk = await chunks.__anext__()
+                        except StopAsyncIteration:
+                            return
                         started = True
                         yield chunk
-                    return
                 except ContextLengthExceededError:
                     raise
-                except ProviderError as error:
-                    if started:
-                        raise
+                except (ProviderError, TimeoutError) as exc:
+                    error = self._timed_out(entry, seconds, by_deadline) if isinstance(exc, TimeoutError) else exc
+                    if started or isinstance(error, QuestionDeadlineExceeded):
+                        raise error from None
                     if not await self._should_retry(entry, attempt, error):
                         failures.append(error)
                         self._log_fallback(index, error)
@@ -196,11 +228,34 @@ class LLMRouter:
 
     # --- helpers ---------------------------------------------------------------------
 
+    def _budget(self) -> tuple[float | None, bool]:
+        """(seconds the next try may take, whether the question's deadline limits it)."""
+        timeout = self.policy.call_timeout
+        if timeout is None:
+            from baton.llm.policy import current_scope
+
+            scope = current_scope()
+            timeout = scope.policy.call_timeout if scope is not None else None
+        return call_budget(timeout)
+
+    @staticmethod
+    def _timed_out(entry: ChatModel, seconds: float | None, by_deadline: bool) -> ProviderTimeoutError:
+        if by_deadline:
+            return QuestionDeadlineExceeded(f"{_label(entry)}: the question's deadline passed during a model call",
+                                            provider=entry.provider, model=entry.model)
+        return ProviderTimeoutError(f"{_label(entry)}: no answer within {seconds or 0:g} s", provider=entry.provider,
+                                    model=entry.model)
+
     async def _should_retry(self, entry: ChatModel, attempt: int, error: ProviderError) -> bool:
         """Sleep and return True when ``entry`` deserves another try after ``error``."""
         if not error.retryable or attempt >= self.policy.attempts:
             return False
         delay = self.policy.delay(attempt, error, self._rng)
+        left = time_left()
+        if left is not None and delay + COMPOSE_MARGIN_S >= left:
+            log.info("%s failed (%s); a retry in %.2fs would outlive the question's deadline", _label(entry),
+                     type(error).__name__, delay)
+            return False
         log.info("%s failed (%s: %s); retry %d/%d in %.2fs", _label(entry), type(error).__name__, error,
                  attempt, self.policy.attempts - 1, delay)
         await self._sleep(delay)
@@ -214,8 +269,19 @@ class LLMRouter:
         else:
             log.warning("%s gave up (%s: %s); no fallback left", _label(entry), type(error).__name__, error)
 
-    def _all_failed(self, failures: list[ProviderError]) -> AllProvidersFailedError:
-        summary = "; ".join(f"{e.provider or '?'}:{e.model or '?'}: {type(e).__name__}" for e in failures)
+    def _all_failed(self, failures: list[ProviderError]) -> ProviderError:
+        error = self._chain_failed(failures)
+        from baton.llm.policy import current_scope
+
+        if current_scope() is not None:  # inside a question this router WAS the retry policy: nothing above retries again
+            error.retryable = False
+            error.exhausted = True  # type: ignore[attr-defined]
+        return error
+
+    def _chain_failed(self, failures: list[ProviderError]) -> ProviderError:
+        if self.unwrap_single and len(failures) == 1:
+            return failures[0]
+        summary = "; ".join(f"{e.provider or '?'}:{e.model or '?'}: {type(e).__name__} ({e})" for e in failures)
         error = AllProvidersFailedError(f"all {len(failures)} model(s) failed: {summary}", failures)
         error.__cause__ = failures[-1] if failures else None
         return error

@@ -7,6 +7,12 @@ crash; an OS crash may lose the last commits but never corrupts), ``secure_delet
 pysqlite's own transaction handling switched off so a write transaction starts with
 ``BEGIN IMMEDIATE`` (taking the write lock up front: no deadlock between two readers that
 both want to upgrade). In-memory databases share one connection (``StaticPool``).
+
+PostgreSQL connections get a connect timeout (``BATON_STATE_CONNECT_TIMEOUT``, default 5 s)
+and a statement timeout (``BATON_STATE_STATEMENT_TIMEOUT``, default 15 s), and a pool
+checkout waits at most the connect timeout: a dead or frozen state database fails a call
+in seconds instead of holding a thread for minutes. ``busy_timeout_ms`` overrides SQLite's
+busy timeout for a store that prefers failing fast (conversations: 5 s).
 """
 
 from __future__ import annotations
@@ -21,19 +27,34 @@ from sqlalchemy.pool import StaticPool
 BUSY_TIMEOUT_MS = 30000
 
 
-def make_engine(url: str) -> Engine:
+def _env_seconds(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name) or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def make_engine(url: str, *, busy_timeout_ms: int | None = None) -> Engine:
     if url.startswith("sqlite"):
-        return sqlite_engine(url)
+        return sqlite_engine(url, busy_timeout_ms=busy_timeout_ms)
+    connect_args: dict[str, Any] = {}
+    if url.startswith("postgresql"):
+        connect = _env_seconds("BATON_STATE_CONNECT_TIMEOUT", 5.0)
+        statement = _env_seconds("BATON_STATE_STATEMENT_TIMEOUT", 15.0)
+        connect_args = {"connect_timeout": max(1, round(connect)), "options": f"-c statement_timeout={int(statement * 1000)}"}
+        return create_engine(url, pool_pre_ping=True, pool_timeout=connect, connect_args=connect_args)
     return create_engine(url, pool_pre_ping=True)
 
 
-def sqlite_engine(url: str) -> Engine:
+def sqlite_engine(url: str, *, busy_timeout_ms: int | None = None) -> Engine:
     memory = url in ("sqlite://", "sqlite:///:memory:")
     if not memory:
         path = url.split("///", 1)[-1]
         if path and os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
-    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": 30}}
+    busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": busy / 1000}}
     if memory:
         kwargs["poolclass"] = StaticPool
     engine = create_engine(url, **kwargs)
@@ -42,7 +63,7 @@ def sqlite_engine(url: str) -> Engine:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
         cur = dbapi_conn.cursor()
-        for pragma in ("secure_delete=ON", f"busy_timeout={BUSY_TIMEOUT_MS}", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
+        for pragma in ("secure_delete=ON", f"busy_timeout={busy}", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
             cur.execute(f"PRAGMA {pragma}")
         cur.close()
 

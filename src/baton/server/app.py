@@ -6,13 +6,20 @@ the workspace.
 Routes are adapters: they authenticate, pick the caller's ``Workspace`` and call its
 answer path (``Workspace.answer`` / ``answer_stream``), its sessions, its pipelines or its
 chart renderer. The app owns the workspaces it is given (``owns_workspaces``): its
-lifespan closes them when the server stops."""
+lifespan closes them when the server stops.
+
+Under load and faults (README "Limits, timeouts and HTTP errors"): every request passes the
+``RequestGuard`` (body size and time, JSON checks, cancellation when the client leaves);
+questions pass admission control (``admission.py``); failures map to HTTP statuses in
+``errors.py``; ``/health`` says the process is up, ``/health/ready`` what each dependency
+is doing (``ready.py``)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import logging
+import re
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,19 +30,24 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
+from baton.server.admission import Admission
 from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
+from baton.server.errors import answer_headers, answer_status, register_error_handlers
+from baton.server.guard import RequestGuard
+from baton.server.limits import Limits
 from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
 from baton.server.pipeline_routes import register_pipeline_routes
 from baton.server.schemas import AskRequest, ChartRequest, LoginRequest
-from baton.server.sse import sse
+from baton.server.ready import register_health_routes
+from baton.server.sse import sse, sse_error
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
 
 log = logging.getLogger(__name__)
 
 
 def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None,
-               owns_workspaces: bool = True) -> FastAPI:
+               owns_workspaces: bool = True, limits: Limits | None = None) -> FastAPI:
     """The app. ``tracker`` receives every event of every request, next to each workspace's
     own tracker (default: what ``configure_observability`` picks from the environment:
     OpenTelemetry spans when an exporter is configured, structured JSON logs otherwise)."""
@@ -68,6 +80,11 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     app.state.workspaces = workspaces
     app.state.keys = keys
     app.state.tracker = tracker
+    limits = limits or Limits.from_env()
+    app.state.limits = limits
+    app.state.admission = Admission(limits.max_in_flight, limits.admission_queue, limits.admission_wait_s)
+    app.add_middleware(RequestGuard, limits=limits)
+    register_error_handlers(app)
 
     def workspace_of(caller: Principal) -> Workspace:
         return app.state.workspaces.for_principal(caller)
@@ -80,9 +97,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     async def _session_not_found(request: Request, exc: SessionNotFound) -> JSONResponse:
         return JSONResponse({"detail": "session not found"}, status_code=404)
 
-    @app.get("/health", tags=["meta"])
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
+    register_health_routes(app)
 
     @app.get("/v1/agents", tags=["agents"])
     async def agents(caller: Caller) -> dict[str, Any]:
@@ -94,17 +109,24 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         }
 
     @app.post("/v1/ask", tags=["ask"])
-    async def ask(body: AskRequest, caller: Caller) -> dict[str, Any]:
-        """Answer a question; the body of the response is the AIMessage as JSON."""
-        message = await workspace_of(caller).answer(body.question, body.session_id, tracker=app.state.tracker)
-        return message.to_dict()
+    async def ask(body: AskRequest, caller: Caller) -> Response:
+        """Answer a question; the body of the response is the AIMessage as JSON: 200 when
+        answered (also partly, or with an answer-level error), 502/503/504 when a dependency
+        failed and nothing was answered (``errors.py``)."""
+        ws = workspace_of(caller)
+        async with app.state.admission.slot():
+            message = await ws.answer(body.question, body.session_id, tracker=app.state.tracker)
+        return JSONResponse(message.to_dict(), status_code=answer_status(message), headers=answer_headers(message))
 
     @app.post("/v1/ask/stream", tags=["ask"])
     async def ask_stream(body: AskRequest, caller: Caller) -> StreamingResponse:
-        """Server-Sent Events: every tracker event as it happens, then ``event: answer``."""
+        """Server-Sent Events: every tracker event as it happens, then ``event: answer``
+        (whose ``error_code`` says when the question failed); ``event: error`` when the
+        stream itself broke."""
         ws = workspace_of(caller)
         if body.session_id is not None and not await ws.sessions.exists(ws.name, body.session_id):
             raise SessionNotFound(body.session_id)  # 404 before the stream starts
+        slot = await app.state.admission.hold()  # 503 before the stream starts when the server is full
 
         async def events():
             try:
@@ -114,10 +136,9 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
                     else:
                         yield sse("answer", item.to_dict())
             except Exception as exc:  # the stream has started: report in-band
-                log.exception("stream failed")
-                yield sse("error", {"error": type(exc).__name__, "detail": str(exc)})
+                yield sse_error(exc)
 
-        return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return slot.streaming(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.get("/v1/sessions", tags=["sessions"])
     async def sessions(caller: Caller) -> dict[str, Any]:
@@ -167,7 +188,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     async def static(name: str) -> Response:
         types = {"js": "text/javascript", "css": "text/css", "svg": "image/svg+xml"}
         suffix = name.rsplit(".", 1)[-1]
-        if "/" in name or suffix not in types:
+        if not _STATIC_NAME.fullmatch(name) or suffix not in types:
             raise HTTPException(status_code=404)
         try:
             return Response(_static(name), media_type=types[suffix])
@@ -187,6 +208,9 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         return app.openapi()
 
     return app
+
+
+_STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 
 
 def _static(name: str) -> str:

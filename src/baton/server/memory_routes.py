@@ -1,10 +1,15 @@
 """Feedback, insights and memory endpoints. Each resolves the caller's workspace from the
 key and opens that workspace's memory scope; ids from another workspace are simply not
-found (404, the same as ids that don't exist)."""
+found (404, the same as ids that don't exist).
+
+Memory calls run on the workspace's memory bulkhead (``baton.workspace.bulkheads``): when
+memory is slow or down the reply is a 503 JSON body with ``Retry-After`` within seconds
+(``DependencyUnavailable``, handled in ``app.py``), never a hung request or a 500. A read
+first lets the workspace's advisory writes already queued land (at most ``READ_WAIT_S``),
+so a person reads what their last answer wrote."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable
 
 from fastapi import FastAPI, HTTPException
@@ -12,8 +17,14 @@ from fastapi import FastAPI, HTTPException
 from baton.server.auth import Caller
 from baton.server.schemas import DismissInsightRequest, FeedbackRequest
 from baton.workspace import SessionNotFound
+from baton.workspace.advisory import read_memory
 
 NOT_FOUND = "not found"
+READ_WAIT_S = 1.0
+
+
+async def _settled(ws) -> None:
+    await ws.bulkheads.insights.drain(READ_WAIT_S)
 
 
 def _memory(ws):
@@ -49,25 +60,31 @@ def register_memory_routes(app: FastAPI, workspace_of: Callable) -> None:
     async def dismiss(body: DismissInsightRequest, caller: Caller) -> dict[str, Any]:
         from baton.memory.bridge import dismiss_insight
 
-        store, scope = _memory(workspace_of(caller))
-        if not await asyncio.to_thread(dismiss_insight, store, scope, body.insight_id):
+        ws = workspace_of(caller)
+        store, scope = _memory(ws)
+        await _settled(ws)
+        if not await read_memory(ws, dismiss_insight, store, scope, body.insight_id):
             raise HTTPException(status_code=404, detail="insight not found")
         return {"dismissed": body.insight_id}
 
     @app.get("/v1/memory", tags=["memory"])
     async def memory_list(caller: Caller, kind: str | None = None, limit: int = 100) -> dict[str, Any]:
-        store, scope = _memory(workspace_of(caller))
-        records = await asyncio.to_thread(store.list_records, scope, kind=kind, limit=min(max(limit, 1), 1000))
+        ws = workspace_of(caller)
+        store, scope = _memory(ws)
+        await _settled(ws)
+        records = await read_memory(ws, store.list_records, scope, kind=kind, limit=min(max(limit, 1), 1000))
         return {"records": [_record_view(r) for r in records]}
 
     @app.get("/v1/memory/{record_id}", tags=["memory"])
     async def memory_show(record_id: str, caller: Caller) -> dict[str, Any]:
         from baton.memory import RecordNotFoundError
 
-        store, scope = _memory(workspace_of(caller))
+        ws = workspace_of(caller)
+        store, scope = _memory(ws)
+        await _settled(ws)
         try:
-            record = await asyncio.to_thread(store.get, scope, record_id)
-            history = await asyncio.to_thread(store.history, scope, record_id)
+            record = await read_memory(ws, store.get, scope, record_id)
+            history = await read_memory(ws, store.history, scope, record_id)
         except RecordNotFoundError:
             raise HTTPException(status_code=404, detail=NOT_FOUND) from None
         return {"record": _record_view(record),
@@ -78,9 +95,11 @@ def register_memory_routes(app: FastAPI, workspace_of: Callable) -> None:
         """Erase a record: a tombstone in the journal, its text gone from every projection."""
         from baton.memory import RecordNotFoundError
 
-        store, scope = _memory(workspace_of(caller))
+        ws = workspace_of(caller)
+        store, scope = _memory(ws)
+        await _settled(ws)
         try:
-            erased = await asyncio.to_thread(store.forget, scope, record_id, reason="erased through the API")
+            erased = await read_memory(ws, store.forget, scope, record_id, reason="erased through the API")
         except RecordNotFoundError:
             raise HTTPException(status_code=404, detail=NOT_FOUND) from None
         return {"forgotten": record_id, "payloads_erased": erased}

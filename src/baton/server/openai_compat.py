@@ -20,38 +20,55 @@ client can talk to a workspace's orchestrator, through the workspace's one answe
   Text a model says before calling a tool is streamed as it comes and stays in the reply
   (the reply is still found again by its exact text). A failure after the stream started
   is an ``error`` object in the stream, which OpenAI's SDKs raise as an ``APIError``.
+- When nothing was answered because a dependency failed (the model provider, the database,
+  the question's deadline; ``baton.agents.failures``) the reply is OpenAI's error shape with
+  502, 503 (``Retry-After`` when known) or 504, ``code`` the Baton ``error_code``, and the
+  failed answer under ``baton``; streamed, the ``error`` object replaces the final chunk. A
+  partial answer, or one the data could not give (unsafe SQL refused...), is a normal
+  completion whose text says so (``baton.error_code`` / ``baton.partial``).
+- Input: the question (the last user message) is at most ``MAX_QUESTION_CHARS``; content
+  parts must be text parts with string text (an image or audio part is refused: no
+  specialist could see it); a full server answers 503 ``overloaded`` (``admission.py``).
+  Every refusal is a 400/404/503 in OpenAI's shape that does not echo the input.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from typing import Any, Callable
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, StreamingResponse
 
 from baton.events import Event
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.server.auth import Caller
-from baton.server.schemas import ChatCompletionRequest, ChatMessage
-from baton.server.sse import sse_data
+from baton.server.errors import answer_headers, answer_status, openai_error
+from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage
+from baton.server.sse import error_payload, sse_data
 from baton.workspace import SessionNotFound, Workspace
 from baton.workspace.markdown import to_markdown
 
-log = logging.getLogger(__name__)
+
+_ERROR_TYPES = {502: "server_error", 503: "service_unavailable", 504: "timeout"}
 
 
-def openai_error(status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None,
-                 code: str | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": type, "param": param, "code": code}}, status_code=status)
+class _Refused(ValueError):
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
 
 
-def _text(message: ChatMessage) -> str:
+def _text(message: ChatMessage, index: int) -> str:
     if isinstance(message.content, list):
-        return "".join(part.get("text", "") for part in message.content if isinstance(part, dict))
+        texts = []
+        for n, part in enumerate(message.content):
+            if part.type != "text" or not isinstance(part.text, str):
+                raise _Refused(f"messages[{index}].content[{n}]: only text parts (type 'text' with a string 'text') "
+                               f"are supported", f"messages[{index}].content")
+            texts.append(part.text)
+        return "".join(texts)
     return message.content or ""
 
 
@@ -61,9 +78,12 @@ def _split(messages: list[ChatMessage]) -> tuple[str, list[Message]] | None:
         return None
     last = users[-1]
     # The client's own instructions (system/developer) are kept, after the orchestrator's.
-    history = [Message("system" if m.role == "developer" else m.role, _text(m)) for m in messages[:last]
+    history = [Message("system" if m.role == "developer" else m.role, _text(m, i)) for i, m in enumerate(messages[:last])
                if m.role in ("system", "developer", "user", "assistant")]
-    return _text(messages[last]), history
+    question = _text(messages[last], last)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise _Refused(f"the question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}", f"messages[{last}].content")
+    return question, history
 
 
 def _usage(message: AIMessage) -> dict[str, int]:
@@ -90,19 +110,30 @@ def register_openai_routes(app: FastAPI, workspace_of: Callable) -> None:
             return openai_error(404, f"The model `{body.model}` does not exist or you do not have access to it "
                                      f"(this key's workspace answers as `{ws.orchestrator.name}`).",
                                 param="model", code="model_not_found")
-        split = _split(body.messages)
+        try:
+            split = _split(body.messages)
+        except _Refused as refused:
+            return openai_error(400, str(refused), param=refused.param, code="invalid_request")
         if split is None:
             return openai_error(422, "messages must contain at least one user message", param="messages")
         question, history = split
         session_id = (body.model_extra or {}).get("session_id")
-        if session_id is not None and (not isinstance(session_id, str) or not await ws.sessions.exists(ws.name, session_id)):
+        if session_id is not None and (not isinstance(session_id, str) or len(session_id) > MAX_ID_CHARS
+                                       or not await ws.sessions.exists(ws.name, session_id)):
             return openai_error(404, "session not found", param="session_id", code="session_not_found")
         completion = _Completion(body.model, request.app.state.tracker)
+        admission = request.app.state.admission
         if not body.stream:
-            message = await ws.answer(question, session_id, history=history, tracker=completion.tracker)
+            async with admission.slot():
+                message = await ws.answer(question, session_id, history=history, tracker=completion.tracker)
+            status = answer_status(message)
+            if status != 200:
+                return openai_error(status, f"{message.content} ({message.error})", type=_ERROR_TYPES.get(status, "server_error"),
+                                    code=message.error_code, headers=answer_headers(message), baton=message.to_dict())
             return completion.whole(message)
-        return StreamingResponse(completion.stream(ws, question, session_id, history), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        slot = await admission.hold()
+        return slot.streaming(completion.stream(ws, question, session_id, history), media_type="text/event-stream",
+                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 class _Completion:
@@ -146,11 +177,16 @@ class _Completion:
         except SessionNotFound:
             yield sse_data({"error": {"message": "session not found", "type": "invalid_request_error", "code": "session_not_found"}})
         except Exception as exc:  # the stream has started: report in-band
-            log.exception("chat completion stream failed")
-            yield sse_data({"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error", "code": None}})
+            payload = error_payload(exc)
+            yield sse_data({"error": {"message": payload["detail"], "type": "server_error", "code": payload["error_code"]}})
         yield sse_data("[DONE]")
 
     async def _finish(self, ws: Workspace, message: AIMessage, streamed: str):
+        status = answer_status(message)
+        if status != 200:  # nothing was answered: an error, not a completion that says "stop"
+            yield sse_data({"error": {"message": f"{message.content} ({message.error})", "type": _ERROR_TYPES.get(status, "server_error"),
+                                      "code": message.error_code}, "baton": message.to_dict()})
+            return
         markdown = to_markdown(message)
         lead = streamed.lstrip()
         rest = markdown[len(lead):] if markdown.startswith(lead) else ("\n\n" if streamed else "") + markdown

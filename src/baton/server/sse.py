@@ -1,9 +1,13 @@
-"""Server-Sent Events framing."""
+"""Server-Sent Events framing, and the in-band error event of a stream that broke after
+it started (its status line was already sent)."""
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
+
+log = logging.getLogger("baton.server")
 
 
 def sse(event: str, data: Any) -> str:
@@ -13,3 +17,24 @@ def sse(event: str, data: Any) -> str:
 def sse_data(data: Any) -> str:
     """An unnamed event (what OpenAI-style streaming clients read)."""
     return f"data: {data if isinstance(data, str) else json.dumps(data, default=str)}\n\n"
+
+
+def error_payload(exc: BaseException) -> dict[str, Any]:
+    """What a client reads about a failure: its type, a typed code, and a short reason for
+    Baton's own errors only (anything else may carry text nobody should see: its type)."""
+    from baton.errors import BatonError
+    from baton.workspace.bulkheads import DependencyUnavailable
+
+    if isinstance(exc, DependencyUnavailable):
+        code = "memory_unavailable" if exc.dependency.startswith(("memory", "insights")) else "state_unavailable"
+        return {"error": type(exc).__name__, "error_code": code, "detail": str(exc)[:300]}
+    if isinstance(exc, BatonError):
+        from baton.agents.failures import code_of
+
+        return {"error": type(exc).__name__, "error_code": code_of(exc), "detail": str(exc)[:300]}
+    log.error("stream failed: %s", type(exc).__name__, exc_info=exc)
+    return {"error": type(exc).__name__, "error_code": "internal_error", "detail": f"internal error ({type(exc).__name__})"}
+
+
+def sse_error(exc: BaseException) -> str:
+    return sse("error", error_payload(exc))

@@ -20,6 +20,16 @@ messages): it is the orchestrator's history when no session is given, and when i
 assistant message is one of this workspace's answers (found by the digest of its Markdown),
 the turn joins that answer's session and a follow-up refers to that answer. ``previous``
 lets a caller name the answer a follow-up refers to.
+
+Failures and time (``baton.agents.failures``, ``baton.llm.policy``): the whole question —
+follow-up or orchestrator, every model call in it — runs under one deadline (the
+workspace's ``deadline_s``, else ``BATON_QUESTION_DEADLINE``, 120 s). A question that runs
+out of time is an error answer (``error_code: deadline_exceeded``), stored as its turn like
+any answer. Conversations are read and written through the session store's bulkhead: when
+the store cannot be reached, ``DependencyUnavailable`` is raised (surfaces answer 503)
+rather than an answer that was never recorded — no acknowledged turn is lost. Insights go
+to memory as advisory writes (``advisory.py``): never awaited, dropped (counted, logged once
+per interval) when memory is down.
 """
 
 from __future__ import annotations
@@ -29,9 +39,12 @@ import logging
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from baton.agents import AgentContext
+from baton.agents.failures import explanation
 from baton.events import NULL_TRACKER, Event, WorkflowTracker
+from baton.llm.policy import QuestionScope, question_scope
 from baton.messages import Message
-from baton.response import AIMessage
+from baton.response import AIMessage, ResponseType
+from baton.workspace.advisory import harden, remember_insights
 from baton.workspace.followups import answer_followup
 from baton.workspace.verified import annotate_answer
 from baton.workspace.sessions import history_of
@@ -79,36 +92,49 @@ def _log(ws: Workspace, message: AIMessage) -> None:
     )
 
 
-async def _remember(ws: Workspace, message: AIMessage, session_id: str) -> None:
-    """The answer's insights go to memory (new, or resurfaced when found again). Memory is
-    advisory: a failure here is logged, never the answer's failure."""
-    if ws.memory is None or not message.insights:
-        return
-    from baton.memory.bridge import remember_insights
-
-    try:
-        await asyncio.to_thread(remember_insights, ws.memory, ws.memory_scope(), message.insights, session_id=session_id)
-    except Exception:
-        log.warning("storing insights failed", exc_info=True)
-
-
 async def _finish(ws: Workspace, question: str, session_id: str, message: AIMessage) -> AIMessage:
     message.session_id = session_id
     await annotate_answer(ws, message)  # "Did you mean", llm_calls with no model, verified-question use
     await ws.sessions.append(ws.name, session_id, question, message)
-    await _remember(ws, message, session_id)
+    remember_insights(ws, message.insights, session_id)  # advice: queued, never awaited
     _log(ws, message)
     return message
 
 
+def deadline_answer(question: str, scope: QuestionScope) -> AIMessage:
+    """The answer of a question that ran out of time."""
+    return AIMessage(content=explanation("deadline_exceeded"), input=question, response_type=ResponseType.ERROR,
+                     error=f"the question's deadline of {scope.deadline_s:g} s passed before it was answered",
+                     error_code="deadline_exceeded", metadata={"mode": "error"})
+
+
+async def _within(scope: QuestionScope, question: str, work) -> AIMessage | None:
+    """``work`` (an awaitable answer), cut at the question's deadline."""
+    limit = asyncio.timeout_at(scope.deadline)
+    try:
+        async with limit:
+            return await work
+    except TimeoutError:
+        if not limit.expired():
+            raise
+        return deadline_answer(question, scope)
+
+
 async def answer(ws: Workspace, question: str, session_id: str | None = None, *, history: list[Message] | None = None,
                  previous: AIMessage | None = None, tracker: WorkflowTracker | None = None, **context_fields: Any) -> AIMessage:
+    harden(ws)
     tracker = ws.request_tracker(tracker)
-    session_id, chat, previous = await _prepare(ws, question, session_id, history, previous)
-    message = await _followup(ws, question, session_id, previous, tracker)
-    if message is None:
-        message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=chat, tracker=tracker,
-                                            workspace=ws.name, **context_fields)
+    with question_scope(None, ws.deadline_s) as scope:
+        session_id, chat, previous = await _prepare(ws, question, session_id, history, previous)
+
+        async def work() -> AIMessage:
+            message = await _followup(ws, question, session_id, previous, tracker)
+            if message is None:
+                message = await ws.orchestrator.ask(question, session_id=session_id, chat_history=chat, tracker=tracker,
+                                                    workspace=ws.name, **context_fields)
+            return message
+
+        message = await _within(scope, question, work())
     return await _finish(ws, question, session_id, message)
 
 
@@ -117,18 +143,24 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
                         **context_fields: Any) -> AsyncIterator[Event | AIMessage]:
     """Every event as it happens, then the final answer (already persisted). The
     workspace's tracker and ``tracker`` also receive every event."""
+    harden(ws)
     tracker = ws.request_tracker(tracker)
-    session_id, chat, previous = await _prepare(ws, question, session_id, history, previous)
-    message = await _followup(ws, question, session_id, previous, tracker)
-    if message is not None:
-        followup = Event("followup", {"kind": message.metadata.get("followup"), "session_id": session_id})
-        if tracker is not None:
-            tracker.emit(followup)
-        yield followup
-        yield await _finish(ws, question, session_id, message)
-        return
-    async for item in ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=chat, workspace=ws.name,
-                                                 tracker=tracker, **context_fields):
-        if isinstance(item, AIMessage):
-            item = await _finish(ws, question, session_id, item)
-        yield item
+    with question_scope(None, ws.deadline_s) as scope:
+        session_id, chat, previous = await _prepare(ws, question, session_id, history, previous)
+        message = await _within(scope, question, _followup(ws, question, session_id, previous, tracker))
+        if message is not None:
+            if message.error_code != "deadline_exceeded":
+                followup = Event("followup", {"kind": message.metadata.get("followup"), "session_id": session_id})
+                if tracker is not None:
+                    tracker.emit(followup)
+                yield followup
+            yield await _finish(ws, question, session_id, message)
+            return
+        stream = ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=chat, workspace=ws.name,
+                                            tracker=tracker, **context_fields)
+        # The orchestrator's own deadline (the same scope) ends its answer in time; the
+        # stream's events are read as they come.
+        async for item in stream:
+            if isinstance(item, AIMessage):
+                item = await _finish(ws, question, session_id, item)
+            yield item

@@ -18,6 +18,9 @@ Decisions written down here (the issue was silent):
   request may add its own tracker (an SSE stream), and both receive the events. A tracker
   is shut down on close only when the workspace was told it owns it (``owns_tracker``),
   since one process-wide exporter may serve several workspaces.
+- Its stores' blocking I/O runs on bulkheads of its own (``bulkheads.py``: memory reads,
+  advisory writes, knowledge; conversations have theirs in the ``SessionStore``), and
+  every question has a deadline (``deadline_s``; None: ``BATON_QUESTION_DEADLINE``, 120 s).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterator
 
 from baton.events import NULL_TRACKER, Event, FanOutTracker, WorkflowTracker
 from baton.response import AIMessage
+from baton.workspace.bulkheads import Bulkheads
 from baton.workspace.charts import ChartRenderer
 from baton.workspace.pipelines import as_service
 from baton.workspace.sessions import SessionStore
@@ -70,6 +74,8 @@ class Workspace:
         self.charts = charts if charts is not None else ChartRenderer()
         self.model = model
         self.directory = directory
+        self.bulkheads = Bulkheads(name)
+        self.deadline_s: float | None = None  # per-question deadline (None: the process's, baton.llm.policy)
         self._owns_tracker = owns_tracker and tracker is not None
         self._closers: list[Callable[[], Any]] = []
         self._closed = False
@@ -93,6 +99,9 @@ class Workspace:
     async def start(self) -> Workspace:
         """Start what runs in the background (durable pipelines: this process's part),
         on the running loop. Entering ``async with`` starts; so does first use."""
+        from baton.workspace.advisory import harden
+
+        harden(self)
         ensure = getattr(getattr(self.pipelines, "host", None), "ensure_started", None)
         if ensure is not None:
             await ensure()
@@ -111,7 +120,11 @@ class Workspace:
         if self._closed:
             return
         self._closed = True
-        closers: list[Any] = [self.pipelines, *reversed(self._closers), self.memory, self.sessions, self.charts]
+        try:
+            await self.bulkheads.drain()  # advisory writes still queued: a moment to land, then dropped
+        except Exception:
+            log.warning("draining advisory writes of workspace %s failed", self.name, exc_info=True)
+        closers: list[Any] = [self.pipelines, *reversed(self._closers), self.bulkheads, self.memory, self.sessions, self.charts]
         if self._owns_tracker:
             closers.append(getattr(self.tracker, "shutdown", None))
         for closer in closers:

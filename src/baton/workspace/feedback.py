@@ -6,11 +6,16 @@ user-feedback cycle (benchmark / session note / learning, and a stale flag on wh
 answer relied on); a thumbs-up is kept with the conversation only: liking an answer
 verifies no data. A turn of another workspace is ``SessionNotFound``, the same as one that
 does not exist.
+
+Order: what memory would refuse (``InvalidRecordError``: a comment over the record limit, a
+verdict without the text it needs) is refused before anything is stored, so a refused
+feedback leaves no trace. When memory is down the feedback is still kept with the
+conversation (``memory_unavailable: true`` in the reply): memory is advice, the
+conversation is the record.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from baton.workspace.sessions import SessionNotFound
@@ -26,19 +31,28 @@ async def give_feedback(ws: Workspace, turn_id: str, *, thumbs: str | None = Non
     feedback memory refuses."""
     from baton.memory import Feedback, record_feedback
 
+    from baton.workspace.advisory import read_memory
+    from baton.workspace.bulkheads import DependencyUnavailable
+
     found = await ws.sessions.find_turn(ws.name, turn_id)
     if found is None:
         raise SessionNotFound(turn_id)
     session_id, question, answer = found
-    await ws.sessions.add_feedback(ws.name, turn_id, thumbs, verdict, comment)
+    given = verdict
     verdict = verdict or ("thumbs_down" if thumbs == "down" else None)
     if verdict is None or ws.memory is None:
+        await ws.sessions.add_feedback(ws.name, turn_id, thumbs, given, comment)
         return {"recorded": True, "memory": None}
     item = Feedback(
         question=question, verdict=verdict, sql=answer.query, connection_id=answer.metadata.get("connection_id"),
         deviation=comment if verdict == "approximate" else None,
         correction=comment if verdict in ("rejected", "thumbs_down") else None, session_id=session_id,
     )
-    outcome = await asyncio.to_thread(record_feedback, ws.memory_scope(), item)
+    try:
+        outcome = await read_memory(ws, record_feedback, ws.memory_scope(), item)  # InvalidRecordError: nothing stored
+    except DependencyUnavailable:
+        await ws.sessions.add_feedback(ws.name, turn_id, thumbs, given, comment)
+        return {"recorded": True, "memory": None, "memory_unavailable": True}
+    await ws.sessions.add_feedback(ws.name, turn_id, thumbs, given, comment)
     return {"recorded": True, "memory": {"produced": outcome.produced, "record_id": outcome.result.record.id,
                                          "action": outcome.result.action, "flagged_stale": outcome.flagged_stale}}

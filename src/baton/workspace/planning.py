@@ -32,11 +32,12 @@ def attach_planning(ws: Workspace, model: ChatModel, executor_factory: Callable[
     """Give ``ws`` a planner and an executor; ``ws.pipelines`` becomes the service surfaces
     use (``baton.workspace.pipelines``)."""
     from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, PipelineExecutor, Planner
+    from baton.llm.policy import ScopedModel
     from baton.pipeline.planning import PipelinePlanning
     from baton.workspace.pipelines import LocalPipelines
 
     runner = stage_runner(ws, model)
-    planner = Planner(model, tools=(QUERY_DATABASE, ANALYZE_RESULTS))
+    planner = Planner(ScopedModel(model), tools=(QUERY_DATABASE, ANALYZE_RESULTS))  # the question's retry/timeout policy
     if executor_factory is None:
         planning = PipelinePlanning(planner, PipelineExecutor(runner))
         ws.pipelines = LocalPipelines(planning)

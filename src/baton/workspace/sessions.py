@@ -19,18 +19,18 @@ sends back as the assistant's message) to its turn: a chat client that keeps the
 conversation itself can continue it (a follow-up such as "Show this as a pie chart" finds
 the answer it refers to) without knowing any session id.
 
-Calls run in the store's own small thread pool (a bulkhead: a slow database stalls
-conversations, not every other thread), which ``close()`` shuts down.
+Calls run in the store's own bulkhead (``bulkheads.Bulkhead``: its own threads, a bounded
+queue, ``timeout_s`` per call, a breaker): a slow or locked database stalls conversations,
+not every other thread, and fails a call with ``DependencyUnavailable`` in seconds. A SQLite
+file waits at most ``BUSY_TIMEOUT_MS`` for another writer. ``close()`` shuts it down.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import hashlib
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -41,10 +41,13 @@ from sqlalchemy.engine import Connection, Engine
 from baton.errors import BatonError
 from baton.messages import Message
 from baton.response import AIMessage
+from baton.workspace.bulkheads import Bulkhead
 from baton.workspace.migrations import Migration, migrate
 
 TITLE_LENGTH = 80
 MAX_THREADS = 4
+TIMEOUT_S = 5.0
+BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
 
 _md = sa.MetaData()
@@ -141,29 +144,32 @@ def _engine_for(target: str | Path | Engine) -> Engine:
     text = str(target)
     if "://" in text:
         return make_engine(text)
-    return make_engine("sqlite://" if text == ":memory:" else f"sqlite:///{Path(text).resolve()}")
+    return make_engine("sqlite://" if text == ":memory:" else f"sqlite:///{Path(text).resolve()}", busy_timeout_ms=BUSY_TIMEOUT_MS)
 
 
 class SessionStore:
-    def __init__(self, target: str | Path | Engine = ":memory:", *, max_threads: int = MAX_THREADS) -> None:
+    def __init__(self, target: str | Path | Engine = ":memory:", *, max_threads: int = MAX_THREADS,
+                 timeout_s: float = TIMEOUT_S) -> None:
         self.engine = _engine_for(target)
         self._owns_engine = not isinstance(target, Engine)
         self._single = self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:")
         self._lock = threading.Lock()  # an in-memory database is one connection: one user at a time
         migrate(self.engine, "sessions", MIGRATIONS)
-        self._executor: ThreadPoolExecutor | None = ThreadPoolExecutor(max_threads, thread_name_prefix="baton-sessions")
+        self.bulkhead = Bulkhead("sessions", threads=max_threads, queue=64, timeout_s=timeout_s)
+        self._closed = False
 
     def close(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
+        if self._closed:
+            return
+        self._closed = True
+        self.bulkhead.close()
         if self._owns_engine:
             self.engine.dispose()
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        if self._executor is None:
+        if self._closed:
             raise RuntimeError("this session store is closed")
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, fn, args)
+        return await self.bulkhead.run(self._call, fn, args)
 
     def _call(self, fn: Callable[..., T], args: tuple) -> T:
         if self._single:

@@ -1,0 +1,205 @@
+"""One policy for every model call: retries, fallback, a per-call timeout and a per-question
+deadline.
+
+A question is answered inside a *question scope* (``question_scope``), opened by
+``OrchestratorAgent.ask`` and by the Workspace's answer path. While a scope is active, every
+model an agent obtains (``BaseAgent.model_for``, the orchestrator's routing model, the
+planner's, the SQL specialist's repair turns) goes through ``with_policy``: an ``LLMRouter``
+applying the scope's ``RetryPolicy`` to it. So the routing call, each specialist's calls, the
+planner and the repair rounds are tried the same way:
+
+- up to ``attempts`` tries per model (default 3), exponential backoff with jitter between
+  them, a server's ``Retry-After`` honoured exactly (capped by ``max_retry_after`` and by
+  what is left of the question's deadline: a wait that would outlive the deadline is not
+  taken, the error is reported at once);
+- then the next model of a fallback chain (``BATON_MODEL=a,b``);
+- each call bounded by ``call_timeout`` (default ``DEFAULT_CALL_TIMEOUT_S`` = 30 s,
+  ``BATON_LLM_TIMEOUT``), and never past the question's deadline (default
+  ``DEFAULT_QUESTION_DEADLINE_S`` = 120 s, ``BATON_QUESTION_DEADLINE``): a call cut by the
+  deadline raises ``QuestionDeadlineExceeded``, which is never retried.
+
+Outside a scope (a specialist run directly in a unit test, a library user calling a
+provider) models are used as given: the policy belongs to answering a question.
+
+The tool-calling loop's own "refunds" (retrying a retryable provider error) would be a
+second policy on top of this one; the orchestrator turns them off for policy models.
+
+Defaults are read from the environment once, on first use (never at import).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import os
+import time
+import weakref
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterator, Mapping
+
+from baton.errors import ConfigurationError, ProviderTimeoutError
+
+if TYPE_CHECKING:
+    from baton.llm.base import ChatModel
+    from baton.llm.router import RetryPolicy
+
+DEFAULT_CALL_TIMEOUT_S = 30.0
+DEFAULT_QUESTION_DEADLINE_S = 120.0
+DEFAULT_ATTEMPTS = 3
+COMPOSE_MARGIN_S = 0.2  # a model call stops this long before the deadline, so the answer can still be composed
+
+
+class QuestionDeadlineExceeded(ProviderTimeoutError):
+    """The question's deadline passed while a model call was waiting (or before it could
+    start). Never retried: no later try could end in time."""
+
+    retryable = False
+
+
+@dataclass(frozen=True)
+class QuestionScope:
+    """The policy and deadline of the question being answered (``time.monotonic`` seconds)."""
+
+    policy: RetryPolicy
+    deadline: float
+    deadline_s: float
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+_SCOPE: contextvars.ContextVar[QuestionScope | None] = contextvars.ContextVar("baton_question_scope", default=None)
+_defaults: tuple[RetryPolicy, float] | None = None
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise ConfigurationError(f"{name} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def policy_from_env(env: Mapping[str, str] | None = None) -> tuple[RetryPolicy, float]:
+    """(the retry policy of every model call, the question deadline in seconds) from
+    ``BATON_LLM_TIMEOUT``, ``BATON_LLM_ATTEMPTS`` and ``BATON_QUESTION_DEADLINE``."""
+    from baton.llm.router import RetryPolicy
+
+    env = os.environ if env is None else env
+    attempts_raw = (env.get("BATON_LLM_ATTEMPTS") or "").strip()
+    try:
+        attempts = int(attempts_raw) if attempts_raw else DEFAULT_ATTEMPTS
+    except ValueError:
+        raise ConfigurationError(f"BATON_LLM_ATTEMPTS must be a whole number, got {attempts_raw!r}") from None
+    policy = RetryPolicy(attempts=attempts, call_timeout=_seconds(env, "BATON_LLM_TIMEOUT", DEFAULT_CALL_TIMEOUT_S))
+    return policy, _seconds(env, "BATON_QUESTION_DEADLINE", DEFAULT_QUESTION_DEADLINE_S)
+
+
+def default_policy() -> tuple[RetryPolicy, float]:
+    """``policy_from_env()`` of this process, read once."""
+    global _defaults
+    if _defaults is None:
+        _defaults = policy_from_env()
+    return _defaults
+
+
+def current_scope() -> QuestionScope | None:
+    return _SCOPE.get()
+
+
+@contextlib.contextmanager
+def question_scope(policy: RetryPolicy | None = None, deadline_s: float | None = None) -> Iterator[QuestionScope]:
+    """Answer one question under ``policy`` (default: the process's) and within
+    ``deadline_s`` seconds (default: the process's). Inside an enclosing scope (a pipeline
+    stage asking the orchestrator again) the earlier deadline wins."""
+    outer = _SCOPE.get()
+    if policy is None or deadline_s is None:
+        default, default_deadline = (outer.policy, outer.deadline_s) if outer is not None else default_policy()
+        policy = policy or default
+        deadline_s = deadline_s if deadline_s is not None else default_deadline
+    deadline = time.monotonic() + deadline_s
+    if outer is not None and outer.deadline < deadline:
+        deadline = outer.deadline
+    token = _SCOPE.set(QuestionScope(policy, deadline, deadline_s))
+    try:
+        yield _SCOPE.get()  # type: ignore[misc]
+    finally:
+        _SCOPE.reset(token)
+
+
+def call_budget(call_timeout: float | None) -> tuple[float | None, bool]:
+    """(seconds the next model call may take, whether the deadline is what limits it).
+    ``QuestionDeadlineExceeded`` when the question has no time left for a call."""
+    scope = _SCOPE.get()
+    if scope is None:
+        return call_timeout, False
+    left = scope.remaining() - COMPOSE_MARGIN_S
+    if left <= 0:
+        raise QuestionDeadlineExceeded(f"the question's deadline of {scope.deadline_s:g} s has passed")
+    if call_timeout is None or left < call_timeout:
+        return left, True
+    return call_timeout, False
+
+
+def time_left() -> float | None:
+    """Seconds left before the question's deadline (None outside a question)."""
+    scope = _SCOPE.get()
+    return None if scope is None else scope.remaining()
+
+
+_wrapped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def with_policy(model: ChatModel | None) -> ChatModel | None:
+    """``model`` under the active question's policy: an ``LLMRouter`` as is (it applies its
+    own retry policy, with the scope's call timeout and deadline), a routing stand-in that is
+    no language model as is, anything else wrapped in a one-entry ``LLMRouter`` (cached per
+    model and policy). Outside a question scope: ``model`` unchanged."""
+    from baton.llm.router import LLMRouter
+
+    scope = _SCOPE.get()
+    if scope is None or model is None or isinstance(model, LLMRouter) or not getattr(model, "is_llm", True):
+        return model
+    try:
+        cached = _wrapped.get(model)
+    except TypeError:  # not weak-referenceable: a fresh router (cheap)
+        return LLMRouter([model], policy=scope.policy, unwrap_single=True)
+    if cached is None or cached.policy is not scope.policy:
+        cached = LLMRouter([model], policy=scope.policy, unwrap_single=True)
+        try:
+            _wrapped[model] = cached
+        except TypeError:
+            pass
+    return cached
+
+
+def policy_with(policy: RetryPolicy, **changes: object) -> RetryPolicy:
+    """A copy of ``policy`` with ``changes`` (a test's short timeouts, say)."""
+    return replace(policy, **changes)  # type: ignore[arg-type]
+
+
+class ScopedModel:
+    """A model that applies the question's policy at each call (``with_policy`` when the
+    call is made, not when the holder was built): for parts that keep a model of their own
+    outside ``BaseAgent.model_for`` (the pipeline planner)."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.provider = inner.provider
+        self.model = inner.model
+        self.context_window = getattr(inner, "context_window", None)
+
+    def complete(self, messages, tools=None, *, temperature=None, max_tokens=None):  # type: ignore[no-untyped-def]
+        return with_policy(self.inner).complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
+
+    def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):  # type: ignore[no-untyped-def]
+        return with_policy(self.inner).stream(messages, tools, temperature=temperature, max_tokens=max_tokens)
+
+    def __repr__(self) -> str:
+        return f"ScopedModel({self.inner!r})"

@@ -1,0 +1,135 @@
+"""Admission control: one process answers at most ``max_in_flight`` questions at once.
+
+Beyond that, up to ``queue`` more wait (at most ``wait_s`` seconds) for a slot; anyone else
+gets a fast 503 with ``Retry-After`` and ``error_code: overloaded`` (OpenAI's error shape on
+the OpenAI-compatible route) instead of joining a queue whose every member would then be
+late. So the latency of admitted questions stays bounded whatever the offered load: what
+grows under overload is the share refused, never everyone's wait.
+
+Questions are ``/v1/ask``, ``/v1/ask/stream`` and ``/v1/chat/completions``. Sessions,
+memory, charts and the rest are cheap reads with their own bulkheads.
+
+Decision (the issue was silent): first come, first served among waiters; ``Retry-After``
+is one second (a slot frees in about one question's time). Defaults in ``limits.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from typing import Any, AsyncIterator
+
+from baton.errors import BatonError
+
+RETRY_AFTER_S = 1
+
+
+class Overloaded(BatonError):
+    """No slot for this question now; try again after ``retry_after`` seconds."""
+
+    retry_after = RETRY_AFTER_S
+
+
+class Admission:
+    def __init__(self, max_in_flight: int, queue: int, wait_s: float) -> None:
+        self.max_in_flight = max_in_flight
+        self.queue = queue
+        self.wait_s = wait_s
+        self.in_flight = 0
+        self._waiters: collections.deque[asyncio.Future] = collections.deque()
+        self.refused = 0
+        self.admitted = 0
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold a slot while answering; ``Overloaded`` when none comes in time."""
+        await self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def hold(self) -> Slot:
+        """A slot for a streamed answer (``Slot.streaming`` releases it when the stream ends)."""
+        await self._acquire()
+        return Slot(self)
+
+    async def _acquire(self) -> None:
+        if self.in_flight < self.max_in_flight and not self._waiters:
+            self.in_flight += 1
+            self.admitted += 1
+            return
+        if len(self._waiters) >= self.queue:
+            self.refused += 1
+            raise Overloaded(f"{self.in_flight} questions in flight and {len(self._waiters)} waiting")
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), self.wait_s)
+        except TimeoutError:
+            if waiter.done() and not waiter.cancelled():  # the slot came as the wait ended: keep it
+                self.admitted += 1
+                return
+            waiter.cancel()
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+            self.refused += 1
+            raise Overloaded(f"no slot within {self.wait_s:g} s") from None
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed a slot we will not use: pass it on
+            else:
+                waiter.cancel()
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            raise
+        self.admitted += 1
+
+    def _release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # the slot passes to the next waiter; in_flight unchanged
+                return
+        self.in_flight -= 1
+
+    def state(self) -> dict[str, int]:
+        return {"in_flight": self.in_flight, "waiting": len(self._waiters), "max_in_flight": self.max_in_flight,
+                "admitted": self.admitted, "refused": self.refused}
+
+
+class Slot:
+    """A slot taken for a streamed answer: released when the response ends, however it ends
+    (finished, failed, or cancelled because the client left)."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._admission._release()
+
+    def streaming(self, content: Any, **kwargs: Any) -> Any:
+        from starlette.responses import StreamingResponse
+
+        slot = self
+
+        class _SlotStreamingResponse(StreamingResponse):
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                try:
+                    await super().__call__(scope, receive, send)
+                finally:
+                    slot.release()
+
+        return _SlotStreamingResponse(content, **kwargs)
+
+    def __del__(self) -> None:  # a response never sent (the route failed after taking the slot)
+        if self._held:
+            self._held = False
+            try:
+                self._admission._release()
+            except Exception:
+                pass

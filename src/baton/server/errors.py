@@ -1,0 +1,116 @@
+"""HTTP semantics of failures, for every route (README: "Limits, timeouts and HTTP errors").
+
+- A refused request (bad body, over a limit) is a 4xx that names the field and the reason
+  and never echoes the input back (``validation_error``): a 10 MB body gets a small reply.
+  On the OpenAI-compatible routes the shape is OpenAI's ``{"error": {...}}`` with 400.
+- A store that cannot serve (``DependencyUnavailable``: conversations, memory) is a 503 with
+  ``Retry-After`` and ``error_code`` (``state_unavailable``, ``memory_unavailable``).
+- A full server (``admission.Overloaded``) is a 503 with ``Retry-After`` and
+  ``error_code: overloaded``.
+- An answer whose question failed on a dependency (``baton.agents.failures``: the model,
+  the database, the deadline) keeps its body (the answer JSON, with ``error`` and
+  ``error_code``) and takes that failure's status: 502, 503 (with ``Retry-After`` when the
+  provider said) or 504. A partial answer, or one that failed for an answer reason (unsafe
+  SQL refused, no working query) is a 200: the answer says what happened.
+- Anything unexpected is a 500 JSON body naming only its type (the traceback goes to the
+  log, once).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from baton.agents.failures import http_status
+from baton.response import AIMessage
+from baton.server.admission import Overloaded
+from baton.workspace.bulkheads import DependencyUnavailable
+
+log = logging.getLogger("baton.server")
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
+MAX_ERRORS = 20
+MAX_LOC_CHARS = 100
+
+
+def is_openai(request: Request) -> bool:
+    return request.url.path.startswith(OPENAI_PATHS)
+
+
+def openai_error(status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None,
+                 code: str | None = None, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": type, "param": param, "code": code}, **extra},
+                        status_code=status, headers=headers)
+
+
+def dependency_code(exc: DependencyUnavailable) -> str:
+    return "memory_unavailable" if exc.dependency.startswith(("memory", "insights")) else "state_unavailable"
+
+
+def retry_headers(seconds: float | None) -> dict[str, str] | None:
+    if seconds is None:
+        return None
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+
+
+def answer_status(message: AIMessage) -> int:
+    """The HTTP status of an answer (module docstring)."""
+    if message.partial or not message.error_code:
+        return 200
+    return http_status(message.error_code)
+
+
+def answer_headers(message: AIMessage) -> dict[str, str] | None:
+    if answer_status(message) == 503:
+        return retry_headers(message.metadata.get("retry_after_s") or 1)
+    return None
+
+
+def _location(loc: Any) -> list[Any]:
+    out = []
+    for part in loc or ():
+        if isinstance(part, str) and len(part) > MAX_LOC_CHARS:
+            part = part[:MAX_LOC_CHARS] + "…"
+        out.append(part)
+    return out
+
+
+def register_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        detail = [{"loc": _location(e.get("loc")), "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
+                  for e in errors[:MAX_ERRORS]]
+        if is_openai(request):
+            first = detail[0] if detail else {"loc": [], "msg": "invalid request"}
+            where = ".".join(str(p) for p in first["loc"][1:]) or None
+            return openai_error(400, f"{where or 'body'}: {first['msg']}", param=where, code="invalid_request")
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(DependencyUnavailable)
+    async def unavailable(request: Request, exc: DependencyUnavailable) -> JSONResponse:
+        code = dependency_code(exc)
+        message = f"{exc.dependency.split('[')[0]} is unavailable ({exc.reason}); try again shortly"
+        headers = retry_headers(5)
+        if is_openai(request):
+            return openai_error(503, message, type="service_unavailable", code=code, headers=headers)
+        return JSONResponse({"detail": message, "error_code": code}, status_code=503, headers=headers)
+
+    @app.exception_handler(Overloaded)
+    async def overloaded(request: Request, exc: Overloaded) -> JSONResponse:
+        message = "the server is answering as many questions as it can; try again shortly"
+        headers = retry_headers(exc.retry_after)
+        if is_openai(request):
+            return openai_error(503, message, type="service_unavailable", code="overloaded", headers=headers)
+        return JSONResponse({"detail": message, "error_code": "overloaded"}, status_code=503, headers=headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__, exc_info=exc)
+        if is_openai(request):
+            return openai_error(500, f"internal error ({type(exc).__name__})", type="server_error", code="internal_error")
+        return JSONResponse({"detail": f"internal error ({type(exc).__name__})", "error_code": "internal_error"}, status_code=500)

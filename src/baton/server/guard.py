@@ -1,0 +1,217 @@
+"""``RequestGuard``: the ASGI layer every HTTP request passes first. It bounds what a request
+may send and how long it may take to send it, refuses JSON that Baton would choke on later,
+and cancels the work of a client that has gone.
+
+Per request (HTTP only; the lifespan passes through):
+
+- **Body size**: at most ``limits.max_body_bytes`` (``BATON_MAX_BODY_BYTES``, default 1 MiB),
+  ``limits.max_chart_body_bytes`` for ``/v1/charts/render`` (chart specs: 6 MB) and
+  ``limits.max_chat_body_bytes`` for ``/v1/chat/completions`` (a chat client sends its whole
+  history: 4 MiB). A declared ``Content-Length`` over the limit is refused before a byte is
+  read; a body that grows past it is refused as soon as it does. 413.
+- **Body time**: the whole body must arrive within ``limits.body_timeout_s`` (default 30 s):
+  a half-sent request is answered 408 and closed, never kept.
+- **JSON**: a JSON body must be plain JSON: no ``NaN``/``Infinity`` constants, no nesting
+  deeper than ``limits.max_json_depth`` (64), no unpaired surrogates, no control characters
+  other than tab, newline and carriage return (C0 and DEL) in any string or key. 422 (400 in OpenAI's
+  shape on the OpenAI-compatible routes). The checks run only when the raw bytes could hold
+  such a thing (an escape, a constant's name, many brackets), so an ordinary body is not
+  parsed twice.
+- **Disconnect**: when the client disconnects before the response is complete, the route's
+  work is cancelled (a question stops calling its model; SSE and JSON routes alike).
+
+No rejection echoes the input: each says what was wrong, and at most which field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any, Awaitable, Callable
+
+from baton.server.limits import Limits
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _Gone(Exception):
+    """The client disconnected before its request was complete."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(422, f"JSON constant {name} is not allowed (use null or a number)")
+
+
+def check_json(body: bytes, max_depth: int) -> None:
+    """Raise ``_Refused`` when ``body`` (JSON) holds what the module docstring forbids."""
+    suspicious = b"\\u" in body or b"NaN" in body or b"Infinity" in body or \
+        body.count(b"[") + body.count(b"{") > max_depth
+    if not suspicious:
+        return
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise _Refused(422, f"JSON nested deeper than {max_depth} levels") from None
+    except _Refused:
+        raise
+    except ValueError:
+        return  # not JSON at all: the route's own parser says so (422)
+    _walk(value, max_depth)
+
+
+def _walk(value: Any, max_depth: int) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if _BAD_TEXT.search(item):
+                raise _Refused(422, "text holds a control character or an unpaired surrogate")
+        elif isinstance(item, (dict, list)):
+            if depth > max_depth:
+                raise _Refused(422, f"JSON nested deeper than {max_depth} levels")
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    if _BAD_TEXT.search(key):
+                        raise _Refused(422, "a key holds a control character or an unpaired surrogate")
+                    stack.append((inner, depth + 1))
+            else:
+                stack.extend((inner, depth + 1) for inner in item)
+
+
+class RequestGuard:
+    """ASGI middleware (module docstring)."""
+
+    def __init__(self, app: Any, limits: Limits | None = None) -> None:
+        self.app = app
+        self.limits = limits or Limits.from_env()
+
+    def _limit_for(self, path: str) -> int:
+        limits = self.limits
+        if path == "/v1/charts/render":
+            return limits.max_chart_body_bytes
+        if path == "/v1/chat/completions":
+            return limits.max_chat_body_bytes
+        return limits.max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        try:
+            body = await asyncio.wait_for(self._read_body(scope, receive, self._limit_for(path)), self.limits.body_timeout_s)
+            if body and _is_json(scope):
+                check_json(body, self.limits.max_json_depth)
+        except TimeoutError:
+            await _reply(send, path, 408, f"the request body did not arrive within {self.limits.body_timeout_s:g} s")
+            return
+        except _Refused as refused:
+            await _reply(send, path, refused.status, refused.message)
+            return
+        except _Gone:
+            return
+        await self._run(scope, receive, send, body)
+
+    @staticmethod
+    async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    raise _Refused(400, "Content-Length is not a number") from None
+                if declared > limit:
+                    raise _Refused(413, f"the request body is over the limit of {limit} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Gone  # gone before it finished sending: nothing to answer
+            chunk = message.get("body", b"")
+            if chunk:
+                size += len(chunk)
+                if size > limit:
+                    raise _Refused(413, f"the request body is over the limit of {limit} bytes")
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    async def _run(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
+        gone = asyncio.Event()
+        complete = False
+        delivered = False
+
+        async def app_receive() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def app_send(message: Message) -> None:
+            nonlocal complete
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                complete = True
+            await send(message)
+
+        async def watch() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    gone.set()
+                    return
+
+        task = asyncio.ensure_future(self.app(scope, app_receive, app_send))
+        watcher = asyncio.ensure_future(watch())
+        try:
+            done, _ = await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+            if task not in done and not complete:  # the client left mid-answer: stop the work
+                task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                if not complete:
+                    raise
+                # the error handler answered (and logged it) already
+        finally:
+            watcher.cancel()
+            if not task.done():
+                task.cancel()
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return b"json" in value.lower()
+    return False
+
+
+async def _reply(send: Send, path: str, status: int, message: str) -> None:
+    if path.startswith(OPENAI_PATHS):
+        kind = "invalid_request_error"
+        payload: dict[str, Any] = {"error": {"message": message, "type": kind, "param": None, "code": "request_refused"}}
+        status = 400 if status == 422 else status
+    else:
+        payload = {"detail": message}
+    data = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), (b"connection", b"close")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data, "more_body": False})

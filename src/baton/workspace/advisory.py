@@ -1,0 +1,142 @@
+"""Memory as advice: what an answer reads from memory and writes back never makes it wait
+for a slow or dead memory store.
+
+``harden(ws)`` puts each specialist's memory port (``baton.memory.bridge.SQLMemory``)
+behind the workspace's bulkheads (``bulkheads.py``):
+
+- the per-task bundle (read before the SQL specialist's first model call) comes from the
+  ``memory`` bulkhead within ``BUNDLE_TIMEOUT_S``; when memory is slow, down or busy the
+  specialist answers without it (an empty bundle whose lock says ``memory: unavailable``,
+  kept in the answer's ``metadata["memory_lock"]``; the outage is logged by the bulkhead,
+  once per interval, not once per question);
+- learnings (``record_learnings``) go to the ``insights`` bulkhead as advisory writes: queued,
+  never awaited by the answer, dropped with one rate-limited warning when memory is down;
+- the deep validation analysis (a model call, then writes) runs as a background task, at
+  most ``MAX_DEEP_ANALYSES`` at a time (more are dropped, counted like the writes).
+
+``remember_insights`` of an answer (``answer.py``) goes through the same advisory path.
+
+Decision (the issue was silent): a workspace closing waits at most two seconds for advisory
+writes still queued; the rest are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.workspace.bulkheads import DependencyUnavailable
+
+if TYPE_CHECKING:
+    from baton.workspace.bulkheads import Bulkheads
+    from baton.workspace.core import Workspace
+
+log = logging.getLogger("baton.workspace.advisory")
+
+BUNDLE_TIMEOUT_S = 2.0
+MAX_DEEP_ANALYSES = 2
+
+
+class AdvisoryMemory:
+    """A ``MemoryPort`` over ``SQLMemory`` whose reads are bounded and whose writes are advice."""
+
+    def __init__(self, inner: Any, bulkheads: Bulkheads) -> None:
+        self.inner = inner
+        self.bulkheads = bulkheads
+        self._deep: set[asyncio.Task] = set()
+
+    def __getattr__(self, name: str) -> Any:  # store, scope, agent: as the wrapped port has them
+        return getattr(self.inner, name)
+
+    async def bundle_for(self, question: str, connection_id: str) -> str:
+        from baton.memory.bridge import BundleText
+        from baton.memory.bundle import compile_bundle
+
+        inner = self.inner
+        try:
+            bundle = await self.bulkheads.memory.run(_call, compile_bundle, (inner.scope, question),
+                                                     {"connection_id": connection_id, "token_budget": inner.token_budget},
+                                                     timeout=BUNDLE_TIMEOUT_S)
+        except DependencyUnavailable as exc:  # answer without memory; the bulkhead logs the outage (rate-limited)
+            text = BundleText("")
+            text.lock = {"memory": "unavailable", "reason": exc.reason}
+            return text
+        text = BundleText(bundle.text)
+        text.lock = bundle.lock.to_dict()
+        return text
+
+    async def record_learnings(self, learnings: list[Any]) -> None:
+        from baton.memory.validation import ingest_learnings
+
+        if learnings:
+            self.bulkheads.insights.advise(_call, ingest_learnings, (self.inner.scope, learnings),
+                                           {"provenance": self.inner._provenance()})
+
+    async def record_validation(self, *, question: str, connection_id: str, learnings: list[Any],
+                                attempts: list[dict[str, Any]], model: Any = None) -> None:
+        from baton.memory.validation import DEEP_ANALYSIS_AFTER_ATTEMPTS
+
+        if len(attempts) <= DEEP_ANALYSIS_AFTER_ATTEMPTS or model is None:
+            await self.record_learnings(learnings)
+            return
+        if len(self._deep) >= MAX_DEEP_ANALYSES or self.bulkheads.insights.state()["state"] == "down":
+            self.bulkheads.insights._dropped()
+            return
+        task = asyncio.ensure_future(self._analyse(question, connection_id, learnings, attempts, model))
+        self._deep.add(task)
+        task.add_done_callback(self._deep.discard)
+
+    async def _analyse(self, question: str, connection_id: str, learnings: list[Any], attempts: list[dict[str, Any]],
+                       model: Any) -> None:
+        try:
+            await self.inner.record_validation(question=question, connection_id=connection_id, learnings=learnings,
+                                               attempts=attempts, model=model)
+        except Exception as exc:  # advice: counted and logged by the bulkhead, never raised
+            self.bulkheads.insights._failed(type(exc).__name__)
+            self.bulkheads.insights._dropped()
+
+    async def drain(self, timeout: float) -> None:
+        if self._deep:
+            await asyncio.wait(list(self._deep), timeout=timeout)
+
+
+def _call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    return fn(*args, **kwargs)
+
+
+def harden(ws: Workspace) -> None:
+    """Put the memory ports of ``ws``'s specialists behind its bulkheads (once)."""
+    if getattr(ws, "_hardened", False):
+        return
+    ws._hardened = True
+    from baton.memory.bridge import SQLMemory
+
+    for tool in ws.orchestrator.agent_tools.values():
+        agent = tool.agent
+        port = getattr(agent, "memory", None)
+        if isinstance(port, SQLMemory):
+            agent.memory = AdvisoryMemory(port, ws.bulkheads)
+
+
+def remember_insights(ws: Workspace, insights: list[dict[str, Any]], session_id: str) -> bool:
+    """The answer's insights to memory as an advisory write; False when dropped."""
+    from baton.memory.bridge import remember_insights as remember
+
+    if ws.memory is None or not insights:
+        return True
+    try:
+        scope = ws.memory_scope()
+    except Exception:
+        ws.bulkheads.insights._dropped()
+        return False
+    return ws.bulkheads.insights.advise(_call, remember, (ws.memory, scope, insights), {"session_id": session_id})
+
+
+async def read_memory(ws: Workspace, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A memory call on the workspace's memory bulkhead (the memory API routes);
+    ``DependencyUnavailable`` when memory is slow or down."""
+    return await ws.bulkheads.memory.run(_call, fn, args, kwargs)
+
+
+__all__ = ["AdvisoryMemory", "DependencyUnavailable", "harden", "read_memory", "remember_insights"]

@@ -1,0 +1,262 @@
+"""Bulkheads: each of a workspace's stores does its blocking I/O on threads of its own,
+with a bounded queue, a time limit per call and a breaker, so a slow or dead store stalls
+only what needs that store.
+
+``Bulkhead(name)`` runs synchronous calls (SQLAlchemy, SQLite) in ``threads`` threads of
+its own. Per call:
+
+- ``await run(fn, *args)``: waits at most ``timeout_s``; ``DependencyUnavailable`` when
+  the store is *down* (the breaker is open), when ``queue`` calls are already waiting
+  (``busy``), or when the call outlives its time (``timeout``; the thread finishes on its
+  own, bounded by the engine's connect and statement timeouts, but no caller waits for it).
+- ``advise(fn, *args)``: an *advisory* write (insights, learnings, usage counters) that no
+  answer waits for: queued and run in the background, or dropped when the store is down or
+  the queue is full. Drops are counted; the log says so once per ``warn_interval_s`` per
+  dependency, with the count, never once per drop and never with a traceback.
+
+The breaker: ``failures_to_open`` consecutive failures (errors or timeouts) mark the
+store *down* for ``cooldown_s``; calls fail at once meanwhile (no request waits for a dead
+store); after the cooldown one call is let through, and its success closes the breaker.
+``state()`` is ``ok`` / ``degraded`` (recent failures, or a queue at its bound) / ``down``,
+with counts, for ``/health/ready``.
+
+Outages are logged as one line per dependency per interval: "memory is down (12 calls
+failed, 30 advisory writes dropped in the last 30 s): OperationalError".
+
+Decisions written down here (the issue was silent): a bulkhead's threads are its own
+(never the event loop's default pool, which everything else shares); ``close()`` stops
+accepting work, lets the queued advisory writes finish for at most ``drain_s`` seconds and
+drops the rest (counted in the log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
+
+from baton.errors import BatonError
+
+log = logging.getLogger("baton.workspace.bulkheads")
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_S = 5.0
+DEFAULT_WARN_INTERVAL_S = 30.0
+
+
+class DependencyUnavailable(BatonError):
+    """A store could not serve a call: ``reason`` is ``down`` (breaker open), ``busy``
+    (its queue is full), ``timeout`` (the call took longer than allowed) or ``error``
+    (it raised; ``__cause__`` says what)."""
+
+    def __init__(self, dependency: str, reason: str, detail: str = "") -> None:
+        super().__init__(f"{dependency} is unavailable ({reason}{': ' + detail if detail else ''})")
+        self.dependency = dependency
+        self.reason = reason
+
+
+def _answered(exc: BaseException) -> bool:
+    """A Baton error that is the store's answer, not its failure (``MemoryUnavailableError``
+    and ``DependencyUnavailable`` are failures)."""
+    from baton.memory.errors import MemoryUnavailableError
+
+    return isinstance(exc, BatonError) and not isinstance(exc, (MemoryUnavailableError, DependencyUnavailable))
+
+
+class Bulkhead:
+    def __init__(self, name: str, *, threads: int = 2, queue: int = 32, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 failures_to_open: int = 3, cooldown_s: float = 5.0, warn_interval_s: float = DEFAULT_WARN_INTERVAL_S,
+                 drain_s: float = 2.0) -> None:
+        self.name = name
+        self.threads = threads
+        self.queue = queue
+        self.timeout_s = timeout_s
+        self.failures_to_open = failures_to_open
+        self.cooldown_s = cooldown_s
+        self.warn_interval_s = warn_interval_s
+        self.drain_s = drain_s
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._pending = 0  # submitted, not finished (running + queued)
+        self._consecutive = 0
+        self._open_until = 0.0
+        self._probing = False
+        self._last_failure = 0.0
+        self._last_error = ""
+        self._failed_in_window = 0
+        self._dropped_in_window = 0
+        self._window_started = 0.0
+        self._closed = False
+        self._advisory: set[asyncio.Future] = set()
+        self.totals = {"calls": 0, "failed": 0, "dropped": 0}
+
+    # --- the calls -------------------------------------------------------------------------------
+
+    async def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
+        """``fn(*args)`` on this bulkhead's threads (module docstring)."""
+        self._admit()
+        future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, fn, args)
+        try:
+            result = await asyncio.wait_for(asyncio.shield(future), timeout or self.timeout_s)
+        except TimeoutError:
+            self._failed("timeout")
+            raise DependencyUnavailable(self.name, "timeout", f"no answer within {timeout or self.timeout_s:g} s") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if _answered(exc):  # the store answered: "no such session", "invalid record"...
+                self._succeeded()
+                raise
+            self._failed(type(exc).__name__)
+            raise DependencyUnavailable(self.name, "error", type(exc).__name__) from exc
+        self._succeeded()
+        return result
+
+    def advise(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Queue an advisory write; False when it was dropped (store down, queue full, closed)."""
+        try:
+            self._admit()
+        except DependencyUnavailable:
+            self._dropped()
+            return False
+        future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, fn, args)
+        self._advisory.add(future)
+        future.add_done_callback(self._advised)
+        return True
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait (at most ``timeout`` s) for the advisory writes already queued."""
+        pending = [f for f in self._advisory if not f.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.drain_s if timeout is None else timeout)
+
+    def _advised(self, future: asyncio.Future) -> None:
+        self._advisory.discard(future)
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is None or _answered(exc):
+            self._succeeded()
+        else:
+            self._failed(type(exc).__name__)
+            self._dropped()
+
+    # --- inside ----------------------------------------------------------------------------------
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=f"baton-{self.name}")
+        return self._executor
+
+    def _admit(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise DependencyUnavailable(self.name, "closed")
+            now = time.monotonic()
+            if self._open_until > now:
+                raise DependencyUnavailable(self.name, "down", self._last_error)
+            if self._open_until and not self._probing:  # half-open: let this one call probe the store
+                self._probing = True
+            elif self._open_until:
+                raise DependencyUnavailable(self.name, "down", self._last_error)
+            if self._pending >= self.threads + self.queue:
+                raise DependencyUnavailable(self.name, "busy", f"{self._pending} calls waiting")
+            self._pending += 1
+            self.totals["calls"] += 1
+
+    def _call(self, fn: Callable[..., T], args: tuple) -> T:
+        try:
+            return fn(*args)
+        finally:
+            with self._lock:
+                self._pending -= 1
+
+    def _succeeded(self) -> None:
+        with self._lock:
+            recovered = self._open_until != 0.0
+            self._consecutive = 0
+            self._open_until = 0.0
+            self._probing = False
+        if recovered:
+            log.warning("%s is back", self.name)
+
+    def _failed(self, what: str) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._consecutive += 1
+            self._last_failure = now
+            self._last_error = what
+            self._failed_in_window += 1
+            self.totals["failed"] += 1
+            if self._consecutive >= self.failures_to_open or self._probing:
+                self._open_until = now + self.cooldown_s
+                self._probing = False
+        self._maybe_warn()
+
+    def _dropped(self) -> None:
+        with self._lock:
+            self._dropped_in_window += 1
+            self.totals["dropped"] += 1
+        self._maybe_warn()
+
+    def _maybe_warn(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if self._window_started and now - self._window_started < self.warn_interval_s:
+                return
+            failed, dropped = self._failed_in_window, self._dropped_in_window
+            self._window_started, self._failed_in_window, self._dropped_in_window = now, 0, 0
+            state = self._state_locked(now)
+            error = self._last_error
+        log.warning("%s is %s (%d calls failed, %d advisory writes dropped in the last %g s): %s",
+                    self.name, state, failed, dropped, self.warn_interval_s, error)
+
+    def _state_locked(self, now: float) -> str:
+        if self._open_until > now or (self._open_until and self._probing):
+            return "down"
+        if self._consecutive or (self._last_failure and now - self._last_failure < self.warn_interval_s):
+            return "degraded"
+        if self._pending >= self.threads + self.queue:
+            return "degraded"
+        return "ok"
+
+    def state(self) -> dict[str, Any]:
+        with self._lock:
+            now = time.monotonic()
+            return {"state": self._state_locked(now), "in_flight": self._pending, "last_error": self._last_error or None,
+                    **self.totals}
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            threads = list(getattr(executor, "_threads", ()))
+            executor.shutdown(wait=False, cancel_futures=True)
+            deadline = time.monotonic() + self.drain_s
+            for thread in threads:  # a thread stuck on a dead store is left behind, not waited for forever
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class Bulkheads:
+    """A workspace's bulkheads: ``memory`` (reads and the memory API), ``insights``
+    (advisory writes: insights, learnings, usage), ``knowledge`` (document indexes)."""
+
+    def __init__(self, workspace: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.memory = Bulkhead(f"memory[{workspace}]", threads=3, queue=32, timeout_s=timeout_s)
+        self.insights = Bulkhead(f"insights[{workspace}]", threads=1, queue=64, timeout_s=timeout_s)
+        self.knowledge = Bulkhead(f"knowledge[{workspace}]", threads=2, queue=32, timeout_s=timeout_s)
+
+    def __iter__(self):
+        return iter((self.memory, self.insights, self.knowledge))
+
+    async def drain(self, timeout: float = 2.0) -> None:
+        for bulkhead in self:
+            await bulkhead.drain(timeout)
+
+    def close(self) -> None:
+        for bulkhead in self:
+            bulkhead.close()
