@@ -27,8 +27,9 @@ def test_largest_change_between_consecutive_periods_with_its_two_rows():
     values = change["values"]
     assert (values["from_period"], values["to_period"], values["change"]) == ("2024-04", "2024-05", 53.0)
     assert values["pct_change"] == pytest.approx(53 / 107)
-    assert change["text"] == ("revenue rose by 53 (+49.5%) from 2024-04 to 2024-05, "
-                              "the largest change between consecutive periods.")
+    assert change["text"] == ("revenue rose by 53 (+49.5%) from April 2024 to May 2024, "
+                              "the largest change between consecutive months.")
+    assert change["tooltip"] == "107 in April 2024, 160 in May 2024; 7 changes between consecutive months compared"
     assert change["confidence_hint"] >= 0.9  # 53 is far more than twice the next change (7)
 
 
@@ -95,7 +96,9 @@ def test_high_and_low_outliers_by_median_and_mad():
     high, low = outliers
     assert high["values"]["method"] == "mad" and high["values"]["robust_z"] > 3.5
     assert low["values"]["robust_z"] < -3.5
-    assert "unusually high for store=store 9" in high["text"] and "unusually low" in low["text"]
+    assert high["text"] == "store 9 is far above the other stores in sales (940, where 100 is typical)."
+    assert low["text"].startswith("store 10 is far below the other stores")
+    assert "z-score" not in high["text"] and high["tooltip"].startswith("robust z-score ")
 
 
 def test_outliers_when_most_values_are_equal_use_the_mean_absolute_deviation():
@@ -145,3 +148,30 @@ def test_insights_survive_the_answer_json_round_trip():
     assert insights
     message = AIMessage(content="x", insights=insights)
     assert AIMessage.from_json(message.to_json()).insights == insights
+
+
+def test_consecutive_means_adjacent_periods_only():
+    # the top 5 months of a year: August and November are not consecutive
+    rows = [["2025-12", 980.0], ["2025-11", 900.0], ["2025-08", 400.0], ["2025-03", 390.0], ["2025-02", 300.0]]
+    [change] = of_kind(find_insights(QueryResult(["month", "revenue"], rows)), "largest_change")
+    assert (change["values"]["from_period"], change["values"]["to_period"]) == ("2025-02", "2025-03")
+    assert "August" not in change["text"] and "consecutive months" in change["text"]
+    gaps_only = [["2025-01", 1.0], ["2025-03", 50.0], ["2025-05", 2.0], ["2025-07", 80.0]]
+    assert of_kind(find_insights(QueryResult(["month", "revenue"], gaps_only)), "largest_change") == []
+    years = [[2021, 5], [2022, 90], [2024, 60], [2025, 61]]  # 2022 -> 2024 skips a year: -30 is not compared
+    [change] = of_kind(find_insights(QueryResult(["year", "n"], years)), "largest_change")
+    assert (change["values"]["from_period"], change["values"]["to_period"], change["values"]["change"]) == ("2021", "2022", 85)
+
+
+def test_a_share_is_taken_of_the_full_result_total_when_only_some_rows_are_shown():
+    top_two = QueryResult(["product", "revenue"], [["Ink Bottle 104", Decimal("3907019.91")], ["Label Printer LW", Decimal("3787664.01")]])
+    [share] = of_kind(find_insights(top_two, totals={"revenue": Decimal("15072270.02")}, total_rows=4), "top_share")
+    assert share["values"]["share"] == pytest.approx(3907019.91 / 15072270.02)
+    assert share["text"] == ("Ink Bottle 104 accounts for 25.9% of total revenue "
+                             "(3,907,019.91 of 15,072,270.02, across all 4 product values).")
+    assert share["values"]["total_over"] == "full result"
+    alone = of_kind(find_insights(top_two), "top_share")[0]  # without the total: the rows shown, and it says 50.8 %
+    assert alone["values"]["share"] == pytest.approx(3907019.91 / (3907019.91 + 3787664.01))
+    [one] = of_kind(find_insights(QueryResult(["product", "revenue"], [["Ink Bottle 104", 10.0]]),
+                                  totals={"revenue": 40.0}, total_rows=4), "top_share")
+    assert one["values"]["share"] == 0.25

@@ -91,3 +91,35 @@ def test_k_bounds():
     assert generate_followups(PLAIN, ["a"], 1, seed=0, k=0) == []
     with pytest.raises(ValueError):
         generate_followups(PLAIN, ["a"], 1, k=-1)
+
+
+# --- suggestions that fit the result (issue 14) ---------------------------------------------
+
+from baton.response import QueryResult  # noqa: E402
+from baton.suggest import fitting_followups  # noqa: E402
+
+MONTHLY_SQL = "SELECT month, ROUND(SUM(revenue_cents) / 100.0, 2) AS revenue FROM monthly_revenue GROUP BY month ORDER BY month"
+MONTHS = QueryResult(["month", "revenue"], [[f"2025-{m:02d}", 100.0 + (m % 5) * 10] for m in range(1, 13)])
+REGIONS = QueryResult(["region", "revenue"], [["North", 500], ["South", 200], ["East", 150], ["West", 150]])
+
+
+def test_with_the_result_only_what_can_be_answered_is_offered():
+    months = fitting_followups(MONTHS, query=MONTHLY_SQL, dialect="sqlite", viz_type="line")
+    assert set(months) == {"Show this as a bar chart", "Show only the top 5 results", "Sort by revenue descending",
+                           "Show percentage breakdown", "Break this down by quarter", "Compare with the previous period"}
+    assert "Show this as a pie chart" not in months  # 12 periods are no share of a whole
+    regions = fitting_followups(REGIONS, query=AGGREGATE, viz_type="bar")
+    assert set(regions) == {"Show this as a pie chart", "Show percentage breakdown"}  # already sorted, only 4 rows
+    averages = QueryResult(["region", "avg_price"], [["a", 3.0], ["b", 9.0], ["c", 5.0]])
+    assert "Show percentage breakdown" not in fitting_followups(averages, query="SELECT region, AVG(price) AS avg_price FROM t GROUP BY region")
+    averaged_months = fitting_followups(MONTHS, query=MONTHLY_SQL.replace("SUM", "AVG"), viz_type="line")
+    assert "Break this down by quarter" not in averaged_months  # an average of averages is no average
+    assert "Break this down by quarter" not in fitting_followups(MONTHS, query=None, viz_type="line")  # no SQL to rewrite
+
+
+def test_generate_followups_with_a_result_draws_from_the_fitting_pool_only():
+    for seed in range(10):
+        drawn = generate_followups(MONTHLY_SQL, MONTHS.columns, MONTHS.row_count, seed=seed, result=MONTHS, viz_type="line")
+        assert len(drawn) == 3 and set(drawn) <= set(fitting_followups(MONTHS, query=MONTHLY_SQL, viz_type="line"))
+        assert not set(drawn) & {"What is the trend over time?", "Average instead of count?"}
+    assert generate_followups(None, ["a"], 0, result=QueryResult(["a"], [])) == []

@@ -17,7 +17,8 @@ Decisions:
   came from a model is untrusted input (it could name an external data URL) and may not
   match the rows.
 - The chart's title is the user's question (``message.input``) when there is one.
-- Follow-ups use ``message.query`` (the SQL), the result's columns and row count; ``seed``
+- Follow-ups use ``message.query`` (the SQL), the result and the chart drawn, so only those
+  that fit this result and can be answered are offered (``baton.suggest``); ``seed``
   makes them reproducible.
 """
 
@@ -39,6 +40,7 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
     return message.copy(
         viz_type=choice.viz_type,
         viz_config=choice.viz_config,
-        suggested_followups=generate_followups(message.query, result.columns, result.row_count, seed=seed),
+        suggested_followups=generate_followups(message.query, result.columns, result.row_count, seed=seed, result=result,
+                                               dialect=message.metadata.get("dialect"), viz_type=choice.viz_type),
         insights=find_insights(result),
     )

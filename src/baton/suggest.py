@@ -16,6 +16,23 @@ Decisions:
   MIN, MAX, MEDIAN, STDDEV/STDEV, VARIANCE, GROUP BY, HAVING, and "average" for when
   the query passed in is the user's question rather than SQL.
 - ``query`` may be None or empty (a DataFrame answer with no SQL): the templates still apply.
+
+Suggestions that fit (issue 14): given the ``result`` (and the chart drawn, ``viz_type``),
+the pool holds only what the LLM-free follow-ups (``baton.workspace.followups``) can answer
+on THIS result, phrased the way they understand it:
+
+- a chart type that fits the data and is not the one shown ("Show this as a pie chart"
+  only for 2-8 non-negative slices of one category; bar/line alternatives likewise);
+- "Show only the top 5 results" when there are more than five rows and a measure;
+- "Sort by <measure> descending" unless the rows are already in that order;
+- "Show percentage breakdown" for one category (or period) and an additive, non-negative
+  measure that is not already a share;
+- "Break this down by quarter" (by year, by month) when one time column can be rolled up to
+  a coarser period and every measure is a SUM or a COUNT in the SQL;
+- "Compare with the previous period" for a series over calendar periods, with the SQL.
+
+"What is the trend over time?" and "Average instead of count?" need a model, so they are
+never offered with a result. Without a result (``result=None``) the seed's pool stays.
 """
 
 from __future__ import annotations
@@ -23,6 +40,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from typing import Any
 
 FOLLOWUP_TEMPLATES = [
     "Show this as a pie chart",
@@ -49,11 +67,17 @@ def has_aggregate_keywords(query: str | None) -> bool:
 
 
 def generate_followups(
-    query: str | None, columns: Sequence[str], row_count: int, *, seed: int | None = None, k: int = 3
+    query: str | None, columns: Sequence[str], row_count: int, *, seed: int | None = None, k: int = 3,
+    result: Any = None, dialect: str | None = None, viz_type: str | None = None,
 ) -> list[str]:
-    """Up to ``k`` follow-up questions for an answer to ``query`` with these columns and rows."""
+    """Up to ``k`` follow-up questions for an answer to ``query`` with these columns and rows
+    (with ``result``: only those that fit it, module docstring)."""
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
+    if result is not None:
+        pool = fitting_followups(result, query=query, dialect=dialect, viz_type=viz_type)
+        random.Random(seed).shuffle(pool)
+        return pool[:k]
     pool = list(FOLLOWUP_TEMPLATES)
     if has_aggregate_keywords(query):
         pool.extend(AGGREGATE_FOLLOWUPS)
@@ -61,3 +85,52 @@ def generate_followups(
         pool.append(f"Sort by {columns[-1]} descending")
     random.Random(seed).shuffle(pool)
     return pool[:k]
+
+
+_NON_ADDITIVE = re.compile(r"(^|_)(avg|average|mean|median|rate|ratio|pct|percent|percentage|share|min|max|price|score|rank)(_|$)",
+                           re.IGNORECASE)
+_COARSER = {"day": ("month", "Break this down by month"), "month": ("quarter", "Break this down by quarter"),
+            "quarter": ("year", "Break this down by year")}
+
+
+def _sorted_descending(result: Any, index: int) -> bool:
+    from baton.viz.profile import to_number
+
+    values = [to_number(row[index]) for row in result.rows[:5000]]
+    return all(a is not None and b is not None and a >= b for a, b in zip(values, values[1:]))
+
+
+def fitting_followups(result: Any, *, query: str | None = None, dialect: str | None = None, viz_type: str | None = None) -> list[str]:
+    """Every follow-up the LLM-free follow-ups can answer on ``result`` (module docstring)."""
+    from baton.followup_sql import aggregate_of
+    from baton.viz.choose import fit
+    from baton.viz.profile import profile_result
+    from baton.viz.spec import Layout
+
+    rows = result.rows
+    if not rows or not result.columns:
+        return []
+    profile = profile_result(result.columns, rows, result.column_types, limit=5000)
+    t, m, d = profile.temporal, profile.measures, profile.dimensions
+    pool: list[str] = []
+    for kind, text in (("pie", "Show this as a pie chart"), ("bar", "Show this as a bar chart"), ("line", "Show this as a line chart")):
+        if kind != viz_type and (viz_type in ("line", "bar", "pie") or kind == "pie") and isinstance(fit(kind, profile, rows), Layout):
+            pool.append(text)
+    if not m:
+        return pool
+    if profile.row_count > 5:
+        pool.append("Show only the top 5 results")
+    last = m[-1]
+    if profile.row_count > 1 and not _sorted_descending(result, last.index):
+        pool.append(f"Sort by {last.source} descending")
+    additive = [c for c in m if not _NON_ADDITIVE.search(c.source) and (c.minimum or 0) >= 0 and c.maximum]
+    if profile.row_count > 1 and len(d) + len(t) == 1 and additive and "share_pct" not in result.columns:
+        pool.append("Show percentage breakdown")
+    if query and len(t) == 1 and t[0].time_unit in _COARSER and len(d) <= 1:
+        if all(aggregate_of(query, dialect, c.source) is not None for c in m):
+            pool.append(_COARSER[t[0].time_unit][1])
+    compared = any(str(c).startswith(("previous_", "change_")) for c in result.columns)
+    if query and len(t) == 1 and t[0].time_unit in ("year", "quarter", "month", "day") and len(d) <= 1 and profile.row_count > 1 \
+            and not compared:
+        pool.append("Compare with the previous period")
+    return pool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ def _table(rows: list[dict[str, Any]], title: str | None = None) -> Table | None
     table = Table(title=title, show_lines=False)
     columns = list(rows[0])
     for column in columns:
-        numeric = all(isinstance(r.get(column), (int, float)) for r in rows[:20] if r.get(column) is not None)
+        numeric = all(isinstance(r.get(column), (int, float, Decimal)) and not isinstance(r.get(column), bool)
+                      for r in rows[:20] if r.get(column) is not None)
         table.add_column(str(column), justify="right" if numeric else "left")
     for row in rows[:MAX_ROWS]:
         table.add_row(*(_cell(row.get(c)) for c in columns))
@@ -38,8 +40,8 @@ def _table(rows: list[dict[str, Any]], title: str | None = None) -> Table | None
 def _cell(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, float):
-        return f"{value:,.2f}"
+    if isinstance(value, (float, Decimal)) and not (isinstance(value, Decimal) and not value.is_finite()):
+        return f"{value:,.2f}"  # a Decimal (NUMERIC on PostgreSQL/MariaDB) is a number too
     return str(value)
 
 

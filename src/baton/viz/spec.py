@@ -13,8 +13,13 @@ Decisions:
   them as nested paths.
 - Text that XML cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF) is
   replaced by U+FFFD everywhere in the spec: the offline renderer aborts the process on it.
-- No Vega expressions are generated (no ``calculate``/``filter`` strings): column names are
-  model-influenced text, and derived values (a pie slice's share) are computed here instead.
+- No Vega expressions are generated from data or names (no ``calculate``/``filter``
+  strings): column names are model-influenced text, and derived values (a pie slice's share,
+  a line's segments) are computed here instead. The one expression is a constant axis label
+  rule (``ZERO_LABEL``): Vega formats every tick of an SI axis with the largest tick's
+  prefix, so zero read "0M"; it reads "0".
+- Readable axes: SI labels for large values ("1.2M", zero as "0"); rotated labels where they
+  would not fit, and lines broken at gaps between periods (``readability``).
 - Times are written as ISO strings and drawn on UTC scales (see ``profile``), with axis
   labels that match the time unit (``%b %Y`` for months, ``%Y Q%q`` for quarters, ...).
 """
@@ -31,11 +36,13 @@ from typing import Any
 from baton.viz.profile import (
     CATEGORY, MAX_SAFE_INTEGER, MEASURE, ORDINAL, TEMPORAL, ColumnProfile, is_null, parse_temporal, to_number,
 )  # fmt: skip
+from baton.viz.readability import break_gaps, fit_labels
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 MAX_CHART_ROWS = 5000
 WIDTH, HEIGHT = 560, 320
 SERIES, VALUE, SHARE = "_series", "_value", "_share"
+ZERO_LABEL = "datum.value === 0 ? '0' : datum.label"  # constant: no data or name in it
 NULL_LABEL = "(null)"
 MAX_UNIT_TICKS = 24
 MAX_LINE_POINTS = 100
@@ -156,6 +163,8 @@ def _quantitative(column: ColumnProfile, field: str | None = None, **extra: Any)
     axis_format = number_format(column, axis=True)
     if axis_format:
         enc["axis"] = {"format": axis_format}
+        if axis_format == "~s":
+            enc["axis"]["labelExpr"] = ZERO_LABEL
     return enc
 
 
@@ -369,6 +378,10 @@ def build_spec(layout: Layout, rows: Sequence[Sequence[Any]], *, title: str, tot
     if layout.horizontal and layout.viz_type in ("bar", "stacked_bar", "grouped_bar"):
         spec["height"] = {"step": 18 if layout.viz_type != "grouped_bar" else 12}
     spec.update(body)
+    if layout.viz_type == "line":
+        break_gaps(layout, values, spec)
+    if layout.x is not None and not layout.horizontal:
+        fit_labels(layout.x, values, spec, field=escape_field(layout.x.name), width=WIDTH, max_ticks=MAX_UNIT_TICKS)
     spec["data"] = {"values": values}
     spec["usermeta"] = {"baton": {"viz_type": layout.viz_type, "rows_shown": shown, "rows_total": total_rows,
                                   "truncated": shown < total_rows or source_truncated}}

@@ -1,67 +1,207 @@
-"""Follow-ups that refer to the previous answer, answered without a new LLM call.
+"""Follow-ups that refer to the previous answer, answered without a model.
 
-- "Show this as a pie chart" (bar, line, scatter, table, ...): the previous answer's rows are
-  re-charted; no query runs and no model is asked. The chart is still validated, so a pie
-  of 30 slices becomes a bar (``baton.viz.choose_chart``).
-- "Show only the top 5": the previous SQL is wrapped (``SELECT * FROM (<previous>) ORDER BY
-  <its last numeric column> DESC LIMIT 5``) and run by the specialist that answered, through
-  the same safety check, pre-validation and read-only engine as any query. Deterministic
-  and exact, so it is preferred even when a model is configured.
+What a follow-up asks is read by ``followup_intents`` (chart type, top or bottom N, sort by
+any column, filter to a value, share of total, re-grouping by month/quarter/year,
+comparison with the previous period). Then:
 
-Anything else goes to the orchestrator with the conversation as history.
+- **chart**: the previous rows are re-charted; no query runs. The chart is still validated
+  (a pie of 12 months becomes a bar, and says why).
+- **everything else**: the previous answer's SQL is rewritten with sqlglot
+  (``baton.followup_sql``: a *view* of its base query, so follow-ups compose and every total,
+  share and insight is computed over the FULL base result) and run by the specialist that
+  answered, through the same safety check, pre-validation and read-only engine as any query.
+  Deterministic and exact, so it is preferred even when a model is configured.
+- a follow-up that refers to the answer but asks none of these, or one the SQL does not allow
+  (re-grouping an average, by a finer period than the data has), goes to the orchestrator
+  when a model is configured; with none, the answer says it needs a model and offers what can
+  be done on this result instead.
+
+The answer is dressed here rather than by the specialist: its chart is titled with the
+question the conversation started from ("What was Epson revenue by month in 2025? — top 5
+by revenue", never "Show only the top 5"), its insights use the full result's totals, and
+its suggestions fit the new result and what was already done (no "sort by revenue" on rows
+sorted so). A period whose previous row is not the adjacent period gets no comparison.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import uuid
+from typing import Any
+
 from baton.agents import AgentContext
 from baton.errors import BatonError
+from baton.followup_sql import SHARE, TOTAL, ROWS, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
 from baton.response import AIMessage, QueryResult, ResponseType
-from baton.verified import content_words
+from baton.workspace.followup_intents import Intent, read_followup
 
-_CHART = re.compile(
-    r"\b(?:show|display|draw|plot|make|turn|render|view|see|put)\b.*?\b(?:as|into|in|like)\s+(?:an?\s+)?"
-    r"(pie|bar|line|scatter|area|table|big[- ]number)(?:\s+(?:chart|graph|plot|view))?\b",
-    re.IGNORECASE,
-)
-_TOP = re.compile(r"\b(?:top|first|best|largest|biggest)\s+(\d+|three|five|ten)\b", re.IGNORECASE)
-_NUMBERS = {"three": 3, "five": 5, "ten": 10}
-_BACK_REFERENCE = re.compile(r"\b(?:this|that|it|these|those|same|previous|above|them)\b", re.IGNORECASE)
-# Words a follow-up may use without asking something new.
-_FOLLOWUP_WORDS = frozenset(
-    "show display draw plot make turn render view see put as into in like an a chart graph pie bar line scatter "
-    "area table big number only just top first best largest biggest give keep limit result row please now "
-    "instead can could you me i want three five ten".split()
-)
-MAX_FOLLOWUP_CHARS = 200  # a follow-up is short; longer text is a new question (and bounds the regex work)
+NEEDS_MODEL = "This follow-up needs a language model, and none is configured"
+# metadata["followup"]: rechart, top_n, bottom_n, sort, filter, share, regroup, compare, needs_model
+KIND_NAMES = {"top": "top_n", "bottom": "bottom_n"}
+_ADDITIVE_SKIP = ("avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "share", "min", "max", "price")
 
 
-def _refers_back(question: str) -> bool:
-    """True when the question points at the previous answer ("this", "these", ...) or adds
-    no words of its own: "Show the top 10 products" is a new question, "Show only the top 5"
-    and "Show this as a pie chart" are not."""
-    if _BACK_REFERENCE.search(question):
-        return True
-    return not (content_words(question) - _FOLLOWUP_WORDS - {w for w in content_words(question) if w.isdigit()})
+def _profile(result: QueryResult):
+    from baton.viz.profile import profile_result
+
+    return profile_result(result.columns, result.rows, result.column_types, limit=5000)
 
 
-def chart_request(question: str) -> str | None:
-    if len(question) > MAX_FOLLOWUP_CHARS or not _refers_back(question):
+def _title(previous: AIMessage) -> str:
+    return str(previous.metadata.get("title") or previous.input or "").strip()
+
+
+def _additive(result: QueryResult) -> tuple[str, ...]:
+    profile = _profile(result)
+    return tuple(c.source for c in profile.measures
+                 if not any(part in _ADDITIVE_SKIP for part in c.source.lower().split("_")) and (c.minimum or 0) >= 0)
+
+
+def _view_of(previous: AIMessage) -> View | None:
+    saved = previous.metadata.get("followup_view")
+    if isinstance(saved, dict) and saved.get("base"):
+        try:
+            return View.from_dict(saved)
+        except (KeyError, TypeError, ValueError):
+            pass
+    if not previous.query or previous.results is None:
         return None
-    match = _CHART.search(question)
-    return match.group(1).lower().replace(" ", "_").replace("-", "_") if match else None
+    return View(previous.query, previous.metadata.get("dialect") or None, measures=_additive(previous.results))
 
 
-def top_n_request(question: str) -> int | None:
-    if len(question) > MAX_FOLLOWUP_CHARS or not _refers_back(question):
-        return None
-    match = _TOP.search(question)
-    if not match or not re.search(r"\b(only|just|show|give|keep|limit)\b", question, re.IGNORECASE):
-        return None
-    raw = match.group(1).lower()
-    return _NUMBERS.get(raw) or int(raw)
+def _measure(result: QueryResult, named: str | None) -> str | None:
+    if named is not None:
+        return named
+    measures = _profile(result).measures
+    return measures[-1].source if measures else None
+
+
+def plan(intent: Intent, previous: AIMessage) -> tuple[View, str]:
+    """The view answering ``intent`` and a few words saying what it shows."""
+    result = previous.results
+    view = _view_of(previous)
+    if view is None or result is None:
+        raise RewriteError("the previous answer has no SQL to build on")
+    if intent.kind in ("top", "bottom"):
+        column = _measure(result, intent.column)
+        if column is None:
+            raise RewriteError("the previous result has no number to rank by")
+        which = "top" if intent.kind == "top" else "bottom"
+        return view.changed(rank=(column, intent.kind == "top"), limit=intent.n, sort=None), f"{which} {intent.n} by {column}"
+    if intent.kind == "sort":
+        measures = {c.source for c in _profile(result).measures}
+        descending = intent.descending if intent.descending is not None else intent.column in measures
+        return view.changed(sort=(intent.column, descending)), f"sorted by {intent.column}{' descending' if descending else ''}"
+    if intent.kind == "filter":
+        return view.changed(filter=(intent.column, intent.value), rank=None, limit=None), f"{intent.column} {intent.value}"
+    if intent.kind == "share":
+        column = intent.column or next(iter(_additive(result)), None)
+        if column is None or column not in view.measures and column not in _additive(result):
+            raise RewriteError("a share of the total needs a measure that adds up (not an average, rate or price)")
+        return view.changed(share=column, measures=tuple(dict.fromkeys((*view.measures, column)))), f"share of total {column}"
+    profile = _profile(result)
+    if len(profile.temporal) != 1:
+        raise RewriteError(f"{'re-grouping' if intent.kind == 'regroup' else 'a comparison'} needs one time column in the result")
+    time = profile.temporal[0]
+    dims = [c.source for c in profile.dimensions]
+    measures = [c.source for c in profile.measures if not c.source.startswith(("previous_", "change_")) and c.source != SHARE]
+    if not measures:
+        raise RewriteError("the result has no measure to add up")
+    if intent.kind == "regroup":
+        if intent.unit == time.time_unit:
+            raise RewriteError(f"the result is already by {intent.unit}")
+        if intent.unit == "week":
+            raise RewriteError("weeks do not add up from months or quarters; by week is a new query")
+        if not coarser(time.time_unit, intent.unit or ""):
+            raise RewriteError(f"the result is by {time.time_unit}; by {intent.unit} needs finer data, so a new query")
+        sql = regroup_sql(view.base, view.dialect, time.source, intent.unit, dims, measures)
+        return View(sql, view.dialect, measures=tuple(m for m in measures if m in _additive(result)),
+                    grain={"column": intent.unit, "unit": intent.unit}), f"by {intent.unit}"
+    if time.time_unit not in ("year", "quarter", "month", "day"):
+        raise RewriteError("a comparison with the previous period needs calendar periods (years, quarters, months or days)")
+    sql = compare_sql(view.base, view.dialect, time.source, dims, measures[:3])
+    return View(sql, view.dialect, grain={"column": time.source, "unit": time.time_unit or ""}), "compared with the previous period"
+
+
+def _blank_non_adjacent(result: QueryResult) -> int:
+    """``previous_*``/``change_*`` set to None where the previous row (in the same series) is
+    not the adjacent period; returns how many rows were blanked."""
+    from baton.insights import adjacent
+    from baton.viz.profile import parse_temporal
+
+    profile = _profile(result)
+    if len(profile.temporal) != 1:
+        return 0
+    time = profile.temporal[0]
+    split = [c.index for c in profile.dimensions]
+    compared = [i for i, c in enumerate(result.columns) if str(c).startswith(("previous_", "change_"))]
+    last: dict[tuple, Any] = {}
+    blanked = 0
+    for row in result.rows:
+        key = tuple(row[i] for i in split)
+        moment = parse_temporal(row[time.index], year_ok=True)
+        before = last.get(key)
+        if moment is not None and (before is None or not adjacent(before, moment[0], time.time_unit)):
+            if any(row[i] is not None for i in compared):
+                blanked += 1
+            for i in compared:
+                row[i] = None
+        last[key] = moment[0] if moment else None
+    return blanked
+
+
+def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, view: View, what: str) -> AIMessage:
+    """Strip the hidden totals, then chart (titled with the conversation's question),
+    insights over the full result and suggestions that fit."""
+    from baton.insights import find_insights
+    from baton.suggest import fitting_followups
+    from baton.viz import choose_chart
+
+    raw = answer.results
+    assert raw is not None
+    keep, hidden = strip_hidden(raw.columns, raw.rows)
+    result = QueryResult([raw.columns[i] for i in keep], [[row[i] for i in keep] for row in raw.rows],
+                         [raw.column_types[i] for i in keep if i < len(raw.column_types)], raw.truncated, raw.execution_ms)
+    blanked = _blank_non_adjacent(result) if kind == "compare" else 0
+    totals = {name[len(TOTAL):]: value for name, value in hidden.items() if name.startswith(TOTAL)}
+    title = _title(previous)
+    chart_title = f"{title} — {what}" if title else what[0].upper() + what[1:]
+    choice = _chart(result, chart_title, kind, view)
+    insights = find_insights(result, totals=totals or None, total_rows=hidden.get(ROWS))
+    shown = result.row_count
+    lead = f"{what[0].upper()}{what[1:]}: {shown} row{'s' if shown != 1 else ''}"
+    if kind in ("top", "bottom") and hidden.get(ROWS):
+        lead += f" of {hidden[ROWS]}"
+    lead += "."
+    if blanked:
+        lead += f" {blanked} period{'s have' if blanked != 1 else ' has'} no adjacent previous period, so no comparison."
+    finding = str(insights[0].get("text") or "") if insights else ""
+    done = {"top": "Show only the top", "bottom": "Show only the top", "compare": "Compare with", "share": "Show percentage"}
+    suggestions = [s for s in fitting_followups(result, query=view.base, dialect=view.dialect, viz_type=choice.viz_type)
+                   if not (kind in done and s.startswith(done[kind]))]
+    if kind in ("regroup", "compare"):  # the base changed: later follow-ups are titled with what it now is
+        title = chart_title
+    return answer.copy(
+        content=lead + (f" {finding[0].upper()}{finding[1:]}" if finding else ""),
+        results=result, data=result.records(), viz_type=choice.viz_type, viz_config=choice.viz_config,
+        insights=insights, suggested_followups=suggestions[:3], input=question,
+        metadata={**answer.metadata, "followup": KIND_NAMES.get(kind, kind), "based_on": previous.turn_id, "llm_calls": 0, "title": title,
+                  "followup_view": view.to_dict(), "routed_to": previous.metadata.get("routed_to") or previous.metadata.get("agent")},
+    )
+
+
+def _chart(result: QueryResult, title: str, kind: str, view: View):
+    """The chart of a follow-up's result: a share answer draws its shares (a pie when every
+    row is there and it fits, else bars), anything else the chart its shape calls for."""
+    from baton.viz import choose_chart
+
+    if kind == "share" and SHARE in result.columns:
+        shares = [i for i, c in enumerate(result.columns) if c == SHARE or c not in (view.share,)]
+        profile = _profile(result)
+        keep = [i for i in shares if result.columns[i] == SHARE or any(c.index == i for c in profile.dimensions + profile.temporal)]
+        projected = QueryResult([result.columns[i] for i in keep], [[row[i] for i in keep] for row in result.rows])
+        return choose_chart(projected, question=title, requested=None if view.limit is None and view.filter is None else "bar")
+    return choose_chart(result, question=title)
 
 
 def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | None:
@@ -71,7 +211,8 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
         return None
     from baton.viz import choose_chart
 
-    choice = choose_chart(results, question=question, requested=requested)
+    title = _title(previous)
+    choice = choose_chart(results, question=title or None, requested=requested)
     return previous.copy(
         content=f"Here is the previous result as a {choice.viz_type.replace('_', ' ')} chart."
         + ("" if choice.viz_type == requested else f" ({choice.reason})"),
@@ -84,62 +225,57 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
         tool_call_log=[],
         workflow_id=None,
         suggested_followups=[],
-        metadata={**previous.metadata, "followup": "rechart", "based_on": previous.turn_id, "llm_calls": 0},
+        metadata={**previous.metadata, "followup": "rechart", "based_on": previous.turn_id, "llm_calls": 0, "title": title},
     )
 
 
-def top_n_sql(previous: AIMessage, n: int) -> str | None:
-    """The previous SQL limited to its top ``n`` rows by its last numeric column."""
-    results: QueryResult | None = previous.results
-    if not previous.query or results is None:
-        return None
-    measure = _last_numeric_column(results)
-    if measure is None:
-        return None
-    import sqlglot
-    from sqlglot import exp
+def needs_model(previous: AIMessage, question: str, reason: str) -> AIMessage:
+    """A follow-up nothing here can answer, with no model configured: say so, and offer what
+    can be done on this result."""
+    from baton.suggest import fitting_followups
 
-    dialect = previous.metadata.get("dialect") or None
-    try:
-        inner = sqlglot.parse_one(previous.query, read=dialect)
-    except sqlglot.errors.ParseError:
-        return None
-    wrapped = (
-        exp.select("*")
-        .from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("previous"))))
-        .order_by(exp.Ordered(this=exp.column(measure, quoted=True), desc=True))
-        .limit(n)
-    )
-    return wrapped.sql(dialect=dialect)
+    result = previous.results
+    offers = fitting_followups(result, query=previous.query, dialect=previous.metadata.get("dialect"),
+                               viz_type=previous.viz_type) if result is not None else []
+    text = f"{NEEDS_MODEL} ({reason})." + (" On this result I can: " + "; ".join(offers) + "." if offers else "") + \
+        " To ask anything else, set BATON_MODEL and restart."
+    return AIMessage(content=text, input=question, response_type=ResponseType.TEXT, suggested_followups=offers[:3],
+                     metadata={"followup": "needs_model", "based_on": previous.turn_id, "llm_calls": 0, "mode": "direct"})
 
 
-def _last_numeric_column(results: QueryResult) -> str | None:
-    for index in range(len(results.columns) - 1, -1, -1):
-        values = [row[index] for row in results.rows[:50] if row[index] is not None]
-        if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            return results.columns[index]
-    return None
+def _has_model(orchestrator: Any) -> bool:
+    model = getattr(orchestrator, "model", None)
+    return model is not None and getattr(model, "is_llm", True)
 
 
 async def answer_followup(orchestrator, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
-    """The follow-up's answer, or None when the question is not such a follow-up. ``context``
-    is the request's (workspace, tracker); a failure is an error answer, never an exception."""
-    if previous is None:
+    """The follow-up's answer, or None when the question is not such a follow-up (or a
+    model should answer it). ``context`` is the request's; a failure is an error answer."""
+    if previous is None or previous.results is None:
         return None
-    requested = chart_request(question)
-    if requested:
-        return rechart(previous, question, requested)
-    n = top_n_request(question)
-    if n is None:
+    intent = read_followup(question, previous.results)
+    if intent is None:
         return None
-    sql = top_n_sql(previous, n)
+    if intent.kind == "chart":
+        return rechart(previous, question, intent.chart or "bar")
+    if intent.kind == "other":
+        return None if _has_model(orchestrator) else needs_model(previous, question, "it asks more than a chart, a ranking, "
+                                                                  "a sort, a filter, a share, a re-grouping or a comparison")
+    try:
+        view, what = plan(intent, previous)
+        sql = build(view)
+    except RewriteError as exc:
+        return None if _has_model(orchestrator) else needs_model(previous, question, str(exc))
     agent_name = previous.metadata.get("routed_to") or previous.metadata.get("agent")
     tool = next((t for t in orchestrator.agent_tools.values() if t.agent.name == agent_name), None)
-    if sql is None or tool is None:
+    if tool is None:
         return None
     try:
         answer = await tool.agent.ask(question, context=context.derive(user_question=question), sql=sql)
     except BatonError as exc:
         answer = AIMessage(content=f"The follow-up query failed: {exc}", error=str(exc), response_type=ResponseType.ERROR)
-    answer.metadata.update(followup="top_n", based_on=previous.turn_id, routed_to=agent_name)
-    return answer
+    if answer.error or answer.results is None:
+        answer.metadata.update(followup=KIND_NAMES.get(intent.kind, intent.kind), based_on=previous.turn_id, routed_to=agent_name,
+                               llm_calls=0)
+        return answer
+    return _dress(answer, previous, question, intent.kind, view, what)
