@@ -107,3 +107,17 @@ def test_sessions_says_when_there_are_none_and_counts_turns_in_words(home):
 def test_sql_help_says_it_only_checks():
     result = run("--help")
     assert "Check and run" not in result.output and "Check SQL safely" in result.output
+
+
+def test_serve_refuses_an_unusable_database_and_says_where_it_serves(home, shop, monkeypatch):
+    import baton.cli.serving as serving
+
+    served = []
+    monkeypatch.setattr(serving, "serve_app", lambda app, host, port, log_level="info": served.append((host, port)))
+    refused = run("serve", "--database", "sqlite:////nonexistent/shop.sqlite")
+    assert refused.exit_code == 2 and "No database file" in refused.output and served == []
+    monkeypatch.setenv("BATON_API_KEYS", "k-123=database")
+    started = run("serve", "--database", shop, "--port", "8899")
+    assert started.exit_code == 0, started.output
+    assert "Serving on http://127.0.0.1:8899/" in started.output and "k-123" not in started.output
+    assert served == [("127.0.0.1", 8899)]

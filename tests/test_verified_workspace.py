@@ -121,3 +121,15 @@ async def test_a_removed_demo_question_stays_removed_after_a_restart(tmp_path):
     async with build_demo_workspace(tmp_path) as ws:
         assert question not in [v.question for v in installed(ws)] and len(installed(ws)) == 9
         assert await remove_verified_question(ws, "a question nobody verified") is None
+
+
+async def test_the_log_line_counts_no_llm_call_when_there_is_no_model(tmp_path, caplog):
+    import logging
+
+    build_demo_database(tmp_path / "finance.sqlite", sales_rows=500)
+    async with build_demo_workspace(tmp_path) as ws:
+        with caplog.at_level(logging.INFO, logger="baton.workspace"):
+            for question in ("Write a poem about spring", "What is a roadshow?", "pokemon revenue by month 2024"):
+                await ws.answer(question)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("answered in workspace")]
+    assert len(lines) == 3 and all("llm_calls=0" in line for line in lines), lines

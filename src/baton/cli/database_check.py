@@ -14,8 +14,7 @@ is wrong in one line:
 - no table this login can read (an empty database, or no SELECT permission).
 
 Decisions: the URL shown never carries its password; the line names the fix where one is
-known. A database that answers also gives the workspace the names in its small text columns
-(``schema_vocabulary``), so questions naming them match verified questions better.
+known; the check opens its own connection and closes it (the workspace opens its own).
 """
 
 from __future__ import annotations

@@ -171,6 +171,8 @@ def register(app: typer.Typer) -> None:
                                   mcp_servers=servers)
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
+        if not printed:  # keys from BATON_API_KEYS: say where, never which key
+            console.print(f"Serving on http://{host}:{port}/ (API keys from BATON_API_KEYS)")
         serve_app(app, host, port, log_level)
 
     @app.command()
