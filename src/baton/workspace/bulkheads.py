@@ -11,7 +11,7 @@ its own. Per call:
   own, bounded by the engine's connect and statement timeouts, but no caller waits for it).
 - ``advise(fn, *args)``: an *advisory* write (insights, learnings, usage counters) that no
   answer waits for: queued and run in the background, or dropped when the store is down or
-  the queue is full. Drops are counted; the log says so once per ``warn_interval_s`` per
+  the queue is full; one still running after ``timeout_s`` counts as a failure. Drops are counted; the log says so once per ``warn_interval_s`` per
   dependency, with the count, never once per drop and never with a traceback.
 
 The breaker: ``failures_to_open`` consecutive failures (errors or timeouts) mark the
@@ -122,10 +122,19 @@ class Bulkhead:
         except DependencyUnavailable:
             self._dropped()
             return False
-        future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, fn, args)
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool(), self._call, fn, args)
         self._advisory.add(future)
         future.add_done_callback(self._advised)
+        watchdog = loop.call_later(self.timeout_s, self._overdue, future)
+        future.add_done_callback(lambda _: watchdog.cancel())
         return True
+
+    def _overdue(self, future: asyncio.Future) -> None:
+        """An advisory write still running after ``timeout_s``: the store is hung. Count it
+        as a failure (three open the breaker, and later writes are dropped at once)."""
+        if not future.done():
+            self._failed("timeout")
 
     async def drain(self, timeout: float | None = None) -> None:
         """Wait (at most ``timeout`` s) for the advisory writes already queued."""
