@@ -47,6 +47,8 @@ CODES: dict[str, tuple[int, str]] = {
     "database_unavailable": (503, "The database could not be reached."),
     "database_timeout": (504, "The database did not answer in time."),
     "state_unavailable": (503, "Baton's conversation store is unavailable."),
+    "memory_unavailable": (503, "The workspace's memory is unavailable."),
+    "knowledge_unavailable": (503, "The document index is unavailable."),
     "overloaded": (503, "The server is answering as many questions as it can; try again shortly."),
     "agent_failed": (502, "A specialist failed while answering."),
 }
@@ -88,6 +90,10 @@ def code_of(exc: BaseException) -> str:
                       (ToolArgumentsError, "model_bad_response"), (UnknownToolError, "model_bad_response")):
         if isinstance(exc, cls):
             return code
+    dependency = getattr(exc, "dependency", None)  # a store's bulkhead refused (baton.workspace.bulkheads)
+    if isinstance(dependency, str):
+        kind = dependency.split("[")[0]
+        return {"sessions": "state_unavailable", "knowledge": "knowledge_unavailable"}.get(kind, "memory_unavailable")
     cause = exc.__cause__
     if cause is not None and cause is not exc:  # a specialist's own error type over a provider's failure
         found = code_of(cause)

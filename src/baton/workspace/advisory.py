@@ -14,7 +14,8 @@ behind the workspace's bulkheads (``bulkheads.py``):
 - the deep validation analysis (a model call, then writes) runs as a background task, at
   most ``MAX_DEEP_ANALYSES`` at a time (more are dropped, counted like the writes).
 
-``remember_insights`` of an answer (``answer.py``) goes through the same advisory path.
+``remember_insights`` of an answer (``answer.py``) goes through the same advisory path, and
+a document index's reads and writes run on the ``knowledge`` bulkhead.
 
 Decision (the issue was silent): a workspace closing waits at most two seconds for advisory
 writes still queued; the rest are dropped and counted.
@@ -117,6 +118,9 @@ def harden(ws: Workspace) -> None:
         port = getattr(agent, "memory", None)
         if isinstance(port, SQLMemory):
             agent.memory = AdvisoryMemory(port, ws.bulkheads)
+        database = getattr(getattr(agent, "index", None), "_db", None)  # a document index's SQLite file
+        if database is not None and hasattr(database, "runner") and database.runner is None:
+            database.runner = ws.bulkheads.knowledge.run
 
 
 def remember_insights(ws: Workspace, insights: list[dict[str, Any]], session_id: str) -> bool:

@@ -18,7 +18,7 @@ import asyncio
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Callable, Collection, Sequence, TypeVar
+from typing import Any, Callable, Collection, Sequence, TypeVar
 
 import numpy as np
 
@@ -99,9 +99,11 @@ class SQLiteDatabase:
         with self._lock:
             return fn(self._conn)
 
+    runner: Callable[..., Any] | None = None  # how blocking calls run: a workspace's knowledge bulkhead (default: asyncio.to_thread)
+
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` in a worker thread under the lock."""
-        return await asyncio.to_thread(self.call, fn)
+        return await (self.runner or asyncio.to_thread)(self.call, fn)
 
     def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
         """Wrap ``fn`` so it runs inside BEGIN IMMEDIATE ... COMMIT (ROLLBACK on error)."""
