@@ -99,6 +99,13 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
 
     register_health_routes(app)
 
+    def charts_state() -> dict[str, Any]:
+        from baton.workspace.charts import shared_render_service
+
+        return shared_render_service().state()
+
+    app.state.charts_state = charts_state
+
     @app.get("/v1/agents", tags=["agents"])
     async def agents(caller: Caller) -> dict[str, Any]:
         ws = workspace_of(caller)
@@ -154,15 +161,21 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
     async def render_chart(body: ChartRequest, caller: Caller) -> Response:
         """Render an answer's Vega-Lite spec to SVG on the server (the page has no CDN), with
-        the workspace's chart renderer (a few at a time, in its own processes)."""
+        the workspace's share of the process's renderers (``baton.workspace.charts``): 429
+        with ``Retry-After`` when its queue is full, 413 over the size limit, 422 when the
+        spec cannot be rendered."""
         from baton.viz import ChartRenderError
+        from baton.workspace.charts import ChartBusyError
 
         try:
             svg = await workspace_of(caller).charts.svg(body.spec)
         except ChartSpecTooLargeError as exc:
             raise HTTPException(status_code=413, detail=str(exc)) from exc
+        except ChartBusyError as exc:
+            raise HTTPException(status_code=429, detail="this workspace's charts are all busy; try again shortly",
+                                headers={"Retry-After": str(exc.retry_after)}) from None
         except ChartRenderError as exc:
-            raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {exc}") from exc
+            raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {str(exc)[:300]}") from exc
         return Response(svg, media_type="image/svg+xml")
 
     @app.post("/login", include_in_schema=False)

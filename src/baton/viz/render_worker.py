@@ -6,8 +6,10 @@ run for minutes on others (a 10-million-pixel canvas). The server renders specs 
 send, so one request could kill or stall it. Each render therefore runs in a long-lived
 worker process started with ``python -m baton.viz.render_worker`` (not multiprocessing, so a
 caller's unguarded script is never re-imported); a worker that dies or overruns its
-deadline is killed and replaced, and the caller gets ``ChartRenderError``. A few idle
-workers are kept, so only the first render pays the engine's start-up (~0.5 s).
+deadline is killed and replaced, and the caller gets ``ChartRenderError``; so is a worker
+whose render failed in any way (a spec that put the engine in a bad state, say one with a
+``javascript:`` link, must not fail the next caller's chart). A few idle workers are kept,
+so only the first render pays the engine's start-up (~0.5 s).
 
 Wire format on the worker's stdin/stdout: a 4-byte big-endian length, then the payload.
 Requests are JSON ``{"kind": "svg"|"png", "spec": ..., "options": {...}}``; replies are one
@@ -151,10 +153,11 @@ def render_isolated(kind: str, spec: dict[str, Any], options: dict[str, Any], ti
     pool = pool or _default_pool
     worker = pool.take()
     reply = worker.render(request, timeout)
-    pool.give_back(worker)
     status, payload = reply[:1], reply[1:]
     if status != b"O":
+        worker.kill()  # recycled after ANY render error: a spec that broke the engine must not break the next render
         raise RenderFailed(payload.decode("utf-8", "replace"))
+    pool.give_back(worker)
     return payload.decode("utf-8") if kind == "svg" else payload
 
 
