@@ -442,7 +442,8 @@ def test_baton_serve_passes_the_opt_in_to_the_database_connection(flag, tmp_path
     import sqlite3
 
     db = tmp_path / "shop.sqlite"
-    sqlite3.connect(db).close()
+    with sqlite3.connect(db) as made:  # a database with a table: serve refuses an empty one
+        made.execute("CREATE TABLE orders (id INTEGER)")
     served = []
     monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
     monkeypatch.delenv(OPT_IN_ENV, raising=False)
