@@ -121,3 +121,10 @@ def test_serve_refuses_an_unusable_database_and_says_where_it_serves(home, shop,
     assert started.exit_code == 0, started.output
     assert "Serving on http://127.0.0.1:8899/" in started.output and "k-123" not in started.output
     assert served == [("127.0.0.1", 8899)]
+
+
+def test_an_empty_database_is_a_warning_not_a_refusal(home, tmp_path):
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    result = run("ask", "--database", f"sqlite:///{empty}", "anything")
+    assert result.exit_code == 0 and "no table this login can read" in result.output

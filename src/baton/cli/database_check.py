@@ -10,8 +10,10 @@ is wrong in one line:
 - the server cannot be reached (refused, unknown host, timeout);
 - no such database (or, for SQLite/DuckDB, no such file);
 - the login or a permission was refused (unknown role, bad password, access denied);
-- a privileged role without ``--unsafe-allow-privileged-role`` (the engine guard's reason);
-- no table this login can read (an empty database, or no SELECT permission).
+- a privileged role without ``--unsafe-allow-privileged-role`` (the engine guard's reason).
+
+No table this login can read (an empty database, or a role without SELECT grants) is a
+warning, not a refusal: an empty database is a legitimate place to start serving from.
 
 Decisions: the URL shown never carries its password; the line names the fix where one is
 known; the check opens its own connection and closes it (the workspace opens its own).
@@ -78,7 +80,7 @@ def _short(text: str, limit: int = 200) -> str:
 
 async def check_database(url: str, *, allow_privileged_role: bool = False) -> tuple[str | None, Any]:
     """``(None, schema)`` when the database answers as a question would need it, else
-    ``(one line, None)``."""
+    ``(one line, None)``. An empty schema is returned as is (the caller warns)."""
     from baton.specialists.sql.engines import SQLConnection
     from baton.specialists.sql.privileges import enforce_least_privilege
 
@@ -96,10 +98,12 @@ async def check_database(url: str, *, allow_privileged_role: bool = False) -> tu
                 await connection.aclose()
             except Exception:
                 pass
-    if not schema.tables:
-        return (f"{safe_url(url)} has no table this login can read (an empty database, or no SELECT permission: "
-                f"see `baton db grant`)"), None
     return None, schema
+
+
+def no_tables_warning(url: str) -> str:
+    return (f"{safe_url(url)} has no table this login can read (an empty database, or no SELECT permission: "
+            f"see `baton db grant`)")
 
 
 def refuse_unusable_database(url: str, *, allow_privileged_role: bool = False) -> None:
@@ -110,10 +114,13 @@ def refuse_unusable_database(url: str, *, allow_privileged_role: bool = False) -
     from rich.console import Console
     from rich.markup import escape
 
-    problem, _schema = asyncio.run(check_database(url, allow_privileged_role=allow_privileged_role))
+    problem, schema = asyncio.run(check_database(url, allow_privileged_role=allow_privileged_role))
+    err = Console(stderr=True, soft_wrap=True)
     if problem is not None:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(problem)}")
+        err.print(f"[red]error:[/red] {escape(problem)}")
         raise typer.Exit(2)
+    if not schema.tables:
+        err.print(f"[yellow]warning:[/yellow] {escape(no_tables_warning(url))}")
 
 
-__all__ = ["check_database", "describe_failure", "refuse_unusable_database", "safe_url"]
+__all__ = ["check_database", "describe_failure", "no_tables_warning", "refuse_unusable_database", "safe_url"]
