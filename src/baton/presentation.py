@@ -20,14 +20,38 @@ Decisions:
 - Follow-ups use ``message.query`` (the SQL), the result and the chart drawn, so only those
   that fit this result and can be answered are offered (``baton.suggest``); ``seed``
   makes them reproducible.
+- The same result dressed for the same question is dressed once (issue 13: it was the
+  largest share of a verified answer's CPU): the chart, follow-ups and insights are kept
+  in a small table keyed by everything they depend on (question, SQL, requested chart,
+  dialect, seed and a digest of the rows), and the answers that share them never edit
+  them in place. The copy returned shares the rows (a new message, new lists; the row
+  dicts themselves are not copied).
 """
 
 from __future__ import annotations
+
+import copy
+import hashlib
+from collections import OrderedDict
+from typing import Any
 
 from baton.insights import find_insights
 from baton.response import AIMessage
 from baton.suggest import generate_followups
 from baton.viz import choose_chart
+
+_DRESSED: OrderedDict[tuple, tuple[str, dict[str, Any], list[str], list[dict[str, Any]]]] = OrderedDict()
+DRESSED_ENTRIES = 256
+MAX_DIGESTED_ROWS = 20_000  # a bigger result is dressed every time (its digest would cost as much)
+
+
+def _key(message: AIMessage, requested: str | None, seed: int | None) -> tuple | None:
+    result = message.results
+    if result is None or result.row_count > MAX_DIGESTED_ROWS:
+        return None
+    digest = hashlib.sha256(repr((result.columns, result.column_types, result.rows, result.truncated)).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    return (message.input, message.query, requested, message.metadata.get("dialect"), seed, digest)
 
 
 def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
@@ -36,11 +60,26 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
     if result is None:
         return message
     requested = message.viz_type if message.viz_type and message.viz_type != "text" else None
-    choice = choose_chart(result, question=message.input, requested=requested)
-    return message.copy(
-        viz_type=choice.viz_type,
-        viz_config=choice.viz_config,
-        suggested_followups=generate_followups(message.query, result.columns, result.row_count, seed=seed, result=result,
-                                               dialect=message.metadata.get("dialect"), viz_type=choice.viz_type),
-        insights=find_insights(result),
-    )
+    key = _key(message, requested, seed)
+    dressed = _DRESSED.get(key) if key is not None else None
+    if dressed is None:
+        choice = choose_chart(result, question=message.input, requested=requested)
+        dressed = (choice.viz_type, choice.viz_config,
+                   generate_followups(message.query, result.columns, result.row_count, seed=seed, result=result,
+                                      dialect=message.metadata.get("dialect"), viz_type=choice.viz_type),
+                   find_insights(result))
+        if key is not None:
+            _DRESSED[key] = dressed
+            while len(_DRESSED) > DRESSED_ENTRIES:
+                _DRESSED.popitem(last=False)
+    elif key is not None:
+        _DRESSED.move_to_end(key)
+    viz_type, viz_config, followups, insights = dressed
+    clone = copy.copy(message)  # a new message sharing the rows; its lists and dicts its own
+    for name in ("artifacts", "images", "source_documents", "knowledge_sources", "tool_call_log"):
+        setattr(clone, name, list(getattr(message, name)))
+    clone.metadata = dict(message.metadata)
+    clone.token_usage = dict(message.token_usage)
+    clone.viz_type, clone.viz_config = viz_type, viz_config
+    clone.suggested_followups, clone.insights = list(followups), [dict(i) for i in insights]
+    return clone

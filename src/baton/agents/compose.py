@@ -3,7 +3,8 @@
 - pass-through: exactly one specialist call was made, it succeeded, and its answer has rich content
   (data, artifacts, images or code): a COPY of the specialist's message, re-stamped with the
   orchestrator's ids and ``metadata`` {orchestrated, mode="passthrough", routed_to}. The
-  specialist's own object is never mutated.
+  specialist's own object is never mutated (its fields are never reassigned or appended to;
+  the rows and chart spec are shared, since no one edits them in place).
 - synthesis: the routing model's text, with every specialist's data merged as
   ``{agent_name: data}``. A specialist called twice in one request gets distinct keys in call
   order: ``name``, ``name#2``, ``name#3`` — each value stays one dataset, so the page renders
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from baton.agents.result import AgentResult
@@ -29,20 +31,40 @@ def is_passthrough(results: list[AgentResult]) -> bool:
 
 
 def passthrough(result: AgentResult, *, input: str, session_id: str | None, turn_id: str, extra_metadata: dict[str, Any]) -> AIMessage:
+    """A copy of the specialist's answer, re-stamped. The copy is shallow below the top
+    level (its own metadata dict and its own lists; the rows themselves shared): nothing on
+    the answer path changes a row or a chart spec in place, and deep-copying every row of
+    every pass-through answer was a measurable share of a question's CPU (issue 13)."""
     specialist = result.ai_message
     assert specialist is not None
-    return specialist.copy(
-        session_id=session_id,
-        turn_id=turn_id,
-        input=input,
-        metadata={
-            **specialist.metadata,
-            **extra_metadata,
-            "orchestrated": True,
-            "mode": "passthrough",
-            "routed_to": result.agent_name,
-        },
-    )
+    clone = copy.copy(specialist)
+    for name in _LISTS:
+        value = getattr(specialist, name)
+        if value:
+            setattr(clone, name, list(value))
+        else:
+            setattr(clone, name, [])
+    clone.token_usage = dict(specialist.token_usage)
+    clone.viz_config = dict(specialist.viz_config)
+    clone.data = _shallow(specialist.data)
+    clone.session_id, clone.turn_id, clone.input = session_id, turn_id, input
+    clone.metadata = {**specialist.metadata, **extra_metadata, "orchestrated": True, "mode": "passthrough",
+                      "routed_to": result.agent_name}
+    return clone
+
+
+def _shallow(data: Any) -> Any:
+    """A new container over the same rows (a list, a dict of datasets, a DataFrame view)."""
+    if isinstance(data, list):
+        return list(data)
+    if isinstance(data, dict):
+        return dict(data)
+    if hasattr(data, "dtypes") and hasattr(data, "copy"):
+        return data.copy(deep=False)
+    return data
+
+
+_LISTS = ("artifacts", "images", "source_documents", "knowledge_sources", "tool_call_log", "suggested_followups", "insights")
 
 
 def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str, Any]) -> AIMessage:

@@ -153,6 +153,7 @@ def register(app: typer.Typer) -> None:
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
         mcp: list[str] = McpOption,
         mcp_allow: list[str] = McpAllowOption,
+        workers: int = typer.Option(1, "--workers", min=1, help="Processes serving this port (each builds the same app over the same state)."),
     ) -> None:
         """Serve the HTTP API and the web page: the workspace over --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
@@ -167,6 +168,15 @@ def register(app: typer.Typer) -> None:
 
             refuse_unusable_database(database, allow_privileged_role=privileged)
         servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
+        if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
+            from baton.cli.serving import printed_keys, serve_workers
+
+            for key, name in printed_keys(database, _state(state)):
+                console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
+            config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
+                      "mcp": list(mcp), "mcp_allow": list(mcp_allow)}
+            serve_workers(config, host, port, workers, log_level)
+            return
         app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
                                   mcp_servers=servers)
         for key, name in printed:

@@ -2,11 +2,13 @@
 
 The CLI answers through ``baton.workspace`` (``local_workspace``): it imports the HTTP
 server only to serve. ``baton serve --database URL`` serves that database's workspace
-only; without ``--database`` it serves the demo."""
+only; without ``--database`` it serves the demo. ``baton serve --workers N`` runs N
+processes on one port (``serve_workers``), each building the same app over the same state."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Sequence
@@ -133,7 +135,62 @@ def serve_app(app, host: str, port: int, log_level: str = "info") -> None:
     import uvicorn
 
     configure_logging(log_level)
-    uvicorn.run(app, host=host, port=port, log_level="warning", log_config=None)
+    uvicorn.run(app, host=host, port=port, log_level="warning", log_config=None, backlog=BACKLOG)
+
+
+BACKLOG = 2048  # connections the kernel queues before accept: admission control answers them, not a reset
+SERVE_CONFIG = "BATON_SERVE_CONFIG"
+
+
+def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_level: str = "info") -> None:
+    """Serve the app ``factory`` (``"module:function"``) builds, in ``workers`` processes on
+    one port (uvicorn's supervisor; the kernel spreads connections over them). Each worker
+    builds its own app: its own workspaces over the same state URL, so any worker continues
+    any conversation (``baton serve --workers N``)."""
+    import uvicorn
+
+    configure_logging(log_level)
+    uvicorn.run(factory, factory=True, host=host, port=port, workers=workers, log_level="warning", log_config=None,
+                backlog=BACKLOG)
+
+
+def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str) -> None:
+    """``baton serve --workers N``: the serve options travel to each worker in
+    ``BATON_SERVE_CONFIG``; ``app_from_config`` rebuilds the same app there."""
+    os.environ[SERVE_CONFIG] = json.dumps(config)
+    serve_factory("baton.cli.serving:app_from_config", host, port, workers=workers, log_level=log_level)
+
+
+def app_from_config():
+    """The app of one ``baton serve --workers N`` worker (``serve_workers``)."""
+    from baton.cli import main_commands as cmd
+
+    config = json.loads(os.environ[SERVE_CONFIG])
+    servers: Any = ()
+    if config.get("mcp"):
+        from baton.cli.mcp import mcp_specialists
+
+        servers = mcp_specialists(config["mcp"], config.get("mcp_allow") or [])
+    docs = Path(config["docs"]) if config.get("docs") else None
+    app, _ = server_app(config.get("database"), cmd._model(), cmd._demo_workspace, Console(stderr=True), docs,
+                        state=cmd._state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
+                        mcp_servers=servers)
+    return app
+
+
+def printed_keys(database: str | None, state: State) -> list[tuple[str, str]]:
+    """The keys ``baton serve --workers N`` prints before its workers start (the same each
+    worker's key store holds): none when ``BATON_API_KEYS`` names them."""
+    if os.environ.get("BATON_API_KEYS", "").strip():
+        return []
+    from baton.workspace.database import DATABASE_WORKSPACE
+
+    name = DATABASE_WORKSPACE if database else "demo"
+    store = state.keys()
+    try:
+        return [(store.default_key(name), name)]
+    finally:
+        store.close()
 
 
 async def smoke_check(app, key: str, console: Console) -> int:

@@ -79,14 +79,35 @@ def heuristic_tokens(text: str) -> int:
     return max(1, int(base + non_latin * NON_LATIN_PADDING / CHARS_PER_TOKEN + 0.999))
 
 
+_REPEATED: dict[tuple[str, str], int] = {}
+REPEATED_MIN_CHARS = 200  # texts this long that come back (system prompts, instructions) are counted once
+REPEATED_MAX_ENTRIES = 512
+REPEATED_MAX_CHARS = 2_000_000  # the table's memory bound (characters kept as keys)
+_repeated_chars = 0
+
+
 def estimate_tokens(text: str, encoding: str = "cl100k_base") -> int:
-    """Token count of ``text``: exact with the bundled tokenizer, else the padded heuristic."""
+    """Token count of ``text``: exact with the bundled tokenizer, else the padded heuristic.
+    Long texts are remembered (a bounded table): every question re-sends the same system
+    prompts, and encoding them again each time was most of a question's token counting."""
     if not text:
         return 0
+    long = len(text) >= REPEATED_MIN_CHARS
+    if long:
+        known = _REPEATED.get((text, encoding))
+        if known is not None:
+            return known
     enc = get_encoding(encoding)
-    if enc is None:
-        return heuristic_tokens(text)
-    return len(enc.encode(text, disallowed_special=()))
+    count = heuristic_tokens(text) if enc is None else len(enc.encode(text, disallowed_special=()))
+    if long and len(text) <= REPEATED_MAX_CHARS // 8:
+        global _repeated_chars
+        while _REPEATED and (len(_REPEATED) >= REPEATED_MAX_ENTRIES or _repeated_chars + len(text) > REPEATED_MAX_CHARS):
+            old_text, _ = next(iter(_REPEATED))
+            _REPEATED.pop((old_text, _))
+            _repeated_chars -= len(old_text)
+        _REPEATED[(text, encoding)] = count
+        _repeated_chars += len(text)
+    return count
 
 
 def message_tokens(message: Message, encoding: str = "cl100k_base") -> int:

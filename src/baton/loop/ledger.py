@@ -5,6 +5,10 @@ message re-encoded N times over N iterations). The ledger counts a message once,
 is appended, and keeps the counts parallel to the messages; after trimming it keeps the
 counts of the survivors instead of re-encoding them. Checking the pressure is then O(1).
 
+Counting is lazy: a message is counted when the size is first needed after it was
+appended (the next pressure check), so a loop that stops right after its tools ran (the
+orchestrator's early exit) never encodes the tool results it will not send.
+
 Estimates are corrected by what the provider says, in one direction only. The size the
 loop believes is ``(sum of message counts + tool schema tokens) * scale``:
 
@@ -49,27 +53,44 @@ def tool_schema_tokens(specs: Sequence[Tool]) -> int:
 class ContextLedger:
     """Messages plus their token counts, kept in step. Only the loop appends to it."""
 
-    __slots__ = ("messages", "counts", "total", "fixed", "scale", "window")
+    __slots__ = ("messages", "_counts", "_total", "_counted", "fixed", "scale", "window")
 
     def __init__(self, messages: Sequence[Message], window: int, *, fixed_tokens: int = 0) -> None:
         self.messages: list[Message] = list(messages)
-        self.counts: list[int] = [message_tokens(m) for m in self.messages]
-        self.total = sum(self.counts)
+        self._counts: list[int] = []
+        self._total = 0
+        self._counted = 0  # messages[:_counted] are counted
         self.fixed = fixed_tokens
         self.scale = 1.0
         self.window = window
 
+    def _count_pending(self) -> None:
+        if self._counted < len(self.messages):
+            for message in self.messages[self._counted:]:
+                count = message_tokens(message)
+                self._counts.append(count)
+                self._total += count
+            self._counted = len(self.messages)
+
+    @property
+    def counts(self) -> list[int]:
+        self._count_pending()
+        return self._counts
+
+    @property
+    def total(self) -> int:
+        self._count_pending()
+        return self._total
+
     def append(self, message: Message) -> None:
-        count = message_tokens(message)
-        self.messages.append(message)
-        self.counts.append(count)
-        self.total += count
+        self.messages.append(message)  # counted when the size is next needed
 
     def replace(self, messages: list[Message], counts: list[int]) -> None:
         """Install a trimmed or compressed conversation (counts already known)."""
         self.messages = messages
-        self.counts = counts
-        self.total = sum(counts)
+        self._counts = list(counts)
+        self._total = sum(counts)
+        self._counted = len(messages)
 
     @property
     def raw_tokens(self) -> int:

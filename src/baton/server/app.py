@@ -42,6 +42,7 @@ from baton.server.schemas import AskRequest, ChartRequest, LoginRequest
 from baton.server.ready import register_health_routes
 from baton.server.sse import sse, sse_error
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
+from baton.workspace.answer import stored_json
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         ws = workspace_of(caller)
         async with app.state.admission.slot():
             message = await ws.answer(body.question, body.session_id, tracker=app.state.tracker)
-        return JSONResponse(message.to_dict(), status_code=answer_status(message), headers=answer_headers(message))
+        return Response(stored_json(message), status_code=answer_status(message), headers=answer_headers(message),
+                        media_type="application/json")
 
     @app.post("/v1/ask/stream", tags=["ask"])
     async def ask_stream(body: AskRequest, caller: Caller) -> StreamingResponse:

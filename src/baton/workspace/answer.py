@@ -35,6 +35,7 @@ per interval) when memory is down.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
@@ -57,18 +58,19 @@ log = logging.getLogger("baton.workspace")
 
 async def _prepare(ws: Workspace, question: str, session_id: str | None, history: list[Message] | None,
                    previous: AIMessage | None):
-    """(session id, chat history, previous answer), reading the session's turns once.
-    A caller's own history whose last assistant message is one of this workspace's
-    answers continues that answer's session (``SessionStore.find_reply``)."""
+    """(session id, chat history, previous answer, whether the session is new), reading the
+    session's turns once. A caller's own history whose last assistant message is one of
+    this workspace's answers continues that answer's session (``SessionStore.find_reply``).
+    A new conversation gets its id now and is created with its first turn (one write)."""
     if session_id is None and history:
         last = next((m for m in reversed(history) if m.role == "assistant" and m.content), None)
         found = await ws.sessions.find_reply(ws.name, last.content) if last is not None else None
         if found is not None:
-            return found[0], list(history), previous or found[1]
+            return found[0], list(history), previous or found[1], False
     if session_id is None:
-        return await ws.sessions.create(ws.name, question), list(history or ()), previous
+        return ws.sessions.new_id(), list(history or ()), previous, True
     turns = await ws.sessions.turns(ws.name, session_id)  # raises SessionNotFound
-    return session_id, history_of(turns), (turns[-1].answer if turns else previous)
+    return session_id, history_of(turns), (turns[-1].answer if turns else previous), False
 
 
 async def _followup(ws: Workspace, question: str, session_id: str, previous: AIMessage | None,
@@ -92,13 +94,24 @@ def _log(ws: Workspace, message: AIMessage) -> None:
     )
 
 
-async def _finish(ws: Workspace, question: str, session_id: str, message: AIMessage) -> AIMessage:
+async def _finish(ws: Workspace, question: str, session_id: str, message: AIMessage, new: bool = False) -> AIMessage:
     message.session_id = session_id
     await annotate_answer(ws, message)  # "Did you mean", llm_calls with no model, verified-question use
-    await ws.sessions.append(ws.name, session_id, question, message)
+    stored = json.dumps(message.to_dict())  # serialised once: the stored turn, and the HTTP reply (``stored_json``)
+    await ws.sessions.append(ws.name, session_id, question, message, new=new, answer_json=stored)
+    message.__dict__[STORED_JSON] = stored
     remember_insights(ws, message.insights, session_id)  # advice: queued, never awaited
     _log(ws, message)
     return message
+
+
+STORED_JSON = "_stored_json"
+
+
+def stored_json(message: AIMessage) -> str:
+    """The answer as JSON exactly as its turn was stored (serialised once per answer), or
+    serialised now for an answer that was not stored through ``_finish``."""
+    return message.__dict__.get(STORED_JSON) or json.dumps(message.to_dict())
 
 
 def deadline_answer(question: str, scope: QuestionScope) -> AIMessage:
@@ -125,7 +138,7 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
     harden(ws)
     tracker = ws.request_tracker(tracker)
     with question_scope(None, ws.deadline_s) as scope:
-        session_id, chat, previous = await _prepare(ws, question, session_id, history, previous)
+        session_id, chat, previous, new = await _prepare(ws, question, session_id, history, previous)
 
         async def work() -> AIMessage:
             message = await _followup(ws, question, session_id, previous, tracker)
@@ -135,7 +148,7 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
             return message
 
         message = await _within(scope, question, work())
-    return await _finish(ws, question, session_id, message)
+    return await _finish(ws, question, session_id, message, new)
 
 
 async def answer_stream(ws: Workspace, question: str, session_id: str | None = None, *, history: list[Message] | None = None,
@@ -146,7 +159,7 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
     harden(ws)
     tracker = ws.request_tracker(tracker)
     with question_scope(None, ws.deadline_s) as scope:
-        session_id, chat, previous = await _prepare(ws, question, session_id, history, previous)
+        session_id, chat, previous, new = await _prepare(ws, question, session_id, history, previous)
         message = await _within(scope, question, _followup(ws, question, session_id, previous, tracker))
         if message is not None:
             if message.error_code != "deadline_exceeded":
@@ -154,7 +167,7 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
                 if tracker is not None:
                     tracker.emit(followup)
                 yield followup
-            yield await _finish(ws, question, session_id, message)
+            yield await _finish(ws, question, session_id, message, new)
             return
         stream = ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=chat, workspace=ws.name,
                                             tracker=tracker, **context_fields)
@@ -162,5 +175,5 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
         # stream's events are read as they come.
         async for item in stream:
             if isinstance(item, AIMessage):
-                item = await _finish(ws, question, session_id, item)
+                item = await _finish(ws, question, session_id, item, new)
             yield item

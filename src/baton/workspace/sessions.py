@@ -185,12 +185,21 @@ class SessionStore:
     async def create(self, workspace: str, title: str = "New conversation") -> str:
         return await self._run(self._create, workspace, title)
 
-    async def append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage) -> str:
-        """Append a turn (creating the session when ``session_id`` is None); returns the id.
-        The answer's Markdown digest is kept for chat clients (``find_reply``)."""
+    async def append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage, *, new: bool = False,
+                     answer_json: str | None = None) -> str:
+        """Append a turn (creating the session when ``session_id`` is None, or with that id
+        when ``new``: one transaction for a new conversation's first turn); returns the id.
+        The answer's Markdown digest is kept for chat clients (``find_reply``).
+        ``answer_json``: the answer already serialised (``AIMessage.to_json``), if it was."""
         from baton.workspace.markdown import to_markdown
 
-        return await self._run(self._append, workspace, session_id, question, answer, reply_digest(to_markdown(answer)))
+        return await self._run(self._append, workspace, session_id, question, answer, reply_digest(to_markdown(answer)),
+                               new, answer_json)
+
+    @staticmethod
+    def new_id() -> str:
+        """An id for a conversation whose first turn ``append(..., new=True)`` will create."""
+        return uuid.uuid4().hex
 
     async def list(self, workspace: str, limit: int = 50) -> list[SessionSummary]:
         return await self._run(self._list, workspace, limit)
@@ -222,23 +231,21 @@ class SessionStore:
 
     # --- in the store's threads ---------------------------------------------------------------
 
-    def _create(self, workspace: str, title: str, conn: Connection | None = None) -> str:
-        session_id = uuid.uuid4().hex
+    def _create(self, workspace: str, title: str, conn: Connection | None = None, session_id: str | None = None) -> str:
+        session_id = session_id or uuid.uuid4().hex
         now = _now()
         row = dict(session_id=session_id, workspace=workspace, title=title[:TITLE_LENGTH], created_at=now, updated_at=now)
         if conn is not None:
-            conn.execute(SESSIONS.insert().values(row))
+            conn.execute(_INSERT_SESSION, row)
             return session_id
         with self._write() as c, c.begin():
-            c.execute(SESSIONS.insert().values(row))
+            c.execute(_INSERT_SESSION, row)
         return session_id
 
     @staticmethod
     def _owned(conn: Connection, workspace: str, session_id: str, *, lock: bool = False) -> None:
-        query = sa.select(SESSIONS.c.session_id).where(SESSIONS.c.session_id == session_id, SESSIONS.c.workspace == workspace)
-        if lock and conn.dialect.name == "postgresql":
-            query = query.with_for_update()
-        if conn.execute(query).first() is None:
+        query = _OWNED_FOR_UPDATE if lock and conn.dialect.name == "postgresql" else _OWNED
+        if conn.execute(query, {"sid": session_id, "ws": workspace}).first() is None:
             raise SessionNotFound(session_id)
 
     def _exists(self, workspace: str, session_id: str) -> bool:
@@ -249,19 +256,22 @@ class SessionStore:
                 return False
         return True
 
-    def _append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage, digest: str) -> str:
+    def _append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage, digest: str,
+                new: bool = False, answer_json: str | None = None) -> str:
+        text = answer_json if answer_json is not None else answer.to_json()
         with self._write() as conn, conn.begin():
-            if session_id is None:
-                session_id = self._create(workspace, question, conn)
+            if session_id is None or new:
+                session_id = self._create(workspace, question, conn, session_id)
+                seq = 1
             else:
                 self._owned(conn, workspace, session_id, lock=True)
-            seq = conn.execute(sa.select(sa.func.coalesce(sa.func.max(TURNS.c.seq), 0) + 1)
-                               .where(TURNS.c.session_id == session_id)).scalar_one()
+                seq = conn.execute(_NEXT_SEQ, {"sid": session_id}).scalar_one()
             now = _now()
-            conn.execute(TURNS.insert().values(session_id=session_id, seq=seq, turn_id=answer.turn_id, question=question,
-                                               answer=answer.to_json(), created_at=now))
-            conn.execute(REPLIES.insert().values(workspace=workspace, digest=digest, turn_id=answer.turn_id, created_at=now))
-            conn.execute(SESSIONS.update().where(SESSIONS.c.session_id == session_id).values(updated_at=now))
+            conn.execute(_INSERT_TURN, {"session_id": session_id, "seq": seq, "turn_id": answer.turn_id, "question": question,
+                                        "answer": text, "created_at": now})
+            conn.execute(_INSERT_REPLY, {"workspace": workspace, "digest": digest, "turn_id": answer.turn_id, "created_at": now})
+            if seq > 1:
+                conn.execute(_TOUCH, {"sid": session_id, "now": now})
         return session_id
 
     def _find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
@@ -310,6 +320,18 @@ class SessionStore:
             rows = conn.execute(sa.select(TURNS.c.seq, TURNS.c.question, TURNS.c.answer)
                                 .where(TURNS.c.session_id == session_id).order_by(TURNS.c.seq)).all()
         return [Turn(seq, question, AIMessage.from_json(answer)) for seq, question, answer in rows]
+
+
+# Statements built once: building and cache-keying Core expressions per call was most of a
+# turn's CPU (issue 13); these are compiled once per engine and reused.
+_OWNED = sa.select(SESSIONS.c.session_id).where(SESSIONS.c.session_id == sa.bindparam("sid"),
+                                                 SESSIONS.c.workspace == sa.bindparam("ws"))
+_OWNED_FOR_UPDATE = _OWNED.with_for_update()
+_NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(TURNS.c.seq), 0) + 1).where(TURNS.c.session_id == sa.bindparam("sid"))
+_INSERT_SESSION = SESSIONS.insert()
+_INSERT_TURN = TURNS.insert()
+_INSERT_REPLY = REPLIES.insert()
+_TOUCH = SESSIONS.update().where(SESSIONS.c.session_id == sa.bindparam("sid")).values(updated_at=sa.bindparam("now"))
 
 
 def _now() -> str:
