@@ -50,6 +50,18 @@ class ApiKeys:
     def workspaces(self) -> set[str]:
         return set(self._by_digest.values())
 
+    def resolve_local(self, key: str | None) -> tuple[bool, Principal | None]:
+        """(decided, principal) from the keys held in memory, without asking the store:
+        ``decided`` is False when only the store can say (``resolve`` then, off the event
+        loop: it is a database query)."""
+        if not key:
+            return True, None
+        wanted = digest(key)
+        for known, workspace in self._by_digest.items():
+            if hmac.compare_digest(known, wanted):
+                return True, Principal(workspace, wanted[:8])
+        return self.store is None, None
+
     def resolve(self, key: str | None) -> Principal | None:
         if not key:
             return None
@@ -61,6 +73,20 @@ class ApiKeys:
         if found is None and self.store is not None:
             workspace = self.store.workspace_of(wanted)  # looked up by digest: the index compares, not us
             found = Principal(workspace, wanted[:8]) if workspace is not None else None
+        return found
+
+    def resolve_digest(self, key_digest: str | None, *, store: bool = True) -> Principal | None:
+        """The caller a key opens, from the key's digest (a login session keeps only that):
+        None once the key is revoked or unknown. ``store=False``: the keys held in memory only."""
+        if not key_digest:
+            return None
+        found = None
+        for known, workspace in self._by_digest.items():
+            if hmac.compare_digest(known, key_digest):
+                found = Principal(workspace, key_digest[:8])
+        if found is None and store and self.store is not None:
+            workspace = self.store.workspace_of(key_digest)
+            found = Principal(workspace, key_digest[:8]) if workspace is not None else None
         return found
 
     def close(self) -> None:
