@@ -213,8 +213,9 @@ class MemoryStore:
 
     def remember_insight(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None) -> WriteResult:
         """Store an insight, or resurface (+0.05) the active insight already about the
-        draft's entity (``action`` ``resurfaced``). Lookup and write share one write
-        transaction, so concurrent callers with the same insight make one record."""
+        draft's entity (``action`` ``resurfaced``; ``unchanged``, with no journal event, when
+        it is already at the cap: the journal records changes only). Lookup and write share
+        one write transaction, so concurrent callers with the same insight make one record."""
         draft = draft.validated()
         if draft.kind != "insight":
             raise InvalidRecordError("remember_insight takes insight drafts")
@@ -223,7 +224,10 @@ class MemoryStore:
             known = subject_records(tx.conn, self.tables, tx.workspace, draft)
             if not known:
                 return remember_in(tx, draft)
-            rec = _adjusted(tx, max(known, key=lambda r: (r.confidence, r.id)), "resurfaced", draft.provenance)
+            best = max(known, key=lambda r: (r.confidence, r.id))
+            if best.is_active and best.kind == "insight" and conf.resurfaced(best.confidence) == best.confidence:
+                return WriteResult("unchanged", best)  # already at the cap: an event would change nothing
+            rec = _adjusted(tx, best, "resurfaced", draft.provenance)
             return WriteResult("resurfaced", rec, seq=tx.events[-1].seq)
         return self._write(scope, op, now=now)
 
