@@ -17,8 +17,10 @@ Two kinds of question:
 For ``--workers`` 1 and 2, each kind at concurrency 1, 50 and 200 (closed loop: each client
 sends its next question when the previous answer arrives) for ``--seconds``: questions/s
 against the ideal (concurrency / chain latency for model questions), p50/p99 of admitted
-questions, how many were refused (503 ``overloaded``), and the server's CPU per answered
-question (user + system CPU of the whole server process tree / answers).
+questions, how many were refused (503 ``overloaded``; the client then waits the
+``Retry-After`` second, as a well-behaved client does), and the server's CPU per answered
+question (user + system CPU of the whole server process tree / answers; the CPU spent
+refusing is in it).
 
 Targets (issue 13): server CPU per pass-through model question <= 4 ms including its SDK
 call; at concurrency 200, admitted questions' p99 <= 2 x the model latency chain; 2
@@ -164,7 +166,7 @@ async def _load(port: int, question: str, concurrency: int, seconds: float) -> t
                 latencies.append(time.perf_counter() - started)
             elif status == 503:
                 refused += 1
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(1.0)  # as a client honouring Retry-After: 1 does
             else:
                 failed += 1
         if client.writer is not None:

@@ -1,10 +1,17 @@
-"""Admission control: one process answers at most ``max_in_flight`` questions at once.
+"""Admission control: one process answers at most ``max_in_flight`` questions at once, and
+takes no new one while its CPU is saturated.
 
-Beyond that, up to ``queue`` more wait (at most ``wait_s`` seconds) for a slot; anyone else
-gets a fast 503 with ``Retry-After`` and ``error_code: overloaded`` (OpenAI's error shape on
-the OpenAI-compatible route) instead of joining a queue whose every member would then be
-late. So the latency of admitted questions stays bounded whatever the offered load: what
-grows under overload is the share refused, never everyone's wait.
+Beyond ``max_in_flight``, up to ``queue`` more wait (at most ``wait_s`` seconds) for a slot;
+anyone else gets a fast 503 with ``Retry-After`` and ``error_code: overloaded`` (OpenAI's
+error shape on the OpenAI-compatible route) instead of joining a queue whose every member
+would then be late. A count alone cannot know how many questions a process can carry (a
+200 ms model allows few, a 5 s model many), so the process also watches how busy its event
+loop's thread is: every ``TICK_S`` it compares the thread's CPU time with the time passed;
+while that share (smoothed) is over ``max_busy``, the CPU is the bottleneck and a new
+question is refused at once (one is always admitted when none is in flight). Questions
+already admitted then finish at the pace the CPU allows, and no more pile on. So the latency of admitted
+questions stays bounded whatever the offered load: what grows under overload is the share
+refused, never everyone's wait.
 
 Questions are ``/v1/ask``, ``/v1/ask/stream`` and ``/v1/chat/completions``. Sessions,
 memory, charts and the rest are cheap reads with their own bulkheads.
@@ -18,11 +25,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import time
 from typing import Any, AsyncIterator
 
 from baton.errors import BatonError
 
 RETRY_AFTER_S = 1
+TICK_S = 0.05
 
 
 class Overloaded(BatonError):
@@ -32,14 +41,39 @@ class Overloaded(BatonError):
 
 
 class Admission:
-    def __init__(self, max_in_flight: int, queue: int, wait_s: float) -> None:
+    def __init__(self, max_in_flight: int, queue: int, wait_s: float, max_busy: float | None = None) -> None:
         self.max_in_flight = max_in_flight
         self.queue = queue
         self.wait_s = wait_s
+        self.max_busy = max_busy
         self.in_flight = 0
         self._waiters: collections.deque[asyncio.Future] = collections.deque()
         self.refused = 0
         self.admitted = 0
+        self.busy = 0.0
+        self._watch: asyncio.Task | None = None
+
+    def _watch_busy(self) -> None:
+        if self.max_busy is None:
+            return
+        if self._watch is None or self._watch.done() or self._watch.get_loop() is not asyncio.get_running_loop():
+            self._watch = asyncio.get_running_loop().create_task(self._measure())
+
+    async def _measure(self) -> None:
+        wall, cpu = time.monotonic(), time.thread_time()  # this coroutine runs on the loop's thread
+        while True:
+            await asyncio.sleep(TICK_S)
+            now_wall, now_cpu = time.monotonic(), time.thread_time()
+            share = (now_cpu - cpu) / max(1e-6, now_wall - wall)
+            wall, cpu = now_wall, now_cpu
+            self.busy = 0.6 * self.busy + 0.4 * share
+            if self.in_flight == 0 and not self._waiters and self.busy < 0.05:
+                self.busy = 0.0
+                return  # idle: stop measuring until the next question
+
+    def close(self) -> None:
+        if self._watch is not None and not self._watch.done():
+            self._watch.cancel()
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -56,6 +90,10 @@ class Admission:
         return Slot(self)
 
     async def _acquire(self) -> None:
+        self._watch_busy()
+        if self.max_busy is not None and self.busy > self.max_busy and self.in_flight > 0:
+            self.refused += 1
+            raise Overloaded(f"the event loop's thread is {self.busy:.0%} busy: the CPU is saturated")
         if self.in_flight < self.max_in_flight and not self._waiters:
             self.in_flight += 1
             self.admitted += 1
@@ -96,7 +134,7 @@ class Admission:
 
     def state(self) -> dict[str, int]:
         return {"in_flight": self.in_flight, "waiting": len(self._waiters), "max_in_flight": self.max_in_flight,
-                "admitted": self.admitted, "refused": self.refused}
+                "admitted": self.admitted, "refused": self.refused, "loop_busy": round(self.busy, 2)}
 
 
 class Slot:

@@ -69,6 +69,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         yield
         await app.state.mcp.aclose()  # MCP sessions end (their questions cancelled) before anything closes
         app.state.key_lookups.close()
+        app.state.admission.close()
         if owns_workspaces:
             await app.state.workspaces.aclose()
             app.state.keys.close()
@@ -85,7 +86,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     app.state.tracker = tracker
     limits = limits or Limits.from_env()
     app.state.limits = limits
-    app.state.admission = Admission(limits.max_in_flight, limits.admission_queue, limits.admission_wait_s)
+    app.state.admission = Admission(limits.max_in_flight, limits.admission_queue, limits.admission_wait_s,
+                                    limits.admission_max_busy)
     app.state.key_lookups = Bulkhead("keys", threads=4, queue=256, timeout_s=5.0)  # keys kept in the state store
     app.add_middleware(RequestGuard, limits=limits)
     register_error_handlers(app)

@@ -13,7 +13,8 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_CHAT_MESSAGES`` | 500 | messages in one chat completion request |
 | ``BATON_MAX_IN_FLIGHT`` | 64 | questions answered at once by one process (``admission.py``) |
 | ``BATON_ADMISSION_QUEUE`` | 64 | questions waiting for a slot; beyond: 503 + ``Retry-After`` |
-| ``BATON_ADMISSION_WAIT`` | 2 s | longest wait for a slot |
+| ``BATON_ADMISSION_WAIT`` | 0.25 s | longest wait for a slot |
+| ``BATON_ADMISSION_MAX_BUSY`` | 0.85 | share of the event loop's thread's time spent computing over which new questions are refused (CPU saturated) |
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class Limits:
     max_chat_messages: int = 500
     max_in_flight: int = 64
     admission_queue: int = 64
-    admission_wait_s: float = 2.0
+    admission_wait_s: float = 0.25
+    admission_max_busy: float = 0.85
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
@@ -46,13 +48,14 @@ class Limits:
             "body_timeout_s": "BATON_BODY_TIMEOUT", "max_json_depth": "BATON_MAX_JSON_DEPTH",
             "max_chat_messages": "BATON_MAX_CHAT_MESSAGES", "max_in_flight": "BATON_MAX_IN_FLIGHT",
             "admission_queue": "BATON_ADMISSION_QUEUE", "admission_wait_s": "BATON_ADMISSION_WAIT",
+            "admission_max_busy": "BATON_ADMISSION_MAX_BUSY",
         }
         values: dict[str, float | int] = {}
         for field in fields(cls):
             raw = (env.get(names[field.name]) or "").strip()
             if not raw:
                 continue
-            kind = float if field.name.endswith("_s") else int
+            kind = float if field.name.endswith(("_s", "_busy")) else int
             try:
                 value = kind(raw)
             except ValueError:
