@@ -66,10 +66,12 @@ async def test_anything_else_explains_how_to_configure_a_model_and_lists_what_ca
     assert "You can ask, for example:" in poem.content and poem.data is None
     assert len(poem.suggested_followups) == 3 and set(poem.suggested_followups) <= {v.question for v in VERIFIED_QUESTIONS}
     assert poem.metadata["llm_calls"] == 0
-    near = await demo.answer("What was Epson revenue in March 2024?")  # one month: not the verified question
+    month = await demo.answer("What was Epson revenue in March 2024?")  # one month: not the verified question ...
+    assert month.metadata["fast_path"] == "semantic_layer" and month.data == [{"revenue": 960787.64}]  # ... the semantic layer's
+    near = await demo.answer("Which Epson products were popular in 2025?")  # no metric named: the closest verified questions
     assert near.data is None and near.metadata.get("fast_path") is None
     assert "Did you mean one of these?" in near.content
-    assert near.suggested_followups[0] == "What was Epson revenue by month in 2025?"
+    assert near.suggested_followups[0] == "Which Epson products sold the most in 2025?"
     assert [d["question"] for d in near.metadata["did_you_mean"]] == near.suggested_followups
     assert all(f"- {q}" in near.content for q in near.suggested_followups)
 

@@ -9,16 +9,21 @@ here: the orchestrator routes it straight to its specialist, ``baton.verified``.
    against each knowledge index (``document_routing``); when the best passage beats the
    closest verified question ("What is a roadshow?", "How is profit defined?"), that
    knowledge tool is called and answers with the cited passages.
-2. **Catalog mode** (``verified`` given, or ``catalog=True``): no other tool can answer
+2. **Metrics** (``semantic``: tool name -> a semantic-layer agent, ``baton.semantic``): a
+   question its parser claims (it names a metric of the workspace's semantic model, or a
+   verb that implies one) goes to that tool, which answers it by compiling a semantic query
+   or asks back with the readings it considered. Verified questions keep precedence: the
+   orchestrator routes an exact match before this router is asked.
+3. **Catalog mode** (``verified`` given, or ``catalog=True``): no other tool can answer
    without a model (a SQL specialist only runs verified SQL), so the router answers itself:
    "Did you mean ...?" with the three closest verified questions (``closest_verified``), or,
    with no verified question yet, how to add one (``baton verified add``) or set a model.
    The answer starts with ``NO_MODEL_ANSWER``'s first sentence, which callers recognise.
-3. Otherwise (specialists that can answer without a model, e.g. table doubles) it calls
+4. Otherwise (specialists that can answer without a model, e.g. table doubles) it calls
    the one tool whose name, description and example questions share the most words with
    the question; when nothing matches well enough it answers that no model is configured.
 
-Scoring in 3 is deliberately simple and explainable: cosine similarity of word sets
+Scoring in 4 is deliberately simple and explainable: cosine similarity of word sets
 (lower-cased, stop words removed, a crude plural strip), the best over the tool's
 description and each of its example questions, plus a bonus when a word of the tool's name
 appears in the question.
@@ -94,6 +99,7 @@ class LexicalRouter:
         self.documents: dict[str, object] = dict(documents or {})
         self.catalog = catalog or bool(self.verified)
         self.vocabulary = None  # how the workspace reads questions (``baton.phrasing``), when it has its own
+        self.semantic: dict[str, object] = {}  # tool name -> agent with ``async claims(question) -> bool``
 
     def score(self, question: str, tool) -> float:
         q = words(question)
@@ -112,6 +118,9 @@ class LexicalRouter:
         document_tool = await self._document_tool(question, names, closest[0][0] if closest else 0.0)
         if document_tool is not None:
             return self._call(document_tool, question)
+        for name, agent in self.semantic.items():
+            if name in names and await agent.claims(question):
+                return self._call(name, question)
         if self.catalog or self.verified:
             return self._answer(did_you_mean(closest, verified_count=len(self.verified)))
         scored = sorted(((self.score(question, t), t.name) for t in tools or ()), reverse=True)

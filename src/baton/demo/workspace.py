@@ -51,7 +51,8 @@ class DemoWorkspace(Workspace):
 
 def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,
                          name: str = "demo", sessions: SessionStore | None = None, tracker: Any = None,
-                         owns_tracker: bool = False, pipelines: Any = "auto", state_url: str | None = None) -> DemoWorkspace:
+                         owns_tracker: bool = False, pipelines: Any = "auto", state_url: str | None = None,
+                         semantic: str | Path | None = None) -> DemoWorkspace:
     """The demo workspace in ``directory`` (the database is built once, ~1 s). It owns its
     connection, memory, document index and sessions: ``async with`` it, or ``await
     ws.aclose()``. Sessions and memory are SQLite files beside the database, or on the state
@@ -98,6 +99,9 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     router.documents[orchestrator.add_agent(docs).name] = docs
     workspace.vocabulary = demo_vocabulary(database)
     install_verified(workspace, current_verified(workspace, VERIFIED_QUESTIONS), workspace.vocabulary)
+    from baton.semantic.attach import attach_semantic, demo_model_path
+
+    attach_semantic(workspace, semantic or demo_model_path(), owner="general_finance")  # metric questions (baton.semantic)
     if model is not None and pipelines is not None:
         attach_planning(workspace, model, None if pipelines == "auto" else pipelines)
     return workspace

@@ -1,0 +1,130 @@
+"""``SemanticAgent``: a specialist that answers metric questions from the semantic model, with no model.
+
+The no-model router (``LexicalRouter.semantic``) sends it every question its parser
+claims (``claims``: the question is about a metric of the model). It then:
+
+- **parses** the question (``parser.py``) and, when exactly one reading is valid, compiles
+  it, runs it through the connection's validation pass (safety check, schema
+  pre-validation, read-only engine) and answers with the rows, the chart, the SQL and the
+  semantic query it ran, said in the answer's text ("Semantic query: revenue by quarter;
+  where business unit = Epson and time in 2025") and kept in ``metadata["semantic_query"]``
+  (its dict form: what follow-ups edit);
+- **asks back** otherwise: the readings it considered (or the nearest answerable ones) as
+  clickable ``suggested_followups`` and in ``metadata["semantic_ask_back"]`` (reason,
+  readings with their semantic queries, unknown words). Never a table for a guess.
+
+A caller that already holds the query (a follow-up's edit) passes ``semantic_query=``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from baton.agents import AgentContext, AgentResult, BaseAgent
+from baton.response import AIMessage, ResponseType
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.parser import AskBack, NotMetric, Parsed
+from baton.semantic.query import SemanticQuery, SemanticQueryError
+
+FAST_PATH = "semantic_layer"
+
+
+class SemanticAgent(BaseAgent):
+    name = "metrics"
+    description = ("Answers metric questions (revenue, costs, profit, counts ... by any dimension, filter and time grain) "
+                   "from the workspace's semantic model, deterministically.")
+
+    def __init__(self, layer: SemanticLayer, *, name: str | None = None, description: str | None = None) -> None:
+        super().__init__(name, description)
+        self.layer = layer
+
+    async def configure(self) -> None:
+        await self.layer.ready()
+
+    async def claims(self, question: str) -> bool:
+        """Whether ``question`` is about a metric of the model (answered or asked back here)."""
+        parser = await self.layer.ready()
+        return not isinstance(parser.parse(question), NotMetric)
+
+    async def run(self, context: AgentContext, **kwargs: Any) -> AgentResult:
+        started = time.perf_counter()
+        question = str(kwargs.get("question") or context.user_question or "").strip()
+        given = kwargs.get("semantic_query")
+        parser = await self.layer.ready()
+        if given is not None:
+            try:
+                query = self.layer.resolve_values(given if isinstance(given, SemanticQuery) else SemanticQuery.from_dict(given))
+            except SemanticQueryError as exc:
+                return self._error(question, str(exc), "semantic_query_invalid", started)
+        else:
+            outcome = parser.parse(question)
+            if isinstance(outcome, NotMetric):
+                return self._error(question, "this is not a question about a metric of the semantic model", "not_a_metric", started)
+            if isinstance(outcome, AskBack):
+                return self._ask_back(question, outcome, started)
+            assert isinstance(outcome, Parsed)
+            query = outcome.query
+        return await self.answer(context, question, query, started)
+
+    async def answer(self, context: AgentContext, question: str, query: SemanticQuery, started: float | None = None,
+                     *, extra: dict[str, Any] | None = None) -> AgentResult:
+        started = started if started is not None else time.perf_counter()
+        model = self.layer.model
+        try:
+            compiled, report = await self.layer.run(query)
+        except SemanticQueryError as exc:
+            return self._error(question, str(exc), "semantic_query_invalid", started)
+        context.emit("sql.attempt", sql=report.attempt.sql, attempt=1, outcome=report.attempt.outcome,
+                     error_class=report.attempt.error_class, row_count=report.attempt.row_count,
+                     duration_ms=report.attempt.duration_ms, connection_id=self.layer.connection.id)
+        if report.result is None:
+            reason = report.unsafe.reason if report.unsafe else report.attempt.error
+            code = "unsafe_sql" if report.unsafe else (report.attempt.error_class or "sql_failed")
+            return self._error(question, f"the semantic query failed: {reason}", code, started)
+        said = compiled.query.describe(model)
+        result = report.result
+        lead = f"{said[0].upper()}{said[1:]}: " + (f"{result.rows[0][-1]}." if result.row_count == 1 and len(result.columns) == 1
+                                                    else f"{result.row_count} row{'s' if result.row_count != 1 else ''}.")
+        message = AIMessage(
+            content=lead, data=result.records(), query=compiled.sql, query_explanation=f"Semantic query: {said}", results=result,
+            response_type=ResponseType.SQL_RESULT, viz_type="text", input=question, workflow_id=context.workflow_id,
+            metadata={"agent": self.name, "connection_id": self.layer.connection.id, "dialect": self.layer.dialect,
+                      "semantic_query": compiled.query.to_dict(), "semantic_model": model.name, "fast_path": FAST_PATH,
+                      "llm_calls": 0, "attempts": [report.attempt.to_dict()], "warnings": list(report.warnings), **(extra or {})},
+        )
+        try:
+            from baton.presentation import present
+
+            message = present(message)
+        except ImportError:  # presentation layer not installed: the plain table stays
+            pass
+        finding = str(message.insights[0].get("text") or "").strip() if message.insights else ""
+        text = lead + (f" {finding[0].upper()}{finding[1:]}" if finding else "")
+        message.content = f"{text}\n\nSemantic query: {said}."
+        return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message,
+                           execution_time=time.perf_counter() - started, metadata={"semantic_query": compiled.query.to_dict()})
+
+    def _ask_back(self, question: str, outcome: AskBack, started: float) -> AgentResult:
+        model = self.layer.model
+        listed = "\n".join(f"- {q}" for q in outcome.questions)
+        text = outcome.message + (f"\n\n{listed}" if listed else "")
+        readings = [{"question": q, "semantic_query": r.to_dict(), "described": r.describe(model)}
+                    for q, r in zip(outcome.questions, outcome.readings)]
+        # The readings are also the answer's one artifact: structured output that makes the ask-back
+        # pass through the orchestrator whole (suggestions and metadata kept; see baton.agents.compose).
+        message = AIMessage(
+            content=text, input=question, response_type=ResponseType.TEXT, suggested_followups=list(outcome.questions),
+            artifacts=[{"type": "semantic_ask_back", "reason": outcome.reason, "readings": readings}],
+            metadata={"agent": self.name, "fast_path": FAST_PATH, "llm_calls": 0, "mode": "direct",
+                      "semantic_ask_back": {"reason": outcome.reason, "readings": readings, "unknown": list(outcome.unknown)}},
+        )
+        return AgentResult(agent_name=self.name, task=question, result=text, ai_message=message,
+                           execution_time=time.perf_counter() - started, metadata={"semantic_ask_back": outcome.reason})
+
+    def _error(self, question: str, error: str, code: str, started: float) -> AgentResult:
+        return AgentResult(agent_name=self.name, task=question, status="error", result=f"Error ({code}): {error}", error=error,
+                           error_type=code, execution_time=time.perf_counter() - started)
+
+
+__all__ = ["FAST_PATH", "SemanticAgent"]

@@ -1,0 +1,104 @@
+"""Loading a semantic model and putting it to work in a workspace.
+
+``load_model(path)`` reads Baton's YAML or a dbt MetricFlow file (told apart by their
+top-level keys: ``semantic_models:`` is MetricFlow's) and checks it.
+
+``attach_semantic(ws, source)`` wires it into a workspace over the workspace's SQL
+connection (the one its SQL specialists use; ``connection=`` to choose):
+
+- with no language model (the orchestrator routes with a ``LexicalRouter``), a
+  ``SemanticAgent`` joins the orchestrator and the router sends it every metric question no
+  verified question matched (``LexicalRouter.semantic``) — verified questions keep
+  precedence, since the orchestrator routes them before the router is asked;
+- every SQL specialist on that connection gets the layer (``SQLAgent.semantic``): with a
+  model it offers the ``semantic_query`` tool, free SQL only as the fallback;
+- the model's saved queries become verified questions (their SQL compiled for the
+  connection's engine, owned by the first SQL specialist on it, ``source="semantic"``);
+- ``ws.semantic`` holds the layer: follow-ups of a semantic answer edit its semantic query.
+
+It is idempotent per workspace only in the sense that attaching twice replaces the layer:
+the second call's agent takes the name ``metrics`` over.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from baton.semantic.agent import SemanticAgent
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.model import SemanticModel, SemanticModelError
+
+if TYPE_CHECKING:
+    from baton.workspace.core import Workspace
+
+AGENT_NAME = "metrics"
+
+
+def load_model(path: str | Path) -> SemanticModel:
+    """A checked model from Baton's YAML or a dbt MetricFlow semantic-model file."""
+    from baton.semantic.native import model_from_dict, read_yaml
+
+    data = read_yaml(path)
+    if isinstance(data, dict) and ("semantic_models" in data or "models" in data and "metrics" in data and "entities" not in data):
+        from baton.semantic.metricflow import model_from_metricflow
+
+        return model_from_metricflow(data, default_name=Path(path).stem)
+    if not isinstance(data, dict):
+        raise SemanticModelError(f"{path}: a semantic model is a YAML mapping")
+    return model_from_dict(data, default_name=Path(path).stem)
+
+
+def _sql_agents(ws: Workspace) -> list[Any]:
+    return [tool.agent for tool in ws.orchestrator.agent_tools.values()
+            if hasattr(tool.agent, "connection") and hasattr(tool.agent, "verified")]
+
+
+def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connection: Any = None,
+                    owner: str | None = None) -> SemanticLayer:
+    """Wire the model into ``ws`` (module docstring) and return its layer. ``owner``: the SQL
+    specialist that owns the saved queries (default: the first on the connection)."""
+    from baton.workspace.verified import install_verified, installed
+
+    model = source if isinstance(source, SemanticModel) else load_model(source)
+    agents = _sql_agents(ws)
+    if connection is None:
+        if not agents:
+            raise SemanticModelError(f"workspace {ws.name!r} has no SQL specialist whose database the model could describe")
+        connection = agents[0].connection
+    layer = SemanticLayer(model, connection)
+    owners = [a for a in agents if a.connection is connection]
+    for agent in owners:
+        agent.semantic = layer
+    router = ws.orchestrator.model
+    if router is not None and not getattr(router, "is_llm", True) and hasattr(router, "semantic"):
+        agent = SemanticAgent(layer, name=AGENT_NAME)
+        tool = ws.orchestrator.add_agent(agent)
+        router.semantic[tool.name] = agent
+    ws.semantic = layer
+    saved = saved_verified(layer, owner or (owners[0].name if owners else ""))
+    if saved:
+        known = {v.checked_question.strip().lower() for v in installed(ws)}
+        install_verified(ws, [*installed(ws), *(v for v in saved if v.question.strip().lower() not in known)])
+    return layer
+
+
+def saved_verified(layer: SemanticLayer, agent: str) -> list[Any]:
+    """The model's saved queries as verified questions (SQL compiled for this engine)."""
+    from baton.semantic.query import SemanticQuery
+    from baton.verified import VerifiedQuestion
+
+    out = []
+    for saved in layer.model.saved_queries:
+        compiled = layer.compile(SemanticQuery.from_dict(saved.query))
+        out.append(VerifiedQuestion(saved.question, compiled.sql, agent, layer.connection.id, source="semantic"))
+    return out
+
+
+def demo_model_path() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("baton.demo") / "semantic.yaml"))
+
+
+__all__ = ["AGENT_NAME", "attach_semantic", "demo_model_path", "load_model", "saved_verified"]

@@ -1,0 +1,124 @@
+"""The SQL a semantic model may hold: a small, pure subset, parsed once and compiled as a tree.
+
+A measure's ``expr`` and ``filter`` and a dimension's ``expr`` are SQL fragments written by
+whoever wrote the model (maybe not the operator: a model can come from a repository, from
+``baton semantic init``, from a colleague). They are parsed with sqlglot and must be made
+only of:
+
+- columns, unqualified (the entity's own table is the only one in scope);
+- literals, NULL, TRUE/FALSE, parentheses;
+- arithmetic, comparisons, AND/OR/NOT, IS [NOT] NULL, IN (literals), BETWEEN, LIKE;
+- CASE, CAST, COALESCE, NULLIF, and the pure functions ABS, ROUND, LOWER, UPPER, TRIM,
+  LENGTH, SUBSTRING.
+
+Anything else — a subquery, a table, ``*``, a placeholder, any other function (``pg_read_file``,
+``load_extension``, ``sleep``), several statements — is a ``SemanticModelError`` when the
+model loads. The compiler embeds the parsed tree (never the text), so a comment or a
+``; DROP ...`` tail cannot survive; and the compiled query still goes through the
+workspace's safety check and engine guard like any other.
+
+A derived metric's ``expr`` is arithmetic over metric names and numbers only.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+from baton.semantic.model import SemanticModelError
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from baton.semantic.model import SemanticModel
+
+MAX_EXPRESSION = 2000
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def _allowed_nodes():
+    from sqlglot import exp
+
+    return (
+        exp.Column, exp.Identifier, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Neg,
+        exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.DPipe,
+        exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.Not, exp.And, exp.Or,
+        exp.In, exp.Between, exp.Like, exp.ILike, exp.Tuple,
+        exp.Case, exp.If, exp.Cast, exp.DataType, exp.DataTypeParam, exp.Coalesce, exp.Nullif,
+        exp.Abs, exp.Round, exp.Lower, exp.Upper, exp.Trim, exp.Length, exp.Substring,
+    )
+
+
+def identifier(name: str, what: str) -> str:
+    """``name`` when it is a plain identifier (letters, digits, ``_``), else an error."""
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise SemanticModelError(f"{what} {name!r} is not a plain identifier (letters, digits and '_')")
+    return name
+
+
+@functools.lru_cache(maxsize=2048)
+def parse_fragment(text: str, where: str) -> exp.Expression:
+    """The tree of a row expression or filter (module docstring), or ``SemanticModelError``."""
+    import sqlglot
+    from sqlglot import exp
+
+    if not isinstance(text, str) or not text.strip():
+        raise SemanticModelError(f"{where}: an empty expression")
+    if len(text) > MAX_EXPRESSION:
+        raise SemanticModelError(f"{where}: expression longer than {MAX_EXPRESSION} characters")
+    try:
+        statements = sqlglot.parse(text)
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError) as exc:
+        raise SemanticModelError(f"{where}: not an SQL expression ({str(exc).splitlines()[0][:200]})") from None
+    if len(statements) != 1 or statements[0] is None:
+        raise SemanticModelError(f"{where}: one expression expected, got {len(statements)} statements")
+    tree = statements[0]
+    if isinstance(tree, exp.Query) or isinstance(tree, exp.Command):
+        raise SemanticModelError(f"{where}: a query is not an expression")
+    allowed = _allowed_nodes()
+    for node in tree.walk():
+        if not isinstance(node, allowed):
+            raise SemanticModelError(f"{where}: {node.key.upper()} is not allowed in a semantic model expression "
+                                     f"(columns, literals, arithmetic, comparisons, CASE, CAST, COALESCE and a few pure functions)")
+        if isinstance(node, exp.Column):
+            if node.table or node.args.get("db") or node.args.get("catalog"):
+                raise SemanticModelError(f"{where}: column {node.sql()!r} names a table; use the entity's own columns only")
+            identifier(node.name, f"{where}: column")
+        if isinstance(node, exp.In) and (node.args.get("query") is not None or node.args.get("unnest") is not None):
+            raise SemanticModelError(f"{where}: IN takes a list of literals only")
+    return tree
+
+
+def columns_of(text: str, where: str) -> tuple[str, ...]:
+    from sqlglot import exp
+
+    return tuple(dict.fromkeys(c.name for c in parse_fragment(text, where).find_all(exp.Column)))
+
+
+@functools.lru_cache(maxsize=512)
+def parse_metric_expression(text: str, where: str) -> exp.Expression:
+    """A derived metric's expression: metric names, numbers and arithmetic only."""
+    from sqlglot import exp
+
+    tree = parse_fragment(text, where)
+    for node in tree.walk():
+        if not isinstance(node, (exp.Column, exp.Identifier, exp.Literal, exp.Paren, exp.Neg, exp.Add, exp.Sub,
+                                 exp.Mul, exp.Div)):
+            raise SemanticModelError(f"{where}: a derived metric is arithmetic over metric names, got {node.key.upper()}")
+        if isinstance(node, exp.Literal) and node.is_string:
+            raise SemanticModelError(f"{where}: a derived metric holds numbers, not text")
+    return tree
+
+
+def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
+    from sqlglot import exp
+
+    names = tuple(dict.fromkeys(c.name for c in parse_metric_expression(text, "derived metric").find_all(exp.Column)))
+    for name in names:
+        if not model.has_metric(name):
+            raise SemanticModelError(f"derived metric refers to {name!r}, which is no metric of the model")
+    return names
+
+
+__all__ = ["columns_of", "identifier", "metric_references", "parse_fragment", "parse_metric_expression"]

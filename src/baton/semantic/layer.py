@@ -1,0 +1,158 @@
+"""``SemanticLayer``: one model over one connection — its value index, parser and compiler.
+
+The layer is built once per workspace and shared by every request (it holds configuration
+and a cache, no per-request state). On first use it indexes, through the connection's own
+safety check and engine guard (``SQLConnection.query``):
+
+- the distinct values of each categorical dimension (at most ``MAX_VALUES`` each; a
+  dimension with more is indexed partly, and its other values are not recognised in
+  questions — they can still be filtered by a model through the tool, when indexed);
+- the years the data covers (``MIN``/``MAX`` of each entity's time column), so an ask-back
+  for "March" can offer "March 2025" and "March 2024".
+
+Every query it runs goes through ``validate_and_run`` (the safety check with the
+connection's ``relation_policy``, pre-validation against the schema, the read-only engine).
+A filter value is compiled as a literal of the indexed value's own type (a number stays a
+number), and only indexed values are accepted from a model's tool call (``resolve_values``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.semantic.compiler import CompiledQuery, compile_query
+from baton.semantic.model import TIME, SemanticModel
+from baton.semantic.parser import QuestionParser
+from baton.semantic.query import SemanticQuery, SemanticQueryError
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.validation import AttemptReport
+
+log = logging.getLogger(__name__)
+MAX_VALUES = 1000
+
+
+class SemanticLayer:
+    def __init__(self, model: SemanticModel, connection: SQLConnection) -> None:
+        self.model = model
+        self.connection = connection
+        self.values: dict[str, dict[str, Any]] = {}  # dimension -> {value as text: value as stored}
+        self.years: tuple[int, ...] = ()
+        self.parser: QuestionParser | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def dialect(self) -> str:
+        return self.connection.dialect
+
+    async def ready(self) -> QuestionParser:
+        """The parser, after indexing the values once (module docstring)."""
+        if self.parser is not None:
+            return self.parser
+        async with self._lock:
+            if self.parser is None:
+                await self._index()
+                self.parser = QuestionParser(self.model, {k: list(v) for k, v in self.values.items()}, self.years)
+        return self.parser
+
+    async def _index(self) -> None:
+        from sqlglot import exp
+
+        from baton.semantic.compiler import _qualify
+        from baton.semantic.expressions import parse_fragment
+
+        values: dict[str, dict[str, Any]] = {}
+        for dimension in self.model.dimensions:
+            if not dimension.index_values:
+                continue
+            entity = self.model.entity(dimension.entity)
+            column = _qualify(parse_fragment(dimension.expr, f"dimension {dimension.name}"), "t")
+            table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
+                                         db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)
+            sql = (exp.select(exp.alias_(column, "v")).distinct().from_(table).where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
+                   .limit(MAX_VALUES + 1).sql(dialect=self.dialect))
+            try:
+                result = await self.connection.query(sql)
+            except Exception as exc:  # an unindexed dimension is still usable; its values are just not recognised
+                log.warning("indexing the values of dimension %s failed: %s", dimension.name, exc)
+                continue
+            if result.row_count > MAX_VALUES:
+                log.warning("dimension %s has more than %d values: only the first are recognised in questions", dimension.name, MAX_VALUES)
+            values[dimension.name] = {str(row[0]): row[0] for row in result.rows[:MAX_VALUES]}
+        years: set[int] = set()
+        for entity in self.model.entities:
+            if entity.time is None:
+                continue
+            column = exp.column(entity.time.column, table="t")
+            table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
+                                         db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)
+            from baton.semantic.timegrain import grain_expression
+
+            year = grain_expression(column, entity.time, "year", self.dialect)
+            sql = exp.select(exp.alias_(exp.Min(this=year), "lo"), exp.alias_(exp.Max(this=year.copy()), "hi")).from_(table).sql(dialect=self.dialect)
+            try:
+                result = await self.connection.query(sql)
+            except Exception as exc:
+                log.warning("reading the years of %s failed: %s", entity.name, exc)
+                continue
+            if result.rows and result.rows[0][0] is not None:
+                lo, hi = (int(str(v)[:4]) for v in result.rows[0])
+                years.update(range(lo, min(hi, lo + 50) + 1))
+        self.values, self.years = values, tuple(sorted(years))
+
+    # --- compiling and running ----------------------------------------------------------------
+
+    def literal(self, dimension: str, value: str) -> exp.Expression:
+        from sqlglot import exp
+
+        stored = self.values.get(dimension, {}).get(value, value)
+        if isinstance(stored, bool) or not isinstance(stored, (int, float)):
+            return exp.Literal.string(str(value))
+        return exp.Literal.number(stored)
+
+    def resolve_values(self, query: SemanticQuery) -> SemanticQuery:
+        """``query`` with each filter value matched to an indexed value (case and accents
+        aside); ``SemanticQueryError`` for a value the data does not hold, so a model's
+        tool call cannot smuggle text into the SQL."""
+        from baton.phrasing import fold
+
+        where = []
+        for dimension, values in query.where:
+            known = self.values.get(dimension)
+            if known is None:
+                if self.model.has_dimension(dimension) and dimension != TIME:
+                    raise SemanticQueryError(f"the values of {dimension} are not indexed, so they cannot be filtered on")
+                where.append((dimension, values))
+                continue
+            folded = {fold(k).strip(): k for k in known}
+            matched = []
+            for value in values:
+                hit = folded.get(fold(str(value)).strip())
+                if hit is None:
+                    sample = ", ".join(list(known)[:8])
+                    raise SemanticQueryError(f"{value!r} is not a {dimension.replace('_', ' ')} in the data (some are: {sample})")
+                matched.append(hit)
+            where.append((dimension, tuple(matched)))
+        return SemanticQuery(query.metrics, query.by, query.grain, tuple(where), query.periods, query.order, query.limit)
+
+    def compile(self, query: SemanticQuery) -> CompiledQuery:
+        return compile_query(self.model, query, self.dialect, literal=self.literal)
+
+    async def run(self, query: SemanticQuery, *, number: int = 1) -> tuple[CompiledQuery, AttemptReport]:
+        """Compile and run ``query`` through the validation pass (safety check, schema
+        pre-validation, read-only engine)."""
+        from baton.specialists.sql.validation import validate_and_run
+
+        await self.ready()
+        compiled = self.compile(query)
+        report = await validate_and_run(compiled.sql, number=number, connection=self.connection,
+                                        schema=await self.connection.schema(), explanation=f"Semantic query: {compiled.query.describe(self.model)}")
+        return compiled, report
+
+
+__all__ = ["SemanticLayer"]

@@ -1,0 +1,230 @@
+"""The semantic model: entities and joins, measures, metrics, dimensions, synonyms.
+
+A model is plain data (frozen dataclasses), built by a reader (``native.py`` for Baton's
+YAML, ``metricflow.py`` for dbt MetricFlow's) and checked once by ``validate`` before
+anything is compiled from it:
+
+- **entity**: one table (``table``, optionally ``schema``), its time column (``time``:
+  the column, how it is stored — ``month`` text ``YYYY-MM``, ``date`` text ``YYYY-MM-DD``,
+  ``timestamp`` text ``YYYY-MM-DD HH:MM:SS``, or ``native`` DATE/TIMESTAMP — and so the
+  finest grain it has) and its joins to other entities (many-to-one: ``on`` maps a local
+  column to the other entity's column);
+- **measure**: an aggregation (``sum``, ``count``, ``count_distinct``, ``avg``, ``min``,
+  ``max``) of an expression over one entity's rows, with an optional row filter that is part
+  of the measure ("cancelled events never count": ``deleted_at IS NULL``);
+- **metric**: ``simple`` (one measure), ``ratio`` (numerator / denominator, both metrics)
+  or ``derived`` (an arithmetic expression over other metrics: ``revenue - cost``);
+- **dimension**: ``categorical`` (an expression over one entity's columns, reached from a
+  measure's entity through joins) or the one time dimension ``time`` (grains day, week,
+  month, quarter, year, computed from each measure's own entity time column).
+
+Expressions are SQL fragments the model's author wrote; ``expressions.py`` allows only
+columns of their own entity, literals, arithmetic, comparisons, CASE, CAST, COALESCE and
+a few pure functions, so a model can never read another table or call anything with an
+effect, and every compiled query still passes the workspace's safety check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from baton.errors import BatonError
+
+AGGREGATIONS = ("sum", "count", "count_distinct", "avg", "min", "max")
+METRIC_TYPES = ("simple", "ratio", "derived")
+TIME_FORMATS = {"month": "month", "date": "day", "timestamp": "day", "native": "day"}  # format -> finest grain
+GRAINS = ("day", "week", "month", "quarter", "year")
+TIME = "time"  # the name of the time dimension in queries
+
+
+class SemanticModelError(BatonError):
+    """A semantic model that cannot be used: malformed YAML, an unknown reference, an
+    expression outside the allowed subset, a join cycle, a name used twice."""
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    to: str
+    on: tuple[tuple[str, str], ...]  # (local column, other entity's column)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeColumn:
+    column: str
+    format: str = "date"  # month | date | timestamp | native
+
+    @property
+    def finest(self) -> str:
+        return TIME_FORMATS[self.format]
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    name: str
+    table: str
+    schema: str | None = None
+    time: TimeColumn | None = None
+    joins: tuple[Join, ...] = ()
+    synonyms: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    name: str
+    entity: str
+    agg: str
+    expr: str = "1"
+    filter: str | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    name: str
+    type: str = "simple"
+    measure: str | None = None  # simple
+    numerator: str | None = None  # ratio: metric names
+    denominator: str | None = None
+    expr: str | None = None  # derived: over metric names
+    label: str = ""
+    synonyms: tuple[str, ...] = ()
+    decimals: int = 2
+    description: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ")
+
+
+@dataclass(frozen=True, slots=True)
+class Dimension:
+    name: str
+    entity: str
+    expr: str
+    label: str = ""
+    synonyms: tuple[str, ...] = ()
+    index_values: bool = True  # its distinct values are indexed for questions ("Epson", "Paris")
+    description: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ")
+
+
+@dataclass(frozen=True, slots=True)
+class SavedQuery:
+    """A question a person checked, as a semantic query (a verified question whose SQL is
+    compiled from the model for each engine)."""
+
+    question: str
+    query: Mapping = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticModel:
+    name: str
+    entities: tuple[Entity, ...]
+    measures: tuple[Measure, ...]
+    metrics: tuple[Metric, ...]
+    dimensions: tuple[Dimension, ...]
+    saved_queries: tuple[SavedQuery, ...] = ()
+    time_synonyms: tuple[str, ...] = ()
+    description: str = ""
+
+    def entity(self, name: str) -> Entity:
+        for e in self.entities:
+            if e.name == name:
+                return e
+        raise SemanticModelError(f"no entity {name!r}")
+
+    def measure(self, name: str) -> Measure:
+        for m in self.measures:
+            if m.name == name:
+                return m
+        raise SemanticModelError(f"no measure {name!r}")
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise SemanticModelError(f"no metric {name!r} (has: {', '.join(x.name for x in self.metrics)})")
+
+    def dimension(self, name: str) -> Dimension:
+        for d in self.dimensions:
+            if d.name == name:
+                return d
+        raise SemanticModelError(f"no dimension {name!r} (has: {', '.join(x.name for x in self.dimensions)}, time)")
+
+    def has_metric(self, name: str) -> bool:
+        return any(m.name == name for m in self.metrics)
+
+    def has_dimension(self, name: str) -> bool:
+        return name == TIME or any(d.name == name for d in self.dimensions)
+
+    # --- what a metric is made of --------------------------------------------------------
+
+    def measures_of(self, metric: str, _seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """The measures a metric reads, in a stable order (derived metrics recurse)."""
+        if metric in _seen:
+            raise SemanticModelError(f"metric {metric!r} refers to itself")
+        m = self.metric(metric)
+        seen = _seen | {metric}
+        if m.type == "simple":
+            return (m.measure or "",)
+        if m.type == "ratio":
+            return tuple(dict.fromkeys((*self.measures_of(m.numerator or "", seen), *self.measures_of(m.denominator or "", seen))))
+        from baton.semantic.expressions import metric_references
+
+        out: list[str] = []
+        for ref in metric_references(m.expr or "", self):
+            out.extend(self.measures_of(ref, seen))
+        return tuple(dict.fromkeys(out))
+
+    def path(self, start: str, goal: str) -> tuple[tuple[Entity, Join], ...] | None:
+        """The joins from entity ``start`` to entity ``goal`` (shortest, many-to-one only);
+        ``()`` when they are the same, None when ``goal`` cannot be reached."""
+        if start == goal:
+            return ()
+        frontier: list[tuple[str, tuple[tuple[Entity, Join], ...]]] = [(start, ())]
+        seen = {start}
+        while frontier:
+            nxt = []
+            for name, steps in frontier:
+                entity = self.entity(name)
+                for join in entity.joins:
+                    if join.to in seen:
+                        continue
+                    route = (*steps, (entity, join))
+                    if join.to == goal:
+                        return route
+                    seen.add(join.to)
+                    nxt.append((join.to, route))
+            frontier = nxt
+        return None
+
+    def reachable(self, measure: str, dimension: str) -> bool:
+        """Whether ``dimension`` can break down ``measure`` (``time``: the measure's entity
+        has a time column)."""
+        entity = self.measure(measure).entity
+        if dimension == TIME:
+            return self.entity(entity).time is not None
+        return self.path(entity, self.dimension(dimension).entity) is not None
+
+    def finest_grain(self, measures: tuple[str, ...]) -> str | None:
+        """The finest time grain every one of ``measures`` has (None: one has no time)."""
+        finest = None
+        for name in measures:
+            time = self.entity(self.measure(name).entity).time
+            if time is None:
+                return None
+            if finest is None or GRAINS.index(time.finest) > GRAINS.index(finest):
+                finest = time.finest
+        return finest
+
+
+__all__ = [
+    "AGGREGATIONS", "Dimension", "Entity", "GRAINS", "Join", "METRIC_TYPES", "Measure", "Metric", "SavedQuery",
+    "SemanticModel", "SemanticModelError", "TIME", "TimeColumn",
+]

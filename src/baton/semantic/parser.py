@@ -1,0 +1,422 @@
+"""From a question to a semantic query, deterministically, or an honest "which did you mean?".
+
+1. The question's words are read every way the lexicon allows (``lexicon.py``): "roadshow"
+   is the business unit *Roadshows* or a word naming roadshow events; "profit" is ``profit``
+   (revenue - cost) or ``event_profit``; "tickets" is a metric or the product category.
+2. Each reading is assembled into a ``SemanticQuery``:
+   - metrics: the metrics named; with none, a verb implies the metrics whose words it shares
+     ("sold" -> sales, units sold, tickets sold), one reading each;
+   - group-by: every dimension named ("by city", "each product", "which units"), except one
+     that only qualifies a value next to it ("the Epson business unit"); a grain ("monthly",
+     "by quarter"); and a dimension or time that the question names several values of
+     ("Epson vs Pokemon", "2024 and 2025": compared side by side);
+   - filters: the dimensions' indexed values (quoted literals when compiled, never the
+     question's text), and periods (years, "March 2025", "Q3 2025", "from March to June
+     2025"; a month or quarter takes the year next to it, or the question's only year);
+   - order and limit: "top 5", "the 3 lowest", "highest" (a ranking needs something to rank).
+3. A reading is valid when nothing in it is unknown, every context word is used ("roadshow"
+   must be about roadshow events or the unit), and the model can answer it
+   (``SemanticQuery.check``: "cost cannot be broken down by city").
+
+Outcome: exactly one distinct valid query -> ``Parsed``; several -> ``AskBack`` with them; none,
+but the question is about metrics -> ``AskBack`` with the nearest answerable readings (unknown
+words and negations left out, a missing year filled with each year of the data, an
+impossible breakdown dropped), each said as a question that reads back to exactly that query
+(checked: a suggestion that would not answer itself when clicked is not offered); no metric
+at all -> ``NotMetric`` (another route answers). Ambiguity and unknown words are never guessed
+into an answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass, field, replace
+
+from baton.phrasing import raw_words
+from baton.semantic.lexicon import ASC_WORDS, COMPARE, DESC_WORDS, FILLER, NEGATIONS, VERBS, Lexicon, Sense, norm, time_senses
+from baton.semantic.model import TIME, SemanticModel
+from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
+from baton.semantic.render import render_question
+
+MAX_SEGMENTATIONS = 400
+MAX_READINGS = 3
+_QUALIFIER_GAP = frozenset({"the", "of", "a", "an"})
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    query: SemanticQuery
+
+
+@dataclass(frozen=True, slots=True)
+class AskBack:
+    reason: str  # ambiguous | unknown_words | cannot_answer | needs_period
+    message: str
+    readings: tuple[SemanticQuery, ...] = ()
+    questions: tuple[str, ...] = ()  # each reading said as a question (clickable)
+    unknown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NotMetric:
+    pass
+
+
+@dataclass
+class _Draft:
+    """One reading's assembly: a query, or why it is not one (and what would repair it)."""
+
+    query: SemanticQuery | None = None
+    problems: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    repairs: list[SemanticQuery] = field(default_factory=list)
+    segments: int = 0  # senses the words were read as: fewer means longer phrases of the model's own
+
+
+class QuestionParser:
+    """Reads questions for one model and its value index (immutable, shared by requests)."""
+
+    def __init__(self, model: SemanticModel, values: dict[str, list[str]] | None = None, years: tuple[int, ...] = ()) -> None:
+        self.model = model
+        self.lexicon = Lexicon(model, values)
+        self.years = tuple(sorted(set(years), reverse=True))  # the data's years, latest first
+
+    # --- public -------------------------------------------------------------------------------
+
+    def parse(self, question: str) -> Parsed | AskBack | NotMetric:
+        return self._parse(" ".join(str(question).split())[:1000])
+
+    @functools.lru_cache(maxsize=2048)
+    def _readings(self, question: str) -> tuple[list[_Draft], list[SemanticQuery]]:
+        """Every reading's draft, and the distinct valid queries."""
+        words = raw_words(question)[:60]
+        drafts = [d for seq in self._segmentations(words) for d in self._assemble(seq, words)]
+        good = [d for d in drafts if d.query is not None and not d.problems]
+        fewest = min((d.segments for d in good), default=0)
+        return drafts, _distinct([d.query for d in good if d.segments == fewest])
+
+    @functools.lru_cache(maxsize=1024)
+    def _parse(self, question: str):
+        drafts, valid = self._readings(question)
+        if not drafts:
+            return NotMetric()
+        if len(valid) == 1:
+            return Parsed(valid[0])
+        if len(valid) > 1:
+            readings, questions = self._said(valid)
+            if len(questions) < 2:  # the readings cannot be told apart in words: never pick one
+                return AskBack("ambiguous", "This question can be read in more than one way, and I cannot say which in words: "
+                               "please name the metric and the breakdown.", tuple(readings), tuple(questions))
+            return AskBack("ambiguous", "This question can be read in more than one way, so I won't guess. Did you mean:",
+                           tuple(readings), tuple(questions))
+        unknown = sorted({w for d in drafts for w in d.unknown})
+        repairs = _distinct([q for d in drafts for q in d.repairs])
+        readings, questions = self._said(repairs)
+        if unknown:
+            lead = f"I don't know how to read {_quoted(unknown)} here, so I won't guess."
+            reason = "unknown_words"
+        else:
+            problems = list(dict.fromkeys(p for d in drafts for p in d.problems))
+            lead = " ".join(p[0].upper() + p[1:] + ("" if p.endswith(".") else ".") for p in problems[:2])
+            reason = "needs_period" if any("which year" in p for p in problems) else "cannot_answer"
+        if questions:
+            lead += " Questions I can answer:" if reason != "needs_period" else " Did you mean:"
+        return AskBack(reason, lead, tuple(readings), tuple(questions), tuple(unknown))
+
+    def _said(self, queries: list[SemanticQuery]) -> tuple[list[SemanticQuery], list[str]]:
+        readings, questions = [], []
+        for query in queries:
+            text = render_question(self.model, query, self._reads_back)
+            if text is not None and text not in questions:
+                readings.append(query)
+                questions.append(text)
+            if len(questions) == MAX_READINGS:
+                break
+        return readings, questions
+
+    def _reads_back(self, text: str, query: SemanticQuery) -> bool:
+        _, valid = self._readings(" ".join(text.split()))
+        return valid == [query]
+
+    # --- reading the words --------------------------------------------------------------------
+
+    def _alternatives(self, words: list[str]) -> list[list[Sense]]:
+        normalised = [norm(w) for w in words]
+        timed = time_senses(words)
+        covered_by_time = {i for senses in timed.values() for s in senses if s.kind != "number" for i in range(s.start, s.end)}
+        out: list[list[Sense]] = []
+        lex = self.lexicon
+        for i, (raw, word) in enumerate(zip(words, normalised)):
+            here: list[Sense] = list(timed.get(i, ()))
+            if i in covered_by_time and not here:
+                out.append(here)
+                continue
+            exact_value = False
+            for size in range(min(lex.longest, len(words) - i), 0, -1):
+                for sense in lex.phrases.get(tuple(normalised[i:i + size]), ()):
+                    here.append(replace(sense, start=i, end=i + size))
+                    exact_value = exact_value or sense.kind == "value"
+            if not exact_value:
+                for value_words, sense in lex.partial.get(word, ()):
+                    k = value_words.index(word)
+                    size = 1
+                    while i + size < len(words) and k + size < len(value_words) and normalised[i + size] == value_words[k + size]:
+                        size += 1
+                    candidate = replace(sense, start=i, end=i + size, extra=("partial",))
+                    if candidate not in here:
+                        here.append(candidate)
+            if raw in DESC_WORDS or word in DESC_WORDS:
+                here.append(Sense("direction", number=1, start=i, end=i + 1))
+            if raw in ASC_WORDS or word in ASC_WORDS:
+                here.append(Sense("direction", number=0, start=i, end=i + 1))
+            if word in VERBS:
+                here.append(Sense("verb", word, start=i, end=i + 1))
+            if raw in NEGATIONS:
+                here.append(Sense("negation", raw, start=i, end=i + 1))
+            if raw in COMPARE:
+                here.append(Sense("compare", raw, start=i, end=i + 1))
+            if (raw in FILLER or word in FILLER) and not any(s.kind in ("number", "year", "quarter", "month", "range", "relative")
+                                                             for s in here):
+                here.append(Sense("filler", raw, start=i, end=i + 1))
+            if not here:
+                here.append(Sense("unknown", raw, start=i, end=i + 1))
+            out.append(here)
+        return out
+
+    def _segmentations(self, words: list[str]):
+        alternatives = self._alternatives(words)
+        results: list[tuple[Sense, ...]] = []
+
+        def walk(i: int, path: tuple[Sense, ...]) -> None:
+            if len(results) >= MAX_SEGMENTATIONS:
+                return
+            if i >= len(words):
+                results.append(path)
+                return
+            options = alternatives[i]
+            if not options:  # inside a time span read at its start
+                walk(i + 1, path)
+                return
+            for sense in options:
+                walk(sense.end, (*path, sense))
+
+        walk(0, ())
+        return results
+
+    # --- assembling a reading -----------------------------------------------------------------
+
+    def _assemble(self, seq: tuple[Sense, ...], words: list[str]) -> list[_Draft]:
+        metrics = list(dict.fromkeys(s.name for s in seq if s.kind == "metric"))
+        verbs = [s for s in seq if s.kind == "verb"]
+        if not metrics and not verbs:
+            return []  # not about a metric
+        shared = _Draft()
+        meaningful = [s for s in seq if s.kind != "filler"]
+        negated = {i for i, s in enumerate(meaningful) if i and meaningful[i - 1].kind == "negation" and s.kind == "value"}
+        shared.unknown += [s.name for s in seq if s.kind in ("unknown", "negation", "relative")]
+        candidates = [metrics] if metrics else [[m] for m in self._implied(verbs)]
+        if not candidates:
+            shared.problems.append("no metric of this model is sold, made or spent that way")
+            return [shared]
+        values: dict[str, list[str]] = {}
+        by: list[str] = []
+        grains: list[tuple[int, str]] = []
+        for index, sense in enumerate(meaningful):
+            if sense.kind == "value" and index not in negated:
+                listed = values.setdefault(sense.name, [])
+                if sense.value not in listed:
+                    listed.append(sense.value)
+            elif sense.kind == "dimension" and not _qualifies(meaningful, index):
+                if sense.name not in by:
+                    by.append(sense.name)
+            elif sense.kind == "grain" and not _grain_qualifies(meaningful, index):
+                grains.append((index, sense.name))
+        explicit = sorted({g for _, g in grains if g})
+        if len(explicit) > 1:
+            shared.problems.append(f"the question names several time grains ({', '.join(explicit)})")
+        grain = explicit[0] if explicit else None
+        if grains:
+            position = grains[0][0]
+            before = {s.name for s in meaningful[:position] if s.kind == "dimension" and s.name in by}
+            by.insert(len(before), TIME)
+        periods, needs_year = self._periods(meaningful, shared)
+        for name, listed in values.items():
+            if len(listed) > 1 and name not in by:
+                by.append(name)
+        if len(periods) > 1 and TIME not in by:
+            by.append(TIME)
+            grain = grain or periods[0].grain
+        order, limit = self._ranking(meaningful, shared)
+        if any(s.kind == "compare" for s in meaningful) and not (len(periods) > 1 or any(len(v) > 1 for v in values.values())):
+            shared.unknown += [s.name for s in meaningful if s.kind == "compare"]
+        entities = {s.name for s in meaningful if s.kind == "entity"}
+        drafts = []
+        for metric_list in candidates:
+            draft = _Draft(problems=list(shared.problems), unknown=list(shared.unknown), segments=len(seq))
+            query = SemanticQuery(tuple(metric_list), tuple(by), grain if TIME in by else None,
+                                  tuple((k, tuple(v)) for k, v in values.items()), tuple(periods),
+                                  ((metric_list[0], order),) if order is not None else (), limit)
+            self._judge(draft, query, entities, needs_year, order is not None)
+            drafts.append(draft)
+        return drafts
+
+    def _implied(self, verbs: list[Sense]) -> list[str]:
+        stems = {w for v in verbs for w in VERBS[v.name]}
+        out = []
+        for metric in self.model.metrics:
+            phrases = self.lexicon.words_of("metric", metric.name)
+            if any(w in stems for p in phrases for w in p):
+                out.append(metric.name)
+        return out
+
+    def _periods(self, meaningful: list[Sense], draft: _Draft) -> tuple[list[Period], list[Sense]]:
+        """The periods named, and the months or quarters that lack their year (and
+        relative periods: "last year")."""
+        years = [(i, s) for i, s in enumerate(meaningful) if s.kind == "year"]
+        parts = [(i, s) for i, s in enumerate(meaningful) if s.kind in ("month", "quarter", "range")]
+        used: set[int] = set()
+        periods: list[Period] = []
+        needs_year: list[Sense] = [s for s in meaningful if s.kind == "relative"]
+        for i, part in parts:
+            year = None
+            for j in (i + 1, i - 1):
+                if 0 <= j < len(meaningful) and meaningful[j].kind == "year" and j not in used:
+                    year = meaningful[j].number
+                    used.add(j)
+                    break
+            if year is None:
+                free = [(j, s) for j, s in years if j not in used]
+                if len(free) == 1 and len(parts) == 1:
+                    year = free[0][1].number
+                    used.add(free[0][0])
+                elif not free:
+                    needs_year.append(part)
+                    continue
+                else:
+                    draft.problems.append("the question names several years and months: say which month of which year")
+                    continue
+            try:
+                periods += _expand(part, year)
+            except SemanticQueryError as exc:
+                draft.problems.append(str(exc))
+        periods += [Period.parse(str(s.number)) for j, s in years if j not in used]
+        if len({p.grain for p in periods}) > 1:
+            draft.problems.append("the question mixes whole years with months or quarters")
+        return list(dict.fromkeys(periods)), needs_year
+
+    def _ranking(self, meaningful: list[Sense], draft: _Draft) -> tuple[bool | None, int | None]:
+        directions = [(i, s) for i, s in enumerate(meaningful) if s.kind == "direction"]
+        numbers = [(i, s) for i, s in enumerate(meaningful) if s.kind == "number"]
+        if len({s.number for _, s in directions}) > 1:
+            draft.problems.append("the question asks for the highest and the lowest at once")
+        order = bool(directions[0][1].number) if directions else None
+        limit = None
+        for i, number in numbers:
+            near = any(abs(i - j) == 1 for j, _ in directions) or (i >= 2 and meaningful[i - 1].kind == "direction")
+            if not near or not 1 <= number.number <= 1000 or limit is not None:
+                draft.unknown.append(str(number.number))
+                continue
+            limit = number.number
+        return order, limit
+
+    def _judge(self, draft: _Draft, query: SemanticQuery, entities: set[str], needs_year: list[Sense], ranked: bool) -> None:
+        """Check ``query``; keep it as the draft's answer, or as a repair with the problem."""
+        model = self.model
+        problems: list[str] = []
+        used = {model.measure(m).entity for name in query.metrics for m in model.measures_of(name)}
+        used |= {model.dimension(d).entity for d in (*query.by, *(n for n, _ in query.where)) if d != TIME}
+        stray = sorted(entities - used)
+        if stray:
+            problems.append(f"“{stray[0].replace('_', ' ')}” does not fit {' and '.join(model.metric(m).title for m in query.metrics)}")
+        if any(s.kind != "relative" for s in needs_year):
+            problems.append("which year? The question names a month or quarter without its year")
+        if (ranked or query.limit) and not query.by:
+            problems.append("a ranking needs something to rank (by product, by month ...)")
+        try:
+            checked = query.check(model)
+        except SemanticQueryError as exc:
+            problems.append(str(exc))
+            checked = None
+        if checked is not None and not problems and not draft.problems and not draft.unknown:
+            draft.query = checked
+            return
+        draft.problems += [p for p in problems if p not in draft.problems]
+        draft.repairs += self._repairs(query, needs_year, ranked)
+
+    def _repairs(self, query: SemanticQuery, needs_year: list[Sense], ranked: bool) -> list[SemanticQuery]:
+        """Answerable neighbours of an unanswerable reading (module docstring)."""
+        model = self.model
+        base = query
+        measures = [m for name in query.metrics for m in model.measures_of(name)]
+        keep_by = tuple(d for d in query.by if all(model.reachable(m, d) for m in measures))
+        keep_where = tuple((d, v) for d, v in query.where if all(model.reachable(m, d) for m in measures))
+        base = replace(base, by=keep_by, where=keep_where, grain=base.grain if TIME in keep_by else None)
+        options = [base]
+        if needs_year:
+            options = []
+            for year in self.years[:2]:
+                added: list[Period] = []
+                for part in needs_year:
+                    added += [Period.parse(str(year))] if part.kind == "relative" else _expand(part, year)
+                periods = tuple(dict.fromkeys((*base.periods, *added)))
+                by, grain = base.by, base.grain
+                if len(periods) > 1 and TIME not in by:
+                    by, grain = (*by, TIME), periods[0].grain
+                options.append(replace(base, periods=periods, by=by, grain=grain))
+        if (ranked or base.limit) and not base.by:
+            ranked_options = []
+            for option in options:
+                for dimension in (*model.dimensions,):
+                    if all(model.reachable(m, dimension.name) for m in measures):
+                        ranked_options.append(replace(option, by=(dimension.name,)))
+            options = ranked_options
+        out = []
+        for option in options:
+            try:
+                out.append(option.check(model))
+            except SemanticQueryError:
+                continue
+        return out
+
+
+def _expand(part: Sense, year: int) -> list[Period]:
+    if part.kind == "month":
+        return [Period.parse(f"{year}-{part.number:02d}")]
+    if part.kind == "quarter":
+        return [Period.parse(f"{year}-Q{part.number}")]
+    (kind, first), (_, last) = part.extra
+    if last < first:
+        raise SemanticQueryError("a range runs forwards (from March to June)")
+    if kind == "month":
+        return [Period.parse(f"{year}-{m:02d}") for m in range(first, last + 1)]
+    return [Period.parse(f"{year}-Q{q}") for q in range(first, last + 1)]
+
+
+def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:
+    return [meaningful[j] for j in (index - 1, index + 1) if 0 <= j < len(meaningful)]
+
+
+def _qualifies(meaningful: list[Sense], index: int) -> bool:
+    """A dimension word next to one of its own values names the value's type, not a breakdown."""
+    sense = meaningful[index]
+    return any(n.kind == "value" and n.name == sense.name for n in _neighbours(meaningful, index))
+
+
+def _grain_qualifies(meaningful: list[Sense], index: int) -> bool:
+    """"the month of March 2025", "the year 2025": a grain word next to its own period."""
+    sense = meaningful[index]
+    kinds = {"month": ("month", "range"), "quarter": ("quarter",), "year": ("year",)}.get(sense.name, ())
+    return any(n.kind in kinds for n in _neighbours(meaningful, index))
+
+
+def _distinct(queries: list[SemanticQuery]) -> list[SemanticQuery]:
+    return list(dict.fromkeys(q for q in queries if q is not None))
+
+
+def _quoted(words: list[str]) -> str:
+    quoted = [f"“{w}”" for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+__all__ = ["AskBack", "NotMetric", "Parsed", "QuestionParser"]

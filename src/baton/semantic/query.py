@@ -1,0 +1,260 @@
+"""A semantic query: metrics x group-by dimensions x filters x time grain x order/limit.
+
+It is what the question parser produces, what a model fills through the SQL specialist's
+``semantic_query`` tool, what a saved query stores and what a follow-up edits; the compiler
+turns it into SQL. Its dict form (tool arguments, YAML, ``metadata["semantic_query"]``)::
+
+    {"metrics": ["revenue"], "by": ["business_unit"], "grain": "quarter",
+     "where": {"business_unit": ["Epson"], "time": ["2025"]},
+     "order": [["revenue", "desc"]], "limit": 5}
+
+``time`` in ``by`` groups by the time grain (``grain``, default month); ``time`` in
+``where`` takes periods: ``2025``, ``2025-Q3``, ``2025-03``, ``2025-03-15`` (several: their
+union). Filter values are compared as the dimension's values, bound as quoted literals by the
+compiler (never spliced as text).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from baton.semantic.model import GRAINS, TIME, SemanticModel, SemanticModelError
+
+MAX_LIMIT = 1000
+MAX_VALUES = 100
+_PERIOD = re.compile(r"^(\d{4})(?:-(?:Q([1-4])|(\d{2})(?:-(\d{2}))?))?$")
+
+
+class SemanticQueryError(SemanticModelError):
+    """A semantic query the model cannot answer (an unknown metric, a dimension that cannot
+    break a metric down, a grain finer than the data), said in words a person can act on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A half-open time range ``[start, end)`` as ISO dates, and how it was named."""
+
+    start: str
+    end: str
+    label: str
+    grain: str  # year | quarter | month | day
+
+    @classmethod
+    def parse(cls, text: str) -> Period:
+        m = _PERIOD.match(str(text).strip())
+        if not m:
+            raise SemanticQueryError(f"{text!r} is not a period (2025, 2025-Q3, 2025-03 or 2025-03-15)")
+        year, quarter, month, day = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+        if not 1900 <= year <= 2200:
+            raise SemanticQueryError(f"{year} is not a year this model answers for")
+        if quarter:
+            q = int(quarter)
+            start, end = (year, 3 * q - 2, 1), (year + (q == 4), 1 if q == 4 else 3 * q + 1, 1)
+            return cls(_iso(*start), _iso(*end), f"{year}-Q{q}", "quarter")
+        if month:
+            mo = int(month)
+            if not 1 <= mo <= 12:
+                raise SemanticQueryError(f"{text!r}: no month {mo}")
+            if day:
+                d = int(day)
+                if not 1 <= d <= calendar.monthrange(year, mo)[1]:
+                    raise SemanticQueryError(f"{text!r}: no such day")
+                import datetime as dt
+
+                nxt = dt.date(year, mo, d) + dt.timedelta(days=1)
+                return cls(_iso(year, mo, d), nxt.isoformat(), f"{year}-{mo:02d}-{d:02d}", "day")
+            return cls(_iso(year, mo, 1), _iso(year + (mo == 12), 1 if mo == 12 else mo + 1, 1), f"{year}-{mo:02d}", "month")
+        return cls(_iso(year, 1, 1), _iso(year + 1, 1, 1), str(year), "year")
+
+    @property
+    def year(self) -> int:
+        return int(self.start[:4])
+
+
+def _iso(y: int, m: int, d: int) -> str:
+    return f"{y:04d}-{m:02d}-{d:02d}"
+
+
+def period_words(label: str) -> str:
+    """"2025-Q3" -> "Q3 2025", "2025-03" -> "March 2025" (how answers name periods)."""
+    m = _PERIOD.match(label)
+    if not m:
+        return label
+    year, quarter, month, day = m.groups()
+    if quarter:
+        return f"Q{quarter} {year}"
+    if month and not day:
+        return f"{calendar.month_name[int(month)]} {year}"
+    return label
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticQuery:
+    metrics: tuple[str, ...]
+    by: tuple[str, ...] = ()
+    grain: str | None = None
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (dimension, values): value IN values
+    periods: tuple[Period, ...] = ()
+    order: tuple[tuple[str, bool], ...] = ()  # (metric or dimension, descending)
+    limit: int | None = None
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+    # --- dict form ------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SemanticQuery:
+        if not isinstance(data, Mapping):
+            raise SemanticQueryError("a semantic query is a mapping with metrics, by, where, order, limit")
+        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit"}
+        if unknown:
+            raise SemanticQueryError(f"unknown key(s) in the semantic query: {', '.join(sorted(map(str, unknown)))}")
+        metrics = _names(data.get("metrics"), "metrics")
+        by = _names(data.get("by"), "by")
+        grain = data.get("grain")
+        if grain is not None and grain not in GRAINS:
+            raise SemanticQueryError(f"grain {grain!r} is not one of {', '.join(GRAINS)}")
+        where: list[tuple[str, tuple[str, ...]]] = []
+        periods: tuple[Period, ...] = ()
+        raw_where = data.get("where") or {}
+        if not isinstance(raw_where, Mapping):
+            raise SemanticQueryError("where maps a dimension to its value (or a list of values)")
+        for name, values in raw_where.items():
+            listed = values if isinstance(values, (list, tuple)) else [values]
+            if not listed or len(listed) > MAX_VALUES:
+                raise SemanticQueryError(f"where {name}: from 1 to {MAX_VALUES} values")
+            if any(not isinstance(v, (str, int, float)) or isinstance(v, bool) for v in listed):
+                raise SemanticQueryError(f"where {name}: values are text or numbers")
+            if name == TIME:
+                periods = tuple(Period.parse(str(v)) for v in listed)
+            else:
+                where.append((str(name), tuple(str(v) for v in listed)))
+        order = []
+        for item in data.get("order") or ():
+            if isinstance(item, str):
+                item = [item, "desc"]
+            if not isinstance(item, (list, tuple)) or len(item) != 2 or str(item[1]).lower() not in ("asc", "desc"):
+                raise SemanticQueryError("order is a list of [name, 'asc' | 'desc']")
+            order.append((str(item[0]), str(item[1]).lower() == "desc"))
+        limit = data.get("limit")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT):
+            raise SemanticQueryError(f"limit is a whole number from 1 to {MAX_LIMIT}")
+        return cls(metrics, by, grain if TIME in by else None, tuple(where), periods, tuple(order), limit)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"metrics": list(self.metrics)}
+        if self.by:
+            out["by"] = list(self.by)
+        if self.grain:
+            out["grain"] = self.grain
+        where: dict[str, Any] = {name: list(values) for name, values in self.where}
+        if self.periods:
+            where[TIME] = [p.label for p in self.periods]
+        if where:
+            out["where"] = where
+        if self.order:
+            out["order"] = [[name, "desc" if desc else "asc"] for name, desc in self.order]
+        if self.limit is not None:
+            out["limit"] = self.limit
+        return out
+
+    # --- checking against a model ---------------------------------------------------------
+
+    def check(self, model: SemanticModel) -> SemanticQuery:
+        """This query, with defaults filled (grain, order), or ``SemanticQueryError``."""
+        if not self.metrics:
+            raise SemanticQueryError("a semantic query needs at least one metric")
+        for name in self.metrics:
+            if not model.has_metric(name):
+                raise SemanticQueryError(f"no metric {name!r} (metrics: {', '.join(m.name for m in model.metrics)})")
+        measures = tuple(dict.fromkeys(x for name in self.metrics for x in model.measures_of(name)))
+        names = [*self.by, *(name for name, _ in self.where)]
+        for name in names:
+            if not model.has_dimension(name):
+                raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)}, time)")
+        if len(set(self.by)) != len(self.by):
+            raise SemanticQueryError("a dimension is named twice in by")
+        needs_time = TIME in self.by or bool(self.periods)
+        for name in dict.fromkeys(names + ([TIME] if needs_time else [])):
+            for measure in measures:
+                if not model.reachable(measure, name):
+                    metric = next(m for m in self.metrics if measure in model.measures_of(m))
+                    what = "over time" if name == TIME else f"by {model.dimension(name).title}"
+                    raise SemanticQueryError(f"{model.metric(metric).title} cannot be broken down {what}")
+        grain = self.grain
+        if TIME in self.by:
+            finest = model.finest_grain(measures) or "month"
+            grain = grain or ("month" if GRAINS.index(finest) <= GRAINS.index("month") else finest)
+            if GRAINS.index(grain) < GRAINS.index(finest):
+                titles = " and ".join(model.metric(m).title for m in self.metrics)
+                raise SemanticQueryError(f"{titles} is kept by {finest}, so it cannot be shown by {grain}")
+        finest = model.finest_grain(measures) if self.periods else None
+        for period in self.periods:
+            if finest is not None and GRAINS.index(period.grain) < GRAINS.index(finest):
+                raise SemanticQueryError(f"the data is kept by {finest}: {period_words(period.label)} is finer than that")
+        outputs = {*self.metrics, *self.by}
+        for name, _ in self.order:
+            if name not in outputs:
+                raise SemanticQueryError(f"cannot order by {name!r}: it is not among the metrics or the group-by dimensions")
+        if self.limit is not None and not 1 <= self.limit <= MAX_LIMIT:
+            raise SemanticQueryError(f"limit is a whole number from 1 to {MAX_LIMIT}")
+        order = self.order or _default_order(self)
+        order += tuple((b, False) for b in self.by if b not in {name for name, _ in order})  # ties: the same rows everywhere
+        return replace(self, grain=grain, order=order)
+
+    # --- words ------------------------------------------------------------------------------
+
+    def describe(self, model: SemanticModel | None = None) -> str:
+        """"revenue by quarter, business unit; where business unit = Epson, time in 2025;
+        top 5 by revenue" — what the answer shows as the query it ran."""
+
+        def title(name: str) -> str:
+            if name == TIME:
+                return self.grain or "month"
+            if model is not None:
+                if model.has_metric(name):
+                    return model.metric(name).title
+                if model.has_dimension(name):
+                    return model.dimension(name).title
+            return name.replace("_", " ")
+
+        parts = [" and ".join(title(m) for m in self.metrics)]
+        if self.by:
+            parts[0] += " by " + ", ".join(title(b) for b in self.by)
+        conditions = [f"{title(name)} = {' or '.join(values)}" for name, values in self.where]
+        if self.periods:
+            conditions.append("time in " + " or ".join(period_words(p.label) for p in self.periods))
+        if conditions:
+            parts.append("where " + " and ".join(conditions))
+        if self.limit is not None and self.order:
+            name, desc = self.order[0]
+            parts.append(f"{'top' if desc else 'bottom'} {self.limit} by {title(name)}")
+        elif self.order and self.order[0][0] in self.metrics:
+            name, desc = self.order[0]
+            parts.append(f"sorted by {title(name)} {'descending' if desc else 'ascending'}")
+        return "; ".join(parts)
+
+
+def _default_order(query: SemanticQuery) -> tuple[tuple[str, bool], ...]:
+    """Time ascending when grouped by time; else the first metric descending (a ranking),
+    ties by the dimensions; one row: none."""
+    if TIME in query.by:
+        return ((TIME, False), *((b, False) for b in query.by if b != TIME))
+    if query.by:
+        return ((query.metrics[0], True), *((b, False) for b in query.by))
+    return ()
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or any(not isinstance(v, str) for v in value) or len(value) > 20:
+        raise SemanticQueryError(f"{what} is a list of names")
+    return tuple(value)
+
+
+__all__ = ["MAX_LIMIT", "Period", "SemanticQuery", "SemanticQueryError", "period_words"]
