@@ -257,11 +257,16 @@ def test_a_single_dataset_answer_shows_chart_table_and_sql(page):
     login(page)
     ask(page, "Revenue by month")
     answer = last_turn(page).locator(".answer")
-    image = answer.locator(".chart img")
-    expect(image).to_be_visible()
-    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
-    assert image.get_attribute("src").startswith("blob:")
-    assert image.evaluate("img => img.naturalWidth") > 100
+    figure = answer.locator(".chart")
+    expect(figure).to_have_attribute("data-mode", "interactive")  # drawn in the page by the vendored Vega runtime
+    svg = figure.locator("svg").first
+    expect(svg).to_be_visible()
+    assert svg.get_attribute("aria-label").lower() == "revenue by month" and svg.bounding_box()["width"] > 300
+    figure.locator(".mark-symbol path").nth(6).hover()  # July: the tooltip says what is under the pointer
+    tooltip = page.locator("#vg-tooltip-element")
+    expect(tooltip).to_be_visible()
+    expect(tooltip).to_contain_text("revenue")
+    expect(tooltip).to_contain_text("1,659")
     assert answer.locator("table thead th").all_inner_texts() == ["month", "revenue"]
     rows = answer.locator("table tbody tr")
     expect(rows).to_have_count(12)
@@ -303,7 +308,7 @@ def test_a_follow_up_chip_asks_it_as_a_new_turn_in_the_same_conversation(page):
     chips.first.click()
     expect(page.locator("#chat .turn")).to_have_count(2)
     expect(last_turn(page).locator(".question")).to_have_text(chip_text)
-    expect(last_turn(page).locator(".answer .chart img")).to_be_visible()
+    expect(last_turn(page).locator(".answer .chart svg").first).to_be_visible()
     expect(page.locator("#sessions .session.active")).to_have_count(1)
     shot(page, "05-follow-up")
 
@@ -350,7 +355,7 @@ def test_the_session_list_shows_the_conversation_and_reopening_restores_it(page)
     turns = page.locator("#chat .turn")
     expect(turns).to_have_count(2)
     expect(turns.nth(0).locator(".question")).to_have_text("Revenue by month for the session test")
-    expect(turns.nth(0).locator(".chart img")).to_be_visible()
+    expect(turns.nth(0).locator(".chart svg").first).to_be_visible()
     expect(turns.nth(1).locator("[role=tab]")).to_have_count(2)
     # the restored conversation continues where it left off
     ask(page, "Revenue by month, again")
@@ -381,7 +386,7 @@ def test_a_failed_request_is_shown_as_an_error_and_the_page_stays_usable(page):
     expect(page.locator("#ask-button")).to_be_enabled()
     shot(page, "12-failed-request")
     ask(page, "Revenue by month")
-    expect(last_turn(page).locator(".answer .chart img")).to_be_visible()
+    expect(last_turn(page).locator(".answer .chart svg").first).to_be_visible()
 
 
 def test_another_workspace_key_sees_none_of_these_conversations(page):

@@ -133,7 +133,8 @@ def test_every_api_route_requires_the_key(app):
 
     from baton.server.auth import authenticate
 
-    open_paths = {"/health", "/health/ready", "/", "/login", "/static/{name}"}  # readiness: load balancers call it without a key
+    open_paths = {"/health", "/health/ready", "/", "/login", "/logout", "/static/{name}", "/static/vendor/{name}",
+                  "/favicon.ico"}  # readiness: load balancers call it without a key
     for route in app.routes:
         if isinstance(route, APIRoute) and route.path not in open_paths:
             calls = [d.call for d in route.dependant.dependencies]
@@ -162,7 +163,8 @@ async def test_login_sets_a_cookie_only_for_a_valid_same_site_post(client):
     assert (await client.post("/login", json={"key": "nope"})).status_code == 401
     assert (await client.post("/login", json={"key": "key-acme"}, headers={"Origin": "https://evil.example"})).status_code == 403
     ok = await client.post("/login", json={"key": "key-acme"}, headers={"Origin": "http://test"})
-    assert ok.status_code == 204 and "baton_key" in ok.headers["set-cookie"] and "HttpOnly" in ok.headers["set-cookie"]
+    assert ok.status_code == 204 and "baton_session_" in ok.headers["set-cookie"] and "HttpOnly" in ok.headers["set-cookie"]
+    assert "key-acme" not in ok.headers["set-cookie"]  # a session token, never the key (test_server_login.py)
     assert (await client.get("/v1/agents")).status_code == 200  # the cookie now authenticates
 
 

@@ -72,6 +72,34 @@ def _demo_workspace(rebuild: bool = False, state=None, **options):
     return workspace
 
 
+def _report_running_demo(running, rebuild: bool, where) -> int:
+    """What a second ``baton demo`` says about the running one (``baton.demo.service``); its exit code."""
+    pid = f" (pid {running.pid})" if running.pid else ""
+    if rebuild:
+        console.print(f"[red]A demo is running[/red] at {running.url or where.home}{pid}. Stop it before --rebuild: "
+                      "rebuilding deletes the database and conversations it is using.")
+        return 1
+    if running.key_digest is None:
+        console.print(f"A demo is starting at {running.url}{pid}: it prints its link when it is ready.")
+        return 0
+    key = os.environ.get("BATON_DEMO_KEY") or _default_demo_key(where)
+    link = running.link(key)
+    if link is None:
+        console.print(f"A demo is already running at {running.url}{pid} with another key (BATON_DEMO_KEY): "
+                      "open the link it printed.")
+        return 0
+    console.print(f"\n[bold green]Baton demo[/bold green] is already running{pid}. Open:\n\n  [link={link}]{link}[/link]\n")
+    return 0
+
+
+def _default_demo_key(where) -> str:
+    store = where.keys()
+    try:
+        return store.default_key("demo")
+    finally:
+        store.close()
+
+
 class _nullcontext:
     def __enter__(self):
         return self
@@ -89,18 +117,29 @@ def register(app: typer.Typer) -> None:
         state: Optional[str] = StateOption,
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
-        """Build the demo workspace and serve it; prints a URL that logs the browser in."""
+        """Build the demo workspace and serve it; prints a URL that logs the browser in. One demo
+        per BATON_HOME: while one runs, this prints its link (and --rebuild refuses)."""
         from baton.cli.serving import demo_app, serve_app, smoke_check
+        from baton.demo.service import DemoService
 
         where = _state(state)
+        service = DemoService(where.home / "demo")
+        smoke = bool(os.environ.get("BATON_DEMO_SMOKE"))  # checks, never serves: claims nothing
+        running = (service.running() if rebuild else None) if smoke else service.claim(f"http://{host}:{port}")
+        if running is not None:
+            raise typer.Exit(_report_running_demo(running, rebuild, where))
         workspace = _demo_workspace(rebuild, where)
         app, key = demo_app(workspace, where)
-        if os.environ.get("BATON_DEMO_SMOKE"):
+        if smoke:
             raise typer.Exit(asyncio.run(smoke_check(app, key, console)))
+        service.publish(key)
         url = f"http://{host}:{port}/#key={key}"
         console.print(f"\n[bold green]Baton demo[/bold green] is running. Open:\n\n  [link={url}]{url}[/link]\n")
         console.print("Try: [italic]What was Pokemon revenue by month in 2025?[/italic]   (Ctrl+C to stop)")
-        serve_app(app, host, port, log_level)
+        try:
+            serve_app(app, host, port, log_level)
+        finally:
+            service.release()
 
     @app.command()
     def ask(

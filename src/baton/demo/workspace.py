@@ -37,6 +37,15 @@ DESCRIPTIONS = {
     "general_finance": "Company-wide finance across all business units: totals, costs by category, profit per unit.",
 }
 UNIT_IDS = {"pokemon_finance": 1, "epson_finance": 2, "roadshows_finance": 3, "general_finance": None}
+# The empty page's document examples (``baton.workspace.examples``): questions the documents
+# answer with no model (tests/test_document_routing.py, tests/test_browser_analyst.py).
+DOCUMENT_EXAMPLES = (
+    "What is a roadshow?",
+    "How is profit defined?",
+    "How are cancelled roadshow events handled?",
+    "What counts as revenue?",
+    "What is an EcoTank?",
+)
 
 
 class DemoWorkspace(Workspace):
@@ -47,6 +56,7 @@ class DemoWorkspace(Workspace):
         self.database = database
         self.verified = verified  # the built-in ones; what is answered from: ``orchestrator.verified``
         self.vocabulary = None  # how questions are read (``demo_vocabulary``), set by the builder
+        self.document_examples = DOCUMENT_EXAMPLES  # what the empty page offers to ask the documents
 
 
 def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = None, rebuild: bool = False,

@@ -22,7 +22,6 @@ import logging
 import re
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
@@ -31,14 +30,17 @@ from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
 from baton.server.admission import Admission
-from baton.server.auth import COOKIE, ApiKeys, Caller, Principal
+from baton.server.auth import ApiKeys, Caller, Principal
 from baton.server.errors import answer_headers, answer_status, register_error_handlers
 from baton.server.guard import RequestGuard
 from baton.server.limits import Limits
+from baton.server.login_routes import register_login_routes
+from baton.server.analyst_routes import register_analyst_routes
 from baton.server.memory_routes import register_memory_routes
+from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.openai_compat import register_openai_routes
 from baton.server.pipeline_routes import register_pipeline_routes
-from baton.server.schemas import AskRequest, ChartRequest, LoginRequest
+from baton.server.schemas import AskRequest, ChartRequest
 from baton.server.ready import register_health_routes
 from baton.server.sse import sse, sse_error
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
@@ -185,24 +187,11 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {str(exc)[:300]}") from exc
         return Response(svg, media_type="image/svg+xml")
 
-    @app.post("/login", include_in_schema=False)
-    async def login(body: LoginRequest, request: Request) -> Response:
-        """Exchange a key for a session cookie. The page posts the key it found in the URL
-        fragment (``/#key=...``, which browsers never send to a server or put in logs); a
-        cross-site post is refused, so no other site can log a visitor into its workspace."""
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
-            raise HTTPException(status_code=403, detail="cross-site login refused")
-        principal = request.app.state.keys.resolve(body.key)
-        if principal is None or principal.workspace not in request.app.state.workspaces.names():
-            raise HTTPException(status_code=401, detail="missing or invalid API key")
-        response = Response(status_code=204)
-        response.set_cookie(COOKIE, body.key, httponly=True, samesite="strict", secure=request.url.scheme == "https")
-        return response
+    register_login_routes(app)  # the page's login session: a token in the cookie, never the key
 
     @app.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(_static("index.html"))
+        return HTMLResponse(_static("index.html"), headers=PAGE_HEADERS)
 
     @app.get("/static/{name}", include_in_schema=False)
     async def static(name: str) -> Response:
@@ -218,6 +207,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     register_openai_routes(app, workspace_of)
     register_pipeline_routes(app, workspace_of)
     register_memory_routes(app, workspace_of)
+    register_analyst_routes(app, workspace_of)  # examples, schema, edited SQL, verified questions, CSV
+    register_asset_routes(app)  # the vendored chart runtime, the favicon
     from baton.mcp import mcp_http_router  # MCP (Streamable HTTP) at /mcp: the key picks the workspace, as everywhere
 
     app.state.mcp = mcp_http_router(workspaces, keys)

@@ -1,7 +1,8 @@
 """Authentication over HTTP: an API key maps to exactly one workspace (``baton.workspace.keys``).
 
-A request presents its key as ``Authorization: Bearer <key>``, ``X-API-Key: <key>``, or the ``baton_key`` cookie the
-page's login link sets. The workspace comes from the key, never from the request body, so a
+A request presents its key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``; the
+page presents its login cookie instead, which holds a session token, never the key
+(``login_routes.py``). The workspace comes from the key, never from the request body, so a
 key can't reach another workspace's agents, sessions or memory.
 """
 
@@ -11,17 +12,17 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from baton.server.login_routes import session_principal
 from baton.workspace.keys import ApiKeys, Principal, digest, new_key
 
-COOKIE = "baton_key"
-__all__ = ["COOKIE", "ApiKeys", "Caller", "Principal", "authenticate", "digest", "new_key", "presented_key"]
+__all__ = ["ApiKeys", "Caller", "Principal", "authenticate", "digest", "new_key", "presented_key"]
 
 
 def presented_key(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.headers.get("x-api-key") or request.cookies.get(COOKIE)
+    return request.headers.get("x-api-key")
 
 
 async def authenticate(request: Request) -> Principal:
@@ -29,6 +30,10 @@ async def authenticate(request: Request) -> Principal:
     A coroutine on purpose: FastAPI runs a plain-function dependency in a worker thread, a
     thread hop per request for a dictionary lookup."""
     key = presented_key(request)
+    if key is None:  # the page: its login cookie names a session (login_routes.py)
+        principal = await session_principal(request)
+        if principal is not None:
+            return principal
     keys = request.app.state.keys
     decided, principal = keys.resolve_local(key)
     if not decided:  # a key kept in the state store: a query, on its own small bulkhead

@@ -1,0 +1,127 @@
+"""What the page offers an analyst beyond asking: examples, the schema, edited SQL, saved
+verified questions and CSV files. Each route is an adapter over a workspace function:
+
+| route | workspace function |
+|---|---|
+| ``GET /v1/examples`` | ``baton.workspace.examples.example_questions`` (the empty page's examples) |
+| ``GET /v1/schema`` | ``baton.workspace.examples.schema_overview`` (the schema browser) |
+| ``POST /v1/sql/run`` | ``baton.workspace.edited_sql.run_edited_sql`` (edit an answer's SQL, run it again) |
+| ``POST /v1/verified`` | ``baton.workspace.verified.save_verified_question`` ("Save as verified question") |
+| ``GET /v1/turns/{turn_id}/csv`` | ``baton.workspace.export.answer_csv`` ("Download CSV") |
+
+The workspace is the caller's (the key's, or the login session's); a turn of another
+workspace is 404, the same as one that does not exist. Refusals are typed: a 422 body
+``{"detail": <reason>, "error_code": <code>}`` (``unsafe_sql`` with the safety ``rule`` for
+an edit the safety check refused). Routes that run SQL pass admission control like a
+question does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from fastapi import FastAPI, Query
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from baton.server.auth import Caller
+from baton.workspace import SessionNotFound
+from baton.workspace.answer import stored_json
+
+MAX_ID_CHARS = 100
+MAX_SQL_CHARS = 20_000
+MAX_QUESTION_CHARS = 2_000
+
+
+class RunSQLRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    turn_id: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="The answer whose SQL was edited.")
+    sql: str = Field(min_length=1, max_length=MAX_SQL_CHARS, description="The edited SQL (one SELECT).")
+
+
+class SaveVerifiedRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    turn_id: str = Field(min_length=1, max_length=MAX_ID_CHARS, description="The answer whose SQL answers the question.")
+    question: str | None = Field(None, min_length=1, max_length=MAX_QUESTION_CHARS,
+                                 description="The question, as people ask it (default: the question asked).")
+
+
+def refused(detail: str, code: str, status: int = 422, **extra: Any) -> JSONResponse:
+    return JSONResponse({"detail": detail, "error_code": code, **extra}, status_code=status)
+
+
+NOT_FOUND = {"detail": "answer not found", "error_code": "not_found"}
+
+
+def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
+    @app.get("/v1/examples", tags=["page"])
+    async def examples(caller: Caller) -> dict[str, Any]:
+        """Questions this workspace answers: its verified questions and questions its documents answer."""
+        from baton.workspace.examples import example_questions
+
+        return example_questions(workspace_of(caller))
+
+    @app.get("/v1/schema", tags=["page"])
+    async def schema(caller: Caller) -> dict[str, Any]:
+        """The tables, columns and row counts of the workspace's databases."""
+        from baton.workspace.examples import schema_overview
+
+        return await schema_overview(workspace_of(caller))
+
+    @app.post("/v1/sql/run", tags=["page"])
+    async def run_sql(body: RunSQLRequest, caller: Caller) -> Response:
+        """Run an answer's SQL as edited, through the same safety checks and engine guard as
+        model-written SQL; the result is a new turn of the answer's conversation."""
+        from baton.workspace.edited_sql import EditedSQLRefused, run_edited_sql
+
+        ws = workspace_of(caller)
+        try:
+            async with app.state.admission.slot():
+                message = await run_edited_sql(ws, body.turn_id, body.sql)
+        except SessionNotFound:
+            return JSONResponse(NOT_FOUND, status_code=404)
+        except EditedSQLRefused as exc:
+            return refused(str(exc), exc.code, **({"rule": exc.rule} if exc.rule else {}))
+        return Response(stored_json(message), media_type="application/json")
+
+    @app.post("/v1/verified", tags=["page"])
+    async def save_verified(body: SaveVerifiedRequest, caller: Caller) -> Response:
+        """Save an answer's question and SQL as a verified question: checked (safe, runs,
+        slots bind), kept in memory with provenance, answered from then on without a model."""
+        from baton.workspace.verified import VerifiedQuestionError, save_verified_question
+
+        ws = workspace_of(caller)
+        found = await ws.sessions.find_turn(ws.name, body.turn_id)
+        if found is None:
+            return JSONResponse(NOT_FOUND, status_code=404)
+        session_id, asked, answer = found
+        if not answer.query:
+            return refused("this answer has no SQL to verify", "no_sql")
+        question = body.question or answer.metadata.get("edited_from_question") or asked
+        try:
+            async with app.state.admission.slot():
+                saved = await save_verified_question(ws, question, answer.query, answer=answer, source="page",
+                                                     user_id=caller.key_id, session_id=session_id)
+        except VerifiedQuestionError as exc:
+            return refused(str(exc), "verified_question_refused")
+        return JSONResponse({"question": saved.question, "sql": saved.sql, "agent": saved.agent, "record_id": saved.record_id})
+
+    @app.get("/v1/turns/{turn_id}/csv", tags=["page"])
+    async def turn_csv(turn_id: str, caller: Caller, part: str | None = Query(None, max_length=200)) -> Response:
+        """The rows of one answer as a CSV file (every row the query returned)."""
+        from baton.workspace.export import NoTableError, answer_csv, filename
+
+        ws = workspace_of(caller)
+        if len(turn_id) > MAX_ID_CHARS:
+            return JSONResponse(NOT_FOUND, status_code=404)
+        found = await ws.sessions.find_turn(ws.name, turn_id)
+        if found is None:
+            return JSONResponse(NOT_FOUND, status_code=404)
+        answer = found[2]
+        try:
+            text = answer_csv(answer, part)
+        except NoTableError as exc:
+            return refused(str(exc), "no_table", status=404)
+        return Response(text.encode("utf-8"), media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="{filename(answer, part)}"', "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store"})

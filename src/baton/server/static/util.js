@@ -1,0 +1,85 @@
+// Baton's page, shared helpers: building elements, calling the API, reading its values.
+// No build step, no CDN. Every string from the server (answers, column names, cells,
+// document passages) is inserted as text: elements are built here, never parsed from HTML.
+"use strict";
+
+const state = { sessionId: null, busy: false };
+const $ = (sel) => document.querySelector(sel);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+// Small line icons drawn here (no icon font, no emoji font needed on the machine).
+const ICONS = {
+  up: "M7 10v11H3V10h4zm2 11h9.2a2 2 0 0 0 2-1.7l1.2-7A2 2 0 0 0 19.4 10H14V5.5A2.5 2.5 0 0 0 11.5 3L9 10v11z",
+  down: "M7 14V3H3v11h4zm2-11h9.2a2 2 0 0 1 2 1.7l1.2 7a2 2 0 0 1-2 2.3H14v4.5a2.5 2.5 0 0 1-2.5 2.5L9 14V3z",
+};
+function icon(name) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", ICONS[name]);
+  svg.append(path);
+  return svg;
+}
+
+// A refusal or failure the server explained: its words, and its code when it gave one.
+class ApiError extends Error {
+  constructor(message, status, code) { super(message); this.status = status; this.code = code || null; }
+}
+
+const SERVER_DOWN = "The Baton server cannot be reached: it may have stopped, or the network is down. " +
+  "Start it again (baton demo or baton serve) and retry.";
+
+// fetch() says only "Failed to fetch" when the server is gone: say what that means.
+async function request(path, options = {}) {
+  try {
+    return await fetch(path, { credentials: "same-origin", ...options });
+  } catch (err) {
+    if (err && err.name === "AbortError") throw err;
+    throw new ApiError(SERVER_DOWN, 0, "server_unreachable");
+  }
+}
+
+async function api(path, options = {}) {
+  const response = await request(path, { ...options, headers: { "Content-Type": "application/json", ...(options.headers || {}) } });
+  if (response.status === 401) { showLogin(); throw new ApiError("You are not logged in.", 401, "not_logged_in"); }
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    const detail = body.detail;
+    const text = typeof detail === "string" ? detail : detail ? JSON.stringify(detail) : `${response.status} ${response.statusText}`;
+    throw new ApiError(text, response.status, body.error_code);
+  }
+  return response;
+}
+
+// --- values: the API tags dates, decimals and DataFrames ({"$type": ...}) -------------------
+function plain(value) {
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === "object") {
+    if (value.$type === "dataframe") return value.rows.map((row) => Object.fromEntries(value.columns.map((c, i) => [c, plain(row[i])])));
+    if (value.$type === "decimal") { const n = Number(value.value); return Number.isFinite(n) && Math.abs(n) < 2 ** 53 ? n : value.value; }
+    if (value.$type) return value.value;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+// Refusals ("I can only answer the verified questions", "needs a model", unsafe SQL) and
+// failures are shown as errors, and offer no thumbs: there is no answer to judge.
+function isRefusal(answer) {
+  const m = answer.metadata || {};
+  return Boolean(answer.error || answer.error_code || answer.response_type === "error" || m.did_you_mean?.length ||
+    m.followup === "needs_model");
+}

@@ -1,0 +1,128 @@
+"""What can be asked here, and what the data looks like: the page's empty state and schema browser.
+
+``example_questions(ws)`` lists questions a visitor can click on the empty page:
+
+- **verified**: the workspace's verified questions as installed (built-in and saved ones,
+  ``baton.workspace.verified``), answered without a model, so every one of them works;
+- **documents**: questions the workspace's documents answer. A workspace may name its own
+  (``ws.document_examples``, as the demo does: questions its tests prove are answered);
+  otherwise they are made from the section headings (``##``, ``###``) of the Markdown in its
+  document folders, as
+  "Tell me about <heading>", a definition question the no-model router sends to the
+  documents (``baton.agents.document_routing``) when the heading's words are in the passage.
+
+``schema_overview(ws)`` is the schema browser's content: for each SQL connection of the
+workspace (through its specialists, each connection once) its tables, their columns and
+types, primary and foreign keys, and row counts.
+
+Decisions (the issue was silent):
+
+- Row counts are the introspection's figures (``TableInfo.row_estimate``): the engine's
+  statistics on PostgreSQL, MySQL and DuckDB, a bounded count on SQLite. An exact COUNT(*)
+  of every table on each page load is the expensive query a schema browser must not cause;
+  the page shows them as approximate ("about 1,200 rows").
+- Tables are listed in the order of their names; a workspace with more than
+  ``MAX_TABLES`` tables lists the first ones and says how many it left out.
+- Up to ``MAX_VERIFIED`` verified and ``MAX_DOCUMENT`` document examples; the verified
+  questions people saved come first, newest first (the one just saved is on the page), then
+  the built-in ones in their order.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from baton.workspace.core import Workspace
+
+MAX_VERIFIED = 12
+MAX_DOCUMENT = 6
+MAX_TABLES = 300
+BUILT_IN_SOURCES = ("demo", "semantic")  # shipped with the workspace, not saved by a person
+_HEADING = re.compile(r"^#{2,3}\s+(.{3,60}?)\s*#*\s*$", re.MULTILINE)  # sections, not the title
+
+
+def sql_connections(ws: Workspace) -> list[Any]:
+    """The workspace's SQL connections, through its specialists, each once (by id)."""
+    from baton.specialists.sql.engines import SQLConnection
+
+    found: dict[str, Any] = {}
+    for tool in ws.orchestrator.agent_tools.values():
+        connection = getattr(tool.agent, "connection", None)
+        if isinstance(connection, SQLConnection):
+            found.setdefault(connection.id, connection)
+    return list(found.values())
+
+
+def _topic(heading: str) -> str:
+    words = heading.split()
+    first = words[0]
+    if first[:1].isupper() and first[1:].islower():  # "Cancelled roadshow events": a sentence's capital, not a name's
+        words[0] = first.lower()
+    return " ".join(words)
+
+
+def _headings(folder: Path) -> list[str]:
+    found: list[str] = []
+    for path in sorted(folder.rglob("*.md"))[:200]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+        except OSError:
+            continue
+        for heading in _HEADING.findall(text):
+            if heading.count(" ") <= 4 and not heading.endswith("?"):
+                found.append(heading.strip())
+    return found
+
+
+def document_examples(ws: Workspace) -> list[str]:
+    given = getattr(ws, "document_examples", None)
+    if given:
+        return [str(q) for q in given][:MAX_DOCUMENT]
+    questions: list[str] = []
+    for tool in ws.orchestrator.agent_tools.values():
+        folder = getattr(tool.agent, "folder", None)
+        if isinstance(folder, Path) and folder.is_dir():
+            questions.extend(f"Tell me about {_topic(h)}" for h in _headings(folder))
+    return list(dict.fromkeys(questions))[:MAX_DOCUMENT]
+
+
+def example_questions(ws: Workspace) -> dict[str, Any]:
+    """``{"verified": [{"question", "agent"}], "documents": [question], "no_model": bool}``."""
+    from baton.workspace.verified import installed
+
+    every = list(installed(ws))
+    saved = [v for v in every if v.record_id and v.source not in BUILT_IN_SOURCES][::-1]  # people's own, newest first
+    ordered = saved + [v for v in every if v not in saved]
+    verified = [{"question": v.checked_question, "agent": v.agent, "source": v.source} for v in ordered][:MAX_VERIFIED]
+    return {"verified": verified, "documents": document_examples(ws), "no_model": ws.no_model}
+
+
+async def schema_overview(ws: Workspace) -> dict[str, Any]:
+    """The schema browser's content (module docstring). A connection whose schema cannot be
+    read is listed with its error instead of failing the whole overview."""
+    from baton.errors import BatonError
+
+    connections = []
+    for connection in sql_connections(ws):
+        entry: dict[str, Any] = {"id": connection.id, "dialect": connection.dialect, "tables": []}
+        try:
+            info = await connection.schema()
+        except BatonError as exc:
+            entry["error"] = str(exc)[:300]
+            connections.append(entry)
+            continue
+        tables = sorted(info.tables.values(), key=lambda t: ((t.schema or ""), t.name.lower()))
+        for table in tables[:MAX_TABLES]:
+            entry["tables"].append({
+                "name": table.name, "schema": table.schema, "rows": table.row_estimate,
+                "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable, "primary_key": c.primary_key}
+                            for c in table.columns],
+                "foreign_keys": [{"columns": f.columns, "ref_table": f.ref_table, "ref_columns": f.ref_columns}
+                                 for f in table.foreign_keys],
+            })
+        entry["tables_left_out"] = max(0, len(tables) - MAX_TABLES)
+        connections.append(entry)
+    return {"workspace": ws.name, "connections": connections}
