@@ -14,7 +14,7 @@ Plan (the way MetricFlow plans, in one statement):
    ``FULL OUTER JOIN`` is needed (MySQL/MariaDB have none).
 3. Ratios divide as decimals (``1.0 * a / NULLIF(b, 0)``: engines divide integers
    differently) and every metric is rounded to its ``decimals`` (PostgreSQL rounds only
-   NUMERIC, so there it is cast first).
+   NUMERIC, so there it is cast first; ``decimals: 0`` is a whole number, cast to BIGINT).
 4. Order: the query's, then every group-by dimension ascending, so ties come out the same on
    every engine; then the limit.
 
@@ -155,7 +155,8 @@ def _rounded(value: exp.Expression, decimals: int, dialect: str) -> exp.Expressi
 
     if dialect == "postgres":
         value = exp.Cast(this=value, to=exp.DataType.build("NUMERIC"))
-    return exp.Round(this=value, decimals=exp.Literal.number(decimals))
+    rounded = exp.Round(this=value, decimals=exp.Literal.number(decimals))
+    return exp.Cast(this=rounded, to=exp.DataType.build("BIGINT")) if decimals == 0 else rounded  # counts stay whole numbers
 
 
 def output_name(name: str, query: SemanticQuery) -> str:

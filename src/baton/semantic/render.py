@@ -6,7 +6,8 @@ this query); wordings are tried from the most natural to the most explicit:
 
 1. metric labels, bare values: "Revenue by quarter for Epson in 2025";
 2. values with their dimension: "Revenue by quarter for business unit Epson in 2025";
-3. metric and dimension names as the model spells them: "event profit by city".
+3. metric and dimension names as the model spells them: "event profit by city";
+4. each of the metric's synonyms in turn ("net profit" when "profit" alone is ambiguous).
 
 None reads back -> None (the reading is not offered).
 """
@@ -25,9 +26,11 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _wording(model: SemanticModel, query: SemanticQuery, qualify: bool, names: bool) -> str:
+def _wording(model: SemanticModel, query: SemanticQuery, qualify: bool, names: bool, synonym: int = -1) -> str:
     def metric(name: str) -> str:
         m = model.metric(name)
+        if synonym >= 0 and m.synonyms:
+            return m.synonyms[min(synonym, len(m.synonyms) - 1)]
         return name.replace("_", " ") if names else m.title
 
     def dimension(name: str) -> str:
@@ -70,8 +73,11 @@ def _wording(model: SemanticModel, query: SemanticQuery, qualify: bool, names: b
 def render_question(model: SemanticModel, query: SemanticQuery, reads_back: ReadsBack) -> str | None:
     """The most natural wording of ``query`` that reads back to it (module docstring)."""
     tried = []
-    for qualify, names in ((False, False), (True, False), (False, True), (True, True)):
-        text = _wording(model, query, qualify, names)
+    most = max((len(model.metric(m).synonyms) for m in query.metrics), default=0)
+    variants = [(q, n, -1) for q, n in ((False, False), (True, False), (False, True), (True, True))]
+    variants += [(q, False, k) for k in range(min(most, 6)) for q in (False, True)]
+    for qualify, names, synonym in variants:
+        text = _wording(model, query, qualify, names, synonym)
         if text in tried:
             continue
         tried.append(text)
