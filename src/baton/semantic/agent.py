@@ -99,11 +99,35 @@ class SemanticAgent(BaseAgent):
             message = present(message)
         except ImportError:  # presentation layer not installed: the plain table stays
             pass
+        if compiled.query.limit is not None:  # a top N: shares are of the FULL result, not of the rows shown
+            message.insights = await self._full_insights(compiled.query, result)
         finding = str(message.insights[0].get("text") or "").strip() if message.insights else ""
         text = lead + (f" {finding[0].upper()}{finding[1:]}" if finding else "")
         message.content = f"{text}\n\nSemantic query: {said}."
         return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message,
                            execution_time=time.perf_counter() - started, metadata={"semantic_query": compiled.query.to_dict()})
+
+    async def _full_insights(self, query: SemanticQuery, shown: Any) -> list[dict[str, Any]]:
+        """Insights of a top-N answer with the totals of the whole ranking: the same query
+        without its limit gives each additive metric's total and the row count."""
+        from dataclasses import replace
+
+        from baton.insights import find_insights
+
+        model = self.layer.model
+        additive = [m for m in query.metrics if model.metric(m).type == "simple"
+                    and model.measure(model.metric(m).measure or "").agg in ("sum", "count")]
+        totals: dict[str, Any] = {}
+        total_rows = None
+        if additive:
+            _, report = await self.layer.run(replace(query, limit=None))
+            if report.result is not None:
+                total_rows = report.result.row_count
+                for name in additive:
+                    index = list(report.result.columns).index(name)
+                    totals[name] = sum(float(row[index] or 0) for row in report.result.rows)
+        found = find_insights(shown, totals=totals or None, total_rows=total_rows)
+        return [i for i in found if totals or "share" not in str(i.get("kind", ""))]
 
     def _ask_back(self, question: str, outcome: AskBack, started: float) -> AgentResult:
         model = self.layer.model

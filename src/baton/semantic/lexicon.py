@@ -13,6 +13,9 @@ quarter"), months ("March", "Mar"; "May" only next to a year, else it is the ver
 quarter", "YTD"), which are marked unknown: the data has no "today" to count from, so they
 are asked back, never guessed.
 
+A one-word name or synonym that is also a filler word ("show", "total", "number") is not
+added: "Show this as a chart" must not read as a question about shows.
+
 A word that is neither in the lexicon nor a filler word ("what", "show", "the", "total" ...)
 is **unknown**, and a question with an unknown word is never answered (``parser.py``).
 """
@@ -115,8 +118,10 @@ class Lexicon:
         self.longest = max((len(p) for p in self.phrases), default=1)
 
     def _add(self, text: str, sense: Sense) -> None:
-        if text:
-            self._add_phrase(phrase_of(text), sense)
+        words = phrase_of(text) if text else ()
+        if len(words) == 1 and words[0] in FILLER:
+            return  # "show", "total", "count": a model's synonym must not turn a filler word into a metric
+        self._add_phrase(words, sense)
 
     def _add_phrase(self, words: tuple[str, ...], sense: Sense) -> None:
         if not words:

@@ -11,6 +11,9 @@ comparison with the previous period). Then:
   share and insight is computed over the FULL base result) and run by the specialist that
   answered, through the same safety check, pre-validation and read-only engine as any query.
   Deterministic and exact, so it is preferred even when a model is configured.
+- a follow-up of an answer from the semantic layer that only edits it ("by quarter instead",
+  "only Epson", "compare with 2024", "top 5") is that edit of its semantic query, compiled
+  afresh (``baton.semantic.followups``), before any of the above;
 - a follow-up that refers to the answer but asks none of these, or one the SQL does not allow
   (re-grouping an average, by a finer period than the data has), goes to the orchestrator
   when a model is configured; with none, the answer says it needs a model and offers what can
@@ -251,6 +254,12 @@ def _has_model(orchestrator: Any) -> bool:
 async def answer_followup(orchestrator, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
     """The follow-up's answer, or None when the question is not such a follow-up (or a
     model should answer it). ``context`` is the request's; a failure is an error answer."""
+    if previous is not None and previous.metadata.get("semantic_query"):  # an edit of its semantic query (baton.semantic)
+        from baton.semantic.followups import semantic_followup
+
+        edited = await semantic_followup(orchestrator, previous, question, context)
+        if edited is not None:
+            return edited
     if previous is None or previous.results is None:
         return None
     intent = read_followup(question, previous.results)

@@ -179,6 +179,9 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
     wanted = agent or (answer.metadata.get("routed_to") or answer.metadata.get("agent") if answer is not None else None)
     if wanted:
         found = next((a for a in agents if a.name == wanted), None)
+        if found is None:  # an answer of the semantic layer: the SQL specialist on its connection keeps it
+            layer = getattr(next((t.agent for t in ws.orchestrator.agent_tools.values() if t.agent.name == wanted), None), "layer", None)
+            found = next((a for a in agents if layer is not None and a.connection is getattr(layer, "connection", None)), None)
         if found is None:
             raise VerifiedQuestionError(f"no SQL specialist named {wanted!r} in workspace {ws.name!r} "
                                         f"(has: {', '.join(a.name for a in agents) or 'none'})")

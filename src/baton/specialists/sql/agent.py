@@ -21,6 +21,14 @@ handed to the memory port when there is one. Active learnings (``learnings=`` on
 or per call, plus whatever the memory bundle says as text) steer the prompt and drive the
 deterministic rewrites. Every candidate emits a ``sql.attempt`` event.
 
+Semantic layer (``semantic=``, a ``baton.semantic.SemanticLayer``; set by
+``baton.semantic.attach``): with a model, the agent also offers the ``semantic_query`` tool
+(``baton.semantic.tool``) and a catalog of the model's metrics and dimensions in the prompt.
+The model fills metrics, dimensions and filters; the compiler writes the SQL, which then
+takes the same validation pass as any candidate. ``run_sql`` stays offered as the fallback
+for what the semantic model cannot express. An answer from a semantic query carries it in
+``metadata["semantic_query"]`` and says it in the text.
+
 Verified questions (``verified=``): a question asking the same thing as one of them (same
 content words, ``baton.verified``) runs that question's checked SQL through the same safety
 check, pre-validation and read-only engine, with no LLM call. Without any model, every other
@@ -80,6 +88,7 @@ class SQLAgent(BaseAgent):
         self.answer_with_model = answer_with_model
         self.present = present
         self.verified = tuple(verified)
+        self.semantic: Any = None  # a baton.semantic.SemanticLayer: the semantic_query tool (module docstring)
 
     async def configure(self) -> None:
         await self.connection.schema()
@@ -125,19 +134,36 @@ class SQLAgent(BaseAgent):
                 out.warnings.append(f"memory unavailable: {exc}")
         tables = relevant_tables(schema, question, conn.options.max_prompt_tables)
         samples = await self._samples(tables) if conn.options.include_sample_rows else None
+        tools, semantic_note = [RUN_SQL], ""
+        if self.semantic is not None:
+            from baton.semantic.tool import PROMPT_NOTE, catalog, semantic_tool
+
+            await self.semantic.ready()
+            tools, semantic_note = [semantic_tool(self.semantic), RUN_SQL], f"\n\n{catalog(self.semantic)}\n{PROMPT_NOTE}"
         messages = [
-            Message.system(system_prompt(conn.dialect, schema_text(schema, tables, samples), memory_text, learnings_text(active))),
+            Message.system(system_prompt(conn.dialect, schema_text(schema, tables, samples), memory_text, learnings_text(active))
+                           + semantic_note),
             *context.chat_history,
             Message.user(question),
         ]
         best: tuple[QueryAttempt, QueryResult, str, str | None] | None = None
+        best_semantic: Any = None  # the semantic query behind ``best``, when it came from the tool
         plan_warned: set[str] = set()
         answer = ""
         nudged = False
         for _turn in range(self.max_attempts * 2 + 2):
-            response = await model.complete(messages, [RUN_SQL])
+            response = await model.complete(messages, tools)
             add_usage(out.token_usage, response.usage)
-            sql, explanation, viz, call = extract_sql(response)
+            semantic = self._semantic_candidate(response)
+            if isinstance(semantic, str):  # the tool call could not be compiled: the model reads why
+                messages += [Message.assistant(response.content, tool_calls=response.tool_calls or None),
+                             *self._answer_calls(response, semantic)]
+                continue
+            if semantic is not None:
+                sql, explanation, viz, call, query = semantic
+            else:
+                sql, explanation, viz, call = extract_sql(response)
+                query = None
             if sql is None:
                 if best is not None or nudged:
                     answer = response.content.strip()
@@ -159,6 +185,7 @@ class SQLAgent(BaseAgent):
                 return self._finish(out, started, error=(report.fatal.message, str(report.fatal.error_class)))
             if report.result is not None:
                 best = (report.attempt, report.result, explanation, viz)
+                best_semantic = query
             messages += self._feedback(response, call, report)
             if report.result is not None and not self.answer_with_model:
                 break
@@ -184,7 +211,35 @@ class SQLAgent(BaseAgent):
         out.query, out.query_explanation, out.results = attempt.sql, explanation or None, result
         out.result = answer or _summary(result, explanation)
         out.ai_message = self._message(out, question, viz, context)
+        if best_semantic is not None:
+            said = best_semantic.describe(self.semantic.model)
+            out.ai_message.metadata["semantic_query"] = best_semantic.to_dict()
+            out.ai_message.content = out.result = f"{out.result}\n\nSemantic query: {said}."
         return self._finish(out, started)
+
+    def _semantic_candidate(self, response: Any) -> Any:
+        """``(sql, explanation, viz, call, query)`` for a ``semantic_query`` call, the reason it
+        was refused (a string), or None when the model did not call it."""
+        if self.semantic is None:
+            return None
+        from baton.semantic.query import SemanticQueryError
+        from baton.semantic.tool import query_from_arguments, semantic_call
+
+        call = semantic_call(response)
+        if call is None:
+            return None
+        try:
+            query = query_from_arguments(call.arguments, self.semantic)
+            compiled = self.semantic.compile(query)
+        except SemanticQueryError as exc:
+            return f"Semantic query refused: {exc}. Fix it, or use run_sql for what the semantic model cannot express."
+        args = call.arguments if isinstance(call.arguments, dict) else {}
+        explanation = str(args.get("explanation") or "") or f"Semantic query: {compiled.query.describe(self.semantic.model)}"
+        return compiled.sql, explanation, None, call, compiled.query
+
+    def _answer_calls(self, response: Any, text: str) -> list[Message]:
+        return [Message.tool(c, text if c.name == "semantic_query" else "Not run: send one call per turn.")
+                for c in response.tool_calls]
 
     async def _record(self, question: str, out: SQLAgentResult, model: ChatModel) -> None:
         """Hand the validation cycle its signal: the learnings, plus the attempts when the
