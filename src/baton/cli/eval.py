@@ -67,6 +67,7 @@ def register(app: typer.Typer) -> None:
         state: Optional[str] = typer.Option(None, "--state", help="Evaluate on a real state, memory included: 'home' (BATON_STATE_URL, else BATON_HOME) or a PostgreSQL URL. Default: a throwaway one."),
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role", help="Run model-written SQL even if the --database role is privileged."),
+        semantic: Optional[Path] = typer.Option(None, "--semantic", help="A semantic model of the database (Baton YAML or dbt MetricFlow): metric questions answered from it."),
     ) -> None:
         """Ask every question of a golden set through the workspace and score the answers:
         execution and routing accuracy, valid SQL, repairs, safety refusals, latency, LLM
@@ -85,13 +86,16 @@ def register(app: typer.Typer) -> None:
                                  tolerance=Tolerance.parse(tolerance) if tolerance is not None else Tolerance())
         except (GoldenSetError, ReportError, ConfigurationError) as exc:
             raise _fail(str(exc)) from exc
+        from baton.cli.main_commands import _semantic_file
+
+        semantic = _semantic_file(semantic)
         model = _model()
         if budget_usd is not None and model is not None and prices.price_for(model.provider, model.model) is None:
             raise _fail(f"--budget-usd needs the price of {model.provider}:{model.model}: pass --price IN,OUT "
                         "(USD per million tokens) or set BATON_MODEL_PRICES")
         meter = Meter(prices)
         settings = dict(database=database, privileged=privileged, limit=limit, tags=tag or [], out=out, base=base,
-                        max_drop=max_drop / 100, fail_under=fail_under)
+                        max_drop=max_drop / 100, fail_under=fail_under, semantic=semantic)
         with _eval_state(state) as where:
             code = asyncio.run(_run(golden_set, meter.wrap(model), meter, options, where, settings))
         raise typer.Exit(code)
@@ -107,8 +111,14 @@ async def _run(golden_set: Any, model: Any, meter: Any, options: Any, state: Any
 
     async def opener(database: str | None):
         if database is None and default_url is None:
-            return await asyncio.to_thread(demo_target, state, model)
-        return await asyncio.to_thread(database_target, database or default_url, state, model, allow_privileged_role=privileged)
+            target = await asyncio.to_thread(demo_target, state, model)
+        else:
+            target = await asyncio.to_thread(database_target, database or default_url, state, model, allow_privileged_role=privileged)
+        if settings.get("semantic") is not None:  # --semantic FILE (baton.semantic)
+            from baton.semantic.attach import attach_semantic
+
+            attach_semantic(target.workspace, settings["semantic"])
+        return target
 
     async with Targets(opener) as targets:
         if golden_set is None:

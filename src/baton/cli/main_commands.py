@@ -46,6 +46,8 @@ def _state(url: Optional[str]):
 
 
 StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")
+SemanticOption = typer.Option(None, "--semantic", help="A semantic model (Baton YAML or dbt MetricFlow) of the database: "
+                              "metric questions answered from it, with no model (default for the demo: its own).")
 
 
 def _demo_workspace(rebuild: bool = False, state=None, **options):
@@ -100,6 +102,21 @@ def _default_demo_key(where) -> str:
         store.close()
 
 
+def _semantic_file(path: Optional[Path]) -> Optional[Path]:
+    """``--semantic FILE``, read and checked now: one line and exit 2 for a model that cannot be used."""
+    if path is None:
+        return None
+    from baton.semantic.attach import load_model
+    from baton.semantic.model import SemanticModelError
+
+    try:
+        load_model(path)
+    except SemanticModelError as exc:
+        console.print(f"[red]Semantic model error:[/red] {path}: {exc}")
+        raise typer.Exit(2) from exc
+    return path
+
+
 class _nullcontext:
     def __enter__(self):
         return self
@@ -150,6 +167,7 @@ def register(app: typer.Typer) -> None:
         session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
         json_output: bool = typer.Option(False, "--json", help="Print the full answer as JSON."),
         state: Optional[str] = StateOption,
+        semantic: Optional[Path] = SemanticOption,
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
@@ -166,7 +184,7 @@ def register(app: typer.Typer) -> None:
 
         async def run() -> int:
             async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
-                                       allow_privileged_role=privileged) as ws:
+                                       allow_privileged_role=privileged, semantic=_semantic_file(semantic)) as ws:
                 with console.status("Thinking...", spinner="dots"):
                     answer = await ws.answer(question, session)
             if json_output:
@@ -193,6 +211,7 @@ def register(app: typer.Typer) -> None:
         mcp: list[str] = McpOption,
         mcp_allow: list[str] = McpAllowOption,
         workers: int = typer.Option(1, "--workers", min=1, help="Processes serving this port (each builds the same app over the same state)."),
+        semantic: Optional[Path] = SemanticOption,
     ) -> None:
         """Serve the HTTP API and the web page: the workspace over --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
@@ -213,11 +232,11 @@ def register(app: typer.Typer) -> None:
             for key, name in printed_keys(database, _state(state)):
                 console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
             config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
-                      "mcp": list(mcp), "mcp_allow": list(mcp_allow)}
+                      "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None}
             serve_workers(config, host, port, workers, log_level)
             return
         app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
-                                  mcp_servers=servers)
+                                  mcp_servers=servers, semantic=_semantic_file(semantic))
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         if not printed:  # keys from BATON_API_KEYS: say where, never which key

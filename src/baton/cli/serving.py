@@ -45,7 +45,8 @@ def _tracker():
 
 @contextlib.asynccontextmanager
 async def local_workspace(database: str | None, model, demo_factory: Callable[..., Workspace], docs: Path | None = None, *,
-                          observe: bool = False, allow_privileged_role: bool = False, state: State | None = None) -> AsyncIterator[Workspace]:
+                          observe: bool = False, allow_privileged_role: bool = False, state: State | None = None,
+                          semantic: Path | None = None) -> AsyncIterator[Workspace]:
     """The demo workspace, or one over ``database`` (and ``docs``), on ``state``, closed on
     exit. With ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
     from baton.workspace.database import open_database_workspace
@@ -55,6 +56,8 @@ async def local_workspace(database: str | None, model, demo_factory: Callable[..
     host = _pipeline_host(state, model)
     if host is not None:
         options["pipelines"] = durable_pipelines(host)
+    if semantic is not None:  # --semantic FILE (baton.semantic): the demo's own model otherwise
+        options["semantic"] = semantic
     if database:
         ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
     else:
@@ -77,7 +80,8 @@ def _pipeline_host(state: State, model, run_pipelines: bool | None = None):
 
 def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
                allow_privileged_role: bool = False, state: State | None = None,
-               run_pipelines: bool | None = None, mcp_servers: Sequence[Any] = ()) -> tuple[Any, list[tuple[str, str]]]:
+               run_pipelines: bool | None = None, mcp_servers: Sequence[Any] = (),
+               semantic: Path | None = None) -> tuple[Any, list[tuple[str, str]]]:
     """The app serving the workspace over ``database`` (with ``docs``), or the demo when no
     database is given, on ``state``; and the keys to print (see ``api_keys``). Pipelines run
     durably: their stages in this process when the state is embedded (or ``run_pipelines``),
@@ -88,6 +92,8 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
     state = state or State.from_env()
     host = _pipeline_host(state, model, run_pipelines)
     options: dict[str, Any] = {"pipelines": durable_pipelines(host)} if host is not None else {}
+    if semantic is not None:  # --semantic FILE (baton.semantic)
+        options["semantic"] = semantic
     if database:
         workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
     else:
@@ -174,7 +180,7 @@ def app_from_config():
     docs = Path(config["docs"]) if config.get("docs") else None
     app, _ = server_app(config.get("database"), cmd._model(), cmd._demo_workspace, Console(stderr=True), docs,
                         state=cmd._state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
-                        mcp_servers=servers)
+                        mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None)
     return app
 
 

@@ -12,6 +12,9 @@ Where its state lives: the ``state`` given (``baton.workspace.state``), by defau
 files in ``$BATON_HOME/workspaces/<id>/``, the id a hash of the URL so no password lands in
 a path. The workspace closes its connection, memory, index and sessions when it closes.
 
+``semantic``: a semantic model file (Baton's YAML or dbt MetricFlow's): metric questions are
+then answered from it, with or without a model (``baton.semantic.attach``).
+
 ``allow_privileged_role`` is passed to the SQL connection only when set (the connection's
 own guard refuses a privileged role otherwise; see ``baton.specialists.sql``).
 """
@@ -38,7 +41,8 @@ def database_workspace_id(url: str) -> str:
 
 def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Path | None = None, state: State | None = None,
                             name: str = DATABASE_WORKSPACE, allow_privileged_role: bool = False,
-                            tracker: Any = None, owns_tracker: bool = False, pipelines: Any = "auto") -> Workspace:
+                            tracker: Any = None, owns_tracker: bool = False, pipelines: Any = "auto",
+                            semantic: str | Path | None = None) -> Workspace:
     """The workspace (module docstring). ``pipelines``: ``"auto"`` (in-process pipelines
     when a model is configured), ``None`` (none), or a factory ``(workspace, runner) ->
     service`` such as ``State.pipelines_for``."""
@@ -75,6 +79,10 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
             ws.own(knowledge.index)
             router.documents[orchestrator.add_agent(knowledge).name] = knowledge
         install_verified(ws, current_verified(ws), docs_vocabulary(docs))  # from memory (`baton verified add`)
+        if semantic is not None:  # --semantic FILE: metric questions answered from the model (baton.semantic)
+            from baton.semantic.attach import attach_semantic
+
+            attach_semantic(ws, semantic)
         if model is not None and pipelines is not None:
             from baton.workspace.planning import attach_planning
 
