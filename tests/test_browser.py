@@ -101,6 +101,13 @@ class InjectorAgent(BaseAgent):
         return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
 
 
+class BrokenAgent(BaseAgent):
+    """A specialist that fails: its step must not wear a check mark."""
+
+    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+        raise RuntimeError("the warehouse is on fire")
+
+
 def route(messages, tools):
     if messages[-1].role == "tool":
         return LLMResponse(content="Pokemon and Epson side by side: " + " / ".join(m.content for m in messages if m.role == "tool"))
@@ -109,6 +116,8 @@ def route(messages, tools):
         return LLMResponse(tool_calls=[tool_call(u, {"question": question}) for u in ("pokemon_finance", "epson_finance")])
     if "unavailable" in question:
         raise ProviderError("the model is down for maintenance", provider="function", model="router")
+    if "broken" in question:
+        return LLMResponse(tool_calls=[tool_call("broken", {"question": question})])
     if "inject" in question:
         return LLMResponse(tool_calls=[tool_call("injector", {"question": question})])
     if "slow" in question:
@@ -130,6 +139,7 @@ def app(gated, tmp_path_factory):
     orchestrator.add_agent(RevenueAgent())
     orchestrator.add_agent(gated)
     orchestrator.add_agent(InjectorAgent("injector", "Returns hostile text"))
+    orchestrator.add_agent(BrokenAgent("broken", "Always fails"))
     for unit, revenue in (("pokemon_finance", 1200), ("epson_finance", 800)):
         orchestrator.add_agent(TableAgent(unit, [{"unit": unit, "revenue": revenue}]))
     other = OrchestratorAgent("other", model=FunctionModel(route))
@@ -230,7 +240,7 @@ def test_login_link_opens_the_workspace_and_a_bad_key_does_not(page):
     assert page.context.request.post("/login", data={"key": KEY}, headers={"Origin": "https://evil.example"}).status == 403
     login(page)
     expect(page.locator("#login")).to_be_hidden()
-    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "injector", "pokemon_finance", "epson_finance"])
+    expect(page.locator("#agents li")).to_have_text(["revenue", "gated", "injector", "broken", "pokemon_finance", "epson_finance"])
     shot(page, "01-logged-in")
 
 
@@ -419,3 +429,16 @@ def test_approving_a_pipeline_checkpoint_continues_the_plan(page, app):
     expect(done.locator("[role=tab]")).to_have_text(["revenue", "costs"])
     expect(done.locator(".checkpoint")).to_have_count(0)
     shot(page, "10-checkpoint-approved")
+
+
+def test_a_failed_step_wears_no_check_mark(page):
+    login(page)
+    ask(page, "Ask the broken specialist")
+    turn = last_turn(page)
+    expect(turn.locator(".answer")).to_be_visible()
+    turn.locator("details.steps summary").click()
+    failed = turn.locator(".events li[data-type='agent.end']", has_text="broken")
+    expect(failed).to_have_class(re.compile("failed"))
+    expect(failed).to_have_text(re.compile(r"^✗ broken "))
+    assert "✓" not in failed.inner_text()
+    shot(page, "14-failed-step")

@@ -5,7 +5,9 @@ fighting it.
 exclusive ``flock`` on ``.serve.lock``, held for the life of the process (the kernel releases
 it when the process ends, however it ends, so a killed demo never leaves a stale claim),
 and ``serving.json`` beside it saying where it serves: its address, its process id, and the
-SHA-256 digest of its key (never the key).
+SHA-256 digest of its key (never the key). Only the lock says whether a demo runs: a
+``serving.json`` left by a process that ended without cleaning up (uvicorn re-raises SIGTERM
+after its shutdown, so no ``finally`` runs) is read only while its lock is held.
 
 A second ``baton demo`` on the same ``BATON_HOME``:
 

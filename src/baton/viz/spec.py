@@ -81,8 +81,9 @@ def scrub(value: Any) -> Any:
 
 
 def escape_field(name: str) -> str:
-    """A field reference Vega-Lite reads as one flat key, not a nested path."""
-    return name.replace("\\", "\\\\").replace(".", "\\.").replace("[", "\\[").replace("]", "\\]")
+    """A field reference Vega-Lite reads as one flat key, not a nested path (quotes too: Vega
+    reads a quote in a field name as the start of a quoted path segment)."""
+    return re.sub(r"""([\\.\[\]'"])""", r"\\\1", name)
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -211,9 +212,11 @@ def _tooltip_entry(column: ColumnProfile, field: str | None = None, title: str |
     if column.role == MEASURE:
         entry.update(type="quantitative", format=number_format(column, axis=False))
     elif column.role == TEMPORAL:
-        entry.update(type="temporal", formatType="utc")
-        if column.time_unit in _TIME_FORMAT:
-            entry["format"] = _TIME_FORMAT[column.time_unit]
+        # formatted in UTC through a UTC time unit: a tooltip's ``formatType: "utc"`` compiles
+        # to Vega's ``utc(...)`` date constructor, which shows "NaN" in the page's tooltips
+        unit = column.time_unit if column.time_unit in _TIME_UNIT else None
+        entry.update(type="temporal", timeUnit=_TIME_UNIT[unit] if unit else "utcyearmonthdatehoursminutesseconds",
+                     format=_TIME_FORMAT[unit] if unit else "%Y-%m-%d %H:%M:%S")
     else:
         entry["type"] = "ordinal" if column.role == ORDINAL else "nominal"
     return entry

@@ -9,8 +9,10 @@
 const INLINE = [
   { kind: "code", re: /`([^`\n]+)`/ },
   { kind: "link", re: /\[([^\]\n]{1,300})\]\(([^)\s]{1,2000})\)/ },
-  { kind: "bold", re: /\*\*([^*\n]+?)\*\*|__([^_\n]+?)__/ },
-  { kind: "italic", re: /(?<![\w*])\*([^*\n]+?)\*(?![\w*])|(?<![\w_])_([^_\n]+?)_(?![\w_])/ },
+  // underscores mark emphasis only between spaces or punctuation: "window.__name" or
+  // snake_case_names are words, not emphasis
+  { kind: "bold", re: /\*\*([^*\n]+?)\*\*|(?<![^\s(])__(?!\s)([^_\n]+?)__(?![^\s.,;:!?)])/ },
+  { kind: "italic", re: /(?<![\w*])\*([^*\n]+?)\*(?![\w*])|(?<![^\s(])_(?!\s)([^_\n]+?)_(?![^\s.,;:!?)])/ },
   { kind: "cite", re: /\[(\d{1,3})\]/ },
 ];
 const SAFE_LINK = /^(https?:\/\/|mailto:)/i;
