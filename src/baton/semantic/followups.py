@@ -140,9 +140,8 @@ def _apply(previous: SemanticQuery, seq: tuple[Sense, ...], parser: Any) -> Sema
         query = replace(query, order=((metric, bool(ranking[0].number)),), limit=numbers[0] if numbers else None)
     elif query.limit is not None and query.by != previous.by:
         query = replace(query, limit=None)
-    if query == previous:
-        return None
-    return query.check(model)
+    checked = query.check(model)
+    return None if checked == previous else checked
 
 
 def _periods(meaningful: list[Sense]) -> list[Period] | None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 from baton.phrasing import raw_words
 from baton.semantic.lexicon import ASC_WORDS, COMPARE, DESC_WORDS, FILLER, NEGATIONS, VERBS, Lexicon, Sense, norm, time_senses
-from baton.semantic.model import TIME, SemanticModel
+from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
 
@@ -353,6 +353,9 @@ class QuestionParser:
         keep_where = tuple((d, v) for d, v in query.where if all(model.reachable(m, d) for m in measures))
         base = replace(base, by=keep_by, where=keep_where, grain=base.grain if TIME in keep_by else None)
         options = [base]
+        finest = model.finest_grain(tuple(measures))
+        if TIME in base.by and base.grain and finest and GRAINS.index(base.grain) < GRAINS.index(finest):
+            options = [replace(base, grain=finest), replace(base, by=tuple(b for b in base.by if b != TIME), grain=None)]
         if needs_year:
             options = []
             for year in self.years[:2]:
