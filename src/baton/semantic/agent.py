@@ -10,8 +10,10 @@ claims (``claims``: the question is about a metric of the model). It then:
   where business unit = Epson and time in 2025") and kept in ``metadata["semantic_query"]``
   (its dict form: what follow-ups edit);
 - **asks back** otherwise: the readings it considered (or the nearest answerable ones) as
-  clickable ``suggested_followups`` and in ``metadata["semantic_ask_back"]`` (reason,
-  readings with their semantic queries, unknown words). Never a table for a guess.
+  clickable ``suggested_followups``, in ``metadata["did_you_mean"]`` (the shape of the
+  verified questions' "Did you mean", which surfaces already show as clickable suggestions)
+  and in ``metadata["semantic_ask_back"]`` (reason, readings with their semantic queries,
+  unknown words). Never a table for a guess.
 
 A caller that already holds the query (a follow-up's edit) passes ``semantic_query=``.
 """
@@ -141,7 +143,10 @@ class SemanticAgent(BaseAgent):
             content=text, input=question, response_type=ResponseType.TEXT, suggested_followups=list(outcome.questions),
             artifacts=[{"type": "semantic_ask_back", "reason": outcome.reason, "readings": readings}],
             metadata={"agent": self.name, "fast_path": FAST_PATH, "llm_calls": 0, "mode": "direct",
-                      "semantic_ask_back": {"reason": outcome.reason, "readings": readings, "unknown": list(outcome.unknown)}},
+                      "semantic_ask_back": {"reason": outcome.reason, "readings": readings, "unknown": list(outcome.unknown)},
+                      # the same shape as the verified questions' "Did you mean" (the page makes them clickable)
+                      "did_you_mean": [{"question": q, "agent": self.name, "semantic_query": r.to_dict()}
+                                       for q, r in zip(outcome.questions, outcome.readings)]},
         )
         return AgentResult(agent_name=self.name, task=question, result=text, ai_message=message,
                            execution_time=time.perf_counter() - started, metadata={"semantic_ask_back": outcome.reason})
