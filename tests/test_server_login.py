@@ -124,3 +124,15 @@ def test_tokens_are_kept_as_digests_and_expire(tmp_path):
     assert live.lookup(fresh) == ("acme", "f" * 64)
     assert live.revoke(fresh) and live.lookup(fresh) is None and not live.revoke(fresh)
     tokens.close()
+
+
+async def test_keys_given_by_the_environment_can_keep_sessions_in_the_state(tmp_path):
+    """``BATON_API_KEYS`` servers (no key store): ``create_app(login_tokens=...)`` puts the
+    sessions in the state all worker processes share."""
+    url = f"sqlite:///{tmp_path / 'state.sqlite'}"
+    workers = [create_app(Workspaces([Workspace("acme", OrchestratorAgent("o"), SessionStore())]), ApiKeys({KEY: "acme"}),
+                          login_tokens=LoginTokens.open(url)) for _ in range(2)]
+    async with client(workers[0]) as a, client(workers[1]) as b:
+        await a.post("/login", json={"key": KEY})
+        b.cookies.set("baton_session_8765", a.cookies.get("baton_session_8765"))
+        assert (await b.get("/v1/agents")).status_code == 200

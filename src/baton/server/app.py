@@ -51,8 +51,10 @@ log = logging.getLogger(__name__)
 
 
 def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None,
-               owns_workspaces: bool = True, limits: Limits | None = None) -> FastAPI:
-    """The app. ``tracker`` receives every event of every request, next to each workspace's
+               owns_workspaces: bool = True, limits: Limits | None = None, login_tokens: Any = None) -> FastAPI:
+    """The app. ``login_tokens`` (``baton.workspace.login_tokens.LoginTokens``) keeps the page's
+    login sessions; default: beside the keys' store (``login_routes.tokens_for``).
+    ``tracker`` receives every event of every request, next to each workspace's
     own tracker (default: what ``configure_observability`` picks from the environment:
     OpenTelemetry spans when an exporter is configured, structured JSON logs otherwise)."""
     unknown = keys.workspaces() - workspaces.names()
@@ -187,7 +189,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             raise HTTPException(status_code=422, detail=f"chart spec could not be rendered: {str(exc)[:300]}") from exc
         return Response(svg, media_type="image/svg+xml")
 
-    register_login_routes(app)  # the page's login session: a token in the cookie, never the key
+    register_login_routes(app, login_tokens)  # the page's login session: a token in the cookie, never the key
 
     @app.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
