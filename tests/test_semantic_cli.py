@@ -109,3 +109,25 @@ def test_eval_with_semantic_answers_metric_questions_of_a_golden_set(home):
     assert result.exit_code == 0, result.output
     report = json.loads((home / "out" / "report.json").read_text())
     assert report["questions"][0]["status"] == "pass", report["questions"][0]
+
+
+async def test_serve_with_semantic_answers_metric_questions_over_http(home, monkeypatch):
+    import httpx
+    from rich.console import Console
+
+    from baton.cli.serving import server_app
+    from baton.workspace.state import State
+
+    monkeypatch.setenv("BATON_API_KEYS", "k-semantic=database")
+    app, printed = server_app(f"sqlite:///{home / 'finance.sqlite'}", None, lambda **_: None, Console(), None,
+                              state=State.from_env(env={}, home=home / "state"), semantic=demo_model_path())
+    assert printed == []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        response = await client.post("/v1/ask", json={"question": "How many tickets were sold in Paris?"},
+                                     headers={"Authorization": "Bearer k-semantic"})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["metadata"]["semantic_query"] == {"metrics": ["tickets"], "where": {"city": ["Paris"]}}
+    with sqlite3.connect(home / "finance.sqlite") as db:
+        gold = db.execute("SELECT SUM(tickets_sold) FROM roadshow_events WHERE city = 'Paris' AND deleted_at IS NULL").fetchone()[0]
+    assert answer["data"] == [{"tickets": gold}]

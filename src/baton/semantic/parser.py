@@ -17,6 +17,10 @@
 3. A reading is valid when nothing in it is unknown, every context word is used ("roadshow"
    must be about roadshow events or the unit), and the model can answer it
    (``SemanticQuery.check``: "cost cannot be broken down by city").
+4. Among valid readings, those that read the words as the fewest, longest phrases of the
+   model win ("units sold" is the metric, not "units" + "sold"; "roadshow profit" is the
+   model's synonym of ``event_profit``): a phrase the model's author declared is evidence,
+   a split of it is not. Readings that remain different are not chosen between.
 
 Outcome: exactly one distinct valid query -> ``Parsed``; several -> ``AskBack`` with them; none,
 but the question is about metrics -> ``AskBack`` with the nearest answerable readings (unknown
@@ -30,7 +34,6 @@ into an answer.
 from __future__ import annotations
 
 import functools
-import itertools
 from dataclasses import dataclass, field, replace
 
 from baton.phrasing import raw_words
