@@ -136,3 +136,30 @@ async def test_keys_given_by_the_environment_can_keep_sessions_in_the_state(tmp_
         await a.post("/login", json={"key": KEY})
         b.cookies.set("baton_session_8765", a.cookies.get("baton_session_8765"))
         assert (await b.get("/v1/agents")).status_code == 200
+
+
+async def test_baton_serve_with_environment_keys_shares_login_sessions_across_its_processes(tmp_path, monkeypatch):
+    """``serve --workers N`` with ``BATON_API_KEYS``: each worker builds its app through
+    ``server_app``; a session made on one is accepted by another (the embedded state holds it)."""
+    import sqlite3
+
+    from rich.console import Console
+
+    from baton.cli.serving import server_app
+    from baton.workspace.state import State
+
+    with sqlite3.connect(tmp_path / "shop.sqlite") as db:
+        db.execute("CREATE TABLE orders (id INTEGER)")
+    monkeypatch.setenv("BATON_API_KEYS", f"{KEY}=database")
+    state = State(home=tmp_path / "home")
+    workers = [server_app(f"sqlite:///{tmp_path / 'shop.sqlite'}", None, lambda **_: None, Console(quiet=True),
+                          state=state)[0] for _ in range(2)]
+    try:
+        async with client(workers[0]) as a, client(workers[1]) as b:
+            assert (await a.post("/login", json={"key": KEY})).status_code == 204
+            b.cookies.set("baton_session_8765", a.cookies.get("baton_session_8765"))
+            assert (await b.get("/v1/agents")).status_code == 200
+    finally:
+        for app in workers:
+            await app.state.workspaces.aclose()
+            app.state.login_tokens.close()

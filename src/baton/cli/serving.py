@@ -16,6 +16,7 @@ from typing import Any, AsyncIterator, Callable, Sequence
 from rich.console import Console
 
 from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
+from baton.workspace.login_tokens import LoginTokens
 from baton.workspace.planning import durable_pipelines
 from baton.workspace.state import State
 
@@ -106,7 +107,10 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
         attach_mcp_specialists(workspace, mcp_servers)
     workspaces = Workspaces([workspace])
     keys, printed = api_keys(workspaces, state)
-    return create_app(workspaces, keys), printed
+    # keys from BATON_API_KEYS have no store: login sessions still live in the state, so that
+    # every process of `serve --workers N` and every restart accepts them
+    tokens = None if getattr(keys, "store", None) is not None else LoginTokens(state.keys().engine, owns_engine=True)
+    return create_app(workspaces, keys, login_tokens=tokens), printed
 
 
 def api_keys(workspaces: Workspaces, state: State | None = None) -> tuple[ApiKeys, list[tuple[str, str]]]:

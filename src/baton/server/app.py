@@ -77,6 +77,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         if owns_workspaces:
             await app.state.workspaces.aclose()
             app.state.keys.close()
+            app.state.login_tokens.close()
         shutdown = getattr(app.state.tracker, "shutdown", None)
         if owned and callable(shutdown):
             shutdown()  # flush spans still buffered
