@@ -1,4 +1,5 @@
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -162,8 +163,9 @@ async def test_registry_decorator_and_missing_names():
 
 def test_context_is_frozen_and_derive_copies():
     ctx = AgentContext(user_question="q", extra={"a": 1})
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="user_question"):
         ctx.user_question = "other"  # type: ignore[misc]
+    assert ctx.user_question == "q"
     with pytest.raises(TypeError):
         ctx.extra["b"] = 2  # type: ignore[index]
     child = ctx.derive(extra={"b": 2})

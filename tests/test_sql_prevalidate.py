@@ -9,6 +9,7 @@ uniquely named schema / database, dropped afterwards) and skip when their URL is
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import uuid
 
@@ -92,22 +93,37 @@ def _key(issue: SchemaIssue):
 
 
 class _Engine:
-    def __init__(self, dialect, run, close):
+    """A real database with the shop tables. ``name_errors`` are the driver's error classes for
+    a statement it refuses, and ``is_name_error`` tells a refusal for a wrong name (unknown
+    table or column, ambiguous column) from any other refusal of that class."""
+
+    def __init__(self, dialect, run, close, name_errors, is_name_error):
         self.dialect, self.run, self.close = dialect, run, close
+        self.name_errors, self.is_name_error = name_errors, is_name_error
+
+
+_SQLITE_NAME_ERROR = re.compile(r"^(no such table|no such column|ambiguous column name): ")
+# PostgreSQL's SQLSTATEs for a wrong name: undefined_table, undefined_column, ambiguous_column.
+_POSTGRES_NAME_ERRORS = ("42P01", "42703", "42702")
+# MariaDB's: ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR (unknown column), ER_NON_UNIQ_ERROR (ambiguous).
+_MYSQL_NAME_ERRORS = (1146, 1054, 1052)
 
 
 def _sqlite():
     connection = sqlite3.connect(":memory:")
     for statement in DDL:
         connection.execute(statement)
-    return _Engine("sqlite", lambda sql: connection.execute(sql).fetchall(), connection.close)
+    return _Engine("sqlite", lambda sql: connection.execute(sql).fetchall(), connection.close,
+                   (sqlite3.OperationalError,), lambda error: bool(_SQLITE_NAME_ERROR.match(str(error))))
 
 
 def _duckdb():
     connection = duckdb.connect()
     for statement in DDL:
         connection.execute(statement)
-    return _Engine("duckdb", lambda sql: connection.execute(sql).fetchall(), connection.close)
+    # CatalogException: no such table; BinderException: no such column or table alias, ambiguous column.
+    return _Engine("duckdb", lambda sql: connection.execute(sql).fetchall(), connection.close,
+                   (duckdb.CatalogException, duckdb.BinderException), lambda error: True)
 
 
 def _server(dialect: str, variable: str):
@@ -130,7 +146,10 @@ def _server(dialect: str, variable: str):
 
     def run(sql):
         with engine.connect() as connection:
-            return connection.exec_driver_sql(sql).fetchall()
+            try:
+                return connection.exec_driver_sql(sql).fetchall()
+            except sqlalchemy.exc.DBAPIError as error:
+                raise error.orig from error  # the driver's own error: its SQLSTATE or error number
 
     def close():
         engine.dispose()
@@ -139,7 +158,15 @@ def _server(dialect: str, variable: str):
             connection.exec_driver_sql(drop)
         admin.dispose()
 
-    return _Engine(dialect, run, close)
+    if dialect == "postgres":
+        import psycopg
+
+        return _Engine(dialect, run, close, (psycopg.errors.ProgrammingError,),
+                       lambda error: error.sqlstate in _POSTGRES_NAME_ERRORS)
+    import pymysql
+
+    return _Engine(dialect, run, close, (pymysql.err.ProgrammingError, pymysql.err.OperationalError),
+                   lambda error: error.args[0] in _MYSQL_NAME_ERRORS)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgres", "mysql"])
@@ -163,8 +190,11 @@ def test_wrong_names_are_all_reported_and_the_engine_rejects_them_too(engine, sq
     issues = prevalidate(sql, shop_schema(engine.dialect), engine.dialect)
     assert {_key(i) for i in issues} == expected
     assert all(i.message for i in issues)
-    with pytest.raises(Exception):  # noqa: B017 - each driver raises its own error class
+    with pytest.raises(engine.name_errors) as refused:
         engine.run(sql)
+    assert engine.is_name_error(refused.value), refused.value  # refused for a wrong name, not anything else
+    named = [i.name for i in issues if re.search(rf"\b{re.escape(i.name)}\b", str(refused.value))]
+    assert named, f"{engine.dialect} refused for a name we did not flag: {refused.value}"
 
 
 # --- without an engine --------------------------------------------------------------------
