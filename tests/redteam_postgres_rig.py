@@ -135,7 +135,7 @@ class PostgresRig:
             if conn is not None:
                 try:
                     conn.close()
-                except Exception:  # noqa: BLE001 - already gone
+                except psycopg.Error:  # already gone
                     pass
         if self.reader is not None:
             drop_reader_role(self.reader)

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pytest
+import sqlalchemy as sa
 
 from baton.errors import BatonError
 
@@ -340,7 +341,7 @@ def attempt(rig: Any, session: PooledSession, case: Case, dialect: str, *, via_a
     problems += [f"secret returned: {hit}" for hit in rig.secrets.found_in(*outcome.returned) if hit not in known]
     try:
         session_problems = rig.session_problems(session.state(), session.baseline)
-    except Exception as error:  # noqa: BLE001 - a session the next request cannot use is a finding too
+    except sa.exc.SQLAlchemyError as error:  # a session the next request cannot use is a finding too
         session_problems = [f"next request failed: {type(error).__name__}: {error}"]
     problems += session_problems
     if session_problems:

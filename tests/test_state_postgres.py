@@ -3,6 +3,7 @@ another reads, and processes starting together on an empty database install it o
 
 import sqlite3
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import sqlalchemy as sa
@@ -80,26 +81,20 @@ def test_processes_starting_together_on_an_empty_database_install_it_once(state_
     from baton.memory import MemoryStore, TrustedAuthenticator
     from baton.workspace import SessionStore
 
-    go = threading.Barrier(6)
-    failures = []
+    go = threading.Barrier(6, timeout=60)
 
     def start(i):
         state = State.from_env({}, url=state_url, home=tmp_path / str(i))
         go.wait()
-        try:
-            sessions, keys = SessionStore(state.url), state.keys()
-            memory = MemoryStore(state.url, authenticator=TrustedAuthenticator())
-            keys.default_key("demo")
-            for part in (sessions, keys, memory):
-                part.close()
-        except Exception as exc:  # noqa: BLE001 - any failure is the finding
-            failures.append(repr(exc))
+        sessions, keys = SessionStore(state.url), state.keys()
+        memory = MemoryStore(state.url, authenticator=TrustedAuthenticator())
+        keys.default_key("demo")
+        for part in (sessions, keys, memory):
+            part.close()
 
-    threads = [threading.Thread(target=start, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        started = [pool.submit(start, i) for i in range(6)]
+    failures = [repr(f.exception()) for f in started if f.exception() is not None]  # any failure is the finding
     assert failures == []
     engine = sa.create_engine(state_url)
     with engine.connect() as conn:
