@@ -97,5 +97,5 @@ def test_bad_runner_factories_are_clear_errors(spec, message):
 
 def test_runner_factory_builds_the_runner(monkeypatch, tmp_path):
     monkeypatch.setenv("BATON_TEST_PIPELINE_DIR", str(tmp_path))
-    runner = load_runner_factory("test_pipeline_doubles:make_recording_runner")
+    runner = load_runner_factory("pipeline_doubles:make_recording_runner")
     assert runner.directory == tmp_path

@@ -1,7 +1,7 @@
 """Durable pipelines on DBOS, with real worker processes.
 
 Workers are started as subprocesses (``python -m baton.pipeline.durable``) with the
-factory ``test_pipeline_doubles:make_recording_runner``, which appends one line per stage
+factory ``pipeline_doubles:make_recording_runner``, which appends one line per stage
 execution to ``executions.log`` (so a test counts how often each stage really ran) and
 blocks a stage marked ``/*block*/`` until a ``release`` file appears. Heartbeats are fast
 (0.5 s, lapse 2 s). Every wait is bounded, and every process a test started is killed in
@@ -26,10 +26,10 @@ from baton.pipeline import CheckpointDecision, CheckpointDecisionError, Executio
 from baton.pipeline.durable import DurableConfig, PipelineClient, PipelineWorker
 from baton.pipeline.durable.heartbeat import TABLE_NAME
 from baton.response import ResponseType
-from test_pipeline_doubles import agent_runner
+from pipeline_doubles import agent_runner
 
 ROOT = Path(__file__).resolve().parents[1]
-FACTORY = "test_pipeline_doubles:make_recording_runner"
+FACTORY = "pipeline_doubles:make_recording_runner"
 FAST = dict(heartbeat_interval_s=0.5, heartbeat_lapse_s=2.0, queue_polling_interval_s=0.1, runner_factory=FACTORY)
 
 pytestmark = pytest.mark.timeout(120)

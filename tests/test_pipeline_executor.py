@@ -20,9 +20,9 @@ from baton.pipeline import (
     StageValidation,
 )
 from baton.response import QueryResult, ResponseType
-from test_pipeline_doubles import FramesAgent, agent_runner, sales_db
+from pipeline_doubles import FramesAgent, agent_runner, sales_db
 from baton.pipeline import AgentStageRunner
-from test_pipeline_doubles import DocsAgent, SQLiteAgent
+from pipeline_doubles import DocsAgent, SQLiteAgent
 
 
 def ctx() -> tuple[AgentContext, RecordingTracker]:

@@ -6,6 +6,11 @@ Nothing is mocked: ``SQLiteAgent`` runs its question as SQL on a real SQLite dat
 tests) appends one line per stage execution to a log file, so a test can count how often
 each stage really ran, and blocks a stage whose question says so until a release file
 appears.
+
+A helper module, not a test module (issue 17): it held a test of these doubles themselves,
+which proved only that the stand-ins work. They are not Baton's API (unlike ScriptedModel and
+FunctionModel, whose public behaviour has tests of its own), and every pipeline test that uses
+them asserts the real numbers they compute, so a broken double fails those tests.
 """
 
 from __future__ import annotations
@@ -130,15 +135,6 @@ class RecordingRunner:
 
 
 def make_recording_runner() -> RecordingRunner:
-    """The worker factory (``tests.test_pipeline_doubles:make_recording_runner``)."""
+    """The worker factory (``pipeline_doubles:make_recording_runner``)."""
     return RecordingRunner(Path(os.environ["BATON_TEST_PIPELINE_DIR"]), os.environ.get("BATON_TEST_EXECUTOR", "?"))
 
-
-async def test_doubles_compute_real_answers():
-    context = AgentContext()
-    result = await SQLiteAgent().run(context, question="SELECT SUM(amount) AS total FROM sales")
-    assert result.ai_message.results.rows == [[45]]
-    frames = {"a": result.ai_message.results.to_dataframe()}
-    analysed = await FramesAgent().run(context, question="SELECT total * 2 AS doubled FROM a", frames=frames)
-    assert analysed.ai_message.results.rows == [[90]]
-    assert (await DocsAgent().run(context, question="cents")).result.startswith("Revenue")
