@@ -6,10 +6,19 @@ import random
 
 import pytest
 
-from baton.suggest import AGGREGATE_FOLLOWUPS, FOLLOWUP_TEMPLATES, generate_followups, has_aggregate_keywords
+from baton.suggest import generate_followups, has_aggregate_keywords
 
 PLAIN = "SELECT name, city FROM customers"
 AGGREGATE = "SELECT region, SUM(amount) AS revenue FROM orders GROUP BY region"
+# Seed 002, "Suggestion Engine (No LLM Cost)", word for word: what the answers must offer.
+SEEDS_FIVE = [
+    "Show this as a pie chart",
+    "Break this down by month",
+    "Compare with the previous period",
+    "Show only the top 5 results",
+    "What is the trend over time?",
+]
+SEEDS_AGGREGATE_TWO = ["Show percentage breakdown", "Average instead of count?"]
 
 
 def everything(query, columns, row_count):
@@ -17,30 +26,20 @@ def everything(query, columns, row_count):
     return generate_followups(query, columns, row_count, seed=0, k=100)
 
 
-def test_templates_are_the_seeds_five():
-    assert FOLLOWUP_TEMPLATES == [
-        "Show this as a pie chart",
-        "Break this down by month",
-        "Compare with the previous period",
-        "Show only the top 5 results",
-        "What is the trend over time?",
-    ]
-
-
-def test_plain_single_row_answer_draws_only_from_the_templates():
+def test_a_plain_single_row_answer_is_offered_exactly_the_seeds_five():
     pool = everything(PLAIN, ["name"], 1)
-    assert sorted(pool) == sorted(FOLLOWUP_TEMPLATES)
+    assert sorted(pool) == sorted(SEEDS_FIVE)
 
 
 def test_aggregates_add_percentage_and_average_suggestions():
     pool = everything(AGGREGATE, ["region"], 1)
-    assert sorted(pool) == sorted(FOLLOWUP_TEMPLATES + AGGREGATE_FOLLOWUPS)
+    assert sorted(pool) == sorted(SEEDS_FIVE + SEEDS_AGGREGATE_TWO)
 
 
 def test_several_rows_and_columns_add_a_sort_on_the_last_column():
     pool = everything(AGGREGATE, ["region", "revenue"], 4)
     assert "Sort by revenue descending" in pool
-    assert len(pool) == len(FOLLOWUP_TEMPLATES) + len(AGGREGATE_FOLLOWUPS) + 1
+    assert sorted(pool) == sorted([*SEEDS_FIVE, *SEEDS_AGGREGATE_TWO, "Sort by revenue descending"])
     assert "Sort by revenue descending" not in everything(AGGREGATE, ["region", "revenue"], 1)
     assert not any(s.startswith("Sort by") for s in everything(AGGREGATE, ["revenue"], 10))
 
