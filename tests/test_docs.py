@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import linecache
 import os
 import re
 import shlex
@@ -174,7 +175,9 @@ def test_page_blocks_run(page, tmp_path, monkeypatch):
         if block.not_run is not None or block.lang == "text":
             continue
         if block.lang == "python":
-            exec(compile(block.body, f"{block.where}[python]", "exec"), namespace)  # our own docs, not model output
+            name = f"{block.where}[python]"
+            linecache.cache[name] = (len(block.body), None, block.body.splitlines(True), name)  # tracebacks show the line
+            exec(compile(block.body, name, "exec"), namespace)  # our own docs, not model output
         elif block.lang == "bash":
             run_shell(block, folder, env)
         else:
