@@ -1,4 +1,6 @@
+import asyncio
 import json
+import threading
 
 import httpx
 import openai
@@ -24,8 +26,8 @@ def route(messages, tools):
     return LLMResponse(tool_calls=[tool_call(unit, {"question": question})])
 
 
-def workspace(name: str, rows_tag: str) -> Workspace:
-    orchestrator = OrchestratorAgent(f"{name}-orchestrator", model=FunctionModel(route))
+def workspace(name: str, rows_tag: str, model_function=route) -> Workspace:
+    orchestrator = OrchestratorAgent(f"{name}-orchestrator", model=FunctionModel(model_function))
     for unit in UNITS:
         orchestrator.add_agent(TableAgent(unit, [{"unit": unit, "workspace": rows_tag}]))
     return Workspace(name, orchestrator, SessionStore())
@@ -93,11 +95,44 @@ async def test_malformed_bodies_get_422_with_the_reason(client):
     assert not_json.status_code == 422
 
 
-async def test_stream_sends_events_then_the_answer(client):
-    async with client.stream("POST", "/v1/ask/stream", json={"question": "both units"}, headers=ACME) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        body = "".join([chunk async for chunk in response.aiter_text()])
-    events = [block for block in body.split("\n\n") if block.strip()]
+def held_app():
+    """An app whose model holds its final answer (after the specialists' results) until the
+    test sets ``release``; ``answered`` is set when the model answers. A test that sees an
+    event before it releases the model proves, by events rather than timing, that the
+    stream is live and not an answer computed first and cut into chunks afterwards."""
+    release, answered = threading.Event(), threading.Event()
+
+    async def held(messages, tools):
+        if messages[-1].role == "tool":
+            for _ in range(1000):  # released by the client; 10 s at most, then the ordering assertion fails
+                if release.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            answered.set()
+        return route(messages, tools)
+
+    return create_app(Workspaces([workspace("acme", "acme-data", held)]), ApiKeys({"key-acme": "acme"})), release, answered
+
+
+async def test_stream_sends_events_as_they_happen_then_the_answer():
+    app, release, answered = held_app()
+    events, finished, answered_before_release = [], 0, None
+    with serve(app) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            async with client.stream("POST", "/v1/ask/stream", json={"question": "both units"}, headers=ACME) as response:
+                assert response.headers["content-type"].startswith("text/event-stream")
+                buffer = ""
+                async for text in response.aiter_text():
+                    buffer += text
+                    *complete, buffer = buffer.split("\n\n")
+                    for block in filter(str.strip, complete):
+                        events.append(block)
+                        finished += block.startswith("event: agent.end\n")
+                        if finished == 2 and answered_before_release is None:
+                            answered_before_release = answered.is_set()
+                            release.set()
+                assert not buffer.strip(), buffer  # every event ends with its blank line
+    assert answered_before_release is False  # both specialists' ends arrived while the model still held its answer
     names = [block.split("\n")[0].removeprefix("event: ") for block in events]
     assert names[-1] == "answer"
     assert names.count("agent.start") == 2 and names.count("agent.end") == 2 and "llm.start" in names
@@ -113,32 +148,84 @@ async def test_openapi_schema_lists_every_endpoint(client):
     assert "AskRequest" in schema["components"]["schemas"]
 
 
-def test_the_official_openai_sdk_gets_the_answer(app):
+def test_the_official_openai_sdk_gets_the_answer_streamed_as_it_is_made():
+    """The stream is live, shown by events rather than by comparing texts (a server that
+    computed the whole answer and then cut it into chunks would give the same text): the
+    model's final answer is held until the client has seen both specialists finish."""
+    app, release, answered = held_app()
     with serve(app) as url:
         client = openai.OpenAI(base_url=f"{url}/v1", api_key="key-acme")
         assert [m.id for m in client.models.list().data] == ["acme-orchestrator"]
+        chunks, finished, answered_before_release = [], 0, None
+        for chunk in client.chat.completions.create(model="acme-orchestrator", stream=True,
+                                                    messages=[{"role": "user", "content": "both units, revenue?"}]):
+            chunks.append(chunk)
+            finished += ((chunk.model_extra or {}).get("baton", {}).get("event") or {}).get("type") == "agent.end"
+            if finished == 2 and answered_before_release is None:
+                answered_before_release = answered.is_set()
+                release.set()
+        assert answered_before_release is False  # both results reached the client while the model still held its answer
+        assert answered.is_set() and chunks[-1].choices[0].finish_reason == "stop"
+        streamed = "".join(c.choices[0].delta.content or "" for c in chunks)
+        reply = client.chat.completions.create(model="acme-orchestrator", messages=[{"role": "user", "content": "both units, revenue?"}])
+        assert streamed == reply.choices[0].message.content  # and the same answer as without streaming
+        assert streamed.startswith("Both: ") and "pokemon_finance" in streamed and "epson_finance" in streamed
         reply = client.chat.completions.create(model="acme-orchestrator", messages=[{"role": "user", "content": "Epson revenue?"}])
         content = reply.choices[0].message.content
         assert "| unit | workspace | question |" in content and "epson_finance" in content and "acme-data" in content
-        chunks = client.chat.completions.create(model="acme-orchestrator", messages=[{"role": "user", "content": "Epson revenue?"}], stream=True)
-        streamed = "".join(c.choices[0].delta.content or "" for c in chunks)
-        assert streamed == content
         with pytest.raises(openai.AuthenticationError):
             openai.OpenAI(base_url=f"{url}/v1", api_key="wrong").chat.completions.create(
                 model="x", messages=[{"role": "user", "content": "hi"}])
 
 
-def test_every_api_route_requires_the_key(app):
-    from fastapi.routing import APIRoute
+# The routes anyone may call, each with what it answers without a key: the probes (load
+# balancers call them keyless), the page and its assets (the key is typed into the page), and
+# login/logout (login is how a key becomes a session; a wrong key there is a 401,
+# test_login_sets_a_cookie_only_for_a_valid_same_site_post).
+OPEN_ROUTES = {
+    ("GET", "/health"): ("/health", 200),
+    ("GET", "/health/ready"): ("/health/ready", 200),
+    ("GET", "/"): ("/", 200),
+    ("GET", "/favicon.ico"): ("/favicon.ico", 200),
+    ("GET", "/static/{name}"): ("/static/app.js", 200),
+    ("GET", "/static/vendor/{name}"): ("/static/vendor/vega.min.js", 200),
+    ("POST", "/login"): ("/login", 422),  # no key in the body
+    ("POST", "/logout"): ("/logout", 204),
+}
 
-    from baton.server.auth import authenticate
 
-    open_paths = {"/health", "/health/ready", "/", "/login", "/logout", "/static/{name}", "/static/vendor/{name}",
-                  "/favicon.ico"}  # readiness: load balancers call it without a key
+def _every_route(app):
+    """(method, path template, a concrete path) for each route the app serves, path
+    parameters filled with a placeholder."""
+    import re
+
     for route in app.routes:
-        if isinstance(route, APIRoute) and route.path not in open_paths:
-            calls = [d.call for d in route.dependant.dependencies]
-            assert authenticate in calls, route.path
+        path = getattr(route, "path", None)
+        for method in sorted(getattr(route, "methods", None) or ()):
+            if path is not None and method != "HEAD":  # HEAD is GET's twin
+                yield method, path, re.sub(r"\{[^}]+\}", "x", path)
+
+
+async def test_every_route_but_the_open_ones_answers_401_without_a_key(app, client):
+    """By real requests over every route the app has (a route added later is covered without
+    editing this test), so a route that forgot its dependency fails here."""
+    routes = list(_every_route(app))
+    assert {(m, p) for m, p, _ in routes} >= set(OPEN_ROUTES)  # the open list names real routes
+    protected = [(m, p, concrete) for m, p, concrete in routes if (m, p) not in OPEN_ROUTES]
+    assert {("POST", "/v1/ask"), ("POST", "/v1/chat/completions"), ("GET", "/openapi.json"), ("POST", "/mcp"),
+            ("DELETE", "/v1/memory/{record_id}")} <= {(m, p) for m, p, _ in protected}
+    wrong_answers = {}
+    for method, path, concrete in protected:
+        for headers in ({}, {"Authorization": "Bearer nope"}, {"X-API-Key": "nope"}):
+            response = await client.request(method, concrete, json={}, headers=headers)
+            if response.status_code != 401 or "acme" in response.text or "globex" in response.text:
+                wrong_answers[(method, path, tuple(headers))] = (response.status_code, response.text[:80])
+        keyed = await client.request(method, concrete, json={}, headers=ACME)
+        if keyed.status_code == 401:  # so the 401 above came from the missing key, not the route
+            wrong_answers[(method, path, "with the key")] = (keyed.status_code, keyed.text[:80])
+    assert wrong_answers == {}
+    for (method, _), (concrete, status) in OPEN_ROUTES.items():
+        assert (await client.request(method, concrete, json={})).status_code == status, concrete
 
 
 def test_keys_for_unknown_workspaces_are_refused_at_start():
