@@ -3,9 +3,11 @@ prints a link; through that link, in a real browser, a verified question shows a
 a chart answered for real (no LLM anywhere)."""
 
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +23,59 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 BATON = Path(sys.executable).with_name("baton")
 
 
+LINK_WAIT_S = 120  # building the demo from an empty BATON_HOME, on a busy CI machine
+HEALTH_WAIT_S = 30
+
+
+def _lines_of(process: subprocess.Popen) -> queue.Queue:
+    """The child's output, one line at a time, read by a thread: the test waits on the queue
+    with a timeout, so a child that prints nothing (or half a line) cannot hold it past its
+    deadline the way a blocking ``readline()`` can. The thread also keeps draining the pipe
+    while the tests run, so a chatty server never blocks on a full pipe."""
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)  # the child closed its output: it has exited
+
+    threading.Thread(target=pump, name="baton-demo-output", daemon=True).start()
+    return lines
+
+
+def _wait_for_link(process: subprocess.Popen, lines: queue.Queue) -> str:
+    seen: list[str] = []
+    deadline = time.monotonic() + LINK_WAIT_S
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            pytest.fail(f"baton demo exited (code {process.wait()}) without printing a link:\n" + "".join(seen))
+        seen.append(line)
+        if match := re.search(r"(http://127\.0\.0\.1:\d+/#key=\S+)", line):
+            return match.group(1)
+    pytest.fail(f"baton demo printed no link within {LINK_WAIT_S} s:\n" + "".join(seen))
+
+
+def _wait_until_healthy(process: subprocess.Popen, port: int) -> None:
+    last = "no answer yet"
+    deadline = time.monotonic() + HEALTH_WAIT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"baton demo exited (code {process.returncode}) after printing its link, before /health answered")
+        try:
+            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
+            if health.status_code == 200:
+                return
+            last = f"HTTP {health.status_code}: {health.text[:200]}"
+        except httpx.TransportError as error:
+            last = f"{type(error).__name__}: {error}"
+        time.sleep(0.1)
+    pytest.fail(f"baton demo printed its link but /health did not answer 200 within {HEALTH_WAIT_S} s (last: {last})")
+
+
 @pytest.fixture(scope="module")
 def demo_server(tmp_path_factory):
     """`baton demo` as a person runs it: a subprocess, a fresh BATON_HOME, no model, no key."""
@@ -30,21 +85,10 @@ def demo_server(tmp_path_factory):
     port = free_port()
     process = subprocess.Popen([str(BATON), "demo", "--port", str(port)], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
-    link, seen = None, []
-    deadline = time.monotonic() + 120
-    while link is None and time.monotonic() < deadline and process.poll() is None:
-        line = process.stdout.readline()
-        seen.append(line)
-        match = re.search(r"(http://127\.0\.0\.1:\d+/#key=\S+)", line)
-        link = match.group(1) if match else None
     try:
-        assert link, "baton demo printed no link:\n" + "".join(seen)
-        for _ in range(100):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        lines = _lines_of(process)
+        link = _wait_for_link(process, lines)
+        _wait_until_healthy(process, port)
         yield link
     finally:
         process.terminate()
@@ -52,6 +96,7 @@ def demo_server(tmp_path_factory):
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+            process.wait(10)
 
 
 def test_the_printed_link_is_the_page_with_a_key_that_never_reaches_the_server_in_a_url(demo_server):
