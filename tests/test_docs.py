@@ -111,11 +111,12 @@ def clean_environment(home: Path) -> dict[str, str]:
 def run_shell(block: Block, folder: Path, env: dict[str, str]) -> None:
     if block.exit_code is None:
         done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.body], cwd=folder, env=env,
-                              capture_output=True, text=True, timeout=240)
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
         assert done.returncode == 0, f"{block.where} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return
     for command in command_lines(block.body):
-        done = subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True, timeout=240)
+        done = subprocess.run(["bash", "-c", command], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=240)
         assert done.returncode == block.exit_code, (
             f"{block.where}: `{command}` exited {done.returncode}, the page says {block.exit_code}\n{done.stdout}\n{done.stderr}")
 
