@@ -52,10 +52,8 @@ class RenderFailed(Exception):
 
 class _Worker:
     def __init__(self) -> None:
-        import baton
-
         env = dict(os.environ)
-        package_root = str(Path(baton.__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[2])  # the folder holding ``baton/``
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "baton.viz.render_worker"],
