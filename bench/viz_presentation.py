@@ -12,7 +12,7 @@ import statistics
 import time
 from decimal import Decimal
 
-from baton.insights import find_insights
+from baton.viz.insights import find_insights
 from baton.presentation import present
 from baton.response import AIMessage, QueryResult
 from baton.viz import choose_chart, render_png, render_svg

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from baton.insights import find_insights, insight_id
+from baton.viz.insights import find_insights, insight_id
 from baton.response import AIMessage, QueryResult
 
 MONTHS = [f"2024-{m:02d}" for m in range(1, 9)]

@@ -72,7 +72,7 @@ def test_presented_answer_round_trips_through_json():
 
 def test_presentation_layer_imports_nothing_above_the_protocol_layer():
     code = (
-        "import sys, baton.presentation, baton.viz, baton.suggest, baton.insights\n"
+        "import sys, baton.presentation, baton.viz, baton.suggest, baton.viz.insights\n"
         "bad = [m for m in sys.modules if m.startswith(('baton.agents', 'baton.specialists', 'baton.loop',"
         " 'baton.memory', 'baton.pipeline', 'baton.llm', 'baton.server'))]\n"
         "print(bad)\n"

@@ -10,7 +10,7 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baton.insights import find_insights
+from baton.viz.insights import find_insights
 from baton.response import QueryResult
 from baton.viz import VIZ_TYPES, choose_chart, render_svg, validate_chart
 

@@ -2,7 +2,7 @@
 
 ``present(message)`` is the one call a specialist makes on an ``AIMessage`` that carries
 ``results``. It returns a copy with ``viz_type``/``viz_config`` (``baton.viz``),
-``suggested_followups`` (``baton.suggest``) and ``insights`` (``baton.insights``) filled in;
+``suggested_followups`` (``baton.suggest``) and ``insights`` (``baton.viz.insights``) filled in;
 the message passed in is never changed.
 
 The presentation layer depends only on the protocol layer (``baton.response``, plus
@@ -35,7 +35,7 @@ import hashlib
 from collections import OrderedDict
 from typing import Any
 
-from baton.insights import find_insights
+from baton.viz.insights import find_insights
 from baton.response import AIMessage
 from baton.suggest import generate_followups
 from baton.viz import choose_chart

@@ -114,7 +114,7 @@ class SemanticAgent(BaseAgent):
         without its limit gives each additive metric's total and the row count."""
         from dataclasses import replace
 
-        from baton.insights import find_insights
+        from baton.viz.insights import find_insights
 
         model = self.layer.model
         additive = [m for m in query.metrics if model.metric(m).type == "simple"

@@ -129,7 +129,7 @@ def plan(intent: Intent, previous: AIMessage) -> tuple[View, str]:
 def _blank_non_adjacent(result: QueryResult) -> int:
     """``previous_*``/``change_*`` set to None where the previous row (in the same series) is
     not the adjacent period; returns how many rows were blanked."""
-    from baton.insights import adjacent
+    from baton.viz.insights import adjacent
     from baton.viz.profile import parse_temporal
 
     profile = _profile(result)
@@ -156,7 +156,7 @@ def _blank_non_adjacent(result: QueryResult) -> int:
 def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, view: View, what: str) -> AIMessage:
     """Strip the hidden totals, then chart (titled with the conversation's question),
     insights over the full result and suggestions that fit."""
-    from baton.insights import find_insights
+    from baton.viz.insights import find_insights
     from baton.suggest import fitting_followups
     from baton.viz import choose_chart
 
