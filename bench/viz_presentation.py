@@ -13,7 +13,7 @@ import time
 from decimal import Decimal
 
 from baton.viz.insights import find_insights
-from baton.presentation import present
+from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult
 from baton.viz import choose_chart, render_png, render_svg
 

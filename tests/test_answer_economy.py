@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-import baton.presentation as presentation
+import baton.viz.presentation as presentation
 import baton.specialists.sql.validation as validation
 from agent_doubles import TableAgent
 from baton.agents import LexicalRouter, OrchestratorAgent

@@ -2,7 +2,7 @@
 
 One server and one browser per module (a fresh browser context, so fresh cookies, per test).
 The workspace's agents are real and small: a chart agent whose answer goes through
-``baton.presentation.present`` (chart, follow-ups, insights), two table agents for synthesis
+``baton.viz.presentation.present`` (chart, follow-ups, insights), two table agents for synthesis
 answers, a gated agent the test releases (to see events arrive before the answer); a second
 workspace's planner turns a multi-step question into a plan that pauses at a checkpoint.
 Routing and planning are FunctionModels.
@@ -29,7 +29,7 @@ from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.pipeline import AgentStageRunner, PipelineExecutor, Planner
 from baton.pipeline.planning import PipelinePlanning
-from baton.presentation import present
+from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
 from live_server import serve

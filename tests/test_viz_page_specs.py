@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from baton.presentation import present
+from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult
 
 

@@ -6,7 +6,7 @@ import copy
 import subprocess
 import sys
 
-from baton.presentation import present
+from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.suggest import generate_followups
 from baton.viz import choose_chart
@@ -72,7 +72,7 @@ def test_presented_answer_round_trips_through_json():
 
 def test_presentation_layer_imports_nothing_above_the_protocol_layer():
     code = (
-        "import sys, baton.presentation, baton.viz, baton.suggest, baton.viz.insights\n"
+        "import sys, baton.viz.presentation, baton.viz, baton.suggest, baton.viz.insights\n"
         "bad = [m for m in sys.modules if m.startswith(('baton.agents', 'baton.specialists', 'baton.loop',"
         " 'baton.memory', 'baton.pipeline', 'baton.llm', 'baton.server'))]\n"
         "print(bad)\n"

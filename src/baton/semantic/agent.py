@@ -95,12 +95,9 @@ class SemanticAgent(BaseAgent):
                       "semantic_query": compiled.query.to_dict(), "semantic_model": model.name, "fast_path": FAST_PATH,
                       "llm_calls": 0, "attempts": [report.attempt.to_dict()], "warnings": list(report.warnings), **(extra or {})},
         )
-        try:
-            from baton.presentation import present
+        from baton.viz.presentation import present
 
-            message = present(message)
-        except ImportError:  # presentation layer not installed: the plain table stays
-            pass
+        message = present(message)
         if compiled.query.limit is not None:  # a top N: shares are of the FULL result, not of the rows shown
             message.insights = await self._full_insights(compiled.query, result)
         finding = str(message.insights[0].get("text") or "").strip() if message.insights else ""

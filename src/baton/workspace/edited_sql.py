@@ -15,7 +15,7 @@ Outcomes:
 - refused by pre-validation or the engine (an unknown column, a syntax error, a timeout):
   ``EditedSQLRefused`` with the error class as ``code``;
 - otherwise an answer dressed like any SQL answer (chart, follow-ups, insights,
-  ``baton.presentation.present``), stored as a new turn of the same conversation, so its
+  ``baton.viz.presentation.present``), stored as a new turn of the same conversation, so its
   follow-ups ("Show only the top 5") and "Save as verified question" work on it.
 
 Decisions: a refused edit is not stored as a turn (it answered nothing; the page shows the
@@ -67,7 +67,7 @@ def _original_question(question: str, answer: AIMessage) -> str:
 async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     """Run ``sql`` in place of the SQL of turn ``turn_id`` (module docstring). Raises
     ``SessionNotFound`` for a turn of another workspace and ``EditedSQLRefused``."""
-    from baton.presentation import present
+    from baton.viz.presentation import present
     from baton.specialists.sql.validation import validate_and_run
 
     sql = (sql or "").strip()

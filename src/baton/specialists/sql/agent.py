@@ -328,10 +328,8 @@ class SQLAgent(BaseAgent):
             },
         )
         if self.present:
-            try:
-                from baton.presentation import present
-            except ImportError:  # presentation layer not installed: the plain table stays
-                return message
+            from baton.viz.presentation import present
+
             message = present(message)
             out.insights = list(message.insights)
         return message

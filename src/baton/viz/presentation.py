@@ -6,8 +6,8 @@
 the message passed in is never changed.
 
 The presentation layer depends only on the protocol layer (``baton.response``, plus
-``baton.errors``), never on agents, specialists, the loop or the memory, so any specialist
-may call it without an import cycle.
+``baton.errors``) and the question helpers (``baton.followup_sql``), never on agents,
+specialists, the loop or the memory, so any specialist may call it without an import cycle.
 
 Decisions:
 
@@ -35,10 +35,10 @@ import hashlib
 from collections import OrderedDict
 from typing import Any
 
-from baton.viz.insights import find_insights
 from baton.response import AIMessage
 from baton.suggest import generate_followups
-from baton.viz import choose_chart
+from baton.viz.choose import choose_chart
+from baton.viz.insights import find_insights
 
 _DRESSED: OrderedDict[tuple, tuple[str, dict[str, Any], list[str], list[dict[str, Any]]]] = OrderedDict()
 DRESSED_ENTRIES = 256
