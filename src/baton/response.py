@@ -8,6 +8,13 @@ results, viz, knowledge sources, response type, tool-call log, follow-ups, insig
 ``to_json``/``from_json`` round-trip it exactly: DataFrames, dates, datetimes, decimals and
 bytes are written as tagged objects (``{"$type": "dataframe", ...}``) and read back as the
 same Python values.
+
+In a notebook an answer draws itself (``_repr_html_``) with the renderer registered under the
+entry-point group ``baton.renderers`` as ``text/html`` (Baton's own is
+``baton.viz.notebook:render_html``). The protocol layer never imports the presentation layer:
+the renderer is looked up on first display, not at import. A renderer from another installed
+package replaces Baton's (that is what registering one is for); where none is registered (a
+source tree used without installing) the notebook shows the plain ``repr``.
 """
 
 from __future__ import annotations
@@ -16,14 +23,17 @@ import base64
 import copy
 import dataclasses
 import datetime as dt
+import functools
 import json
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Any, Callable
 
 from baton.errors import BatonError
+
+RENDERERS_GROUP = "baton.renderers"
 
 
 class AnswerFormatError(BatonError, ValueError):
@@ -179,10 +189,19 @@ class AIMessage:
     def from_json(cls, text: str) -> AIMessage:
         return cls.from_dict(json.loads(text))
 
-    def _repr_html_(self) -> str:  # notebooks
-        from baton.response_html import render_html
+    def _repr_html_(self) -> str | None:  # notebooks (module docstring)
+        render = html_renderer()
+        return None if render is None else render(self)
 
-        return render_html(self)
+
+@functools.cache
+def html_renderer() -> Callable[[AIMessage], str] | None:
+    """The registered ``text/html`` renderer (module docstring), loaded once."""
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group=RENDERERS_GROUP, name="text/html"),
+                   key=lambda ep: (ep.dist is not None and ep.dist.name == "baton", ep.value))
+    return found[0].load() if found else None
 
 
 _CONTAINER_FIELDS = (

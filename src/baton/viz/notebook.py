@@ -3,12 +3,18 @@
 The table comes from ``data`` or, when a specialist left ``data`` empty, from ``results``.
 The chart is ``viz_config`` rendered to inline SVG offline (``baton.viz.render_svg``); a
 chart that cannot render is left out rather than hiding the answer.
+
+``AIMessage._repr_html_`` (the protocol layer) does not import this module: it finds
+``render_html`` through the ``baton.renderers`` entry point named ``text/html`` declared in
+``pyproject.toml``, so the arrow runs from presentation to protocol only.
 """
 
 from __future__ import annotations
 
 import html
 from typing import TYPE_CHECKING, Any
+
+from baton.viz.render import ChartRenderError, render_svg
 
 if TYPE_CHECKING:
     from baton.response import AIMessage
@@ -47,8 +53,6 @@ def render_html(message: AIMessage) -> str:
         if message.results.row_count > MAX_ROWS:
             parts.append(f"<p><em>first {MAX_ROWS} of {message.results.row_count:,} rows</em></p>")
     if message.viz_config:
-        from baton.viz import ChartRenderError, render_svg
-
         try:
             parts.append(render_svg(message.viz_config))
         except ChartRenderError:  # a chart that cannot render must not hide the answer
