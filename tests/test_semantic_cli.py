@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from baton.cli import build_app
 from baton.demo.data import build_demo_database
-from baton.semantic.attach import demo_model_path
+from baton.semantic.loading import demo_model_path
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from baton.demo.data import build_demo_database
-from baton.semantic.attach import demo_model_path, load_model
+from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.compiler import compile_query
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.model import SemanticModelError

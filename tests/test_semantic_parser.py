@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from baton.demo.data import build_demo_database
-from baton.semantic.attach import demo_model_path, load_model
+from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.model import SemanticModelError
 from baton.semantic.native import model_from_dict

@@ -13,7 +13,7 @@ from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
-from baton.semantic.attach import demo_model_path
+from baton.semantic.loading import demo_model_path
 from baton.workspace.verified import installed, save_verified_question
 from baton.semantic.query import SemanticQuery
 from semantic_gold import rows_match

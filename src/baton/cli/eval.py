@@ -115,7 +115,7 @@ async def _run(golden_set: Any, model: Any, meter: Any, options: Any, state: Any
         else:
             target = await asyncio.to_thread(database_target, database or default_url, state, model, allow_privileged_role=privileged)
         if settings.get("semantic") is not None:  # --semantic FILE (baton.semantic)
-            from baton.semantic.attach import attach_semantic
+            from baton.workspace.semantic import attach_semantic
 
             attach_semantic(target.workspace, settings["semantic"])
         return target

@@ -106,7 +106,7 @@ def _semantic_file(path: Optional[Path]) -> Optional[Path]:
     """``--semantic FILE``, read and checked now: one line and exit 2 for a model that cannot be used."""
     if path is None:
         return None
-    from baton.semantic.attach import load_model
+    from baton.semantic.loading import load_model
     from baton.semantic.model import SemanticModelError
 
     try:

@@ -44,7 +44,7 @@ def _connection(database: str, privileged: bool):
 def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAML or a dbt MetricFlow file."),
           database: str = DatabaseOption, unsafe_allow_privileged_role: bool = PrivilegedOption) -> None:
     """Check a semantic model against a database: tables, columns, joins, every metric run."""
-    from baton.semantic.attach import load_model
+    from baton.semantic.loading import load_model
     from baton.semantic.check import check_model
     from baton.semantic.model import SemanticModelError
 

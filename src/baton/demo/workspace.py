@@ -109,7 +109,8 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     router.documents[orchestrator.add_agent(docs).name] = docs
     workspace.vocabulary = demo_vocabulary(database)
     install_verified(workspace, current_verified(workspace, VERIFIED_QUESTIONS), workspace.vocabulary)
-    from baton.semantic.attach import attach_semantic, demo_model_path
+    from baton.semantic.loading import demo_model_path
+    from baton.workspace.semantic import attach_semantic
 
     attach_semantic(workspace, semantic or demo_model_path(), owner="general_finance")  # metric questions (baton.semantic)
     if model is not None and pipelines is not None:

@@ -16,8 +16,9 @@ compiled deterministically to SQL for the connection's engine (``compiler.py``).
 - ``agent.py``: ``SemanticAgent``, the no-model specialist the lexical router sends metric
   questions to; ``tool.py``: the ``semantic_query`` tool a model fills in the SQL specialist;
   ``followups.py``: "by quarter instead", "only Epson", "compare with 2024", "top 5" as
-  edits of the previous semantic query; ``attach.py``: wiring into a workspace;
-  ``check.py``: ``baton semantic check`` / ``init``.
+  edits of the previous semantic query; ``loading.py``: reading a model file, its saved
+  queries as verified questions; ``check.py``: ``baton semantic check`` / ``init``. Wiring
+  a model into a workspace is the workspace's (``baton.workspace.semantic``).
 
 **Why compile with sqlglot, not a semantic-layer library** (evaluated 2026-12):
 

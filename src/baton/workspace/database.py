@@ -13,7 +13,7 @@ files in ``$BATON_HOME/workspaces/<id>/``, the id a hash of the URL so no passwo
 a path. The workspace closes its connection, memory, index and sessions when it closes.
 
 ``semantic``: a semantic model file (Baton's YAML or dbt MetricFlow's): metric questions are
-then answered from it, with or without a model (``baton.semantic.attach``).
+then answered from it, with or without a model (``baton.workspace.semantic``).
 
 ``allow_privileged_role`` is passed to the SQL connection only when set (the connection's
 own guard refuses a privileged role otherwise; see ``baton.specialists.sql``).
@@ -80,7 +80,7 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
             router.documents[orchestrator.add_agent(knowledge).name] = knowledge
         install_verified(ws, current_verified(ws), docs_vocabulary(docs))  # from memory (`baton verified add`)
         if semantic is not None:  # --semantic FILE: metric questions answered from the model (baton.semantic)
-            from baton.semantic.attach import attach_semantic
+            from baton.workspace.semantic import attach_semantic
 
             attach_semantic(ws, semantic)
         if model is not None and pipelines is not None:

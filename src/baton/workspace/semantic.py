@@ -1,9 +1,7 @@
-"""Loading a semantic model and putting it to work in a workspace.
+"""Putting a semantic model to work in a workspace.
 
-``load_model(path)`` reads Baton's YAML or a dbt MetricFlow file (told apart by their
-top-level keys: ``semantic_models:`` is MetricFlow's) and checks it.
-
-``attach_semantic(ws, source)`` wires it into a workspace over the workspace's SQL
+``attach_semantic(ws, source)`` (a path, read by ``baton.semantic.loading.load_model``, or a
+``SemanticModel``) wires it into a workspace over the workspace's SQL
 connection (the one its SQL specialists use; ``connection=`` to choose):
 
 - with no language model (the orchestrator routes with a ``LexicalRouter``), a
@@ -27,26 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from baton.semantic.agent import SemanticAgent
 from baton.semantic.layer import SemanticLayer
+from baton.semantic.loading import load_model, saved_verified
 from baton.semantic.model import SemanticModel, SemanticModelError
 
 if TYPE_CHECKING:
     from baton.workspace.core import Workspace
 
 AGENT_NAME = "metrics"
-
-
-def load_model(path: str | Path) -> SemanticModel:
-    """A checked model from Baton's YAML or a dbt MetricFlow semantic-model file."""
-    from baton.semantic.native import model_from_dict, read_yaml
-
-    data = read_yaml(path)
-    if isinstance(data, dict) and ("semantic_models" in data or "models" in data and "metrics" in data and "entities" not in data):
-        from baton.semantic.metricflow import model_from_metricflow
-
-        return model_from_metricflow(data, default_name=Path(path).stem)
-    if not isinstance(data, dict):
-        raise SemanticModelError(f"{path}: a semantic model is a YAML mapping")
-    return model_from_dict(data, default_name=Path(path).stem)
 
 
 def _sql_agents(ws: Workspace) -> list[Any]:
@@ -83,22 +68,4 @@ def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connec
     return layer
 
 
-def saved_verified(layer: SemanticLayer, agent: str) -> list[Any]:
-    """The model's saved queries as verified questions (SQL compiled for this engine)."""
-    from baton.semantic.query import SemanticQuery
-    from baton.verified import VerifiedQuestion
-
-    out = []
-    for saved in layer.model.saved_queries:
-        compiled = layer.compile(SemanticQuery.from_dict(saved.query))
-        out.append(VerifiedQuestion(saved.question, compiled.sql, agent, layer.connection.id, source="semantic"))
-    return out
-
-
-def demo_model_path() -> Path:
-    from importlib import resources
-
-    return Path(str(resources.files("baton.demo") / "semantic.yaml"))
-
-
-__all__ = ["AGENT_NAME", "attach_semantic", "demo_model_path", "load_model", "saved_verified"]
+__all__ = ["AGENT_NAME", "attach_semantic"]

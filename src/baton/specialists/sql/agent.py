@@ -22,7 +22,7 @@ or per call, plus whatever the memory bundle says as text) steer the prompt and 
 deterministic rewrites. Every candidate emits a ``sql.attempt`` event.
 
 Semantic layer (``semantic=``, a ``baton.semantic.SemanticLayer``; set by
-``baton.semantic.attach``): with a model, the agent also offers the ``semantic_query`` tool
+``baton.workspace.semantic``): with a model, the agent also offers the ``semantic_query`` tool
 (``baton.semantic.tool``) and a catalog of the model's metrics and dimensions in the prompt.
 The model fills metrics, dimensions and filters; the compiler writes the SQL, which then
 takes the same validation pass as any candidate. ``run_sql`` stays offered as the fallback
