@@ -214,34 +214,34 @@ def labels(r: LLMRouter) -> list[str]:
 
 
 def test_preferences_flow_user_then_project_then_app_without_duplicates():
-    r = LLMRouter.resolve(user="openai:gpt-user", project=["openrouter:meta/llama", "openai:gpt-user"],
-                          app="ollama:llama3.2,openai:gpt-app", env=ENV)
+    r = ModelPreferences(user="openai:gpt-user", project=["openrouter:meta/llama", "openai:gpt-user"],
+                         app="ollama:llama3.2,openai:gpt-app").router(env=ENV)
     assert labels(r) == ["openai:gpt-user", "openrouter:meta/llama", "ollama:llama3.2", "openai:gpt-app"]
 
 
 def test_missing_levels_and_model_instances():
     mine = ScriptedModel(["hi"], model="mine")
     assert ModelPreferences(project=mine, app="openai:gpt-app").chain(ENV)[0] is mine
-    assert labels(LLMRouter.resolve(app="openai:gpt-app", env=ENV)) == ["openai:gpt-app"]
+    assert labels(ModelPreferences(app="openai:gpt-app").router(env=ENV)) == ["openai:gpt-app"]
 
 
 def test_preferred_provider_moves_its_entries_first_keeping_order():
-    r = LLMRouter.resolve(project="openai:a,openrouter:x/y,openai:b", app="openrouter:z", preferred_provider="openrouter", env=ENV)
+    r = ModelPreferences(project="openai:a,openrouter:x/y,openai:b", app="openrouter:z", preferred_provider="openrouter").router(env=ENV)
     assert labels(r) == ["openrouter:x/y", "openrouter:z", "openai:a", "openai:b"]
 
 
 def test_unbuildable_preference_is_skipped_with_a_warning(caplog):
-    with caplog.at_level(logging.WARNING, logger="baton.llm.router"):
-        r = LLMRouter.resolve(user="anthropic:claude-x", app="openai:gpt-app", env=ENV)
+    with caplog.at_level(logging.WARNING, logger="baton.llm.preferences"):
+        r = ModelPreferences(user="anthropic:claude-x", app="openai:gpt-app").router(env=ENV)
     assert labels(r) == ["openai:gpt-app"]
     assert any("ANTHROPIC_API_KEY" in rec.getMessage() for rec in caplog.records)
 
 
 def test_nothing_usable_is_a_configuration_error():
     with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
-        LLMRouter.resolve(user="anthropic:claude-x", env={})
+        ModelPreferences(user="anthropic:claude-x").router(env={})
     with pytest.raises(ConfigurationError, match="BATON_MODEL"):
-        LLMRouter.resolve(env={})
+        ModelPreferences().router(env={})
 
 
 def test_request_preferences_become_the_user_level():
@@ -249,7 +249,7 @@ def test_request_preferences_become_the_user_level():
     assert model_choice("openai:gpt-4o", "openrouter") == "openai:gpt-4o"
     assert model_choice("qwen2.5:7b", "ollama") == "ollama:qwen2.5:7b"
     assert model_choice("anthropic/claude-3.5-sonnet", "OpenRouter") == "openrouter:anthropic/claude-3.5-sonnet"
-    r = LLMRouter.resolve(user=model_choice("meta/llama", "openrouter"), app="openai:gpt-app", env=ENV)
+    r = ModelPreferences(user=model_choice("meta/llama", "openrouter"), app="openai:gpt-app").router(env=ENV)
     assert labels(r) == ["openrouter:meta/llama", "openai:gpt-app"]
 
 

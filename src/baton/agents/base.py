@@ -15,7 +15,7 @@ from baton.agents.context import AgentContext
 from baton.agents.result import AgentResult
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel
-from baton.llm.policy import with_policy
+from baton.llm.scoped import with_policy
 from baton.messages import add_usage
 from baton.response import AIMessage, ResponseType
 

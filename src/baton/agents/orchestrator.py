@@ -51,8 +51,10 @@ from baton.errors import BatonError, ConfigurationError, ProviderError
 from baton.events import Event, QueueTracker, WorkflowTracker
 from baton.llm.base import ChatModel
 from baton.llm.config import model_choice
-from baton.llm.policy import question_scope, with_policy
-from baton.llm.router import LLMRouter, RetryPolicy
+from baton.llm.policy import RetryPolicy, question_scope
+from baton.llm.preferences import ModelPreferences
+from baton.llm.router import LLMRouter
+from baton.llm.scoped import with_policy
 from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
@@ -279,7 +281,7 @@ class OrchestratorAgent(BaseAgent):
         key = (preferred, id(fallback))  # a request's own router never serves another request
         router = self._routers.pop(key, None)
         if router is None:
-            router = LLMRouter.resolve(user=preferred, app=fallback)
+            router = ModelPreferences(user=preferred, app=fallback).router()
         self._routers[key] = router  # most recently used last
         while len(self._routers) > MAX_CACHED_ROUTERS:
             self._routers.pop(next(iter(self._routers)))

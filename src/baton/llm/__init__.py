@@ -8,7 +8,9 @@ from baton.llm.anthropic_provider import Anthropic
 from baton.llm.base import ChatModel
 from baton.llm.config import model_choice, model_from_env, model_from_string
 from baton.llm.openai_compat import OpenAICompatible
-from baton.llm.router import LLMRouter, ModelPreferences, RetryPolicy
+from baton.llm.policy import RetryPolicy
+from baton.llm.preferences import ModelPreferences
+from baton.llm.router import LLMRouter
 from baton.llm.testing import FunctionModel, ScriptedModel, tool_call
 from baton.llm.windows import ContextWindowResolver, context_window, default_resolver
 

@@ -4,7 +4,7 @@ deadline.
 A question is answered inside a *question scope* (``question_scope``), opened by
 ``OrchestratorAgent.ask`` and by the Workspace's answer path. While a scope is active, every
 model an agent obtains (``BaseAgent.model_for``, the orchestrator's routing model, the
-planner's, the SQL specialist's repair turns) goes through ``with_policy``: an ``LLMRouter``
+planner's, the SQL specialist's repair turns) goes through ``with_policy`` (``baton.llm.scoped``): an ``LLMRouter``
 applying the scope's ``RetryPolicy`` to it. So the routing call, each specialist's calls, the
 planner and the repair rounds are tried the same way:
 
@@ -33,21 +33,52 @@ import contextlib
 import contextvars
 import math
 import os
+import random
 import time
-import weakref
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import Iterator, Mapping
 
-from baton.errors import ConfigurationError, ProviderTimeoutError
+from baton.errors import ConfigurationError, ProviderError, ProviderTimeoutError
 
-if TYPE_CHECKING:
-    from baton.llm.base import ChatModel
-    from baton.llm.router import RetryPolicy
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 DEFAULT_QUESTION_DEADLINE_S = 120.0
 DEFAULT_ATTEMPTS = 3
 COMPOSE_MARGIN_S = 0.2  # a model call stops this long before the deadline, so the answer can still be composed
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try one entry before falling back.
+
+    ``attempts`` counts tries per entry (1 = no retry). Backoff before try n+1 is
+    ``min(max_delay, base_delay * 2**(n-1))`` scaled by a random factor in
+    ``[1 - jitter, 1]`` so that many clients hit by the same outage do not return in
+    lockstep. A server's Retry-After replaces the backoff, capped by ``max_retry_after``.
+    """
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    jitter: float = 0.5
+    max_retry_after: float = 60.0
+    call_timeout: float | None = None  # seconds per try (None: the question's policy, else the SDK's own)
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ConfigurationError("RetryPolicy.attempts must be at least 1")
+        if not 0 <= self.jitter <= 1:
+            raise ConfigurationError("RetryPolicy.jitter must be between 0 and 1")
+        if self.call_timeout is not None and not self.call_timeout > 0:
+            raise ConfigurationError("RetryPolicy.call_timeout must be positive")
+
+    def delay(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
+        """Seconds to wait after failed try number ``attempt`` (1-based)."""
+        retry_after = getattr(error, "retry_after", None)  # a 429's, or a 503's (errors_map)
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return backoff * (1 - self.jitter * rng.random())
 
 
 class QuestionDeadlineExceeded(ProviderTimeoutError):
@@ -89,8 +120,6 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
 def policy_from_env(env: Mapping[str, str] | None = None) -> tuple[RetryPolicy, float]:
     """(the retry policy of every model call, the question deadline in seconds) from
     ``BATON_LLM_TIMEOUT``, ``BATON_LLM_ATTEMPTS`` and ``BATON_QUESTION_DEADLINE``."""
-    from baton.llm.router import RetryPolicy
-
     env = os.environ if env is None else env
     attempts_raw = (env.get("BATON_LLM_ATTEMPTS") or "").strip()
     try:
@@ -153,53 +182,6 @@ def time_left() -> float | None:
     return None if scope is None else scope.remaining()
 
 
-_wrapped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def with_policy(model: ChatModel | None) -> ChatModel | None:
-    """``model`` under the active question's policy: an ``LLMRouter`` as is (it applies its
-    own retry policy, with the scope's call timeout and deadline), a routing stand-in that is
-    no language model as is, anything else wrapped in a one-entry ``LLMRouter`` (cached per
-    model and policy). Outside a question scope: ``model`` unchanged."""
-    from baton.llm.router import LLMRouter
-
-    scope = _SCOPE.get()
-    if scope is None or model is None or isinstance(model, LLMRouter) or not getattr(model, "is_llm", True):
-        return model
-    try:
-        cached = _wrapped.get(model)
-    except TypeError:  # not weak-referenceable: a fresh router (cheap)
-        return LLMRouter([model], policy=scope.policy, unwrap_single=True)
-    if cached is None or cached.policy is not scope.policy:
-        cached = LLMRouter([model], policy=scope.policy, unwrap_single=True)
-        try:
-            _wrapped[model] = cached
-        except TypeError:
-            pass
-    return cached
-
-
 def policy_with(policy: RetryPolicy, **changes: object) -> RetryPolicy:
     """A copy of ``policy`` with ``changes`` (a test's short timeouts, say)."""
     return replace(policy, **changes)  # type: ignore[arg-type]
-
-
-class ScopedModel:
-    """A model that applies the question's policy at each call (``with_policy`` when the
-    call is made, not when the holder was built): for parts that keep a model of their own
-    outside ``BaseAgent.model_for`` (the pipeline planner)."""
-
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-        self.provider = inner.provider
-        self.model = inner.model
-        self.context_window = getattr(inner, "context_window", None)
-
-    def complete(self, messages, tools=None, *, temperature=None, max_tokens=None):  # type: ignore[no-untyped-def]
-        return with_policy(self.inner).complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
-
-    def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):  # type: ignore[no-untyped-def]
-        return with_policy(self.inner).stream(messages, tools, temperature=temperature, max_tokens=max_tokens)
-
-    def __repr__(self) -> str:
-        return f"ScopedModel({self.inner!r})"

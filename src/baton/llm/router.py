@@ -26,16 +26,8 @@ Rules, per call:
 names the entry that actually answered. The router keeps no per-request state, so one
 instance serves any number of concurrent requests.
 
-Preferences (seed 002 AgentContext: "Provider/model preferences flow down from user ->
-project defaults -> app defaults"): ``LLMRouter.resolve(user=..., project=..., app=...)``
-or ``ModelPreferences(...).router()`` concatenates the levels in that order, each level a
-model, a model string (``"openai:gpt-4o-mini"``, comma-separated for several) or a list
-of those, drops duplicates (same provider, model and endpoint; the first keeps its place)
-and, when ``preferred_provider`` is given, moves that provider's entries to the front
-keeping their order. ``model_choice(context.model, context.preferred_provider)`` turns a
-request's ``AgentContext`` preferences into the user level. An entry that cannot be built (say, a user preference for a provider
-whose key is not configured) is skipped with a WARNING; only when nothing is left does
-resolution fail, with a ``ConfigurationError`` listing why.
+Preferences (user -> project -> app, seed 002) build routers in ``baton.llm.preferences``
+(``ModelPreferences(...).router()``); a router knows models, not the strings naming them.
 """
 
 from __future__ import annotations
@@ -43,57 +35,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 
 from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError, ProviderTimeoutError
 from baton.llm.base import ChatModel
-from baton.llm.policy import COMPOSE_MARGIN_S, QuestionDeadlineExceeded, call_budget, time_left
+from baton.llm.policy import COMPOSE_MARGIN_S, QuestionDeadlineExceeded, RetryPolicy, call_budget, current_scope, time_left
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
 log = logging.getLogger(__name__)
 _RNG = random.Random()  # jitter only: one shared generator (seeding one per router costs more than a call)
 
 Sleep = Callable[[float], Awaitable[Any]]
-ModelChoice = Union[ChatModel, str, None, Sequence[Union[ChatModel, str]]]
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How hard to try one entry before falling back.
-
-    ``attempts`` counts tries per entry (1 = no retry). Backoff before try n+1 is
-    ``min(max_delay, base_delay * 2**(n-1))`` scaled by a random factor in
-    ``[1 - jitter, 1]`` so that many clients hit by the same outage do not return in
-    lockstep. A server's Retry-After replaces the backoff, capped by ``max_retry_after``.
-    """
-
-    attempts: int = 3
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    jitter: float = 0.5
-    max_retry_after: float = 60.0
-    call_timeout: float | None = None  # seconds per try (None: the question's policy, else the SDK's own)
-
-    def __post_init__(self) -> None:
-        if self.attempts < 1:
-            raise ConfigurationError("RetryPolicy.attempts must be at least 1")
-        if not 0 <= self.jitter <= 1:
-            raise ConfigurationError("RetryPolicy.jitter must be between 0 and 1")
-        if self.call_timeout is not None and not self.call_timeout > 0:
-            raise ConfigurationError("RetryPolicy.call_timeout must be positive")
-
-    def delay(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
-        """Seconds to wait after failed try number ``attempt`` (1-based)."""
-        retry_after = getattr(error, "retry_after", None)  # a 429's, or a 503's (errors_map)
-        if retry_after is not None:
-            return min(retry_after, self.max_retry_after)
-        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        return backoff * (1 - self.jitter * rng.random())
-
-
-def _identity(model: ChatModel) -> tuple[str, str, str]:
-    return (model.provider, model.model, str(getattr(model, "base_url", "") or ""))
 
 
 def _label(model: ChatModel) -> str:
@@ -130,24 +82,6 @@ class LLMRouter:
 
     def __repr__(self) -> str:
         return f"LLMRouter({', '.join(_label(m) for m in self.models)})"
-
-    # --- building from preferences ---------------------------------------------------
-
-    @classmethod
-    def resolve(
-        cls,
-        *,
-        user: ModelChoice = None,
-        project: ModelChoice = None,
-        app: ModelChoice = None,
-        preferred_provider: str | None = None,
-        env: Mapping[str, str] | None = None,
-        policy: RetryPolicy | None = None,
-        sleep: Sleep | None = None,
-    ) -> LLMRouter:
-        """The router for user -> project -> app preferences (see the module docstring)."""
-        return ModelPreferences(user=user, project=project, app=app,
-                                preferred_provider=preferred_provider).router(env=env, policy=policy, sleep=sleep)
 
     # --- ChatModel -------------------------------------------------------------------
 
@@ -232,8 +166,6 @@ class LLMRouter:
         """(seconds the next try may take, whether the question's deadline limits it)."""
         timeout = self.policy.call_timeout
         if timeout is None:
-            from baton.llm.policy import current_scope
-
             scope = current_scope()
             timeout = scope.policy.call_timeout if scope is not None else None
         return call_budget(timeout)
@@ -271,8 +203,6 @@ class LLMRouter:
 
     def _all_failed(self, failures: list[ProviderError]) -> ProviderError:
         error = self._chain_failed(failures)
-        from baton.llm.policy import current_scope
-
         if current_scope() is not None:  # inside a question this router WAS the retry policy: nothing above retries again
             error.retryable = False
             error.exhausted = True  # type: ignore[attr-defined]
@@ -285,65 +215,3 @@ class LLMRouter:
         error = AllProvidersFailedError(f"all {len(failures)} model(s) failed: {summary}", failures)
         error.__cause__ = failures[-1] if failures else None
         return error
-
-
-@dataclass(frozen=True)
-class ModelPreferences:
-    """Model choices at three levels, most specific first (see the module docstring)."""
-
-    user: ModelChoice = None
-    project: ModelChoice = None
-    app: ModelChoice = None
-    preferred_provider: str | None = None
-
-    def chain(self, env: Mapping[str, str] | None = None) -> list[ChatModel]:
-        """The ordered, de-duplicated models; ``ConfigurationError`` when none can be built."""
-        from baton.llm.config import model_from_string  # config builds routers: import late
-
-        models: list[ChatModel] = []
-        problems: list[str] = []
-        for level, choice in (("user", self.user), ("project", self.project), ("app", self.app)):
-            for item in _flatten(choice):
-                if isinstance(item, str):
-                    try:
-                        built = model_from_string(item, env=env)
-                    except ConfigurationError as exc:
-                        log.warning("skipping %s model preference %r: %s", level, item, exc)
-                        problems.append(f"{level} {item!r}: {exc}")
-                        continue
-                    models.extend(built.models if isinstance(built, LLMRouter) else [built])
-                else:
-                    models.append(item)
-        seen: set[tuple[str, str, str]] = set()
-        unique = []
-        for model in models:
-            key = _identity(model)
-            if key not in seen:
-                seen.add(key)
-                unique.append(model)
-        if self.preferred_provider:
-            unique.sort(key=lambda m: m.provider != self.preferred_provider)  # stable: keeps order
-        if not unique:
-            detail = "; ".join(problems) or "no model was given at any level"
-            raise ConfigurationError(f"no usable model: {detail}. Set BATON_MODEL, e.g. BATON_MODEL=openai:gpt-4o-mini")
-        return unique
-
-    def router(self, env: Mapping[str, str] | None = None, *, policy: RetryPolicy | None = None,
-               sleep: Sleep | None = None) -> LLMRouter:
-        return LLMRouter(self.chain(env), policy=policy, sleep=sleep)
-
-
-def _flatten(choice: ModelChoice) -> Iterable[ChatModel | str]:
-    if choice is None:
-        return
-    if isinstance(choice, str):
-        for part in choice.split(","):
-            if part.strip():
-                yield part.strip()
-    elif isinstance(choice, LLMRouter):
-        yield from choice.models
-    elif isinstance(choice, ChatModel):
-        yield choice
-    else:
-        for item in choice:
-            yield from _flatten(item)

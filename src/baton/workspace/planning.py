@@ -32,7 +32,7 @@ def attach_planning(ws: Workspace, model: ChatModel, executor_factory: Callable[
     """Give ``ws`` a planner and an executor; ``ws.pipelines`` becomes the service surfaces
     use (``baton.workspace.pipelines``)."""
     from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, PipelineExecutor, Planner
-    from baton.llm.policy import ScopedModel
+    from baton.llm.scoped import ScopedModel
     from baton.pipeline.planning import PipelinePlanning
     from baton.workspace.pipelines import LocalPipelines
 
