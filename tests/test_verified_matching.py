@@ -15,7 +15,7 @@ from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.demo.workspace import build_demo_workspace
 from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
 from baton.verified import Slot, SlotError, VerifiedQuestion, closest_verified, find_verified, with_vocabulary
-from baton.verified_sql import bind, bind_limit, bind_year, check_slots, sql_terms
+from baton.verified.sql import bind, bind_limit, bind_year, check_slots, sql_terms
 
 CASES = json.loads((Path(__file__).parent / "data" / "paraphrases.json").read_text(encoding="utf-8"))
 BY_QUESTION = {v.question: v for v in VERIFIED_QUESTIONS}

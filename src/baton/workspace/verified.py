@@ -195,7 +195,7 @@ async def check_verified(agent: Any, verified: VerifiedQuestion) -> None:
     """``VerifiedQuestionError`` unless the SQL is safe, runs on ``agent``'s connection and
     every slot binds."""
     from baton.specialists.sql.validation import validate_and_run
-    from baton.verified_sql import check_slots
+    from baton.verified import check_slots
 
     try:
         check_slots(verified)

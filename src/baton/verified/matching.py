@@ -46,10 +46,12 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Iterable, Sequence
 
 from baton.phrasing import DEFAULT_VOCABULARY, NUMBER, TIME_WORDS, WORD, YEAR, Token, Vocabulary, raw_words
+from baton.verified.question import MAX_LIMIT, Slot, SlotError, VerifiedQuestion
+from baton.verified.sql import bind, sql_terms
 
 _FILLER = frozenset(
     "a an and are as at be by can could did do does for from give how i in into is it its list me "
@@ -57,77 +59,7 @@ _FILLER = frozenset(
     "who would you".split()
 )
 _WORD = re.compile(r"[a-z0-9]+")
-SLOT_KINDS = ("year", "limit", "choice")
 MEASURE_VERBS = frozenset({"sell", "earn", "make", "generate", "spend"})
-MAX_LIMIT = 1000
-_SAFE_CHOICE = re.compile(r"^[A-Za-z0-9 _.\-]{1,64}$")
-
-
-class SlotError(ValueError):
-    """A slot that cannot be bound to its verified question's SQL (or a bad slot value)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """A part of a verified question that may vary (module docstring)."""
-
-    name: str
-    kind: str = "year"
-    default: str = ""
-    column: str = ""
-    choices: tuple[tuple[str, str], ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.kind not in SLOT_KINDS:
-            raise SlotError(f"unknown slot kind {self.kind!r}; expected one of {SLOT_KINDS}")
-        if self.kind == "year" and not re.fullmatch(r"(19|20)\d\d", self.default):
-            raise SlotError(f"a year slot needs the question's year as its default, got {self.default!r}")
-        if self.kind == "choice":
-            if not self.column or not self.choices:
-                raise SlotError("a choice slot needs a column and its choices")
-            for word, literal in self.choices:
-                if not _SAFE_CHOICE.match(word) or not _SAFE_CHOICE.match(literal):
-                    raise SlotError(f"choice {word!r} -> {literal!r}: letters, digits, spaces, '_', '.', '-' only")
-
-    def to_dict(self) -> dict:
-        out: dict = {"name": self.name, "kind": self.kind}
-        if self.default:
-            out["default"] = self.default
-        if self.column:
-            out["column"] = self.column
-        if self.choices:
-            out["choices"] = dict(self.choices)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping) -> Slot:
-        return cls(str(data["name"]), str(data.get("kind", "year")), str(data.get("default", "")),
-                   str(data.get("column", "")), tuple((str(k), str(v)) for k, v in dict(data.get("choices") or {}).items()))
-
-
-@dataclass(frozen=True, slots=True)
-class VerifiedQuestion:
-    """A question a person checked, with the SQL that answers it and who answers it.
-
-    ``vocabulary``: how the workspace it belongs to normalises questions (synonyms from
-    its schema and documents); ``source``/``record_id``: where it was stored (memory).
-    A bound copy (``find_verified``) has ``template`` and ``bindings`` set."""
-
-    question: str
-    sql: str
-    agent: str = ""
-    connection_id: str = ""
-    slots: tuple[Slot, ...] = ()
-    source: str = ""
-    record_id: str = ""
-    template: str = ""
-    bindings: tuple[tuple[str, str], ...] = ()
-    vocabulary: Vocabulary | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def checked_question(self) -> str:
-        """The question as the person checked it (a bound copy's template)."""
-        return self.template or self.question
 
 
 # --- the old word-set helpers (still used for keys and routing) ---------------------------------
@@ -178,8 +110,6 @@ def _choice_words(slot: Slot, vocabulary: Vocabulary) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=4096)
 def _profile(question: str, sql: str, slots: tuple[Slot, ...], vocabulary: Vocabulary) -> _Profile:
-    from baton.verified_sql import sql_terms
-
     keys: set[str] = set()
     for token in vocabulary.tokens(question):
         slot = next((s for s in slots if (s.kind == "year" and token.kind == YEAR and token.text == s.default)
@@ -273,8 +203,6 @@ def match_verified(question: str, candidates: Iterable[VerifiedQuestion]) -> Mat
     if len({(b[1].sql, b[1].agent, tuple(sorted(b[2].items()))) for b in top}) > 1:
         return None  # equally specific and different: ambiguous
     specificity, candidate, values = top[0]
-    from baton.verified_sql import bind
-
     return Match(bind(candidate, values) if values else candidate, specificity)
 
 
@@ -318,6 +246,6 @@ def with_vocabulary(verified: Iterable[VerifiedQuestion], vocabulary: Vocabulary
 
 
 __all__ = [
-    "MEASURE_VERBS", "Match", "Slot", "SlotError", "VerifiedQuestion", "closest_verified", "content_words",
-    "examples_by_agent", "find_verified", "match_verified", "same_question", "with_vocabulary",
+    "MEASURE_VERBS", "Match", "closest_verified", "content_words", "examples_by_agent", "find_verified",
+    "match_verified", "same_question", "with_vocabulary",
 ]

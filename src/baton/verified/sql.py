@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 from typing import Mapping
 
-from baton.verified import MAX_LIMIT, Slot, SlotError, VerifiedQuestion
+from baton.verified.question import MAX_LIMIT, Slot, SlotError, VerifiedQuestion
 
 _YEAR_IN_LITERAL = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 
@@ -189,9 +189,7 @@ def check_slots(verified: VerifiedQuestion) -> None:
             bind_year(verified.sql, slot.default, probe)
         elif slot.kind == "limit":
             bind_limit(verified.sql, "5")
-            from baton.verified_sql import sql_terms as terms
-
-            if terms(verified.sql)[3] is None:
+            if sql_terms(verified.sql)[3] is None:
                 raise SlotError(f"slot {slot.name!r}: a top-N limit needs the SQL ranked by a measure (ORDER BY ...)")
         else:
             if not re.search(rf"\b{re.escape(slot.default)}\b", verified.question, re.IGNORECASE):
