@@ -18,11 +18,11 @@ from baton.pipeline.models import (
     QUERY_DATABASE,
     SEARCH_CODEBASE,
     STAGE_TOOLS,
-    ExecutionPlan,
     PlanStage,
     StageResult,
     StageValidation,
 )
+from baton.pipeline.plan import ExecutionPlan
 from baton.pipeline.planner import Planner
 from baton.pipeline.runners import AgentStageRunner, StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState

@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 from baton.events import NULL_TRACKER
 from baton.pipeline.engine import StageDone, advance
 from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError, PipelineError
-from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult
+from baton.pipeline.models import PlanStage, StageResult
+from baton.pipeline.plan import ExecutionPlan
 from baton.pipeline.runners import StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState, RunStatus
 from baton.response import AIMessage

@@ -8,18 +8,16 @@ declares independent stages gets them run together instead of in list order (see
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Sequence
 
 from baton.pipeline.errors import PlanDefect
-
-if TYPE_CHECKING:
-    from baton.pipeline.models import ExecutionPlan, PlanStage
+from baton.pipeline.models import PlanStage
 
 
-def layers(plan: ExecutionPlan) -> list[list[PlanStage]]:
-    by_id = {s.stage_id: s for s in plan.stages}
-    order = {s.stage_id: i for i, s in enumerate(plan.stages)}
-    waiting_on = {s.stage_id: {d for d in s.depends_on if d in by_id} for s in plan.stages}
+def layers(stages: Sequence[PlanStage]) -> list[list[PlanStage]]:
+    by_id = {s.stage_id: s for s in stages}
+    order = {s.stage_id: i for i, s in enumerate(stages)}
+    waiting_on = {s.stage_id: {d for d in s.depends_on if d in by_id} for s in stages}
     dependents: dict[str, list[str]] = {sid: [] for sid in by_id}
     for sid, deps in waiting_on.items():
         for dep in deps:

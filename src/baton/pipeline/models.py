@@ -1,9 +1,10 @@
-"""Plan and result models (seed 002 "Pipeline Data Models").
+"""Stage and result models (seed 002 "Pipeline Data Models").
 
-``PlanStage``/``StageValidation``/``ExecutionPlan`` describe what to run; ``StageResult``
-is what one stage produced. Two fields go beyond the seed, both optional: ``join_on`` and
-``compare`` on a stage name the columns it joins on and the measures it compares across its
-dependencies' results, which is what the convergence check (``convergence.py``) verifies.
+``PlanStage``/``StageValidation`` describe what to run (``ExecutionPlan``, the plan of them
+with its checks, is ``plan.py``); ``StageResult`` is what one stage produced. Two fields go
+beyond the seed, both optional: ``join_on`` and ``compare`` on a stage name the columns it
+joins on and the measures it compares across its dependencies' results, which is what the
+convergence check (``convergence.py``) verifies.
 
 Strict JSON parsing lives in ``plan_json.py``; layering lives in ``graph.py``. Everything
 here round-trips through plain JSON (``to_dict``/``from_dict``), because a durable run
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from baton.response import AIMessage, QueryResult, from_jsonable, to_jsonable
 
@@ -55,59 +56,6 @@ def stage_from_dict(raw: dict[str, Any]) -> PlanStage:
     if values.get("validation") is not None:
         values["validation"] = StageValidation(**values["validation"])
     return PlanStage(**values)
-
-
-@dataclass
-class ExecutionPlan:
-    """A question broken into stages. ``depends_on`` is honoured by layer (``layers()``)."""
-
-    question: str
-    stages: list[PlanStage]
-
-    def stage(self, stage_id: str) -> PlanStage:
-        for stage in self.stages:
-            if stage.stage_id == stage_id:
-                return stage
-        raise KeyError(stage_id)
-
-    def validate(self, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int | None = None) -> None:
-        """Raise ``PlanValidationError`` listing every problem, or ``PlanDefect`` on a cycle."""
-        from baton.pipeline.plan_json import MAX_STAGES, check_plan
-
-        check_plan(self, tools=tools, max_stages=max_stages or MAX_STAGES)
-
-    def layers(self) -> list[list[PlanStage]]:
-        """Kahn's algorithm over ``depends_on``: each list may run concurrently; stages keep
-        plan order within a layer. Raises ``PlanDefect`` naming the stages of a cycle."""
-        from baton.pipeline.graph import layers
-
-        return layers(self)
-
-    def dependents(self, stage_id: str) -> list[PlanStage]:
-        return [s for s in self.stages if stage_id in s.depends_on]
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def to_json(self, **kw: Any) -> str:
-        import json
-
-        return json.dumps(self.to_dict(), **kw)
-
-    @classmethod
-    def from_dict(cls, raw: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int | None = None) -> ExecutionPlan:
-        from baton.pipeline.plan_json import MAX_STAGES, plan_from_data
-
-        return plan_from_data(raw, tools=tools, max_stages=max_stages or MAX_STAGES)
-
-    @classmethod
-    def from_json(cls, raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int | None = None) -> ExecutionPlan:
-        """Parse and validate strictly: unknown fields, missing, malformed or duplicate ids,
-        unknown dependencies or tools, wrong types and too many stages (``MAX_STAGES``
-        unless ``max_stages`` says otherwise) all raise one ``PlanValidationError``."""
-        from baton.pipeline.plan_json import MAX_STAGES, plan_from_json
-
-        return plan_from_json(raw, tools=tools, max_stages=max_stages or MAX_STAGES)
 
 
 @dataclass

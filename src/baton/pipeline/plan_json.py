@@ -1,4 +1,5 @@
-"""Strict plan parsing: JSON in, a validated ``ExecutionPlan`` out, or every problem at once.
+"""Strict plan parsing: JSON in, a validated plan's question and stages out (``ExecutionPlan``
+builds itself from them, ``baton.pipeline.plan``), or every problem at once.
 
 A plan usually comes from an LLM, so it is untrusted input. Nothing is coerced silently: a
 field of the wrong type, an unknown field (often a misspelt one, ``depends`` for
@@ -15,6 +16,8 @@ model's runaway plan is refused before any stage is parsed, and every run cost s
 
 Plans built in code get the same field checks (``ExecutionPlan.validate``): a wrong type
 there is a ``PlanValidationError`` too, never an ``AttributeError`` halfway through a run.
+
+This module knows stages, not ``ExecutionPlan``: the plan calls it, never the other way round.
 """
 
 from __future__ import annotations
@@ -25,13 +28,10 @@ import re
 from typing import Any, Sequence
 
 from baton.pipeline.errors import PlanValidationError
-from baton.pipeline.models import (
-    ANALYZE_RESULTS,
-    STAGE_TOOLS,
-    ExecutionPlan,
-    PlanStage,
-    StageValidation,
-)
+from baton.pipeline.graph import layers
+from baton.pipeline.models import ANALYZE_RESULTS, STAGE_TOOLS, PlanStage, StageValidation
+
+ParsedPlan = tuple[str, list[PlanStage]]
 
 _PLAN_FIELDS = {"question", "stages"}
 _STAGE_FIELDS = {
@@ -45,7 +45,8 @@ MAX_STAGES = 64
 """The most stages a plan may have unless ``max_stages=`` says otherwise."""
 
 
-def plan_from_json(raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> ExecutionPlan:
+def plan_from_json(raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> ParsedPlan:
+    """(question, stages) of a plan given as JSON text, checked (``check_plan``)."""
     try:
         data = json.loads(raw)
     except (TypeError, ValueError) as exc:
@@ -57,7 +58,8 @@ def plan_from_json(raw: str | bytes, *, tools: Sequence[str] = STAGE_TOOLS, max_
         raise
 
 
-def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> ExecutionPlan:
+def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> ParsedPlan:
+    """(question, stages) of a plan given as parsed JSON, checked (``check_plan``)."""
     problems: list[str] = []
     if not isinstance(data, dict):
         raise PlanValidationError([f"plan must be a JSON object, got {_type(data)}"])
@@ -82,24 +84,23 @@ def plan_from_data(data: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages:
                 stages.append(stage)
     if problems:
         raise PlanValidationError(problems)
-    plan = ExecutionPlan(question=question, stages=stages)
-    check_plan(plan, tools=tools, max_stages=max_stages)
-    return plan
+    check_plan(question, stages, tools=tools, max_stages=max_stages)
+    return question, stages
 
 
-def check_plan(plan: ExecutionPlan, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> None:
+def check_plan(question: Any, stages: Any, *, tools: Sequence[str] = STAGE_TOOLS, max_stages: int = MAX_STAGES) -> None:
     """Field types (for plans built in code), then cross-stage checks (ids, dependencies,
     tools, limits), then the cycle check."""
-    problems = _shape_problems(plan)
+    problems = _shape_problems(question, stages)
     if problems:
         raise PlanValidationError(problems)
-    if not plan.stages:
+    if not stages:
         problems.append("plan: has no stages")
-    if len(plan.stages) > max_stages:
-        problems.append(f"plan: has {len(plan.stages)} stages, at most {max_stages} allowed")
+    if len(stages) > max_stages:
+        problems.append(f"plan: has {len(stages)} stages, at most {max_stages} allowed")
     seen: set[str] = set()
-    ids = {s.stage_id for s in plan.stages}
-    for stage in plan.stages:
+    ids = {s.stage_id for s in stages}
+    for stage in stages:
         where = f"stage {stage.stage_id!r}"
         if not _STAGE_ID.fullmatch(stage.stage_id):
             problems.append(
@@ -132,17 +133,17 @@ def check_plan(plan: ExecutionPlan, *, tools: Sequence[str] = STAGE_TOOLS, max_s
                 problems.append(f"{where}: validation.min_rows ({v.min_rows}) > max_rows ({v.max_rows})")
     if problems:
         raise PlanValidationError(problems)
-    plan.layers()  # raises PlanDefect on a cycle
+    layers(stages)  # raises PlanDefect on a cycle
 
 
-def _shape_problems(plan: ExecutionPlan) -> list[str]:
-    """The JSON field checks, applied to a plan object (which may have been built in code)."""
+def _shape_problems(question: Any, stages: Any) -> list[str]:
+    """The JSON field checks, applied to a plan's parts (the plan may have been built in code)."""
     problems: list[str] = []
-    if not isinstance(plan.question, str):
-        problems.append(f"plan: 'question' must be a string, got {_type(plan.question)}")
-    if not isinstance(plan.stages, list):
-        return [*problems, f"plan: 'stages' must be a list, got {_type(plan.stages)}"]
-    for index, stage in enumerate(plan.stages):
+    if not isinstance(question, str):
+        problems.append(f"plan: 'question' must be a string, got {_type(question)}")
+    if not isinstance(stages, list):
+        return [*problems, f"plan: 'stages' must be a list, got {_type(stages)}"]
+    for index, stage in enumerate(stages):
         if not isinstance(stage, PlanStage):
             problems.append(f"stages[{index}]: must be a PlanStage, got {type(stage).__name__}")
             continue

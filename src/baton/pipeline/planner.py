@@ -24,7 +24,8 @@ from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.pipeline.errors import PlanValidationError
-from baton.pipeline.models import STAGE_TOOLS, ExecutionPlan
+from baton.pipeline.models import STAGE_TOOLS
+from baton.pipeline.plan import ExecutionPlan
 
 if TYPE_CHECKING:
     from baton.agents import AgentContext

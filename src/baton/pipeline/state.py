@@ -28,7 +28,8 @@ from typing import Any, Literal, Mapping
 from baton.pipeline.checks import validation_problems
 from baton.pipeline.convergence import convergence_problems
 from baton.pipeline.errors import CheckpointDecisionError
-from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult
+from baton.pipeline.models import PlanStage, StageResult
+from baton.pipeline.plan import ExecutionPlan
 
 RunStatus = Literal["running", "paused", "complete", "failed", "rejected"]
 

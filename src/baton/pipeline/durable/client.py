@@ -21,7 +21,8 @@ from baton.events import Event
 from baton.pipeline.durable.config import DurableConfig
 from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME, decision_envelope
 from baton.pipeline.errors import CheckpointDecisionError, PipelineError
-from baton.pipeline.models import ExecutionPlan, StageResult
+from baton.pipeline.models import StageResult
+from baton.pipeline.plan import ExecutionPlan
 from baton.pipeline.state import CheckpointDecision, PipelineState
 from baton.response import AIMessage, to_jsonable
 

@@ -49,7 +49,8 @@ from typing import Any, Callable, Mapping
 
 from baton.pipeline.engine import StageDone, advance
 from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError
-from baton.pipeline.models import ExecutionPlan, PlanStage, StageResult, stage_from_dict
+from baton.pipeline.models import PlanStage, StageResult, stage_from_dict
+from baton.pipeline.plan import ExecutionPlan
 from baton.pipeline.runners import StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState
 
