@@ -107,7 +107,7 @@ def _semantic_file(path: Optional[Path]) -> Optional[Path]:
     if path is None:
         return None
     from baton.semantic.loading import load_model
-    from baton.semantic.model import SemanticModelError
+    from baton.semantic.errors import SemanticModelError
 
     try:
         load_model(path)

@@ -46,7 +46,7 @@ def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAM
     """Check a semantic model against a database: tables, columns, joins, every metric run."""
     from baton.semantic.loading import load_model
     from baton.semantic.check import check_model
-    from baton.semantic.model import SemanticModelError
+    from baton.semantic.errors import SemanticModelError
 
     try:
         model = load_model(file)
@@ -90,7 +90,7 @@ def init(database: str = DatabaseOption, output: Optional[Path] = typer.Option(N
     import yaml
 
     from baton.semantic.check import DRAFT_HEADER, draft_model
-    from baton.semantic.model import SemanticModelError
+    from baton.semantic.errors import SemanticModelError
     from baton.semantic.native import model_from_dict
 
     connection = _connection(database, unsafe_allow_privileged_role)

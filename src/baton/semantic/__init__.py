@@ -39,7 +39,8 @@ generates every dialect the project runs, and lets the compiler build trees (nev
 text): a few hundred lines we can read, and the same SQL checks after.
 """
 
-from baton.semantic.model import SemanticModel, SemanticModelError
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.model import SemanticModel
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 
 __all__ = ["SemanticModel", "SemanticModelError", "SemanticQuery", "SemanticQueryError"]

@@ -26,7 +26,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from baton.semantic.model import SemanticModelError
+from baton.semantic.errors import SemanticModelError
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from baton.semantic.layer import SemanticLayer
-from baton.semantic.model import SemanticModel, SemanticModelError
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.model import SemanticModel
 
 
 def load_model(path: str | Path) -> SemanticModel:

@@ -31,8 +31,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from baton.semantic.errors import SemanticModelError
 from baton.semantic.model import (
-    Dimension, Entity, Join, Measure, Metric, SemanticModel, SemanticModelError, TimeColumn,
+    Dimension, Entity, Join, Measure, Metric, SemanticModel, TimeColumn,
 )
 from baton.semantic.native import validate
 

@@ -29,18 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from baton.errors import BatonError
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.expressions import metric_references
 
 AGGREGATIONS = ("sum", "count", "count_distinct", "avg", "min", "max")
 METRIC_TYPES = ("simple", "ratio", "derived")
 TIME_FORMATS = {"month": "month", "date": "day", "timestamp": "day", "native": "day"}  # format -> finest grain
 GRAINS = ("day", "week", "month", "quarter", "year")
 TIME = "time"  # the name of the time dimension in queries
-
-
-class SemanticModelError(BatonError):
-    """A semantic model that cannot be used: malformed YAML, an unknown reference, an
-    expression outside the allowed subset, a join cycle, a name used twice."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +171,6 @@ class SemanticModel:
             return (m.measure or "",)
         if m.type == "ratio":
             return tuple(dict.fromkeys((*self.measures_of(m.numerator or "", seen), *self.measures_of(m.denominator or "", seen))))
-        from baton.semantic.expressions import metric_references
-
         out: list[str] = []
         for ref in metric_references(m.expr or "", self):
             out.extend(self.measures_of(ref, seen))
@@ -226,5 +220,5 @@ class SemanticModel:
 
 __all__ = [
     "AGGREGATIONS", "Dimension", "Entity", "GRAINS", "Join", "METRIC_TYPES", "Measure", "Metric", "SavedQuery",
-    "SemanticModel", "SemanticModelError", "TIME", "TimeColumn",
+    "SemanticModel", "TIME", "TimeColumn",
 ]

@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from baton.semantic.expressions import columns_of, identifier, metric_references, parse_fragment
+from baton.semantic.errors import SemanticModelError
 from baton.semantic.model import (
     AGGREGATIONS, METRIC_TYPES, TIME, TIME_FORMATS, Dimension, Entity, Join, Measure, Metric, SavedQuery,
-    SemanticModel, SemanticModelError, TimeColumn,
+    SemanticModel, TimeColumn,
 )
 
 MAX_FILE_BYTES = 1_000_000

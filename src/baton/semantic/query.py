@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from baton.semantic.model import GRAINS, TIME, SemanticModel, SemanticModelError
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.model import GRAINS, TIME, SemanticModel
 
 MAX_LIMIT = 1000
 MAX_VALUES = 100

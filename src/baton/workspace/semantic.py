@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from baton.semantic.agent import SemanticAgent
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model, saved_verified
-from baton.semantic.model import SemanticModel, SemanticModelError
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.model import SemanticModel
 
 if TYPE_CHECKING:
     from baton.workspace.core import Workspace
