@@ -14,6 +14,7 @@ from baton.cli.render import print_answer, write_chart
 from baton.cli.mcp import McpAllowOption, McpOption
 
 console = Console()
+notes = Console(stderr=True)  # progress and notices: stdout stays the answer (`ask --json` pipes into a parser)
 
 
 def baton_home() -> Path:
@@ -65,12 +66,12 @@ def _demo_workspace(rebuild: bool = False, state=None, **options):
         options["pipelines"] = durable_pipelines(host)
     directory = state.home / "demo"
     fresh = rebuild or not (directory / DATABASE_FILE).exists()
-    with console.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
+    with notes.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
         workspace = build_demo_workspace(directory, model=model, rebuild=rebuild, state_url=state.url, **options)
     if host is not None:
         workspace.own(host)
     if workspace.no_model:
-        console.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
+        notes.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
     return workspace
 
 
@@ -175,6 +176,7 @@ def register(app: typer.Typer) -> None:
         """Ask one question and print the answer, its table and its SQL."""
         from baton.cli.db import unsafe_privileged_role_opt_in
         from baton.cli.serving import local_workspace
+        from baton.workspace import SessionNotFound
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         if database:  # one clear line and exit 2 for a URL that cannot be used (no traceback, no answer)
@@ -185,8 +187,12 @@ def register(app: typer.Typer) -> None:
         async def run() -> int:
             async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
                                        allow_privileged_role=privileged, semantic=_semantic_file(semantic)) as ws:
-                with console.status("Thinking...", spinner="dots"):
-                    answer = await ws.answer(question, session)
+                with notes.status("Thinking...", spinner="dots"):
+                    try:
+                        answer = await ws.answer(question, session)
+                    except SessionNotFound:
+                        notes.print(f"[red]error:[/red] there is no session {session!r} (see `baton sessions`)")
+                        return 2
             if json_output:
                 console.print_json(answer.to_json())
             else:
