@@ -60,7 +60,8 @@ def check(
     programs, signal other sessions or read secrets."""
     from baton.errors import BatonError
     from baton.specialists.sql.engines import SQLConnection
-    from baton.specialists.sql.privileges import describe_risks, inspect_role
+    from baton.specialists.sql.privileges import inspect_role
+    from baton.specialists.sql.role_report import describe_risks
 
     try:
         connection = SQLConnection(url, id="db-check", pool_size=1, connection_retries=0)

@@ -1,4 +1,5 @@
-"""What a MySQL/MariaDB account may do: ``SHOW GRANTS`` parsed, behind ``privileges.inspect_role``.
+"""What a MySQL/MariaDB account may do: ``SHOW GRANTS`` parsed, behind ``privileges.inspect_role``
+(it fills a ``role_report.RoleReport``).
 
 ``SHOW GRANTS`` of the account, then of each role granted to it: on MariaDB with that role
 set (``SHOW GRANTS FOR role`` is refused to a plain user; measured on 10.11, where the active
@@ -21,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.specialists.sql.privileges import RoleFinding, RoleReport, Risk, on_pooled_connection, unique_findings
+from baton.specialists.sql.role_report import RoleFinding, RoleReport, Risk, on_pooled_connection, unique_findings
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection

@@ -1,4 +1,5 @@
-"""What a PostgreSQL role may do: the catalog queries behind ``privileges.inspect_role``.
+"""What a PostgreSQL role may do: the catalog queries behind ``privileges.inspect_role``
+(it fills a ``role_report.RoleReport``).
 
 Runs in the connection's worker thread on a connection checked out of its pool, inside a
 read-only transaction that is rolled back. Nothing here is model-written: every statement is
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from baton.specialists.sql.privileges import RoleFinding, RoleReport, Risk, on_pooled_connection, unique_findings
+from baton.specialists.sql.role_report import RoleFinding, RoleReport, Risk, on_pooled_connection, unique_findings
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
