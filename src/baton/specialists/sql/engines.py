@@ -258,18 +258,6 @@ class SQLConnection:
 
 # --- engine creation, per dialect ------------------------------------------------------------
 
-_SQLITE_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
-_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile"}
-
-
-def sqlite_read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
-    """SQLite's own gate, consulted while each statement compiles: reads only."""
-    if action not in _SQLITE_ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
 
 def _create_engine(conn: SQLConnection) -> sa.Engine:
     from baton.specialists.sql.limits import install_connect_limits

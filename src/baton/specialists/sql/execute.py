@@ -40,12 +40,23 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
-from baton.specialists.sql.engines import sqlite_read_only_authorizer
 from baton.specialists.sql.rowcap import cap_rows, postgres_row_guard, postgres_single_select
 from baton.specialists.sql.rowstream import RowReader, open_rows, stop_reading
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
+
+_SQLITE_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile"}
+
+
+def sqlite_read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
+    """SQLite's own gate, consulted while each statement compiles: reads only."""
+    if action not in _SQLITE_ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
 
 
 def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, byte_cap: int) -> QueryResult:
