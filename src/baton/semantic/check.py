@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from baton.semantic.expressions import columns_of
+from baton.semantic.expressions import columns_of, render_sql
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.model import SemanticModel
 from baton.semantic.query import SemanticQuery
@@ -116,7 +116,7 @@ async def _time_format(connection: SQLConnection, table: str, column: str, type_
 
     sql = exp.select(exp.column(column)).from_(exp.to_table(table)).where(exp.column(column).is_(exp.Null()).not_()).limit(1)
     try:
-        result = await connection.query(sql.sql(dialect=connection.dialect))
+        result = await connection.query(render_sql(sql, connection.dialect))
     except Exception:
         return None
     value = str(result.rows[0][0]) if result.rows else ""

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from baton.semantic.expressions import parse_fragment, parse_metric_expression
+from baton.semantic.expressions import parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.query import SemanticQuery
 from baton.semantic.timegrain import grain_expression, period_condition
@@ -249,7 +249,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         if dims:
             select = select.group_by(*[exp.column(n, table="measures") for n in names], copy=False)
         select = finish(select, lambda m: exp.Max(this=exp.column(f"m_{m}", table="measures")))
-    return CompiledQuery(select.sql(dialect=dialect), q, (*names, *q.metrics), dialect)
+    return CompiledQuery(render_sql(select, dialect), q, (*names, *q.metrics), dialect)
 
 
 __all__ = ["CompiledQuery", "compile_query", "output_name"]

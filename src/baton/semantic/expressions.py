@@ -122,3 +122,30 @@ def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
 
 
 __all__ = ["columns_of", "identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
+
+
+@functools.lru_cache(maxsize=None)
+def _keywords(dialect: str) -> frozenset[str]:
+    """Every word sqlglot's tokenizer treats as a keyword (``ORDER`` only appears in
+    ``ORDER BY``), and the dialect's reserved words where sqlglot lists them."""
+    from sqlglot.dialects.dialect import Dialect
+
+    engine = Dialect.get_or_raise(dialect)
+    words = {part for key in engine.tokenizer_class.KEYWORDS for part in key.split()}
+    words |= set(getattr(engine.generator_class, "RESERVED_KEYWORDS", ()) or ())
+    return frozenset(w.lower() for w in words if w.replace("_", "").isalnum())
+
+
+def render_sql(tree: exp.Expression, dialect: str) -> str:
+    """``tree`` as ``dialect`` SQL, with every identifier that is a keyword quoted: sqlglot
+    leaves ``FROM orders AS order`` bare on SQLite and PostgreSQL, which then refuse it, and a
+    model may well name an entity ``order`` or a column ``date``. Quoting a lower-case name
+    changes nothing else (unquoted names fold to lower case on those engines)."""
+    from sqlglot import exp
+
+    keywords = _keywords(dialect)
+    tree = tree.copy()
+    for identifier in tree.find_all(exp.Identifier):
+        if not identifier.quoted and identifier.name.lower() in keywords:
+            identifier.set("quoted", True)
+    return tree.sql(dialect=dialect)

@@ -23,6 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.semantic.compiler import CompiledQuery, compile_query
+from baton.semantic.expressions import render_sql
 from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.parser import QuestionParser
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -75,7 +76,8 @@ class SemanticLayer:
             table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
                                          db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)
             sql = (exp.select(exp.alias_(column, "v")).distinct().from_(table).where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
-                   .limit(MAX_VALUES + 1).sql(dialect=self.dialect))
+                   .limit(MAX_VALUES + 1))
+            sql = render_sql(sql, self.dialect)
             try:
                 result = await self.connection.query(sql)
             except Exception as exc:  # an unindexed dimension is still usable; its values are just not recognised
@@ -94,7 +96,8 @@ class SemanticLayer:
             from baton.semantic.timegrain import grain_expression
 
             year = grain_expression(column, entity.time, "year", self.dialect)
-            sql = exp.select(exp.alias_(exp.Min(this=year), "lo"), exp.alias_(exp.Max(this=year.copy()), "hi")).from_(table).sql(dialect=self.dialect)
+            sql = render_sql(exp.select(exp.alias_(exp.Min(this=year), "lo"), exp.alias_(exp.Max(this=year.copy()), "hi")).from_(table),
+                             self.dialect)
             try:
                 result = await self.connection.query(sql)
             except Exception as exc:
