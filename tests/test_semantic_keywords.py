@@ -4,6 +4,7 @@ PostgreSQL, which refuse it)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -52,3 +53,41 @@ def test_a_model_with_keyword_names_checks_and_answers_on_sqlite(tmp_path, monke
                                              "Revenue by group in 2025"])
     assert asked.exit_code == 0, asked.output
     assert '"south"' in asked.stdout and "34" in asked.stdout
+
+
+ORDERS_MODEL = """name: shop
+entities:
+  - name: sale
+    table: orders
+    time: {column: ordered_on, format: date}
+measures:
+  - {name: order_count, entity: sale, agg: count, expr: "1"}
+metrics:
+  - {name: orders, measure: order_count, decimals: 0}
+  - {name: total, measure: order_count, synonyms: [count]}
+dimensions:
+  - {name: region, entity: sale, expr: region}
+"""
+
+
+def test_a_metric_named_like_a_filler_word_is_still_recognised(tmp_path, monkeypatch):
+    """``order`` is a filler word (``ordered by``) and filler synonyms are ignored, but a metric
+    *named* ``orders`` is meant: "How many orders in 2025?" is answered."""
+    from baton.semantic.lexicon import Lexicon
+    from baton.semantic.loading import load_model
+
+    (tmp_path / "o.yaml").write_text(ORDERS_MODEL)
+    lexicon = Lexicon(load_model(tmp_path / "o.yaml"))
+    assert any(s.kind == "metric" and s.name == "orders" for s in lexicon.phrases[("order",)])
+    assert ("count",) not in lexicon.phrases  # a filler *synonym* still does not become a metric
+
+    with sqlite3.connect(tmp_path / "shop.sqlite") as db:
+        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, ordered_on TEXT, region TEXT)")
+        db.executemany("INSERT INTO orders VALUES (?, ?, ?)", [(1, "2025-01-14", "north"), (2, "2025-02-03", "south"),
+                                                                (3, "2024-12-30", "south")])
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("BATON_MODEL", raising=False)
+    asked = CliRunner().invoke(build_app(), ["ask", "--json", "--database", f"sqlite:///{tmp_path / 'shop.sqlite'}",
+                                             "--semantic", str(tmp_path / "o.yaml"), "How many orders in 2025?"])
+    assert asked.exit_code == 0, asked.output
+    assert json.loads(asked.stdout)["data"] == [{"orders": 2}]

@@ -91,10 +91,12 @@ class Lexicon:
         self.phrases: dict[tuple[str, ...], list[Sense]] = {}
         self.partial: dict[str, list[tuple[tuple[str, ...], Sense]]] = {}
         for metric in model.metrics:
-            for text in (metric.name.replace("_", " "), metric.label, *metric.synonyms):
+            self._add_phrase(phrase_of(metric.name.replace("_", " ")), Sense("metric", metric.name))
+            for text in (metric.label, *metric.synonyms):
                 self._add(text, Sense("metric", metric.name))
         for dimension in model.dimensions:
-            for text in (dimension.name.replace("_", " "), dimension.label, *dimension.synonyms):
+            self._add_phrase(phrase_of(dimension.name.replace("_", " ")), Sense("dimension", dimension.name))
+            for text in (dimension.label, *dimension.synonyms):
                 self._add(text, Sense("dimension", dimension.name))
         for entity in model.entities:
             for text in (entity.name.replace("_", " "), *entity.synonyms):
@@ -120,7 +122,8 @@ class Lexicon:
     def _add(self, text: str, sense: Sense) -> None:
         words = phrase_of(text) if text else ()
         if len(words) == 1 and words[0] in FILLER:
-            return  # "show", "total", "count": a model's synonym must not turn a filler word into a metric
+            return  # "show", "total", "count": a synonym must not turn a filler word into a metric (a
+            # metric or dimension *named* so, e.g. `orders`, is meant: its name is always a phrase)
         self._add_phrase(words, sense)
 
     def _add_phrase(self, words: tuple[str, ...], sense: Sense) -> None:
