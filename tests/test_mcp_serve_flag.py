@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from baton.agents import OrchestratorAgent
 from baton.cli import build_app
-from baton.cli.mcp import mcp_specialists
+from baton.cli.mcp_specialists import mcp_specialists
 from baton.cli.serving import server_app
 from baton.demo.workspace import build_demo_workspace
 from baton.llm import FunctionModel, tool_call
@@ -77,7 +77,7 @@ async def test_serve_with_an_mcp_specialist_answers_through_it_end_to_end(tmp_pa
 
 
 async def test_an_mcp_server_may_not_take_a_specialists_name(tmp_path):
-    from baton.cli.mcp import attach_mcp_specialists
+    from baton.cli.mcp_specialists import attach_mcp_specialists
     from baton.errors import ConfigurationError
 
     servers = mcp_specialists(["pokemon_finance=python server.py"], ["pokemon_finance=lookup"])

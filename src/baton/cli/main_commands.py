@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
 
+from baton.cli.mcp_specialists import McpAllowOption, McpOption, mcp_specialists
 from baton.cli.render import print_answer, write_chart
-from baton.cli.mcp import McpAllowOption, McpOption
 
 console = Console()
 notes = Console(stderr=True)  # progress and notices: stdout stays the answer (`ask --json` pipes into a parser)
@@ -116,6 +117,21 @@ def _semantic_file(path: Optional[Path]) -> Optional[Path]:
         console.print(f"[red]Semantic model error:[/red] {path}: {exc}")
         raise typer.Exit(2) from exc
     return path
+
+
+def app_from_config():
+    """The app of one ``baton serve --workers N`` worker (``serve_workers``)."""
+    from baton.cli.serving import SERVE_CONFIG, server_app
+
+    config = json.loads(os.environ[SERVE_CONFIG])
+    servers: Any = ()
+    if config.get("mcp"):
+        servers = mcp_specialists(config["mcp"], config.get("mcp_allow") or [])
+    docs = Path(config["docs"]) if config.get("docs") else None
+    app, _ = server_app(config.get("database"), _model(), _demo_workspace, Console(stderr=True), docs,
+                        state=_state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
+                        mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None)
+    return app
 
 
 class _nullcontext:
@@ -223,7 +239,6 @@ def register(app: typer.Typer) -> None:
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
         state (made on first start, the same on every replica) is printed."""
         from baton.cli.db import unsafe_privileged_role_opt_in
-        from baton.cli.mcp import mcp_specialists
         from baton.cli.serving import server_app, serve_app
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)

@@ -102,7 +102,7 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
     if host is not None:
         workspace.own(host)
     if mcp_servers:  # --mcp: MCP servers as specialists (baton.specialists.mcp)
-        from baton.cli.mcp import attach_mcp_specialists
+        from baton.cli.mcp_specialists import attach_mcp_specialists
 
         attach_mcp_specialists(workspace, mcp_servers)
     workspaces = Workspaces([workspace])
@@ -166,26 +166,10 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
 
 def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str) -> None:
     """``baton serve --workers N``: the serve options travel to each worker in
-    ``BATON_SERVE_CONFIG``; ``app_from_config`` rebuilds the same app there."""
+    ``BATON_SERVE_CONFIG``; ``baton.cli.main_commands.app_from_config`` rebuilds the same
+    app there (beside the ``serve`` command whose options it reads back)."""
     os.environ[SERVE_CONFIG] = json.dumps(config)
-    serve_factory("baton.cli.serving:app_from_config", host, port, workers=workers, log_level=log_level)
-
-
-def app_from_config():
-    """The app of one ``baton serve --workers N`` worker (``serve_workers``)."""
-    from baton.cli import main_commands as cmd
-
-    config = json.loads(os.environ[SERVE_CONFIG])
-    servers: Any = ()
-    if config.get("mcp"):
-        from baton.cli.mcp import mcp_specialists
-
-        servers = mcp_specialists(config["mcp"], config.get("mcp_allow") or [])
-    docs = Path(config["docs"]) if config.get("docs") else None
-    app, _ = server_app(config.get("database"), cmd._model(), cmd._demo_workspace, Console(stderr=True), docs,
-                        state=cmd._state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
-                        mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None)
-    return app
+    serve_factory("baton.cli.main_commands:app_from_config", host, port, workers=workers, log_level=log_level)
 
 
 def printed_keys(database: str | None, state: State) -> list[tuple[str, str]]:
