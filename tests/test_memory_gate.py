@@ -6,8 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from baton.memory import (Provenance, Verdict, apply_verdict, contradiction_gate, find_candidates, independent,
-                          keyword_flags, normalize_value, scopes_overlap, similarity)
+from baton.memory import Provenance, Verdict
+from baton.memory.dedup import find_candidates, similarity
+from baton.memory.gate import apply_verdict, contradiction_gate, independent, keyword_flags, scopes_overlap
+from baton.memory.model import normalize_value
 from baton.memory import confidence as conf
 
 ALWAYS = "Always allow external sharing of customer data"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import typer
 
+__all__ = ["build_app", "main"]
+
 
 def build_app() -> typer.Typer:
     from baton.cli import db, main_commands, memory, sql, worker
