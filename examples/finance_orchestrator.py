@@ -20,14 +20,11 @@ import asyncio
 import sys
 import tempfile
 
-from baton.agents import AgentRegistry, LexicalRouter, OrchestratorAgent
+from baton import AgentRegistry, LexicalRouter, OrchestratorAgent, SQLAgent, SQLConnection, model_from_env
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
 from baton.demo.data import build_demo_database
 from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.demo.workspace import DESCRIPTIONS
-from baton.llm import model_from_env
-from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import SQLConnection
 from baton.verified import examples_by_agent
 
 
