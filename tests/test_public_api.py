@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,10 @@ def _fresh(code: str, tmp_path: Path) -> dict:
     """Run ``code`` in a new interpreter (nothing imported yet) whose BATON_HOME is empty."""
     home = tmp_path / "home"
     home.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "BATON_HOME": str(home)}
+    env.update({k: v for k, v in os.environ.items() if k == "PYTHONDONTWRITEBYTECODE"})  # as the run was asked
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PATH": "/usr/bin:/bin", "BATON_HOME": str(home)}, cwd=tmp_path).stdout
+                         env=env, cwd=tmp_path).stdout
     return {"result": json.loads(out), "home": sorted(p.name for p in home.iterdir())}
 
 
