@@ -26,7 +26,9 @@ Consequences a user must know:
   that reaches other processes), every event is also published as it happens, on the
   channel named by the workflow id: the run's own events (ids ``<workflow>:<n>``, the same
   when a recovered run replays them, so a reader drops repeats) and the events of the agents
-  inside each stage (tagged with ``stage_id``; live only).
+  inside each stage (tagged with ``stage_id``). The agents' events are also returned with the
+  stage's durable result and written to the phase's log (all but ``llm.token``, which would
+  bloat it), so a reader that subscribes after a stage ran still sees what its agents did.
 - A stage runs with the starting request's model preference (``model``,
   ``preferred_provider``) and conversation, carried in the request.
 - A workspace's runner: the runtime may hold one runner per workspace; a stage runs with the
@@ -59,6 +61,7 @@ Publish = Callable[[str, dict], None]
 WORKFLOW_NAME = "baton.pipeline.run"
 DECISION_TOPIC = "baton.checkpoint"
 EVENTS_STREAM = "events"
+AGENT_EVENTS = "agent_events"  # the key of a stage step's result that carries its agents' events
 
 
 @dataclass
@@ -139,6 +142,7 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
             for reservation, stage in zip(reservations, stages)
         ))
         for stage, result in zip(stages, raw):
+            pending_events.extend(result.pop(AGENT_EVENTS, None) or ())
             done(stage, StageResult.from_dict(result))
 
     phase, decided = 0, None
@@ -200,10 +204,12 @@ async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any],
 
     stage = stage_from_dict(stage_raw)
     started = time.time()
+    tracker: _StageTracker | None = None
     try:
         assert _runtime is not None, "no pipeline runtime in this process"
         workflow_id = DBOS.workflow_id or ""
         workspace = request.get("workspace", "default")
+        tracker = _StageTracker(_runtime, workflow_id, stage.stage_id)
         context = AgentContext(
             user_question=request.get("question", ""),
             project_id=request.get("project_id", "default"),
@@ -214,7 +220,7 @@ async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any],
             model=request.get("model"),
             preferred_provider=request.get("preferred_provider"),
             chat_history=tuple(Message(m["role"], m["content"]) for m in request.get("chat_history") or ()),
-            tracker=_StageTracker(_runtime, workflow_id, stage.stage_id),
+            tracker=tracker,
         )
         inputs = {sid: StageResult.from_dict(r) for sid, r in inputs_raw.items()}
         result = await _runtime.runner_for(workspace).run(stage, inputs, context)
@@ -225,17 +231,20 @@ async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any],
     if result.finished_at is None:
         result.finished_at = time.time()
         result.duration_ms = round((result.finished_at - started) * 1000, 3)
-    return result.to_dict()
+    return {**result.to_dict(), AGENT_EVENTS: tracker.kept if tracker is not None else []}
 
 
 class _StageTracker:
-    """The events of the agents inside a stage, published live (tagged with the stage)."""
+    """The events of the agents inside a stage, published live (tagged with the stage) and
+    kept for the stage's durable result (``AGENT_EVENTS``), tokens excepted."""
 
     def __init__(self, runtime: _Runtime, workflow_id: str, stage_id: str) -> None:
         self.runtime, self.workflow_id, self.stage_id = runtime, workflow_id, stage_id
+        self.kept: list[dict[str, Any]] = []
 
     def emit(self, event: Any) -> None:
-        self.runtime.send(self.workflow_id, {
-            "id": uuid.uuid4().hex, "type": event.type, "data": {**event.data, "stage_id": self.stage_id},
-            "workflow_id": self.workflow_id, "ts": event.ts,
-        })
+        raw = {"id": uuid.uuid4().hex, "type": event.type, "data": {**event.data, "stage_id": self.stage_id},
+               "workflow_id": self.workflow_id, "ts": event.ts}
+        if event.type != "llm.token":
+            self.kept.append(raw)
+        self.runtime.send(self.workflow_id, raw)
