@@ -11,6 +11,7 @@ from baton.messages import LLMResponse
 from baton.response import ResponseType
 from baton.specialists.sql.agent import SQLAgent
 from baton.specialists.sql.learnings import ExtractedLearning
+from baton.specialists.sql.memory_port import LearningsOnly, MemoryBundle, MemoryPort
 from sql_test_databases import KINDS, make_db  # noqa: F401  (fixture)
 from test_sql_engine import SHOP
 
@@ -191,14 +192,14 @@ async def test_schema_slice_memory_port_and_presentation(make_db):
     filler = [f"CREATE TABLE audit_log_{i} (id INTEGER PRIMARY KEY, payload VARCHAR(10))" for i in range(20)]
     db = make_db("sqlite", *SHOP, *filler)
 
-    class Memory:
+    class Memory(LearningsOnly):
         def __init__(self):
             self.recorded = []
             self.asked = []
 
         async def bundle_for(self, question, connection_id):
             self.asked.append((question, connection_id))
-            return "Q: how many customers -> SELECT COUNT(*) FROM customers"
+            return MemoryBundle("Q: how many customers -> SELECT COUNT(*) FROM customers", {"journal_seq": 7})
 
         async def record_learnings(self, learnings):
             self.recorded.extend(learnings)
@@ -217,6 +218,8 @@ async def test_schema_slice_memory_port_and_presentation(make_db):
     assert memory.asked == [("How many customers per city?", conn.id)]
     assert [(l.category, l.entity, l.value) for l in memory.recorded] == [("table_preference", "customer", "customers")]
     message = result.ai_message
+    assert message.metadata["memory_lock"] == {"journal_seq": 7}  # what the agent knew, kept with the answer
+    assert isinstance(memory, MemoryPort)
     assert message.viz_type not in ("", "text") and message.viz_config  # present() dressed it
     assert isinstance(message.suggested_followups, list)
     roundtrip = type(message).from_json(message.to_json())

@@ -57,7 +57,7 @@ async def test_a_new_database_says_how_to_add_a_verified_question_then_answers_i
         assert record.data["slots"] == [{"name": "year", "kind": "year", "default": "2025"}]
         # few-shot examples: the SQL specialist's per-task memory bundle shows the pair
         agent = ws.orchestrator.agent_tools["database"].agent
-        assert SQL.split(" FROM")[0] in await agent.memory.bundle_for("revenue by country in 2023", "database")
+        assert SQL.split(" FROM")[0] in (await agent.memory.bundle_for("revenue by country in 2023", "database")).text
         # baton eval reads the same set
         golden = await asyncio.to_thread(verified_questions, ws)
         assert [(q.question, q.sql) for q in golden.questions] == [(QUESTION, SQL)]

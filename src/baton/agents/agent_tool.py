@@ -44,18 +44,9 @@ def tool_name_for(name: str) -> str:
 
 
 def default_validator(agent: BaseAgent) -> Validator:
-    """The agent's own ``validate_result`` when it has one, else: a success with no text
-    and no rich answer is a failed validation."""
-    own = getattr(agent, "validate_result", None)
-    if callable(own):
-        return own
-
-    def validate(result: AgentResult) -> list[str]:
-        if result.status == "success" and not result.result and result.ai_message is None:
-            return ["the agent returned an empty answer"]
-        return []
-
-    return validate
+    """The agent's own ``validate_result`` (``BaseAgent.validate_result``: by default, a
+    success with no text and no rich answer fails)."""
+    return agent.validate_result
 
 
 class AgentTool:

@@ -14,7 +14,7 @@ from typing import Any
 from baton.agents.context import AgentContext
 from baton.agents.result import AgentResult
 from baton.errors import ConfigurationError
-from baton.llm.base import ChatModel
+from baton.llm.base import ChatModel, is_language_model
 from baton.llm.scoped import with_policy
 from baton.messages import add_usage
 from baton.response import AIMessage, ResponseType
@@ -39,17 +39,27 @@ class BaseAgent(ABC):
     def model_for(self, context: AgentContext) -> ChatModel:
         """This agent's own model if it was given one, else the request's, under the
         question's model-call policy when one is being answered. Routing stand-ins that are
-        not language models (``is_llm = False``, e.g. ``LexicalRouter``) don't count."""
+        not language models (``baton.llm.base.RoutingStandIn``, e.g. ``LexicalRouter``)
+        don't count."""
         model = self.model or context.llm_router
-        if model is None or not getattr(model, "is_llm", True):
+        if not is_language_model(model):
             raise ConfigurationError(
                 f"agent {self.name!r} has no model: pass model=... or set BATON_MODEL (e.g. openai:gpt-4o-mini)"
             )
+        assert model is not None
         return with_policy(model)  # inside a question: the one retry/timeout/deadline policy (baton.llm.policy)
 
     def has_model(self, context: AgentContext) -> bool:
-        model = self.model or context.llm_router
-        return model is not None and getattr(model, "is_llm", True)
+        return is_language_model(self.model or context.llm_router)
+
+    def validate_result(self, result: AgentResult) -> list[str]:
+        """Seed 002 result validation, run by ``AgentTool`` on every successful result: the
+        problems found (empty: passed); a non-empty list makes ``AgentTool`` retry. The
+        default: a success with no text and no rich answer is empty. Specialists override it
+        with their own checks (the SQL agent wants its query and rows)."""
+        if result.status == "success" and not result.result and result.ai_message is None:
+            return ["the agent returned an empty answer"]
+        return []
 
     async def configure(self) -> None:
         """Hook for one-time async set-up (connections, indexes). Called once by the

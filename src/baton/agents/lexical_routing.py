@@ -36,6 +36,7 @@ import math
 from typing import Mapping, Sequence
 
 from baton.agents.document_routing import documents_win, probe
+from baton.llm.base import RoutingStandIn
 from baton.messages import LLMResponse, StreamChunk, ToolCall
 from baton.phrasing import DEFAULT_VOCABULARY
 from baton.verified import VerifiedQuestion, closest_verified, content_words
@@ -74,14 +75,13 @@ def _relay(model, tool_message) -> LLMResponse:
     return LLMResponse(content=tool_message.content, model=model.model, provider=model.provider, finish_reason="stop")
 
 
-class LexicalRouter:
+class LexicalRouter(RoutingStandIn):
     """A ``ChatModel`` that routes by word overlap. ``examples`` maps a tool name to its
     example (verified) questions."""
 
     provider = "lexical"
     model = "lexical-router"
     context_window = 1_000_000  # no LLM behind it: nothing to overflow
-    is_llm = False  # specialists must not use it as their language model
 
     def __init__(self, examples: Mapping[str, Sequence[str]] | None = None, *, min_score: float = 0.2,
                  no_match_answer: str = NO_MODEL_ANSWER, generic_name_words: frozenset[str] = GENERIC_NAME_WORDS,
@@ -167,14 +167,13 @@ def did_you_mean(closest: Sequence[tuple[float, VerifiedQuestion]], *, verified_
     return f"{NO_MODEL_SENTENCE} {lead}\n\n{listed}\n\n{SET_A_MODEL}"
 
 
-class RouteTo:
+class RouteTo(RoutingStandIn):
     """A ``ChatModel`` stand-in that calls one known tool with the question, then relays its
     answer: how the orchestrator routes a verified question without any LLM call."""
 
     provider = "verified"
     model = "verified-route"
     context_window = 1_000_000
-    is_llm = False
 
     def __init__(self, tool_name: str) -> None:
         self.tool_name = tool_name

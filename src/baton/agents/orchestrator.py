@@ -49,7 +49,7 @@ from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
 from baton.errors import BatonError, ConfigurationError, ProviderError
 from baton.events import Event, QueueTracker, WorkflowTracker
-from baton.llm.base import ChatModel
+from baton.llm.base import ChatModel, is_language_model
 from baton.llm.config import model_choice
 from baton.llm.policy import RetryPolicy, question_scope
 from baton.llm.preferences import ModelPreferences
@@ -276,7 +276,7 @@ class OrchestratorAgent(BaseAgent):
         if preferred is None:
             return with_policy(self.model or context.llm_router or self.model_for(context))
         fallback = self.model or context.llm_router
-        if fallback is not None and not getattr(fallback, "is_llm", True):
+        if not is_language_model(fallback):
             fallback = None
         key = (preferred, id(fallback))  # a request's own router never serves another request
         router = self._routers.pop(key, None)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Iterator, Mapping
 
 from baton.errors import ConfigurationError
+from baton.llm.base import is_language_model
 
 ENV_PRICES = "BATON_MODEL_PRICES"
 
@@ -128,7 +129,7 @@ class Meter:
 
     def wrap(self, model: Any) -> Any:
         """``model`` counted by this meter; ``None`` stays ``None``; not-LLMs stay as they are."""
-        if model is None or not getattr(model, "is_llm", True) or isinstance(model, MeteredModel):
+        if not is_language_model(model) or isinstance(model, MeteredModel):
             return model
         return MeteredModel(model, self)
 

@@ -8,7 +8,7 @@ subclasses (``baton.errors``), never their SDK's exceptions.
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Protocol, Sequence, runtime_checkable
+from typing import AsyncIterator, ClassVar, Protocol, Sequence, runtime_checkable
 
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
@@ -37,3 +37,19 @@ class ChatModel(Protocol):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamChunk]: ...
+
+
+class RoutingStandIn:
+    """Base of the ``ChatModel`` stand-ins that route without a language model (the
+    lexical router, the verified-question route): the orchestrator may drive its loop with
+    one, but a specialist must never take one as its model (``is_language_model``).
+
+    ``is_llm`` stays for code written against the attribute before this class existed."""
+
+    is_llm: ClassVar[bool] = False
+
+
+def is_language_model(model: object) -> bool:
+    """True for a model a specialist can ask to write SQL or prose: present, and not a
+    ``RoutingStandIn``."""
+    return model is not None and not isinstance(model, RoutingStandIn)

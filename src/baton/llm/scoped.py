@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 
-from baton.llm.base import ChatModel
+from baton.llm.base import ChatModel, is_language_model
 from baton.llm.policy import current_scope
 from baton.llm.router import LLMRouter
 
@@ -26,7 +26,7 @@ def with_policy(model: ChatModel | None) -> ChatModel | None:
     no language model as is, anything else wrapped in a one-entry ``LLMRouter`` (cached per
     model and policy). Outside a question scope: ``model`` unchanged."""
     scope = current_scope()
-    if scope is None or model is None or isinstance(model, LLMRouter) or not getattr(model, "is_llm", True):
+    if scope is None or model is None or isinstance(model, LLMRouter) or not is_language_model(model):
         return model
     try:
         cached = _wrapped.get(model)

@@ -71,7 +71,10 @@ class WorkspaceScope:
         raise TypeError("obtain a WorkspaceScope from MemoryStore.open(credential)")
 
     @classmethod
-    def _issue(cls, principal: Principal, issuer: object) -> WorkspaceScope:
+    def issue(cls, principal: Principal, issuer: object) -> WorkspaceScope:
+        """A scope for ``principal`` issued by ``issuer``: what ``MemoryStore.open`` calls
+        once its authenticator has accepted the credential. A scope is only as good as
+        the check before this call, so nothing else calls it."""
         scope = object.__new__(cls)
         object.__setattr__(scope, "_principal", principal)
         object.__setattr__(scope, "_issuer", issuer)
@@ -87,6 +90,11 @@ class WorkspaceScope:
     @property
     def principal(self) -> Principal:
         return self._principal
+
+    @property
+    def issuer(self) -> object:
+        """The store that issued this scope (``MemoryStore.of(scope)`` returns it checked)."""
+        return self._issuer
 
     def __repr__(self) -> str:
         return f"WorkspaceScope(workspace={self.workspace!r})"

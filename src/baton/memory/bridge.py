@@ -1,8 +1,8 @@
 """Memory in and out of a running workspace: the one entry point the agents use.
 
 - ``SQLMemory`` implements the SQL specialist's ``MemoryPort``: the per-task bundle goes in
-  (``compile_bundle``; its lock rides along on the returned text as ``.lock`` so the answer
-  can record exactly what the agent knew), extracted learnings come out (``ingest_learnings``,
+  (``compile_bundle``, returned as a ``MemoryBundle`` whose lock lets the answer record
+  exactly what the agent knew), extracted learnings come out (``ingest_learnings``,
   provenance ``validation`` with the request as the observed outcome).
 - ``remember_insights`` stores a data answer's insights with the insight lifecycle: a new
   one is created at its initial confidence; one found again is *resurfaced* (+0.05), never
@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from baton.memory.access import WorkspaceScope
 from baton.memory.bundle import compile_bundle
 from baton.memory.model import Provenance, RecordDraft
 from baton.memory.store import MemoryStore
 from baton.memory.validation import DEEP_ANALYSIS_AFTER_ATTEMPTS, ingest_learnings, record_validation
+from baton.specialists.sql.memory_port import MemoryBundle
+
+if TYPE_CHECKING:
+    from baton.llm.base import ChatModel
+    from baton.specialists.sql.learnings import ExtractedLearning
 
 INSIGHT_ENTITY = "insight:"
-
-
-class BundleText(str):
-    """The bundle's text, carrying its lock (journal sequence, record ids and hashes)."""
-
-    lock: dict[str, Any]
 
 
 class SQLMemory:
@@ -43,21 +42,27 @@ class SQLMemory:
         self.agent = agent
         self.token_budget = token_budget
 
-    async def bundle_for(self, question: str, connection_id: str) -> str:
-        bundle = await asyncio.to_thread(compile_bundle, self.scope, question, connection_id=connection_id,
-                                         token_budget=self.token_budget)
-        text = BundleText(bundle.text)
-        text.lock = bundle.lock.to_dict()
-        return text
+    async def bundle_for(self, question: str, connection_id: str) -> MemoryBundle:
+        return await asyncio.to_thread(self.bundle_now, question, connection_id)
 
-    def _provenance(self) -> Provenance:
+    def bundle_now(self, question: str, connection_id: str) -> MemoryBundle:
+        """The bundle, compiled on the calling thread (the database calls block)."""
+        bundle = compile_bundle(self.scope, question, connection_id=connection_id, token_budget=self.token_budget)
+        return MemoryBundle(bundle.text, bundle.lock.to_dict())
+
+    def provenance(self) -> Provenance:
+        """The provenance of what one validation cycle records (a fresh outcome id each)."""
         return Provenance("validation", agent=self.agent, outcome_id=f"validation:{uuid.uuid4().hex}")
 
-    async def record_learnings(self, learnings: list[Any]) -> None:
-        await asyncio.to_thread(ingest_learnings, self.scope, learnings, provenance=self._provenance())
+    def ingest_now(self, learnings: list[ExtractedLearning]) -> None:
+        """Store ``learnings`` on the calling thread (the database calls block)."""
+        ingest_learnings(self.scope, learnings, provenance=self.provenance())
 
-    async def record_validation(self, *, question: str, connection_id: str, learnings: list[Any],
-                                attempts: list[dict[str, Any]], model: Any = None) -> None:
+    async def record_learnings(self, learnings: list[ExtractedLearning]) -> None:
+        await asyncio.to_thread(self.ingest_now, learnings)
+
+    async def record_validation(self, *, question: str, connection_id: str, learnings: list[ExtractedLearning],
+                                attempts: list[dict[str, Any]], model: ChatModel | None = None) -> None:
         """The validation cycle: heuristic learnings always; the deep LLM analysis only past
         3 attempts and outside its cooldown (``baton.memory.validation.record_validation``,
         which runs its database calls in worker threads too)."""
@@ -65,7 +70,7 @@ class SQLMemory:
             if learnings:
                 await self.record_learnings(learnings)
             return
-        await record_validation(self.scope, learnings=learnings, attempts=attempts, provenance=self._provenance(),
+        await record_validation(self.scope, learnings=learnings, attempts=attempts, provenance=self.provenance(),
                                 connection_id=connection_id, question=question, model=model)
 
 

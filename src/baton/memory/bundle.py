@@ -38,6 +38,7 @@ from sqlalchemy import or_, select
 
 from baton.llm.tokens import estimate_tokens
 from baton.memory.access import WorkspaceScope
+from baton.memory.store import MemoryStore
 from baton.memory.journal import GENESIS
 from baton.memory.model import GLOBAL_SCOPE, Record
 from baton.memory.projection import from_row
@@ -91,14 +92,13 @@ def relevance(task_words: set[str], rec: Record) -> float:
 
 def compile_bundle(scope: WorkspaceScope, task: str, *, connection_id: str | None = None,
                    token_budget: int = DEFAULT_TOKEN_BUDGET, now: Any = None) -> Bundle:
-    store = scope._issuer
-    store._ws(scope)
-    at = store._now(now)
+    store = MemoryStore.of(scope)
+    at = store.epoch(now)
     r = store.tables.records
     task_words = _words(task)
 
-    with store._read(scope) as (conn, ws):
-        head = store._journal.last_event(conn, ws)  # first statement: the snapshot the rest reads
+    with store.reading(scope) as (conn, ws):
+        head = store.journal.last_event(conn, ws)  # first statement: the snapshot the rest reads
 
         def fetch(kind: str, *conditions: Any) -> list[Record]:
             q = (select(r).where(r.c.workspace == ws, r.c.kind == kind, r.c.is_active.is_(True), *conditions)

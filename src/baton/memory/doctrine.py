@@ -55,6 +55,7 @@ from sqlalchemy.engine import Connection
 from baton.files import (FileEntry, FileRefusedError, FolderLimits, SkipReason, Skipped, decode_utf8, read_file,
                          walk_folder)
 from baton.memory.access import WorkspaceScope
+from baton.memory.store import MemoryStore
 from baton.memory.doctrine_manifest import FileState, Manifest, load_manifest
 from baton.memory.doctrine_sections import MAX_SECTION_CHARS, Section, split_sections
 from baton.memory.errors import InvalidRecordError
@@ -116,8 +117,7 @@ def index_doctrine(scope: WorkspaceScope, folder: str | Path, *, now: Any = None
                    limits: FolderLimits = DOCTRINE_LIMITS, reader: Reader = read_file) -> DoctrineReport:
     """Mirror ``folder`` into the workspace's doctrine records (see the module docstring).
     ``reader`` reads one file (``baton.files.read_file`` by default; tests count calls)."""
-    store = scope._issuer
-    store._ws(scope)
+    store = MemoryStore.of(scope)
     try:
         listing = walk_folder(folder, accept=lambda name: name.endswith(".md"), limits=limits)
     except FileRefusedError as exc:
@@ -145,7 +145,7 @@ def index_doctrine(scope: WorkspaceScope, folder: str | Path, *, now: Any = None
             contents[entry.relative] = _Parsed(fingerprint, hashlib.sha256(raw).hexdigest(), drafts)
         return contents[entry.relative]
 
-    with store._read(scope) as (conn, ws):  # read what changed before taking the write lock
+    with store.reading(scope) as (conn, ws):  # read what changed before taking the write lock
         manifest, active = load_manifest(conn, store.tables, ws), _active(conn, store.tables, ws)
     values = _values_by_entity(active)
     for entry in files:
@@ -210,7 +210,7 @@ def index_doctrine(scope: WorkspaceScope, folder: str | Path, *, now: Any = None
             tx.append(events, loaded)
         return report
 
-    report = store._write(scope, op, now=now)
+    report = store.transact(scope, op, now=now)
     for item in report.skipped:
         (log.debug if item.reason.quiet else log.warning)("doctrine %s skipped (%s): %s", item.path, item.reason.value,
                                                           item.detail)
@@ -285,7 +285,7 @@ def _events(tx: Any, superseding: list[tuple[RecordDraft, list[_Active], str | N
             gone: list[_Active], refused: dict[str, str], report: DoctrineReport) -> tuple[list[NewEvent], dict[str, Any]]:
     """The events of one index run, and the current state of every record they touch."""
     touched = [old.id for _, olds, _ in superseding for old in olds] + [rec.id for rec in gone]
-    loaded = tx.store._projector.load(tx.conn, tx.workspace, touched) if touched else {}
+    loaded = tx.store.projector.load(tx.conn, tx.workspace, touched) if touched else {}
     events: list[NewEvent] = []
     for draft, olds, kept_id in superseding:
         target = None if kept_id else new_record(tx, draft, supersedes=[old.id for old in olds])

@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import select
 
 from baton.memory.access import WorkspaceScope
+from baton.memory.store import MemoryStore
 from baton.memory.errors import InvalidRecordError
 from baton.memory.model import Provenance, RecordDraft, normalize_key
 from baton.memory.projection import from_row
@@ -69,8 +70,7 @@ def record_feedback(scope: WorkspaceScope, fb: Feedback, *, now: Any = None) -> 
         raise InvalidRecordError(f"unknown feedback verdict {fb.verdict!r}; expected one of {VERDICTS}")
     if not (fb.question or "").strip():
         raise InvalidRecordError("feedback needs the question it is about")
-    store = scope._issuer
-    store._ws(scope)
+    store = MemoryStore.of(scope)
     prov = Provenance("feedback", session_id=fb.session_id, user_id=fb.user_id or scope.principal.user_id)
     key = question_key(fb.question)
     conn_scope = f"connection:{fb.connection_id}" if fb.connection_id else "workspace"
@@ -116,4 +116,4 @@ def record_feedback(scope: WorkspaceScope, fb: Feedback, *, now: Any = None) -> 
                 flagged.append(bench.id)
         return FeedbackOutcome(produced, result, flagged)
 
-    return store._write(scope, op, now=now)
+    return store.transact(scope, op, now=now)

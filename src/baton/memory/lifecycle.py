@@ -28,6 +28,7 @@ from sqlalchemy import func, select
 
 from baton.memory import confidence as conf
 from baton.memory.access import WorkspaceScope
+from baton.memory.store import MemoryStore
 from baton.memory.journal import NewEvent
 from baton.memory.model import GLOBAL_SCOPE, Provenance, Record, RecordDraft
 from baton.memory.projection import from_row, stream_of
@@ -47,7 +48,7 @@ class DecayReport:
 
 
 def run_decay(scope: WorkspaceScope, *, now: Any = None, batch: int = 2000) -> DecayReport:
-    store = scope._issuer
+    store = MemoryStore.of(scope)
     r = store.tables.records
     shortest = min(conf.policy_for(k).stale_cycle_days for k in _DECAYING) * conf.DAY
     report = DecayReport()
@@ -70,7 +71,7 @@ def run_decay(scope: WorkspaceScope, *, now: Any = None, batch: int = 2000) -> D
                 if not rec.is_active:
                     report.deactivated.append(rid)
 
-    store._write(scope, op, now=now)
+    store.transact(scope, op, now=now)
     return report
 
 
@@ -101,7 +102,7 @@ def independent_connections(records: list[Record]) -> list[str]:
 
 def promote(scope: WorkspaceScope, *, now: Any = None, ttl_days: float = PROMOTION_TTL_DAYS) -> list[Record]:
     """Create global-scope learnings for lessons seen on >= 2 independent connections."""
-    store = scope._issuer
+    store = MemoryStore.of(scope)
     r = store.tables.records
 
     def op(tx: Any) -> list[Record]:
@@ -133,4 +134,4 @@ def promote(scope: WorkspaceScope, *, now: Any = None, ttl_days: float = PROMOTI
                 created.append(result.record)
         return created
 
-    return store._write(scope, op, now=now)
+    return store.transact(scope, op, now=now)

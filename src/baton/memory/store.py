@@ -60,7 +60,7 @@ class Tx:
         self.events: list[StoredEvent] = []
 
     def load(self, record_id: str) -> Record:
-        found = self.store._projector.load(self.conn, self.workspace, [record_id])
+        found = self.store.projector.load(self.conn, self.workspace, [record_id])
         if record_id not in found:
             raise RecordNotFoundError(f"no memory record {record_id!r} in this workspace")
         return found[record_id]
@@ -68,9 +68,9 @@ class Tx:
     def append(self, events: list[NewEvent], loaded: dict[str, Record] | None = None) -> dict[str, Record]:
         known = {stream_of(rid): rec.version for rid, rec in (loaded or {}).items()}
         known.update({e.stream: 0 for e in events if e.type == "record.created"})
-        stored = self.store._journal.append(self.conn, self.workspace, events, now=self.now, known_versions=known)
+        stored = self.store.journal.append(self.conn, self.workspace, events, now=self.now, known_versions=known)
         self.events.extend(stored)
-        return self.store._projector.apply(self.conn, self.workspace, stored, loaded)
+        return self.store.projector.apply(self.conn, self.workspace, stored, loaded)
 
     def record_event(self, rec: Record, type: str, payload: dict[str, Any], provenance: Provenance | None = None) -> Record:
         return self.append([NewEvent(stream_of(rec.id), type, payload, rec.version, provenance)], {rec.id: rec})[rec.id]
@@ -88,13 +88,22 @@ def _adjusted(tx: Tx, rec: Record, how: str, provenance: Provenance | None) -> R
 
 
 class MemoryStore:
+    """The memory of every workspace in one database (module docstring).
+
+    ``journal`` and ``projector`` are the store's two halves, and ``of`` / ``workspace_of``
+    / ``reading`` / ``transact`` / ``epoch`` the primitives the memory cycles
+    (``bundle``, ``feedback``, ``lifecycle``, ``transfer``, ``validation``, ``doctrine``)
+    are written with: public so those modules use documented names, but part of the memory
+    package's own machinery, not of the API an agent or a surface calls.
+    """
+
     def __init__(self, url: str | Engine = DEFAULT_URL, *, authenticator: Authenticator | None = None,
                  prefix: str = "baton_mem_", schema: str | None = None, clock: Callable[[], float] = time.time,
                  create: bool = True):
         self.engine = url if isinstance(url, Engine) else make_engine(url)
         self.tables = build_tables(prefix, schema)
-        self._journal = Journal(self.tables)
-        self._projector = Projector(self.tables)
+        self.journal = Journal(self.tables)
+        self.projector = Projector(self.tables)
         self._auth: Authenticator = authenticator or TokenAuthenticator({})
         self.clock = clock
         self._erasure_pending = False
@@ -137,31 +146,47 @@ class MemoryStore:
         principal = self._auth.authenticate(credential)
         if not isinstance(principal, Principal):
             raise WorkspaceAccessError("the authenticator did not return a Principal")
-        return WorkspaceScope._issue(principal, self)
+        return WorkspaceScope.issue(principal, self)
 
-    def _ws(self, scope: WorkspaceScope) -> str:
-        if not isinstance(scope, WorkspaceScope) or scope._issuer is not self:
+    @staticmethod
+    def of(scope: WorkspaceScope) -> MemoryStore:
+        """The store that issued ``scope``: how a cycle written as a function of a scope
+        reaches its store. ``WorkspaceAccessError`` for anything that is not a scope
+        issued by a ``MemoryStore``."""
+        issuer = scope.issuer if isinstance(scope, WorkspaceScope) else None
+        if not isinstance(issuer, MemoryStore):
+            raise WorkspaceAccessError("this scope was not issued by a memory store")
+        return issuer
+
+    def workspace_of(self, scope: WorkspaceScope) -> str:
+        """The workspace ``scope`` grants, after checking this store issued it."""
+        if not isinstance(scope, WorkspaceScope) or scope.issuer is not self:
             raise WorkspaceAccessError("this scope was not issued by this memory store")
         return scope.workspace
 
-    def _now(self, now: Any = None) -> float:
+    def epoch(self, now: Any = None) -> float:
+        """``now`` (None, a datetime or seconds) as epoch seconds on this store's clock."""
         return to_epoch(now, self.clock())
 
     @contextmanager
-    def _read(self, scope: WorkspaceScope) -> Iterator[tuple[Connection, str]]:
-        workspace = self._ws(scope)
+    def reading(self, scope: WorkspaceScope) -> Iterator[tuple[Connection, str]]:
+        """A read connection (one snapshot on PostgreSQL) and the scope's workspace."""
+        workspace = self.workspace_of(scope)
         with self.engine.connect() as conn:
             if conn.dialect.name == "postgresql":  # one snapshot per read (a bundle's lock must match its records)
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn, workspace
 
-    def _write(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None, attempts: int = 5) -> T:
-        workspace = self._ws(scope)
+    def transact(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None, attempts: int = 5) -> T:
+        """Run ``fn`` in one write transaction of the scope's workspace (its lock held),
+        retried when a racing writer took the journal position; ``MemoryUnavailableError``
+        when the database cannot be written."""
+        workspace = self.workspace_of(scope)
         for attempt in range(attempts):
             try:
                 with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
-                    self._journal.lock_workspace(conn, workspace)
-                    result = fn(Tx(self, conn, workspace, self._now(now)))
+                    self.journal.lock_workspace(conn, workspace)
+                    result = fn(Tx(self, conn, workspace, self.epoch(now)))
                 if self._erasure_pending:
                     self._checkpoint()
                 return result
@@ -179,7 +204,7 @@ class MemoryStore:
         same entity -> ``find_candidates`` -> ``contradiction_gate`` -> ``apply_verdict``.
         ``initial`` overrides the kind's initial confidence (promotion carries its own)."""
         draft = draft.validated()
-        return self._write(scope, lambda tx: remember_in(tx, draft, initial=initial), now=now)
+        return self.transact(scope, lambda tx: remember_in(tx, draft, initial=initial), now=now)
 
     # --- single-record events ---------------------------------------------------------
     def corroborate(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
@@ -190,7 +215,7 @@ class MemoryStore:
             if not rec.is_active or not independent(rec.provenance, provenance):
                 return rec
             return tx.record_event(rec, "record.corroborated", {"confidence": conf.corroborated(rec.kind, rec.confidence)}, provenance)
-        return self._write(scope, op, now=now)
+        return self.transact(scope, op, now=now)
 
     def verify_note(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
         """A note verified against data: +0.15 once, exempt from decay from then on."""
@@ -201,7 +226,7 @@ class MemoryStore:
             if rec.verified:
                 return rec
             return tx.record_event(rec, "record.verified", {"confidence": conf.verified("note", rec.confidence)}, provenance)
-        return self._write(scope, op, now=now)
+        return self.transact(scope, op, now=now)
 
     def adjust_insight(self, scope: WorkspaceScope, record_id: str, how: str, provenance: Provenance | None = None,
                        *, now: Any = None) -> Record:
@@ -209,7 +234,7 @@ class MemoryStore:
         if how not in _INSIGHT_STEPS:
             raise InvalidRecordError("adjust_insight takes 'resurfaced' or 'dismissed'")
 
-        return self._write(scope, lambda tx: _adjusted(tx, tx.load(record_id), how, provenance), now=now)
+        return self.transact(scope, lambda tx: _adjusted(tx, tx.load(record_id), how, provenance), now=now)
 
     def remember_insight(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None) -> WriteResult:
         """Store an insight, or resurface (+0.05) the active insight already about the
@@ -229,20 +254,20 @@ class MemoryStore:
                 return WriteResult("unchanged", best)  # already at the cap: an event would change nothing
             rec = _adjusted(tx, best, "resurfaced", draft.provenance)
             return WriteResult("resurfaced", rec, seq=tx.events[-1].seq)
-        return self._write(scope, op, now=now)
+        return self.transact(scope, op, now=now)
 
     def mark_applied(self, scope: WorkspaceScope, record_ids: list[str], *, now: Any = None) -> None:
         """Count a use (a usage statistic; confidence does not move)."""
         def op(tx: Tx) -> None:
-            loaded = self._projector.load(tx.conn, tx.workspace, record_ids)
+            loaded = self.projector.load(tx.conn, tx.workspace, record_ids)
             tx.append([NewEvent(stream_of(rid), "record.applied", {}, rec.version) for rid, rec in loaded.items()], loaded)
-        self._write(scope, op, now=now)
+        self.transact(scope, op, now=now)
 
     def flag_stale(self, scope: WorkspaceScope, record_id: str, reason: str, *, now: Any = None) -> Record:
         def op(tx: Tx) -> Record:
             rec = tx.load(record_id)
             return rec if rec.stale else tx.record_event(rec, "record.flagged", {"stale": True, "reason": reason})
-        return self._write(scope, op, now=now)
+        return self.transact(scope, op, now=now)
 
     def set_status(self, scope: WorkspaceScope, record_id: str, status: str, reason: str = "", *, now: Any = None) -> Record:
         """Retire, expire or reinstate (``active``) a record; history keeps every state."""
@@ -252,7 +277,7 @@ class MemoryStore:
         def op(tx: Tx) -> Record:
             rec = tx.load(record_id)
             return rec if rec.status == status else tx.record_event(rec, "record.status", {"status": status, "reason": reason})
-        return self._write(scope, op, now=now)
+        return self.transact(scope, op, now=now)
 
     def forget(self, scope: WorkspaceScope, record_id: str, *, reason: str = "", provenance: Provenance | None = None,
                expected_version: int | None = None, now: Any = None) -> int:
@@ -262,8 +287,8 @@ class MemoryStore:
             rec = tx.load(record_id)
             version = rec.version if expected_version is None else expected_version
             tx.append([NewEvent(stream_of(record_id), FORGOTTEN, {"reason": reason}, version, provenance)], {rec.id: rec})
-            return self._journal.erase_stream(tx.conn, tx.workspace, stream_of(record_id))
-        erased = self._write(scope, op, now=now)
+            return self.journal.erase_stream(tx.conn, tx.workspace, stream_of(record_id))
+        erased = self.transact(scope, op, now=now)
         self._checkpoint(retries=(0.02, 0.05, 0.1, 0.2, 0.4))
         return erased
 
@@ -277,12 +302,12 @@ class MemoryStore:
         def op(tx: Tx) -> list[StoredEvent]:
             tx.append(list(events))
             return tx.events
-        return self._write(scope, op, now=now)
+        return self.transact(scope, op, now=now)
 
     # --- reading ----------------------------------------------------------------------
     def get(self, scope: WorkspaceScope, record_id: str) -> Record:
-        with self._read(scope) as (conn, ws):
-            found = self._projector.load(conn, ws, [record_id])
+        with self.reading(scope) as (conn, ws):
+            found = self.projector.load(conn, ws, [record_id])
         if record_id not in found:
             raise RecordNotFoundError(f"no memory record {record_id!r} in this workspace")
         return found[record_id]
@@ -290,7 +315,7 @@ class MemoryStore:
     def list_records(self, scope: WorkspaceScope, *, kind: str | None = None, active_only: bool = True,
                      connection_id: str | None = None, limit: int = 100) -> list[Record]:
         r = self.tables.records
-        with self._read(scope) as (conn, ws):
+        with self.reading(scope) as (conn, ws):
             q = select(r).where(r.c.workspace == ws)
             if kind:
                 q = q.where(r.c.kind == kind)
@@ -304,13 +329,13 @@ class MemoryStore:
     def about(self, scope: WorkspaceScope, kind: str, entity: str) -> list[Record]:
         """Active records of ``kind`` about ``entity`` (an indexed lookup, not a scan)."""
         probe = RecordDraft(kind, "lookup", entity=entity, attribute="lookup").validated()
-        with self._read(scope) as (conn, ws):
+        with self.reading(scope) as (conn, ws):
             return subject_records(conn, self.tables, ws, probe)
 
     def find_candidates(self, scope: WorkspaceScope, draft: RecordDraft) -> list[CandidateVerdict]:
         """What the gate would see for ``draft``, and its verdicts; writes nothing."""
         draft = draft.validated()
-        with self._read(scope) as (conn, ws):
+        with self.reading(scope) as (conn, ws):
             return [v for _, v in judge(subject_records(conn, self.tables, ws, draft), draft)]
 
     def resolve_id(self, scope: WorkspaceScope, prefix: str) -> list[str]:
@@ -318,25 +343,25 @@ class MemoryStore:
         ev = self.tables.events
         if not prefix or not prefix.isalnum():
             return []
-        with self._read(scope) as (conn, ws):
+        with self.reading(scope) as (conn, ws):
             streams = conn.execute(select(ev.c.stream).where(ev.c.workspace == ws, ev.c.type == "record.created",
                                                              ev.c.stream.like(stream_of(prefix) + "%")).limit(2)).scalars()
             return [s[len(stream_of("")):] for s in streams]
 
     def history(self, scope: WorkspaceScope, record_id: str) -> list[StoredEvent]:
-        with self._read(scope) as (conn, ws):
-            events = list(self._journal.read(conn, ws, stream=stream_of(record_id)))
+        with self.reading(scope) as (conn, ws):
+            events = list(self.journal.read(conn, ws, stream=stream_of(record_id)))
         if not events:
             raise RecordNotFoundError(f"no memory record {record_id!r} in this workspace")
         return events
 
     def events(self, scope: WorkspaceScope, *, after_seq: int = 0) -> list[StoredEvent]:
-        with self._read(scope) as (conn, ws):
-            return list(self._journal.read(conn, ws, after_seq=after_seq))
+        with self.reading(scope) as (conn, ws):
+            return list(self.journal.read(conn, ws, after_seq=after_seq))
 
     def head_seq(self, scope: WorkspaceScope) -> int:
-        with self._read(scope) as (conn, ws):
-            return self._journal.last_seq(conn, ws)
+        with self.reading(scope) as (conn, ws):
+            return self.journal.last_seq(conn, ws)
 
     # --- integrity ----------------------------------------------------------------------
     def verify(self, scope: WorkspaceScope, *, expected_head: Any = None) -> ChainReport:
@@ -345,13 +370,13 @@ class MemoryStore:
         the report fails when that event is no longer in the chain, which is how deletion
         of the newest events shows (the chain alone cannot see it)."""
         anchor = None if expected_head is None else anchor_of(expected_head)
-        with self._read(scope) as (conn, ws):
-            return self._journal.verify(conn, ws, anchor=anchor)
+        with self.reading(scope) as (conn, ws):
+            return self.journal.verify(conn, ws, anchor=anchor)
 
     def check_projection(self, scope: WorkspaceScope) -> list[str]:
         """Differences between the live projection and a fold of the journal (empty: equal)."""
-        with self._read(scope) as (conn, ws):
-            return self._projector.diff(conn, ws, self._projector.fold(self._journal.read(conn, ws)))
+        with self.reading(scope) as (conn, ws):
+            return self.projector.diff(conn, ws, self.projector.fold(self.journal.read(conn, ws)))
 
     def rebuild(self, scope: WorkspaceScope, *, compare: bool = True) -> RebuildReport:
         """Recreate the workspace's projection from the journal alone; with ``compare``,
@@ -363,18 +388,18 @@ class MemoryStore:
 
             def counted() -> Iterator[StoredEvent]:
                 nonlocal events
-                for e in self._journal.read(tx.conn, tx.workspace):
+                for e in self.journal.read(tx.conn, tx.workspace):
                     events += 1
                     yield e
-            records = self._projector.fold(counted())
-            before = self._projector.diff(tx.conn, tx.workspace, records) if compare else []
-            n = self._projector.rebuild(tx.conn, tx.workspace, records)
+            records = self.projector.fold(counted())
+            before = self.projector.diff(tx.conn, tx.workspace, records) if compare else []
+            n = self.projector.rebuild(tx.conn, tx.workspace, records)
             return RebuildReport(tx.workspace, events, n, 0.0, before)
-        report = self._write(scope, op)
+        report = self.transact(scope, op)
         report.seconds = time.perf_counter() - started
         return report
 
     def list_workspaces(self) -> list[str]:
         """Operator API (CLI): the workspaces present in the journal."""
         with self.engine.connect() as conn:
-            return self._journal.workspaces(conn)
+            return self.journal.workspaces(conn)

@@ -24,6 +24,7 @@ from typing import Any, Iterable
 from sqlalchemy import select
 
 from baton.memory.access import WorkspaceScope
+from baton.memory.store import MemoryStore
 from baton.memory.errors import ArtifactError, InvalidRecordError
 from baton.memory.journal import canonical
 from baton.memory.model import GLOBAL_SCOPE, Provenance, Record, RecordDraft, Validity
@@ -52,15 +53,14 @@ def global_line(rec: Record) -> str:
 
 
 def _store(scope: WorkspaceScope) -> Any:
-    store = scope._issuer
-    store._ws(scope)
+    store = MemoryStore.of(scope)
     return store
 
 
 def sibling_learnings(scope: WorkspaceScope, connection_id: str, exclude_hashes: Iterable[str] = ()) -> list[Record]:
     store = _store(scope)
     r = store.tables.records
-    with store._read(scope) as (conn, ws):
+    with store.reading(scope) as (conn, ws):
         known = set(exclude_hashes) | set(conn.execute(select(r.c.lesson_hash).where(
             r.c.workspace == ws, r.c.kind == "learning", r.c.is_active.is_(True), r.c.connection_id == connection_id)).scalars())
         rows = conn.execute(select(r).where(
@@ -81,7 +81,7 @@ def global_patterns(scope: WorkspaceScope, exclude_hashes: Iterable[str] = ()) -
     store = _store(scope)
     r = store.tables.records
     excluded = set(exclude_hashes)
-    with store._read(scope) as (conn, ws):
+    with store.reading(scope) as (conn, ws):
         rows = conn.execute(select(r).where(r.c.workspace == ws, r.c.kind == "learning", r.c.is_active.is_(True),
                                             r.c.scope == GLOBAL_SCOPE).order_by(r.c.confidence.desc(), r.c.id))
         return [rec for rec in map(from_row, rows) if rec.lesson_hash not in excluded][:GLOBAL_LIMIT]
@@ -102,8 +102,8 @@ def export_artifact(scope: WorkspaceScope, *, kinds: Iterable[str] = ("learning"
     """A revisioned, digest-sealed copy of active records, for ``import_artifact`` elsewhere."""
     store = _store(scope)
     r = store.tables.records
-    with store._read(scope) as (conn, ws):
-        revision = store._journal.last_seq(conn, ws)
+    with store.reading(scope) as (conn, ws):
+        revision = store.journal.last_seq(conn, ws)
         q = select(r).where(r.c.workspace == ws, r.c.is_active.is_(True), r.c.kind.in_(list(kinds)),
                             r.c.confidence >= min_confidence).order_by(r.c.id)
         if record_ids is not None:
@@ -139,4 +139,4 @@ def import_artifact(scope: WorkspaceScope, artifact: dict[str, Any], *, now: Any
         except (KeyError, TypeError, InvalidRecordError) as exc:
             raise ArtifactError(f"malformed artifact record: {exc}") from None
     store = _store(scope)
-    return store._write(scope, lambda tx: [remember_in(tx, d) for d in drafts], now=now)
+    return store.transact(scope, lambda tx: [remember_in(tx, d) for d in drafts], now=now)

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from baton.errors import BatonError
 from baton.llm.base import ChatModel
 from baton.memory.access import WorkspaceScope
+from baton.memory.store import MemoryStore
 from baton.memory.errors import InvalidRecordError
 from baton.memory.journal import NewEvent
 from baton.memory.model import Provenance, RecordDraft
@@ -86,9 +87,8 @@ def ingest_learnings(scope: WorkspaceScope, learnings: Iterable[LearningLike | M
                      provenance: Provenance, now: Any = None) -> list[WriteResult]:
     """Store extracted learnings through the gate, all in one transaction (all or none)."""
     drafts = [learning_draft(item, provenance) for item in learnings]
-    store = scope._issuer
-    store._ws(scope)
-    return store._write(scope, lambda tx: [remember_in(tx, d) for d in drafts], now=now) if drafts else []
+    store = MemoryStore.of(scope)
+    return store.transact(scope, lambda tx: [remember_in(tx, d) for d in drafts], now=now) if drafts else []
 
 
 @dataclass
@@ -142,8 +142,8 @@ async def record_validation(scope: WorkspaceScope, *, learnings: Iterable[Any], 
                             provenance: Provenance, connection_id: str | None = None, question: str = "",
                             model: ChatModel | None = None, cooldown_s: float = DEEP_ANALYSIS_COOLDOWN_S,
                             now: Any = None) -> ValidationOutcome:
-    store = scope._issuer
-    at = store._now(now)
+    store = MemoryStore.of(scope)
+    at = store.epoch(now)
     learnings = list(learnings)
     outcome = ValidationOutcome(results=await asyncio.to_thread(ingest_learnings, scope, learnings,
                                                                 provenance=provenance, now=at))
@@ -157,14 +157,14 @@ async def record_validation(scope: WorkspaceScope, *, learnings: Iterable[Any], 
 
     def claim(tx: Any) -> bool:
         last = None
-        for event in store._journal.read(tx.conn, tx.workspace, stream=stream):
+        for event in store.journal.read(tx.conn, tx.workspace, stream=stream):
             last = event
         if last is not None and tx.now - last.recorded_at < cooldown_s:
             return False
         tx.append([NewEvent(stream, "analysis.deep", {"attempts": len(attempts)}, last.version if last else 0, provenance)])
         return True
 
-    if not await asyncio.to_thread(store._write, scope, claim, now=at):
+    if not await asyncio.to_thread(store.transact, scope, claim, now=at):
         outcome.deep_skipped = "cooldown"
         return outcome
     outcome.deep_ran = True

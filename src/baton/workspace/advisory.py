@@ -25,11 +25,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from baton.memory.bridge import SQLMemory
+from baton.memory.bridge import remember_insights as remember_memory_insights
+from baton.memory.bundle import compile_bundle
+from baton.memory.validation import DEEP_ANALYSIS_AFTER_ATTEMPTS
+from baton.specialists.knowledge.agent import KnowledgeAgent
+from baton.specialists.sql.agent import SQLAgent
+from baton.specialists.sql.memory_port import MemoryBundle
 from baton.workspace.bulkheads import DependencyUnavailable
 
 if TYPE_CHECKING:
+    from baton.llm.base import ChatModel
+    from baton.specialists.sql.learnings import ExtractedLearning
     from baton.workspace.bulkheads import Bulkheads
     from baton.workspace.core import Workspace
 
@@ -42,99 +51,79 @@ MAX_DEEP_ANALYSES = 2
 class AdvisoryMemory:
     """A ``MemoryPort`` over ``SQLMemory`` whose reads are bounded and whose writes are advice."""
 
-    def __init__(self, inner: Any, bulkheads: Bulkheads) -> None:
+    def __init__(self, inner: SQLMemory, bulkheads: Bulkheads) -> None:
         self.inner = inner
         self.bulkheads = bulkheads
-        self._deep: set[asyncio.Task] = set()
+        self._deep: set[asyncio.Future[None]] = set()
 
-    def __getattr__(self, name: str) -> Any:  # store, scope, agent: as the wrapped port has them
-        return getattr(self.inner, name)
-
-    async def bundle_for(self, question: str, connection_id: str) -> str:
-        from baton.memory.bridge import BundleText
-        from baton.memory.bundle import compile_bundle
-
+    async def bundle_for(self, question: str, connection_id: str) -> MemoryBundle:
         inner = self.inner
         try:
             bundle = await self.bulkheads.memory.run(_call, compile_bundle, (inner.scope, question),
                                                      {"connection_id": connection_id, "token_budget": inner.token_budget},
                                                      timeout=BUNDLE_TIMEOUT_S)
         except DependencyUnavailable as exc:  # answer without memory; the bulkhead logs the outage (rate-limited)
-            text = BundleText("")
-            text.lock = {"memory": "unavailable", "reason": exc.reason}
-            return text
-        text = BundleText(bundle.text)
-        text.lock = bundle.lock.to_dict()
-        return text
+            return MemoryBundle("", {"memory": "unavailable", "reason": exc.reason})
+        return MemoryBundle(bundle.text, bundle.lock.to_dict())
 
-    async def record_learnings(self, learnings: list[Any]) -> None:
-        from baton.memory.validation import ingest_learnings
-
+    async def record_learnings(self, learnings: list[ExtractedLearning]) -> None:
         if learnings:
-            self.bulkheads.insights.advise(_call, ingest_learnings, (self.inner.scope, learnings),
-                                           {"provenance": self.inner._provenance()})
+            self.bulkheads.insights.advise(_call, self.inner.ingest_now, (learnings,), {})
 
-    async def record_validation(self, *, question: str, connection_id: str, learnings: list[Any],
-                                attempts: list[dict[str, Any]], model: Any = None) -> None:
-        from baton.memory.validation import DEEP_ANALYSIS_AFTER_ATTEMPTS
-
+    async def record_validation(self, *, question: str, connection_id: str, learnings: list[ExtractedLearning],
+                                attempts: list[dict[str, Any]], model: ChatModel | None = None) -> None:
         if len(attempts) <= DEEP_ANALYSIS_AFTER_ATTEMPTS or model is None:
             await self.record_learnings(learnings)
             return
         if len(self._deep) >= MAX_DEEP_ANALYSES or self.bulkheads.insights.state()["state"] == "down":
-            self.bulkheads.insights._dropped()
+            self.bulkheads.insights.count_drop()
             return
         task = asyncio.ensure_future(self._analyse(question, connection_id, learnings, attempts, model))
         self._deep.add(task)
         task.add_done_callback(self._deep.discard)
 
-    async def _analyse(self, question: str, connection_id: str, learnings: list[Any], attempts: list[dict[str, Any]],
-                       model: Any) -> None:
+    async def _analyse(self, question: str, connection_id: str, learnings: list[ExtractedLearning],
+                       attempts: list[dict[str, Any]], model: ChatModel) -> None:
         try:
             await self.inner.record_validation(question=question, connection_id=connection_id, learnings=learnings,
                                                attempts=attempts, model=model)
         except Exception as exc:  # advice: counted and logged by the bulkhead, never raised
-            self.bulkheads.insights._failed(type(exc).__name__)
-            self.bulkheads.insights._dropped()
+            self.bulkheads.insights.count_failure(type(exc).__name__)
+            self.bulkheads.insights.count_drop()
 
     async def drain(self, timeout: float) -> None:
         if self._deep:
             await asyncio.wait(list(self._deep), timeout=timeout)
 
 
-def _call(fn: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return fn(*args, **kwargs)
 
 
 def harden(ws: Workspace) -> None:
-    """Put the memory ports of ``ws``'s specialists behind its bulkheads (once)."""
-    if getattr(ws, "_hardened", False):
+    """Put the memory ports of ``ws``'s specialists behind its bulkheads, and its document
+    indexes on its knowledge bulkhead (once per workspace)."""
+    if ws.hardened:
         return
-    ws._hardened = True
-    from baton.memory.bridge import SQLMemory
-
+    ws.hardened = True
     for tool in ws.orchestrator.agent_tools.values():
         agent = tool.agent
-        port = getattr(agent, "memory", None)
-        if isinstance(port, SQLMemory):
-            agent.memory = AdvisoryMemory(port, ws.bulkheads)
-        database = getattr(getattr(agent, "index", None), "_db", None)  # a document index's SQLite file
-        if database is not None and hasattr(database, "runner") and database.runner is None:
-            database.runner = ws.bulkheads.knowledge.run
+        if isinstance(agent, SQLAgent) and isinstance(agent.memory, SQLMemory):
+            agent.memory = AdvisoryMemory(agent.memory, ws.bulkheads)
+        elif isinstance(agent, KnowledgeAgent):
+            agent.index.run_blocking_on(ws.bulkheads.knowledge.run)
 
 
 def remember_insights(ws: Workspace, insights: list[dict[str, Any]], session_id: str) -> bool:
     """The answer's insights to memory as an advisory write; False when dropped."""
-    from baton.memory.bridge import remember_insights as remember
-
     if ws.memory is None or not insights:
         return True
     try:
         scope = ws.memory_scope()
     except Exception:
-        ws.bulkheads.insights._dropped()
+        ws.bulkheads.insights.count_drop()
         return False
-    return ws.bulkheads.insights.advise(_call, remember, (ws.memory, scope, insights), {"session_id": session_id})
+    return ws.bulkheads.insights.advise(_call, remember_memory_insights, (ws.memory, scope, insights), {"session_id": session_id})
 
 
 async def read_memory(ws: Workspace, fn: Any, *args: Any, **kwargs: Any) -> Any:

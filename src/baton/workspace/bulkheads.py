@@ -102,7 +102,7 @@ class Bulkhead:
         try:
             result = await asyncio.wait_for(asyncio.shield(future), timeout or self.timeout_s)
         except TimeoutError:
-            self._failed("timeout")
+            self.count_failure("timeout")
             raise DependencyUnavailable(self.name, "timeout", f"no answer within {timeout or self.timeout_s:g} s") from None
         except asyncio.CancelledError:
             raise
@@ -110,7 +110,7 @@ class Bulkhead:
             if _answered(exc):  # the store answered: "no such session", "invalid record"...
                 self._succeeded()
                 raise
-            self._failed(type(exc).__name__)
+            self.count_failure(type(exc).__name__)
             raise DependencyUnavailable(self.name, "error", type(exc).__name__) from exc
         self._succeeded()
         return result
@@ -120,7 +120,7 @@ class Bulkhead:
         try:
             self._admit()
         except DependencyUnavailable:
-            self._dropped()
+            self.count_drop()
             return False
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool(), self._call, fn, args)
@@ -134,7 +134,7 @@ class Bulkhead:
         """An advisory write still running after ``timeout_s``: the store is hung. Count it
         as a failure (three open the breaker, and later writes are dropped at once)."""
         if not future.done():
-            self._failed("timeout")
+            self.count_failure("timeout")
 
     async def drain(self, timeout: float | None = None) -> None:
         """Wait (at most ``timeout`` s) for the advisory writes already queued."""
@@ -150,8 +150,8 @@ class Bulkhead:
         if exc is None or _answered(exc):
             self._succeeded()
         else:
-            self._failed(type(exc).__name__)
-            self._dropped()
+            self.count_failure(type(exc).__name__)
+            self.count_drop()
 
     # --- inside ----------------------------------------------------------------------------------
 
@@ -192,7 +192,10 @@ class Bulkhead:
         if recovered:
             log.warning("%s is back", self.name)
 
-    def _failed(self, what: str) -> None:
+    def count_failure(self, what: str) -> None:
+        """Count one failed call (``what``: the error's name, or ``timeout``) towards the
+        breaker and the outage log; for work run beside the bulkhead on its behalf (the
+        deep memory analysis)."""
         with self._lock:
             now = time.monotonic()
             self._consecutive += 1
@@ -205,7 +208,8 @@ class Bulkhead:
                 self._probing = False
         self._maybe_warn()
 
-    def _dropped(self) -> None:
+    def count_drop(self) -> None:
+        """Count one advisory write dropped (logged once per interval, with the count)."""
         with self._lock:
             self._dropped_in_window += 1
             self.totals["dropped"] += 1

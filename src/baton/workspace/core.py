@@ -76,6 +76,7 @@ class Workspace:
         self.directory = directory
         self.bulkheads = Bulkheads(name)
         self.deadline_s: float | None = None  # per-question deadline (None: the process's, baton.llm.policy)
+        self.hardened = False  # memory ports and document indexes put behind the bulkheads (advisory.harden)
         self._owns_tracker = owns_tracker and tracker is not None
         self._closers: list[Callable[[], Any]] = []
         self._closed = False

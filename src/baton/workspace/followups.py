@@ -33,6 +33,8 @@ import uuid
 from typing import Any
 
 from baton.agents import AgentContext
+from baton.agents.orchestrator import OrchestratorAgent
+from baton.llm.base import is_language_model
 from baton.errors import BatonError
 from baton.followup_sql import SHARE, TOTAL, ROWS, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
 from baton.response import AIMessage, QueryResult, ResponseType
@@ -246,12 +248,11 @@ def needs_model(previous: AIMessage, question: str, reason: str) -> AIMessage:
                      metadata={"followup": "needs_model", "based_on": previous.turn_id, "llm_calls": 0, "mode": "direct"})
 
 
-def _has_model(orchestrator: Any) -> bool:
-    model = getattr(orchestrator, "model", None)
-    return model is not None and getattr(model, "is_llm", True)
+def _has_model(orchestrator: OrchestratorAgent) -> bool:
+    return is_language_model(orchestrator.model)
 
 
-async def answer_followup(orchestrator, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
+async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
     """The follow-up's answer, or None when the question is not such a follow-up (or a
     model should answer it). ``context`` is the request's; a failure is an error answer."""
     if previous is not None and previous.metadata.get("semantic_query"):  # an edit of its semantic query (baton.semantic)

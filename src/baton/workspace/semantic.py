@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baton.agents.lexical_routing import LexicalRouter
 from baton.semantic.agent import SemanticAgent
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model, saved_verified
@@ -57,7 +58,7 @@ def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connec
     for agent in owners:
         agent.semantic = layer
     router = ws.orchestrator.model
-    if router is not None and not getattr(router, "is_llm", True) and hasattr(router, "semantic"):
+    if isinstance(router, LexicalRouter):
         agent = SemanticAgent(layer, name=AGENT_NAME)
         tool = ws.orchestrator.add_agent(agent)
         router.semantic[tool.name] = agent

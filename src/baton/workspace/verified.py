@@ -37,6 +37,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from baton.agents.lexical_routing import LexicalRouter
 from baton.errors import BatonError
 from baton.phrasing import Vocabulary
 from baton.verified import Slot, SlotError, VerifiedQuestion, closest_verified, match_verified
@@ -145,7 +146,7 @@ def install_verified(ws: Workspace, verified: Iterable[VerifiedQuestion], vocabu
     for agent in agents:
         agent.verified = tuple(v for v in result if v.agent == agent.name)
     router = ws.orchestrator.model
-    if router is not None and not getattr(router, "is_llm", True) and hasattr(router, "verified"):
+    if isinstance(router, LexicalRouter):
         router.verified = result
         if vocabulary is not None:
             router.vocabulary = vocabulary

@@ -17,7 +17,7 @@ import re
 import threading
 from typing import Any, Mapping
 
-from baton.agents import AgentContext, BaseAgent
+from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.errors import AgentFatalError
 from baton.llm.base import ChatModel
 from baton.specialists.dataframe.store import FrameStore
@@ -66,7 +66,7 @@ class DataFrameAgent(BaseAgent):
         async with self.store.lease() as connection:
             await self._agent_for(connection).configure()
 
-    def validate_result(self, result: SQLAgentResult) -> list[str]:
+    def validate_result(self, result: AgentResult) -> list[str]:
         agent = self._sql_agent
         return agent.validate_result(result) if agent is not None else []
 

@@ -25,7 +25,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 from baton.errors import ConfigurationError
 from baton.files import Skipped
@@ -108,6 +108,13 @@ class KnowledgeIndex:
         self._chunker_id = text_hash(f"{CHUNKER_VERSION}:{self.chunking!r}")[:16]
         self._write_lock = asyncio.Lock()
         self._vectors_synced = False
+
+    def run_blocking_on(self, runner: Callable[..., Any]) -> None:
+        """Run this index's blocking SQLite calls with ``runner`` (``await runner(fn, *args)``,
+        a workspace's knowledge bulkhead) instead of ``asyncio.to_thread``; a runner already
+        set is kept (the first workspace to harden the index owns it)."""
+        if self._db.runner is None:
+            self._db.runner = runner
 
     # -- indexing ------------------------------------------------------------------------
     async def add_document(self, document: Document) -> IndexReport:

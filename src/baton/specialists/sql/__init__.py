@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
     from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
     from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings
-    from baton.specialists.sql.memory_port import MemoryPort
+    from baton.specialists.sql.memory_port import LearningsOnly, MemoryBundle, MemoryPort
     from baton.specialists.sql.privileges import PrivilegedRoleError
     from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
     from baton.specialists.sql.rewrite import apply_learnings
@@ -23,12 +23,14 @@ _EXPORTS: dict[str, str] = {
     "SQLAgent": "agent", "ErrorClass": "classify", "SQLExecutionError": "classify",
     "ConnectionOptions": "engines", "SQLConnection": "engines",
     "ExtractedLearning": "learnings", "extract_learnings": "learnings", "MemoryPort": "memory_port",
+    "MemoryBundle": "memory_port", "LearningsOnly": "memory_port",
     "PrivilegedRoleError": "privileges", "QueryAttempt": "result", "SQLAgentResult": "result",
     "apply_learnings": "rewrite",
 }
 
 __all__ = [
-    "ConnectionOptions", "ErrorClass", "ExtractedLearning", "MemoryPort", "PrivilegedRoleError", "QueryAttempt",
+    "ConnectionOptions", "ErrorClass", "ExtractedLearning", "LearningsOnly", "MemoryBundle", "MemoryPort",
+    "PrivilegedRoleError", "QueryAttempt",
     "SQLAgent", "SQLAgentResult", "SQLConnection", "SQLExecutionError", "apply_learnings", "extract_learnings",
 ]
 

@@ -44,7 +44,7 @@ import logging
 import time
 from typing import Any, Sequence
 
-from baton.agents import AgentContext, BaseAgent
+from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.agents.lexical_routing import NO_MODEL_ANSWER
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
@@ -93,11 +93,13 @@ class SQLAgent(BaseAgent):
     async def configure(self) -> None:
         await self.connection.schema()
 
-    def validate_result(self, result: SQLAgentResult) -> list[str]:  # type: ignore[override]
+    def validate_result(self, result: AgentResult) -> list[str]:
         """Seed 002 result validation: a success must carry its query and rows; zero rows
         and slow queries are warnings (in ``result.warnings``), not failures."""
         if result.status != "success":
             return []
+        if not isinstance(result, SQLAgentResult):
+            return ["a successful SQL answer must be an SQLAgentResult"]
         problems = []
         if not result.query:
             problems.append("no query on a successful SQL answer")
@@ -126,9 +128,10 @@ class SQLAgent(BaseAgent):
         memory_text = ""
         if self.memory is not None:
             try:
-                memory_text = await self.memory.bundle_for(question, conn.id)
-                if getattr(memory_text, "lock", None) is not None:  # what the agent knew, for the answer
-                    out.metadata["memory_lock"] = memory_text.lock
+                bundle = await self.memory.bundle_for(question, conn.id)
+                memory_text = bundle.text
+                if bundle.lock is not None:  # what the agent knew, for the answer
+                    out.metadata["memory_lock"] = bundle.lock
             except Exception as exc:  # memory is advisory; the answer must not depend on it
                 log.warning("memory bundle failed: %s", exc)
                 out.warnings.append(f"memory unavailable: {exc}")
@@ -203,7 +206,7 @@ class SQLAgent(BaseAgent):
         out.learnings = extract_learnings(out.attempts, question, conn.id, conn.dialect, schema)
         if self.memory is not None and (out.learnings or len(out.attempts) > 3):
             try:
-                await self._record(question, out, model)
+                await self._record(self.memory, question, out, model)
             except Exception as exc:
                 log.warning("recording learnings failed: %s", exc)
                 out.warnings.append(f"learnings not recorded: {exc}")
@@ -241,16 +244,11 @@ class SQLAgent(BaseAgent):
         return [Message.tool(c, text if c.name == "semantic_query" else "Not run: send one call per turn.")
                 for c in response.tool_calls]
 
-    async def _record(self, question: str, out: SQLAgentResult, model: ChatModel) -> None:
-        """Hand the validation cycle its signal: the learnings, plus the attempts when the
-        memory runs the deep analysis (``record_validation``; a plain MemoryPort gets the
-        learnings only)."""
-        deep = getattr(self.memory, "record_validation", None)
-        if deep is None:
-            await self.memory.record_learnings(list(out.learnings))
-            return
-        await deep(question=question, connection_id=self.connection.id, learnings=list(out.learnings),
-                   attempts=[a.to_dict() for a in out.attempts], model=model)
+    async def _record(self, memory: MemoryPort, question: str, out: SQLAgentResult, model: ChatModel) -> None:
+        """Hand the validation cycle its signal: the learnings and the attempts; the memory
+        decides whether its deep analysis runs (``MemoryPort.record_validation``)."""
+        await memory.record_validation(question=question, connection_id=self.connection.id, learnings=list(out.learnings),
+                                       attempts=[a.to_dict() for a in out.attempts], model=model)
 
     def _emit_attempt(self, context: AgentContext, report: AttemptReport) -> None:
         attempt = report.attempt
