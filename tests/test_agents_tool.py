@@ -8,8 +8,7 @@ from baton.agents import AgentContext, AgentRegistry, AgentResult, BaseAgent, Ex
 from baton.agents.agent_tool import MAX_SUB_AGENT_RETRIES, AgentTool
 from baton.errors import AgentFatalError, AgentRetryableError, AgentTimeoutError, AgentValidationError, ConfigurationError
 from baton.events import RecordingTracker
-from baton.messages import Message
-from baton.tools import CURRENT_CALL_ID
+from baton.messages import Message, ToolCall
 
 
 def request(question="q", **kw):
@@ -17,11 +16,7 @@ def request(question="q", **kw):
 
 
 async def call(tool, request_context, call_id, **arguments):
-    token = CURRENT_CALL_ID.set(call_id)
-    try:
-        return await tool.bind(request_context)(arguments)
-    finally:
-        CURRENT_CALL_ID.reset(token)
+    return await tool.bind(request_context).run_call(ToolCall(call_id, tool.name, arguments))
 
 
 async def test_llm_gets_text_and_memory_keeps_the_full_message_per_call():

@@ -11,7 +11,7 @@ from baton.events import RecordingTracker
 from baton.llm.testing import FunctionModel, ScriptedModel, tool_call
 from baton.loop import run_loop
 from baton.messages import LLMResponse, Message, Tool, ToolCall, ToolParameter
-from baton.tools import FunctionTool, ToolOutput
+from baton.tools import CallAwareTool, FunctionTool, ToolOutput
 
 WINDOW = 100_000
 GUARD_S = 10  # only guards against a hang if calls were (wrongly) serialised; never asserted on
@@ -203,19 +203,24 @@ async def test_empty_or_repeated_call_ids_get_fresh_ones():
 
 
 @pytest.mark.parametrize("sequential", [False, True])
-async def test_each_tool_sees_its_own_call_id_and_it_is_reset_after(sequential):
-    from baton.tools import CURRENT_CALL_ID
+async def test_a_call_aware_tool_is_handed_its_own_call(sequential):
+    seen: dict[str, tuple[str, str]] = {}
 
-    seen: dict[str, str | None] = {}
+    class Probe:
+        spec = spec("probe", "key", sequential_only=sequential)
 
-    async def probe(key: str) -> str:
-        await asyncio.sleep(0.001 if key == "a" else 0)  # interleave the concurrent calls
-        seen[key] = CURRENT_CALL_ID.get()
-        return key
+        async def __call__(self, arguments: dict) -> str:
+            raise AssertionError("a CallAwareTool is run with run_call")
 
-    tool = FunctionTool(spec("probe", "key", sequential_only=sequential), probe)
+        async def run_call(self, call: ToolCall) -> str:
+            await asyncio.sleep(0.001 if call.arguments["key"] == "a" else 0)  # interleave the concurrent calls
+            seen[call.arguments["key"]] = (call.id, call.name)
+            call.arguments["key"] = "mutated"  # its own copy: the conversation keeps the original
+            return "ok"
+
+    assert isinstance(Probe(), CallAwareTool)
     calls = [tool_call("probe", {"key": k}, id=f"id-{k}") for k in "abc"]
-    result = await run_loop(ScriptedModel([turn(*calls), "done"]), question(), [tool], context_window=100_000)
+    result = await run_loop(ScriptedModel([turn(*calls), "done"]), question(), [Probe()], context_window=100_000)
     assert result.content == "done"
-    assert seen == {"a": "id-a", "b": "id-b", "c": "id-c"}
-    assert CURRENT_CALL_ID.get() is None
+    assert seen == {"a": ("id-a", "probe"), "b": ("id-b", "probe"), "c": ("id-c", "probe")}
+    assert [c.arguments for c in result.messages[2].tool_calls] == [{"key": k} for k in "abc"]

@@ -6,7 +6,10 @@ import copy
 import subprocess
 import sys
 
-from baton.viz.presentation import present
+import threading
+
+import baton.viz.presentation as presentation
+from baton.viz.presentation import present, present_async
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.suggest import generate_followups
 from baton.viz import choose_chart
@@ -38,6 +41,23 @@ def test_present_fills_chart_followups_and_insights_on_a_copy():
     assert set(shown.suggested_followups) == {"Show this as a pie chart", "Show percentage breakdown"}
     assert [i["kind"] for i in shown.insights] == ["top_share"]
     assert shown.content == message.content and shown.turn_id == message.turn_id
+
+
+async def test_present_async_dresses_in_a_worker_thread_with_the_same_result(monkeypatch):
+    threads: list[int] = []
+    real = presentation.choose_chart
+
+    def spy(*args, **kwargs):
+        threads.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(presentation, "choose_chart", spy)
+    message = answer(input="Revenue by region, dressed off the loop")  # a question no other test dressed (the cache)
+    shown = await present_async(message, seed=3)
+    assert threads and threads[0] != threading.get_ident()  # not the event loop's thread
+    assert shown.viz_config == present(message, seed=3).viz_config and shown is not message
+    plain = AIMessage(content="Just text.")
+    assert await present_async(plain) is plain
 
 
 def test_present_is_deterministic_under_a_seed():

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from baton.specialists.knowledge import KnowledgeAgent, KnowledgeIndex
     from baton.specialists.mcp import MCPAgent, MCPServerConfig
     from baton.specialists.sql import ConnectionOptions, SQLAgent, SQLConnection, SQLExecutionError
-    from baton.tools import FunctionTool, ToolOutput
+    from baton.tools import FunctionTool, ToolOutput, tool
     from baton.verified import Slot, VerifiedQuestion
     from baton.workspace import Workspace
     from baton.workspace.database import open_database_workspace
@@ -65,7 +65,7 @@ _EXPORTS: dict[str, str] = {
     "ToolParameter": "baton.messages", "LLMResponse": "baton.messages",
     "AIMessage": "baton.response", "QueryResult": "baton.response", "SourceDocument": "baton.response",
     "ResponseType": "baton.response",
-    "FunctionTool": "baton.tools", "ToolOutput": "baton.tools",
+    "FunctionTool": "baton.tools", "ToolOutput": "baton.tools", "tool": "baton.tools",
     "Event": "baton.events", "RecordingTracker": "baton.events",
     # the workspace
     "Workspace": "baton.workspace", "open_database_workspace": "baton.workspace.database",
@@ -94,7 +94,7 @@ __all__ = [
     "ScriptExhaustedError", "ScriptedModel", "Slot", "SourceDocument", "State", "Tool", "ToolArgumentsError",
     "ToolCall", "ToolError", "ToolExecutionError", "ToolOutput", "ToolParameter", "UnknownToolError",
     "VerifiedQuestion", "Workspace", "model_from_env", "model_from_string", "open_database_workspace",
-    "tool_call",
+    "tool", "tool_call",
 ]
 
 

@@ -79,15 +79,22 @@ class ToolParameter:
 @dataclass(slots=True)
 class Tool:
     """A tool offered to the model. ``sequential_only`` tools never run concurrently with
-    the other calls of the same turn (the loop runs that whole turn in order)."""
+    the other calls of the same turn (the loop runs that whole turn in order).
+
+    ``schema``, when given, is the parameters' whole JSON Schema (nested types included, as
+    a tool made from a function has it: ``baton.tools.function``); ``parameters`` then
+    lists its top-level properties for error messages and token estimates."""
 
     name: str
     description: str
     parameters: list[ToolParameter] = field(default_factory=list)
     sequential_only: bool = False
+    schema: dict[str, Any] | None = None
 
     def to_json_schema(self) -> dict[str, Any]:
         """The parameters as a JSON Schema object (what every provider's tool format wraps)."""
+        if self.schema is not None:
+            return dict(self.schema)
         return {
             "type": "object",
             "properties": {p.name: p.to_json_schema() for p in self.parameters},

@@ -29,8 +29,8 @@ from baton.agents.context import AgentContext
 from baton.agents.failures import code_of, retry_after_of
 from baton.agents.result import AgentResult
 from baton.errors import AgentFatalError, AgentRetryableError, AgentTimeoutError, AgentValidationError
-from baton.messages import Tool, ToolParameter
-from baton.tools import CURRENT_CALL_ID, ToolOutput
+from baton.messages import Tool, ToolCall, ToolParameter
+from baton.tools.base import ToolOutput
 
 MAX_SUB_AGENT_RETRIES = 2
 MAX_TEXT_FOR_LLM = 6000  # characters of a specialist's answer shown to the routing model
@@ -189,8 +189,15 @@ class BoundAgentTool:
         self.context = context
         self.spec = agent_tool.spec
 
+    async def run_call(self, call: ToolCall) -> ToolOutput:
+        """Answer one call of the routing model; the result is recorded under ``call.id``."""
+        return await self._run(call.arguments, call.id or uuid.uuid4().hex)
+
     async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
-        call_id = CURRENT_CALL_ID.get() or uuid.uuid4().hex
+        """Answer outside a loop (a fresh call id)."""
+        return await self._run(arguments, uuid.uuid4().hex)
+
+    async def _run(self, arguments: dict[str, Any], call_id: str) -> ToolOutput:
         question = str(arguments.get("question") or self.context.user_question)
         extra = arguments.get("context")
         result = await self.agent_tool.execute(self.context, question, str(extra) if extra else None, call_id)

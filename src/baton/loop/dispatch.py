@@ -14,7 +14,9 @@ A failure is a typed ``ToolError`` kept in the record and shown to the model as
 Several calls in one turn run concurrently with ``asyncio.gather``; if any *called* tool is
 ``sequential_only`` the whole turn runs in call order instead. Either way the records come
 back in call order, whatever order the calls finished in. Arguments are copied before a
-tool sees them, so a tool that mutates its arguments cannot rewrite the conversation.
+tool sees them, so a tool that mutates its arguments cannot rewrite the conversation. A
+``CallAwareTool`` gets the whole call (a copy: its id, name and arguments), so it can key
+per-call state by the id; any other tool gets the arguments.
 """
 
 from __future__ import annotations
@@ -26,17 +28,18 @@ from typing import Any, Callable, Sequence
 from baton.errors import ConfigurationError, ToolArgumentsError, ToolError, ToolExecutionError, UnknownToolError
 from baton.messages import Tool, ToolCall
 from baton.loop.results import ToolCallRecord
-from baton.tools import CURRENT_CALL_ID, RunnableTool, ToolOutput
+from baton.tools.base import CallAwareTool, RunnableTool, ToolOutput, signature_text
 
 Emit = Callable[..., None]
 
 
 class _Entry:
-    __slots__ = ("tool", "spec", "required", "known")
+    __slots__ = ("tool", "spec", "required", "known", "aware")
 
     def __init__(self, tool: RunnableTool) -> None:
         self.tool = tool
         self.spec: Tool = tool.spec
+        self.aware: CallAwareTool | None = tool if isinstance(tool, CallAwareTool) else None
         self.required = tuple(p.name for p in self.spec.parameters if p.required)
         self.known = frozenset(p.name for p in self.spec.parameters)
 
@@ -109,13 +112,13 @@ class ToolDispatcher:
         if call.arguments_error is not None:
             raise ToolArgumentsError(
                 f"the arguments for {call.name!r} could not be read ({call.arguments_error}). "
-                f"Call it again with the arguments as one valid JSON object. {_signature(entry.spec)}",
+                f"Call it again with the arguments as one valid JSON object. {signature_text(entry.spec)}",
                 tool_name=call.name, call_id=call.id,
             )
         arguments = call.arguments
         if not isinstance(arguments, dict):
             raise ToolArgumentsError(
-                f"the arguments for {call.name!r} must be a JSON object, got {type(arguments).__name__}. {_signature(entry.spec)}",
+                f"the arguments for {call.name!r} must be a JSON object, got {type(arguments).__name__}. {signature_text(entry.spec)}",
                 tool_name=call.name, call_id=call.id,
             )
         missing = [name for name in entry.required if name not in arguments]
@@ -127,15 +130,16 @@ class ToolDispatcher:
             if unexpected:
                 problems.append("unknown parameter(s): " + ", ".join(unexpected))
             raise ToolArgumentsError(
-                f"{call.name!r} was called with {'; '.join(problems)}. {_signature(entry.spec)}",
+                f"{call.name!r} was called with {'; '.join(problems)}. {signature_text(entry.spec)}",
                 tool_name=call.name, call_id=call.id,
             )
         return entry
 
     @staticmethod
     async def _invoke(entry: _Entry, call: ToolCall) -> Any:
-        token = CURRENT_CALL_ID.set(call.id)  # lets a tool key per-call state (AgentTool's memory)
         try:
+            if entry.aware is not None:  # it keys per-call state by the id (AgentTool's execution memory)
+                return await entry.aware.run_call(ToolCall(call.id, call.name, dict(call.arguments)))
             return await entry.tool(dict(call.arguments))
         except ToolError as exc:
             exc.tool_name = exc.tool_name or call.name
@@ -145,8 +149,6 @@ class ToolDispatcher:
             raise ToolExecutionError(
                 f"{call.name!r} failed: {type(exc).__name__}: {exc}", tool_name=call.name, call_id=call.id
             ) from exc
-        finally:
-            CURRENT_CALL_ID.reset(token)
 
 
 def _as_text(result: Any) -> str:
@@ -156,10 +158,3 @@ def _as_text(result: Any) -> str:
     if result is None:
         return "(the tool returned nothing)"
     return str(result)
-
-
-def _signature(spec: Tool) -> str:
-    if not spec.parameters:
-        return f"{spec.name!r} takes no parameters."
-    parts = [f"{p.name} ({p.type}{', required' if p.required else ''}): {p.description}" for p in spec.parameters]
-    return f"{spec.name!r} takes: " + "; ".join(parts) + "."

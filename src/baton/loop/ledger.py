@@ -25,6 +25,7 @@ the request.
 
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 from baton.llm.tokens import message_tokens
@@ -43,9 +44,12 @@ def tool_schema_tokens(specs: Sequence[Tool]) -> int:
     total = 0
     for spec in specs:
         chars = len(spec.name) + len(spec.description)
-        for p in spec.parameters:
-            chars += len(p.name) + len(p.type) + len(p.description) + sum(len(v) + 3 for v in p.enum or ())
-            total += PARAMETER_OVERHEAD_TOKENS
+        if spec.schema is not None:  # a whole schema (nested types): its JSON is what is sent
+            chars += len(json.dumps(spec.schema, default=str))
+        else:
+            for p in spec.parameters:
+                chars += len(p.name) + len(p.type) + len(p.description) + sum(len(v) + 3 for v in p.enum or ())
+                total += PARAMETER_OVERHEAD_TOKENS
         total += TOOL_OVERHEAD_TOKENS + chars // 3
     return total
 

@@ -95,9 +95,9 @@ class SemanticAgent(BaseAgent):
                       "semantic_query": compiled.query.to_dict(), "semantic_model": model.name, "fast_path": FAST_PATH,
                       "llm_calls": 0, "attempts": [report.attempt.to_dict()], "warnings": list(report.warnings), **(extra or {})},
         )
-        from baton.viz.presentation import present
+        from baton.viz.presentation import present_async
 
-        message = present(message)
+        message = await present_async(message)  # a worker thread: a large result takes a while to dress
         if compiled.query.limit is not None:  # a top N: shares are of the FULL result, not of the rows shown
             message.insights = await self._full_insights(compiled.query, result)
         finding = str(message.insights[0].get("text") or "").strip() if message.insights else ""

@@ -26,12 +26,17 @@ Decisions:
   dialect, seed and a digest of the rows), and the answers that share them never edit
   them in place. The copy returned shares the rows (a new message, new lists; the row
   dicts themselves are not copied).
+- Dressing 10,000 rows takes about a quarter of a second of CPU: async code calls
+  ``present_async``, which dresses in a worker thread so the event loop keeps serving the
+  other requests meanwhile (the cache is shared under a lock).
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -41,6 +46,7 @@ from baton.viz.choose import choose_chart
 from baton.viz.insights import find_insights
 
 _DRESSED: OrderedDict[tuple, tuple[str, dict[str, Any], list[str], list[dict[str, Any]]]] = OrderedDict()
+_DRESSED_LOCK = threading.Lock()
 DRESSED_ENTRIES = 256
 MAX_DIGESTED_ROWS = 20_000  # a bigger result is dressed every time (its digest would cost as much)
 
@@ -61,7 +67,10 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
         return message
     requested = message.viz_type if message.viz_type and message.viz_type != "text" else None
     key = _key(message, requested, seed)
-    dressed = _DRESSED.get(key) if key is not None else None
+    with _DRESSED_LOCK:
+        dressed = _DRESSED.get(key) if key is not None else None
+        if dressed is not None:
+            _DRESSED.move_to_end(key)
     if dressed is None:
         choice = choose_chart(result, question=message.input, requested=requested)
         dressed = (choice.viz_type, choice.viz_config,
@@ -69,11 +78,10 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
                                       dialect=message.metadata.get("dialect"), viz_type=choice.viz_type),
                    find_insights(result))
         if key is not None:
-            _DRESSED[key] = dressed
-            while len(_DRESSED) > DRESSED_ENTRIES:
-                _DRESSED.popitem(last=False)
-    elif key is not None:
-        _DRESSED.move_to_end(key)
+            with _DRESSED_LOCK:
+                _DRESSED[key] = dressed
+                while len(_DRESSED) > DRESSED_ENTRIES:
+                    _DRESSED.popitem(last=False)
     viz_type, viz_config, followups, insights = dressed
     clone = copy.copy(message)  # a new message sharing the rows; its lists and dicts its own
     for name in ("artifacts", "images", "source_documents", "knowledge_sources", "tool_call_log"):
@@ -83,3 +91,11 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
     clone.viz_type, clone.viz_config = viz_type, viz_config
     clone.suggested_followups, clone.insights = list(followups), [dict(i) for i in insights]
     return clone
+
+
+async def present_async(message: AIMessage, *, seed: int | None = None) -> AIMessage:
+    """``present`` in a worker thread (module docstring); a message without results is
+    returned as it is, without a thread hop."""
+    if message.results is None:
+        return message
+    return await asyncio.to_thread(present, message, seed=seed)

@@ -67,7 +67,7 @@ def _original_question(question: str, answer: AIMessage) -> str:
 async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     """Run ``sql`` in place of the SQL of turn ``turn_id`` (module docstring). Raises
     ``SessionNotFound`` for a turn of another workspace and ``EditedSQLRefused``."""
-    from baton.viz.presentation import present
+    from baton.viz.presentation import present_async
     from baton.specialists.sql.validation import validate_and_run
 
     sql = (sql or "").strip()
@@ -92,7 +92,7 @@ async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     original = _original_question(question, previous)
     label = f"Edited SQL of “{original}”"
     rows = f"{result.row_count} row{'s' if result.row_count != 1 else ''}" + (" (capped)" if result.truncated else "")
-    message = present(AIMessage(
+    message = await present_async(AIMessage(
         content=f"Your edited query: {rows}.", data=result.records(), results=result, query=report.attempt.sql,
         input=original, response_type=ResponseType.SQL_RESULT,
         metadata={"agent": agent.name, "routed_to": agent.name, "connection_id": connection.id, "dialect": connection.dialect,

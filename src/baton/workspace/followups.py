@@ -28,6 +28,7 @@ sorted so). A period whose previous row is not the adjacent period gets no compa
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import uuid
 from typing import Any
@@ -267,7 +268,7 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
     if intent is None:
         return None
     if intent.kind == "chart":
-        return rechart(previous, question, intent.chart or "bar")
+        return await asyncio.to_thread(rechart, previous, question, intent.chart or "bar")  # charting a large result: off the loop
     if intent.kind == "other":
         return None if _has_model(orchestrator) else needs_model(previous, question, "it asks more than a chart, a ranking, "
                                                                   "a sort, a filter, a share, a re-grouping or a comparison")
@@ -288,4 +289,4 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
         answer.metadata.update(followup=KIND_NAMES.get(intent.kind, intent.kind), based_on=previous.turn_id, routed_to=agent_name,
                                llm_calls=0)
         return answer
-    return _dress(answer, previous, question, intent.kind, view, what)
+    return await asyncio.to_thread(_dress, answer, previous, question, intent.kind, view, what)  # off the loop, as present_async

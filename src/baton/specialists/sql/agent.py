@@ -56,6 +56,7 @@ from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables,
 from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
 from baton.specialists.sql.validation import AttemptReport, validate_and_run
 from baton.verified import VerifiedQuestion, find_verified
+from baton.viz.presentation import present_async
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +214,7 @@ class SQLAgent(BaseAgent):
         out.warnings += attempt.warnings
         out.query, out.query_explanation, out.results = attempt.sql, explanation or None, result
         out.result = answer or _summary(result, explanation)
-        out.ai_message = self._message(out, question, viz, context)
+        out.ai_message = await self._message(out, question, viz, context)
         if best_semantic is not None:
             said = best_semantic.describe(self.semantic.model)
             out.ai_message.metadata["semantic_query"] = best_semantic.to_dict()
@@ -273,7 +274,7 @@ class SQLAgent(BaseAgent):
             return self._finish(out, started, error=(f"the verified query failed: {reason}", report.attempt.error_class or "sql_failed"))
         out.query, out.query_explanation, out.results = report.attempt.sql, explanation, report.result
         out.result = _summary(report.result, explanation)
-        out.ai_message = self._message(out, out.task, None, context)
+        out.ai_message = await self._message(out, out.task, None, context)
         if out.ai_message.insights:  # no model to write prose: lead with the strongest finding
             finding = str(out.ai_message.insights[0].get("text") or "").strip()
             if finding:
@@ -304,7 +305,7 @@ class SQLAgent(BaseAgent):
                 log.debug("sample rows of %s failed: %s", table.name, exc)
         return samples
 
-    def _message(self, out: SQLAgentResult, question: str, viz: str | None, context: AgentContext) -> AIMessage:
+    async def _message(self, out: SQLAgentResult, question: str, viz: str | None, context: AgentContext) -> AIMessage:
         result = out.results
         assert result is not None
         message = AIMessage(
@@ -325,10 +326,8 @@ class SQLAgent(BaseAgent):
                 **({"memory_lock": out.metadata["memory_lock"]} if "memory_lock" in out.metadata else {}),
             },
         )
-        if self.present:
-            from baton.viz.presentation import present
-
-            message = present(message)
+        if self.present:  # chart, follow-ups, insights: in a worker thread (a large result takes a while)
+            message = await present_async(message)
             out.insights = list(message.insights)
         return message
 
