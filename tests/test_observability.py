@@ -16,7 +16,7 @@ from opentelemetry.trace import StatusCode
 from agent_doubles import TableAgent
 from baton.agents import AgentContext, AgentResult, BaseAgent, OrchestratorAgent
 from baton.errors import ProviderError
-from baton.events import Event
+from baton.events import Event, event_of
 from baton.llm import FunctionModel, ScriptedModel, tool_call
 from baton.loop import run_loop
 from baton.messages import LLMResponse, Message
@@ -223,11 +223,11 @@ async def test_llm_failure_marks_the_span_as_an_error(tracker, exporter):
 
 
 def test_workflow_events_name_the_root_and_end_it(tracker, exporter):
-    tracker.emit(Event("workflow.start", {"agent": "finance", "session_id": "s-1", "question": "q"}, "w1", ts=100.0))
-    tracker.emit(Event("llm.start", {"iteration": 1}, "w1", ts=100.5))
-    tracker.emit(Event("llm.end", {"iteration": 1, "usage": {"input_tokens": 7, "output_tokens": 2}, "model": "m", "provider": "openai"}, "w1", ts=101.0))
+    tracker.emit(event_of("workflow.start", {"agent": "finance", "session_id": "s-1", "question": "q"}, "w1", ts=100.0))
+    tracker.emit(event_of("llm.start", {"iteration": 1}, "w1", ts=100.5))
+    tracker.emit(event_of("llm.end", {"iteration": 1, "usage": {"input_tokens": 7, "output_tokens": 2}, "model": "m", "provider": "openai"}, "w1", ts=101.0))
     assert not [s for s in exporter.get_finished_spans() if s.parent is None]
-    tracker.emit(Event("workflow.end", {"status": "success"}, "w1", ts=101.25))
+    tracker.emit(event_of("workflow.end", {"status": "success"}, "w1", ts=101.25))
     root = next(s for s in exporter.get_finished_spans() if s.parent is None)
     assert root.name == "invoke_workflow finance" and root.attributes["gen_ai.conversation.id"] == "s-1"
     assert (root.start_time, root.end_time) == (100_000_000_000, 101_250_000_000)  # the events' own times
@@ -237,8 +237,8 @@ def test_workflow_events_name_the_root_and_end_it(tracker, exporter):
 
 
 def test_a_cancelled_request_is_closed_as_unfinished_after_the_stale_timeout(tracker, exporter):
-    tracker.emit(Event("tool.start", {"name": "t", "call_id": "c1"}, "w2", ts=10.0))
-    tracker.emit(Event("llm.start", {"iteration": 1}, "w2", ts=11.0))
+    tracker.emit(event_of("tool.start", {"name": "t", "call_id": "c1"}, "w2", ts=10.0))
+    tracker.emit(event_of("llm.start", {"iteration": 1}, "w2", ts=11.0))
     assert tracker.sweep(now=10.0 + tracker.idle_timeout_s + 5) == 0  # spans still open: not idle
     assert tracker.sweep(now=11.0 + tracker.stale_timeout_s) == 1
     spans = by_name(exporter.get_finished_spans())
@@ -257,9 +257,9 @@ def test_emit_never_raises_on_odd_events_or_a_broken_exporter(exporter, caplog):
             return BrokenTracer()
 
     for tracker in (OTelTracker(Broken(), sweep_interval_s=None), OTelTracker(TracerProvider(), sweep_interval_s=None)):
-        for event in [Event("llm.end", {}, None), Event("tool.end", {"call_id": None}), Event("agent.start", {"agent": object()}, "w"),
-                      Event("sql.attempt", {"duration_ms": "n/a"}, "w"), Event("llm.start", {"iteration": [1]}, "w"),
-                      Event("loop.trimmed", {"weird": {1, 2}}, "w"), Event("stage.failed", {}, "w")]:
+        for event in [event_of("llm.end", {}, None), event_of("tool.end", {"call_id": None}), event_of("agent.start", {"agent": object()}, "w"),
+                      event_of("sql.attempt", {"duration_ms": "n/a"}, "w"), event_of("llm.start", {"iteration": [1]}, "w"),
+                      event_of("loop.trimmed", {"weird": {1, 2}}, "w"), event_of("stage.failed", {}, "w")]:
             tracker.emit(event)
         tracker.shutdown()
     assert "could not export" in caplog.text
@@ -268,9 +268,9 @@ def test_emit_never_raises_on_odd_events_or_a_broken_exporter(exporter, caplog):
 def test_logging_tracker_writes_one_json_line_per_event(caplog):
     tracker = LoggingTracker()
     with caplog.at_level(logging.INFO, logger="baton.events"):
-        tracker.emit(Event("agent.start", {"agent": "pokemon", "call_id": "c1", "question": "private"}, "w1", ts=0.0))
-        tracker.emit(Event("llm.token", {"delta": "hi"}, "w1"))  # DEBUG only
-        tracker.emit(Event("sql.attempt", {"sql": "SELECT 1", "outcome": "success", "when": object()}, "w1"))
+        tracker.emit(event_of("agent.start", {"agent": "pokemon", "call_id": "c1", "question": "private"}, "w1", ts=0.0))
+        tracker.emit(event_of("llm.token", {"delta": "hi"}, "w1"))  # DEBUG only
+        tracker.emit(event_of("sql.attempt", {"sql": "SELECT 1", "outcome": "success", "when": object()}, "w1"))
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "baton.events"]
     assert [line["event"] for line in lines] == ["agent.start", "sql.attempt"]
     assert lines[0] == {"ts": "1970-01-01T00:00:00.000+00:00", "event": "agent.start", "workflow_id": "w1",

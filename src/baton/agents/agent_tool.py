@@ -28,6 +28,7 @@ from baton.agents.base import BaseAgent
 from baton.agents.context import AgentContext
 from baton.agents.failures import code_of, retry_after_of
 from baton.agents.result import AgentResult
+from baton.events import AgentEnd, AgentRetry, AgentRouted, AgentStart
 from baton.errors import AgentFatalError, AgentRetryableError, AgentTimeoutError, AgentValidationError
 from baton.messages import Tool, ToolCall, ToolParameter
 from baton.tools.base import ToolOutput
@@ -87,8 +88,8 @@ class AgentTool:
     async def execute(self, context: AgentContext, question: str, extra_context: str | None, call_id: str) -> AgentResult:
         """Run the agent with retry and validation; always returns a typed result."""
         started = time.perf_counter()
-        context.emit("agent.routed", agent=self.agent.name, tool=self.name, call_id=call_id, question=question)
-        context.emit("agent.start", agent=self.agent.name, call_id=call_id, question=question)
+        context.emit(AgentRouted(agent=self.agent.name, tool=self.name, call_id=call_id, question=question))
+        context.emit(AgentStart(agent=self.agent.name, call_id=call_id, question=question))
         result = await self._run_with_retry(context, question, extra_context)
         result.agent_name = result.agent_name or self.agent.name
         result.task = result.task or question
@@ -98,10 +99,8 @@ class AgentTool:
             context.execution_memory.record(call_id, result)
         else:
             result.call_id = call_id
-        context.emit(
-            "agent.end", agent=self.agent.name, call_id=call_id, status=result.status,
-            error_type=result.error_type, duration_ms=round(result.execution_time * 1000, 3),
-        )
+        context.emit(AgentEnd(agent=self.agent.name, call_id=call_id, status=result.status, error_type=result.error_type,
+                              duration_ms=round(result.execution_time * 1000, 3)))
         return result
 
     async def _run_with_retry(self, context: AgentContext, question: str, extra_context: str | None) -> AgentResult:
@@ -130,7 +129,7 @@ class AgentTool:
                 failure = (type(exc).__name__, str(exc))
             except Exception as exc:  # an agent bug must not take the request down: typed, not retried
                 return self._error(question, exc, attempt + 1)
-            context.emit("agent.retry", agent=self.agent.name, attempt=attempt + 1, reason=failure[1], error_type=failure[0])
+            context.emit(AgentRetry(agent=self.agent.name, attempt=attempt + 1, reason=failure[1], error_type=failure[0]))
         error_type, message = failure
         return AgentResult(
             agent_name=self.agent.name, task=question, status="error", error=f"failed after {self.max_retries + 1} attempts: {message}",

@@ -63,6 +63,9 @@ class AgentContext:
             changes["extra"] = {**self.extra, **changes["extra"]}
         return dataclasses.replace(self, **changes)
 
-    def emit(self, type: str, **data: Any) -> None:
-        """Send one event to this request's tracker."""
-        self.tracker.emit(Event(type, data, self.workflow_id))
+    def emit(self, event: Event) -> None:
+        """Send one event to this request's tracker, stamped with the request's workflow id
+        when it carries none."""
+        if event.workflow_id is None:
+            event.workflow_id = self.workflow_id
+        self.tracker.emit(event)

@@ -48,6 +48,7 @@ from baton.agents.lexical_routing import RouteTo
 from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
 from baton.errors import BatonError, ConfigurationError, ProviderError
+from baton.events import WorkflowEnd, WorkflowStart
 from baton.events import Event, QueueTracker, WorkflowTracker
 from baton.llm.base import ChatModel, is_language_model
 from baton.llm.config import model_choice
@@ -180,7 +181,7 @@ class OrchestratorAgent(BaseAgent):
         if base.llm_router is None and self.model is not None:
             changes["llm_router"] = self.model
         request = base.derive(**changes)
-        request.emit("workflow.start", agent=self.name, session_id=session_id, question=question)
+        request.emit(WorkflowStart(agent=self.name, session_id=session_id, question=question))
         with question_scope(self.policy, self.deadline_s) as scope:
             deadline = asyncio.timeout_at(scope.deadline)
             try:
@@ -190,7 +191,7 @@ class OrchestratorAgent(BaseAgent):
                 if not deadline.expired():
                     raise
                 result = self._failed(request, None, question, exc)
-        request.emit("workflow.end", agent=self.name, status=result.status, mode=result.metadata.get("mode"))
+        request.emit(WorkflowEnd(agent=self.name, status=result.status, mode=result.metadata.get("mode")))
         message = result.ai_message or AIMessage(content=result.to_text())
         message.input = question
         message.session_id = session_id

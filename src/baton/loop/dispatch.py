@@ -26,11 +26,12 @@ import time
 from typing import Any, Callable, Sequence
 
 from baton.errors import ConfigurationError, ToolArgumentsError, ToolError, ToolExecutionError, UnknownToolError
+from baton.events import Event, ToolEnd, ToolStart
 from baton.messages import Tool, ToolCall
 from baton.loop.results import ToolCallRecord
 from baton.tools.base import CallAwareTool, RunnableTool, ToolOutput, signature_text
 
-Emit = Callable[..., None]
+Emit = Callable[[Event], None]
 
 
 class _Entry:
@@ -85,7 +86,7 @@ class ToolDispatcher:
         return records
 
     async def run_one(self, call: ToolCall, iteration: int, emit: Emit) -> ToolCallRecord:
-        emit("tool.start", name=call.name, call_id=call.id, iteration=iteration, arguments=call.arguments)
+        emit(ToolStart(name=call.name, call_id=call.id, iteration=iteration, arguments=call.arguments))
         started = time.perf_counter()
         error: ToolError | None = None
         try:
@@ -96,10 +97,8 @@ class ToolDispatcher:
             error = exc
             output = ToolOutput(error_text(exc), is_error=True)
         duration_ms = (time.perf_counter() - started) * 1000.0
-        emit(
-            "tool.end", name=call.name, call_id=call.id, iteration=iteration, is_error=output.is_error,
-            duration_ms=duration_ms, error_type=type(error).__name__ if error is not None else None,
-        )
+        emit(ToolEnd(name=call.name, call_id=call.id, iteration=iteration, is_error=output.is_error,
+                     duration_ms=duration_ms, error_type=type(error).__name__ if error is not None else None))
         return ToolCallRecord(call, output, iteration, duration_ms, error)
 
     def _entry_for(self, call: ToolCall) -> _Entry:

@@ -53,7 +53,8 @@ import time
 from typing import Callable, Sequence
 
 from baton.errors import ConfigurationError, ContextLengthExceededError, ProviderConnectionError, ProviderError
-from baton.events import NULL_TRACKER, Event, WorkflowTracker
+from baton.events import (NULL_TRACKER, Event, LLMEnd, LLMError, LLMStart, LLMToken, LoopCompressed, LoopMaxIterations,
+                          LoopRefund, LoopTrimmed, LoopWrapUp, WorkflowTracker)
 from baton.llm.base import ChatModel
 from baton.loop.dispatch import ToolDispatcher
 from baton.loop.ledger import ContextLedger, tool_schema_tokens
@@ -83,12 +84,13 @@ class _Emitter:
         self.workflow_id = workflow_id
         self.active = tracker is not NULL_TRACKER
 
-    def __call__(self, type: str, **data: object) -> None:
+    def __call__(self, event: Event) -> None:
         if self.active:
+            event.workflow_id = self.workflow_id
             try:
-                self.tracker.emit(Event(type, data, self.workflow_id))
+                self.tracker.emit(event)
             except Exception:
-                log.exception("tracker %r failed on %s event", self.tracker, type)
+                log.exception("tracker %r failed on %s event", self.tracker, event.type)
 
 
 class _Loop:
@@ -165,12 +167,12 @@ class _Loop:
                     "(system prompt, question and latest turn are kept); calling the model anyway",
                     ledger.prompt_tokens, window, cut.removed, settings.trim_ratio * 100,
                 )
-            self.emit("loop.trimmed", iteration=iteration, removed_messages=cut.removed, tokens_before=before,
-                      tokens_after=ledger.prompt_tokens, context_window=window, fits=cut.fits)
+            self.emit(LoopTrimmed(iteration=iteration, removed_messages=cut.removed, tokens_before=before,
+                                  tokens_after=ledger.prompt_tokens, context_window=window, fits=cut.fits))
         if not self.wrapped_up and (reached := ledger.prompt_tokens) >= settings.wrap_up_ratio * window:
             self.wrapped_up = True
             ledger.append(Message("system", WRAP_UP_INSTRUCTION))
-            self.emit("loop.wrap_up", iteration=iteration, prompt_tokens=reached, context_window=window)
+            self.emit(LoopWrapUp(iteration=iteration, prompt_tokens=reached, context_window=window))
 
     # --- 2. the model call --------------------------------------------------------------
 
@@ -193,17 +195,17 @@ class _Loop:
         if not cut.fits:
             log.warning("context overflow: compression to %.0f%% of %d tokens fell short (%d tokens); retrying once anyway",
                         self.settings.compress_ratio * 100, ledger.window, ledger.prompt_tokens)
-        self.emit("loop.compressed", iteration=iteration, removed_messages=cut.removed, shortened_results=cut.shortened,
-                  tokens_before=before, tokens_after=ledger.prompt_tokens, context_window=ledger.window, fits=cut.fits,
-                  error=str(exc))
+        self.emit(LoopCompressed(iteration=iteration, removed_messages=cut.removed, shortened_results=cut.shortened,
+                                 tokens_before=before, tokens_after=ledger.prompt_tokens, context_window=ledger.window,
+                                 fits=cut.fits, error=str(exc)))
 
     async def attempt(self, iteration: int) -> LLMResponse:
         ledger, model, emit = self.ledger, self.model, self.emit
         raw = ledger.raw_tokens
         prompt_tokens = ledger.prompt_tokens
         self.llm_calls += 1
-        emit("llm.start", iteration=iteration, messages=len(ledger.messages), prompt_tokens=prompt_tokens,
-             tools=len(self.dispatcher.specs), stream=self.settings.stream)
+        emit(LLMStart(iteration=iteration, messages=len(ledger.messages), prompt_tokens=prompt_tokens,
+                      tools=len(self.dispatcher.specs), stream=self.settings.stream))
         started = time.perf_counter()
         self.streamed_deltas = 0
         try:
@@ -212,9 +214,9 @@ class _Loop:
             else:
                 response = await model.complete(ledger.messages, self.specs)
         except Exception as exc:
-            emit("llm.error", iteration=iteration, error_type=type(exc).__name__, message=str(exc),
-                 retryable=bool(getattr(exc, "retryable", False)), streamed_deltas=self.streamed_deltas,
-                 duration_ms=(time.perf_counter() - started) * 1000.0)
+            emit(LLMError(iteration=iteration, error_type=type(exc).__name__, message=str(exc),
+                          retryable=isinstance(exc, ProviderError) and exc.retryable, streamed_deltas=self.streamed_deltas,
+                          duration_ms=(time.perf_counter() - started) * 1000.0))
             raise
         duration_ms = (time.perf_counter() - started) * 1000.0
         add_usage(self.usage, response.usage)
@@ -223,8 +225,8 @@ class _Loop:
             ledger.observe_reported(reported, raw)
         self.last_prompt_tokens = reported or prompt_tokens
         self.last_response = response
-        emit("llm.end", iteration=iteration, usage=response.usage, model=response.model, provider=response.provider,
-             duration_ms=duration_ms, finish_reason=response.finish_reason, tool_calls=len(response.tool_calls))
+        emit(LLMEnd(iteration=iteration, usage=response.usage, model=response.model, provider=response.provider,
+                    duration_ms=duration_ms, finish_reason=response.finish_reason, tool_calls=len(response.tool_calls)))
         return response
 
     async def stream(self, iteration: int) -> LLMResponse:
@@ -233,7 +235,7 @@ class _Loop:
         async for chunk in self.model.stream(self.ledger.messages, self.specs):
             if chunk.delta:
                 self.streamed_deltas += 1
-                emit("llm.token", iteration=iteration, delta=chunk.delta)
+                emit(LLMToken(iteration=iteration, delta=chunk.delta))
             if chunk.response is not None:
                 response = chunk.response
         if response is None:
@@ -251,8 +253,8 @@ class _Loop:
             MAX_REFUND_WAIT_S,
             float(retry_after) if retry_after is not None else settings.refund_backoff_s * 2 ** (self.refunds - 1),
         )
-        self.emit("loop.refund", iteration=iteration, refunds=self.refunds, max_refunds=settings.max_refunds,
-                  error_type=type(exc).__name__, message=str(exc), exhausted=exhausted, wait_s=wait)
+        self.emit(LoopRefund(iteration=iteration, refunds=self.refunds, max_refunds=settings.max_refunds,
+                             error_type=type(exc).__name__, message=str(exc), exhausted=exhausted, wait_s=wait))
         if exhausted:
             raise exc
         log.info("recoverable provider error at iteration %d, not charged (%d/%d refunds), retrying in %.2fs: %s",
@@ -268,8 +270,8 @@ class _Loop:
 
     def give_partial_answer(self) -> LoopResult:
         content = compose_partial_answer(self.records, max_iterations=self.settings.max_iterations, last_note=self.last_note)
-        self.emit("loop.max_iterations", iteration=self.iterations, max_iterations=self.settings.max_iterations,
-                  tool_calls=len(self.records))
+        self.emit(LoopMaxIterations(iteration=self.iterations, max_iterations=self.settings.max_iterations,
+                                    tool_calls=len(self.records)))
         log.info("loop reached max_iterations=%d; answering from %d tool results",
                  self.settings.max_iterations, len(self.records))
         self.ledger.append(Message("assistant", content))

@@ -9,8 +9,9 @@ durable: one DBOS step per stage) and where events go; the rules themselves live
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Mapping, Protocol
+from typing import Awaitable, Callable, Mapping
 
+from baton.events import Event, PipelineComplete, StageCheckpoint, StageEnd, StageFailed, StageSkipped
 from baton.pipeline.models import PlanStage, StageResult
 from baton.pipeline.outcome import checkpoint_message, failed_message, final_message
 from baton.pipeline.state import PipelineState
@@ -19,8 +20,7 @@ from baton.response import AIMessage
 StageDone = Callable[[PlanStage, StageResult], StageResult]
 
 
-class Emit(Protocol):
-    def __call__(self, type: str, **data: Any) -> None: ...
+Emit = Callable[[Event], None]
 
 
 LayerRunner = Callable[[list[PlanStage], StageDone], Awaitable[None]]
@@ -41,9 +41,9 @@ async def advance(
 
     def done(stage: PlanStage, raw: StageResult) -> StageResult:
         result = state.record(stage, raw)
-        emit("stage.end", stage_id=stage.stage_id, status=result.status, rows=result.row_count, duration_ms=result.duration_ms)
+        emit(StageEnd(stage_id=stage.stage_id, status=result.status, rows=result.row_count, duration_ms=result.duration_ms))
         if result.status == "error":
-            emit("stage.failed", stage_id=stage.stage_id, reason=result.error, error_type=result.error_type)
+            emit(StageFailed(stage_id=stage.stage_id, reason=result.error, error_type=result.error_type))
             messages.append(failed_message(state, workflow_id, result))
         return result
 
@@ -51,9 +51,9 @@ async def advance(
         runnable, blocked = state.begin_layer(units)
         for result in blocked:
             if result.status == "skipped":
-                emit("stage.skipped", stage_id=result.stage_id, reason=result.error)
+                emit(StageSkipped(stage_id=result.stage_id, reason=result.error))
             else:
-                emit("stage.failed", stage_id=result.stage_id, reason=result.error, error_type=result.error_type)
+                emit(StageFailed(stage_id=result.stage_id, reason=result.error, error_type=result.error_type))
                 messages.append(failed_message(state, workflow_id, result))
         if runnable:
             await run_layer(runnable, done)
@@ -61,9 +61,9 @@ async def advance(
 
     if state.status == "paused":
         sid = state.checkpoint_stage
-        emit("stage.checkpoint", stage_id=sid, rows=state.results[sid].row_count if sid else None)
+        emit(StageCheckpoint(stage_id=sid, rows=state.results[sid].row_count if sid else None))
         messages.append(checkpoint_message(state, workflow_id))
     elif state.done:
-        emit("pipeline.complete", status=state.status, stages=[r.summary() for r in state.ordered_results()])
+        emit(PipelineComplete(status=state.status, stages=[r.summary() for r in state.ordered_results()]))
         messages.append(final_message(state, workflow_id))
     return messages

@@ -47,7 +47,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
-from baton.events import NULL_TRACKER
+from baton.events import NULL_TRACKER, StageStart
 from baton.pipeline.engine import StageDone, advance
 from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError, PipelineError
 from baton.pipeline.models import PlanStage, StageResult
@@ -203,7 +203,7 @@ class PipelineExecutor:
         return PipelineRun(context.workflow_id, state, messages, state.status, state.checkpoint_stage)
 
     async def _run_stage(self, stage: PlanStage, state: PipelineState, context: AgentContext, done: StageDone) -> None:
-        context.emit("stage.start", stage_id=stage.stage_id, tool=stage.tool, question=stage.question)
+        context.emit(StageStart(stage_id=stage.stage_id, tool=stage.tool, question=stage.question))
         started = time.time()
         try:
             result = await self.runner.run(stage, state.inputs_for(stage), context)

@@ -21,6 +21,7 @@ import re
 from typing import TYPE_CHECKING, Sequence
 
 from baton.errors import ConfigurationError
+from baton.events import PipelinePlan, PipelinePlanInvalid
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.pipeline.errors import PlanValidationError
@@ -105,7 +106,7 @@ class Planner:
                 plan = self._parse(response.content, question)
             except PlanValidationError as exc:
                 error = exc
-                context.emit("pipeline.plan_invalid", attempt=attempt, problems=exc.problems)
+                context.emit(PipelinePlanInvalid(attempt=attempt, problems=exc.problems))
                 messages += [
                     Message.assistant(response.content),
                     Message.user(
@@ -114,7 +115,7 @@ class Planner:
                     ),
                 ]
                 continue
-            context.emit("pipeline.plan", attempt=attempt, stages=[s.stage_id for s in plan.stages], usage=usage)
+            context.emit(PipelinePlan(attempt=attempt, stages=[s.stage_id for s in plan.stages], usage=usage))
             return plan
         assert error is not None
         raise PlanValidationError(["the model's plan was still invalid after one repair round", *error.problems], raw=error.raw)

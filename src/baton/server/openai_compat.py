@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 from fastapi import FastAPI, Request
 
-from baton.events import Event
+from baton.events import Event, LLMToken
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.server.auth import Caller
@@ -164,11 +164,10 @@ class _Completion:
         try:
             async for item in ws.answer_stream(question, session_id, history=history, tracker=self.tracker):
                 if isinstance(item, Event):
-                    if item.type == "llm.token":
-                        delta = item.data.get("delta") or ""
-                        if delta:
-                            sent.append(delta)
-                            yield self.chunk({"content": delta})
+                    if isinstance(item, LLMToken):
+                        if item.delta:
+                            sent.append(item.delta)
+                            yield self.chunk({"content": item.delta})
                     else:
                         yield self.chunk({}, baton={"event": item.to_dict()})
                     continue

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from baton.agents import AgentContext
 from baton.agents.failures import explanation
-from baton.events import NULL_TRACKER, Event, WorkflowTracker
+from baton.events import NULL_TRACKER, Event, Followup, WorkflowTracker
 from baton.llm.policy import QuestionScope, question_scope
 from baton.messages import Message
 from baton.response import AIMessage, ResponseType
@@ -163,7 +163,7 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
         message = await _within(scope, question, _followup(ws, question, session_id, previous, tracker))
         if message is not None:
             if message.error_code != "deadline_exceeded":
-                followup = Event("followup", {"kind": message.metadata.get("followup"), "session_id": session_id})
+                followup = Followup(kind=message.metadata.get("followup"), session_id=session_id, workflow_id=message.workflow_id)
                 if tracker is not None:
                     tracker.emit(followup)
                 yield followup

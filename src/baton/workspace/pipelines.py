@@ -27,7 +27,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from baton.errors import BatonError
-from baton.events import NULL_TRACKER, Event, QueueTracker
+from baton.events import NULL_TRACKER, Event, PipelineStatus, QueueTracker, read_event
 from baton.pipeline import CheckpointDecision, CheckpointDecisionError, ExecutionPlan, PipelineRun, PipelineState
 from baton.response import AIMessage
 
@@ -49,7 +49,7 @@ class PipelineWaitTimeout(BatonError, TimeoutError):
 
 
 def _event(raw: dict[str, Any]) -> Event:
-    return Event(raw.get("type", "?"), dict(raw.get("data") or {}), raw.get("workflow_id"), raw.get("ts") or time.time())
+    return read_event(raw)
 
 
 class DurablePipelines:
@@ -270,7 +270,7 @@ class LocalPipelines:
             self._runs[wid].update(status=run.status, checkpoint_stage=run.checkpoint_stage, outcome=run.message.to_dict())
         except Exception as exc:  # the run's failure is its status
             self._runs[wid].update(status="failed", outcome=AIMessage(content=str(exc), error=str(exc)).to_dict())
-        self._publish(wid, Event("pipeline.status", {"status": self._runs[wid]["status"]}, wid))
+        self._publish(wid, PipelineStatus(status=self._runs[wid]["status"], workflow_id=wid))
 
     def _publish(self, wid: str, event: Event) -> None:
         self._events.setdefault(wid, []).append(event)
@@ -311,7 +311,7 @@ class LocalPipelines:
                 return
             while True:
                 event = await waiter.queue.get()
-                if event is None or event.type == "pipeline.status":
+                if event is None or isinstance(event, PipelineStatus):
                     return
                 yield event
         finally:

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from baton.events import Event
+from baton.events import Event, read_event
 from baton.pipeline.durable.config import DurableConfig
 from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME, decision_envelope
 from baton.pipeline.errors import CheckpointDecisionError, PipelineError
@@ -191,7 +191,7 @@ class PipelineClient:
         batch per phase (up to a checkpoint, then up to the end); ends when the run ends."""
         for batch in self._client.read_stream(workflow_id, EVENTS_STREAM, timeout_seconds=timeout_s):
             for raw in batch:
-                yield Event(raw["type"], raw["data"], raw["workflow_id"], raw["ts"])
+                yield read_event(raw)
 
     def event_log(self, workflow_id: str, *, offset: int = 0) -> tuple[list[dict[str, Any]], int, bool]:
         """What the run's durable event log holds now, without waiting: (events as dicts,

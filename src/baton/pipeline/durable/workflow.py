@@ -49,6 +49,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from baton.events import Event, LLMToken, PipelineComplete, StageCheckpoint, StageStart
 from baton.pipeline.engine import StageDone, advance
 from baton.pipeline.errors import CheckpointDecisionError, PipelineConfigurationError
 from baton.pipeline.models import PlanStage, StageResult, stage_from_dict
@@ -124,10 +125,11 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
 
     deferred: list[dict[str, Any]] = []
 
-    def emit(type: str, **data: Any) -> None:
-        event = {"id": f"{workflow_id}:{next(counter)}", "type": type, "data": data, "workflow_id": workflow_id, "ts": time.time()}
+    def emit(typed: Event) -> None:
+        typed.workflow_id = workflow_id
+        event = {"id": f"{workflow_id}:{next(counter)}", **typed.to_dict()}
         pending_events.append(event)
-        if type in ("stage.checkpoint", "pipeline.complete"):
+        if isinstance(typed, (StageCheckpoint, PipelineComplete)):
             deferred.append(event)  # sent live once the status says so: a client may act on them at once
         else:
             runtime.send(workflow_id, event)
@@ -135,7 +137,7 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
     async def run_layer(stages: list[PlanStage], done: StageDone) -> None:
         reservations = [DBOS.reserve_step() for _ in stages]  # step ids in plan order
         for stage in stages:
-            emit("stage.start", stage_id=stage.stage_id, tool=stage.tool, question=stage.question)
+            emit(StageStart(stage_id=stage.stage_id, tool=stage.tool, question=stage.question))
         raw = await asyncio.gather(*(
             reservation.run_async({"name": f"stage:{stage.stage_id}"}, _run_stage_step, dataclasses.asdict(stage),
                                   {d: r.to_dict() for d, r in state.inputs_for(stage).items()}, request)
@@ -242,9 +244,10 @@ class _StageTracker:
         self.runtime, self.workflow_id, self.stage_id = runtime, workflow_id, stage_id
         self.kept: list[dict[str, Any]] = []
 
-    def emit(self, event: Any) -> None:
-        raw = {"id": uuid.uuid4().hex, "type": event.type, "data": {**event.data, "stage_id": self.stage_id},
-               "workflow_id": self.workflow_id, "ts": event.ts}
-        if event.type != "llm.token":
+    def emit(self, event: Event) -> None:
+        wire = event.to_dict()
+        raw = {"id": uuid.uuid4().hex, **wire, "data": {**wire["data"], "stage_id": self.stage_id},
+               "workflow_id": self.workflow_id}
+        if not isinstance(event, LLMToken):
             self.kept.append(raw)
         self.runtime.send(self.workflow_id, raw)

@@ -25,6 +25,8 @@ from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.errors import AgentFatalError, AgentRetryableError, ConfigurationError, ProviderError
+from baton.events import KnowledgeAnswerStart, KnowledgeRetrieval
+from baton.llm.base import ChatModel
 from baton.response import AIMessage, ResponseType, SourceDocument
 from baton.specialists.knowledge.errors import EmbeddingError, EmbeddingModelMismatchError
 from baton.specialists.knowledge.index import KnowledgeIndex, SearchHit, SearchMode
@@ -96,7 +98,7 @@ class KnowledgeAgent(BaseAgent):
         model = self._model(context)
         extra = kwargs.get("extra_context")
         messages = build_messages(question, hits, history=context.chat_history, extra_context=str(extra) if extra else None)
-        context.emit("knowledge.answer.start", agent=self.name, sources=len(hits), model=getattr(model, "model", ""))
+        context.emit(KnowledgeAnswerStart(agent=self.name, sources=len(hits), model=model.model))
         try:
             response = await model.complete(messages, temperature=self.temperature, max_tokens=self.max_tokens)
         except ProviderError as exc:
@@ -161,10 +163,10 @@ class KnowledgeAgent(BaseAgent):
             raise error(f"{self.name}: embedding the question failed: {exc}") from exc
         except EmbeddingError as exc:
             raise AgentFatalError(f"{self.name}: {exc}") from exc
-        context.emit(
-            "knowledge.retrieval", agent=self.name, hits=len(hits), mode=hits[0].mode if hits else self.search_mode,
+        context.emit(KnowledgeRetrieval(
+            agent=self.name, hits=len(hits), mode=hits[0].mode if hits else self.search_mode,
             sources=[hit.chunk.id for hit in hits], duration_ms=round((time.perf_counter() - started) * 1000, 3),
-        )  # fmt: skip
+        ))  # fmt: skip
         return hits
 
     def _fit(self, hits: list[SearchHit]) -> list[SearchHit]:
@@ -179,7 +181,7 @@ class KnowledgeAgent(BaseAgent):
             used += size
         return kept
 
-    def _model(self, context: AgentContext):
+    def _model(self, context: AgentContext) -> ChatModel:
         try:
             return self.model_for(context)
         except ConfigurationError as exc:

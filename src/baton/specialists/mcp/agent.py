@@ -34,6 +34,7 @@ from typing import Any, Sequence
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.errors import AgentFatalError, ConfigurationError, ToolArgumentsError, UnknownToolError
+from baton.events import MCPCallEnd, MCPCallStart, MCPProgress
 from baton.llm.base import ChatModel
 from baton.loop import LoopSettings, run_loop
 from baton.messages import Message
@@ -130,25 +131,25 @@ class MCPAgent(BaseAgent):
         emit = context.emit if context is not None else None
         started = time.perf_counter()
         if emit:
-            emit("mcp.call.start", agent=self.name, server=server, tool=tool)
+            emit(MCPCallStart(agent=self.name, server=server, tool=tool))
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             if emit:
-                emit("mcp.progress", agent=self.name, server=server, tool=tool, progress=done, total=total,
-                     message=(message or "")[:500])
+                emit(MCPProgress(agent=self.name, server=server, tool=tool, progress=done, total=total,
+                                 message=(message or "")[:500]))
 
         try:
             result = await self.link.call(tool, arguments, timeout=timeout, progress=progress)
             outcome = outcome_of(result, server=server, tool=tool, arguments=arguments, max_result_bytes=self.max_result_bytes)
         except MCPSpecialistError as exc:
             if emit:
-                emit("mcp.call.end", agent=self.name, server=server, tool=tool, error_type=type(exc).__name__,
-                     duration_ms=round((time.perf_counter() - started) * 1000, 3))
+                emit(MCPCallEnd(agent=self.name, server=server, tool=tool, error_type=type(exc).__name__,
+                                duration_ms=round((time.perf_counter() - started) * 1000, 3)))
             raise
         outcome.duration_ms = (time.perf_counter() - started) * 1000
         if emit:
-            emit("mcp.call.end", agent=self.name, server=server, tool=tool, error_type=None,
-                 structured=outcome.structured is not None, duration_ms=round(outcome.duration_ms, 3))
+            emit(MCPCallEnd(agent=self.name, server=server, tool=tool, error_type=None,
+                            structured=outcome.structured is not None, duration_ms=round(outcome.duration_ms, 3)))
         return outcome
 
     # --- one request -------------------------------------------------------------------------

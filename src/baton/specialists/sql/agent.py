@@ -46,6 +46,7 @@ from typing import Any, Sequence
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.agents.lexical_routing import NO_MODEL_ANSWER
+from baton.events import SQLAttempt
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, QueryResult, ResponseType
@@ -253,11 +254,9 @@ class SQLAgent(BaseAgent):
 
     def _emit_attempt(self, context: AgentContext, report: AttemptReport) -> None:
         attempt = report.attempt
-        context.emit(
-            "sql.attempt", sql=attempt.sql, attempt=attempt.number, outcome=attempt.outcome,
-            error_class=attempt.error_class, row_count=attempt.row_count,
-            duration_ms=attempt.duration_ms, connection_id=self.connection.id,
-        )
+        context.emit(SQLAttempt(sql=attempt.sql, attempt=attempt.number, outcome=attempt.outcome,
+                                error_class=attempt.error_class, row_count=attempt.row_count,
+                                duration_ms=attempt.duration_ms, connection_id=self.connection.id))
 
     async def _run_verified(self, context: AgentContext, out: SQLAgentResult, match: VerifiedQuestion, started: float,
                             *, label: str = "verified_question") -> SQLAgentResult:

@@ -1,4 +1,4 @@
-"""Live progress: the events every step emits, and the tracker protocol that receives them.
+"""The tracker protocol that receives events, and the trackers Baton ships.
 
 The loop, agents, SQL attempts and pipeline stages all call ``tracker.emit(event)``. The
 server streams them as Server-Sent Events; tests record them; OpenTelemetry exports them.
@@ -8,24 +8,10 @@ A tracker belongs to one request (it is carried by that request's context).
 from __future__ import annotations
 
 import asyncio
-import time
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-
-@dataclass(slots=True)
-class Event:
-    """One thing that happened. ``type`` is a dotted name such as ``llm.start``,
-    ``llm.end``, ``tool.start``, ``tool.end``, ``llm.token``, ``agent.routed``,
-    ``sql.attempt``, ``stage.checkpoint``."""
-
-    type: str
-    data: dict[str, Any] = field(default_factory=dict)
-    workflow_id: str | None = None
-    ts: float = field(default_factory=time.time)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "data": self.data, "workflow_id": self.workflow_id, "ts": self.ts}
+from baton.events.base import Event
+from baton.events.catalog import LLMEnd
 
 
 @runtime_checkable
@@ -54,8 +40,8 @@ class RecordingTracker:
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        if event.type == "llm.end":
-            for key, value in (event.data.get("usage") or {}).items():
+        if isinstance(event, LLMEnd):
+            for key, value in event.usage.items():
                 if isinstance(value, int):
                     self.usage[key] = self.usage.get(key, 0) + value
 
