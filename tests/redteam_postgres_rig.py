@@ -64,6 +64,7 @@ class PostgresRig:
         self._listen: psycopg.Connection | None = None
         self._notified: list[Any] = []
         self._secret: psycopg.Connection | None = None
+        self._secret_thread: threading.Thread | None = None
         self.secret_pid = self.listen_pid = 0
         self.seeded_randoms: set[float] = set()
 
@@ -131,6 +132,7 @@ class PostgresRig:
         for conn in (self._listen, self._secret):
             if conn is not None and self.admin is not None:
                 self._try(f"SELECT pg_terminate_backend({conn.info.backend_pid})")
+        self._join_secret_thread()
         for conn in (self._listen, self._secret, self.admin):
             if conn is not None:
                 try:
@@ -223,12 +225,21 @@ class PostgresRig:
             except psycopg.Error:
                 pass  # cancelled or terminated: the probe notices
 
-        threading.Thread(target=run, daemon=True, name="baton-rt-secret").start()
+        self._join_secret_thread()  # the previous canary's thread must be done with its connection
+        self._secret_thread = threading.Thread(target=run, daemon=True, name="baton-rt-secret")
+        self._secret_thread.start()
         for _ in range(200):
             if self._secret_state() == "active":
                 return
             time.sleep(0.01)
         raise RuntimeError("the secret-bearing canary session never started")
+
+    def _join_secret_thread(self) -> None:
+        """Wait for the canary's thread to leave libpq: closing a psycopg connection while another
+        thread is still inside ``execute`` on it frees the PGconn under that thread (a segfault)."""
+        thread, self._secret_thread = self._secret_thread, None
+        if thread is not None:
+            thread.join(timeout=10)
 
     def _secret_state(self) -> str | None:
         row = self.admin.execute("SELECT state, md5(query) FROM pg_stat_activity WHERE pid = %s", (self.secret_pid,)).fetchone()
