@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from baton.memory import MemoryStore, Principal, TrustedAuthenticator, index_doctrine  # noqa: E402
+from baton.memory import MemoryStore, Principal, TrustedAuthenticator, index_doctrine
 
 WORDS = ("revenue", "churn", "refund", "region", "order", "customer", "margin", "cohort", "invoice", "ledger")
 

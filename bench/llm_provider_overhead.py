@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-import openai  # noqa: E402
-from stub_llm_server import StubLLMServer, openai_text, openai_tool_calls  # noqa: E402
+import openai
 
-from baton.llm import LLMRouter, OpenAICompatible, ScriptedModel  # noqa: E402
-from baton.llm.openai_compat import to_openai_messages, to_openai_tools  # noqa: E402
-from baton.messages import Message, Tool, ToolCall, ToolParameter  # noqa: E402
+from baton.llm import LLMRouter, OpenAICompatible, ScriptedModel
+from baton.llm.openai_compat import to_openai_messages, to_openai_tools
+from baton.messages import Message, Tool, ToolCall, ToolParameter
+from stub_llm_server import StubLLMServer, openai_text, openai_tool_calls
 
 CALLS = 200
 ROUNDS = 3

@@ -29,10 +29,10 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator  # noqa: E402
-from baton.memory.journal import NewEvent  # noqa: E402
-from baton.memory.projection import record_payload, stream_of  # noqa: E402
-from baton.memory.writer import new_record  # noqa: E402
+from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator
+from baton.memory.journal import NewEvent
+from baton.memory.projection import record_payload, stream_of
+from baton.memory.writer import new_record
 
 
 def open_store(url: str | None, tmp: str, name: str) -> MemoryStore:

@@ -21,11 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from agent_doubles import TableAgent  # noqa: E402
-
-from baton.agents import OrchestratorAgent  # noqa: E402
-from baton.llm import FunctionModel, tool_call  # noqa: E402
-from baton.messages import LLMResponse, Message  # noqa: E402
+from agent_doubles import TableAgent
+from baton.agents import OrchestratorAgent
+from baton.llm import FunctionModel, tool_call
+from baton.messages import LLMResponse, Message
 
 UNITS = ["pokemon_finance", "epson_finance", "roadshows_finance", "general_finance"]
 LATENCY = 0.2

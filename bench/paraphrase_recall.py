@@ -32,10 +32,10 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from baton.demo.data import build_demo_database  # noqa: E402
-from baton.demo.verified import VERIFIED_QUESTIONS  # noqa: E402
-from baton.demo.workspace import build_demo_workspace  # noqa: E402
-from baton.verified import bind  # noqa: E402
+from baton.demo.data import build_demo_database
+from baton.demo.verified import VERIFIED_QUESTIONS
+from baton.demo.workspace import build_demo_workspace
+from baton.verified import bind
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "paraphrases.json"
 

@@ -32,8 +32,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from pg_fresh import fresh_database  # noqa: E402
-from scale_rig import StubModel, build_shop, process_env, serve, worker  # noqa: E402
+from pg_fresh import fresh_database
+from scale_rig import StubModel, build_shop, process_env, serve, worker
 
 QUESTIONS = [
     "What was Pokemon revenue by month in 2025?",
@@ -128,7 +128,7 @@ def main() -> None:
         processes = []
         try:
             shop = build_shop(tmp_path / "shop.sqlite")
-            model_env = lambda name: process_env(tmp_path / f"home-{name}", state_url, stub.model_string)  # noqa: E731
+            model_env = lambda name: process_env(tmp_path / f"home-{name}", state_url, stub.model_string)
             r1, r2 = serve("r1", model_env("r1"), "--database", shop), serve("r2", model_env("r2"), "--database", shop)
             w = worker("w1", model_env("w1"), "--database", shop, "--poll", "0.1")
             processes += [r1, r2, w]

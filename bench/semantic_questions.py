@@ -31,9 +31,9 @@ from pathlib import Path
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-from baton.demo.data import SALES_ROWS, build_demo_database  # noqa: E402
-from baton.demo.workspace import build_demo_workspace  # noqa: E402
-from semantic_gold import load_cases, rows_match  # noqa: E402
+from baton.demo.data import SALES_ROWS, build_demo_database
+from baton.demo.workspace import build_demo_workspace
+from semantic_gold import load_cases, rows_match
 
 
 async def run(verbose: bool, sales_rows: int) -> int:

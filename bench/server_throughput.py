@@ -221,8 +221,8 @@ def _wait_ready(port: int, timeout: float = 60) -> None:
 
 
 def _start_server(port: int, workers: int, env: dict[str, str]) -> subprocess.Popen:
-    code = ("import sys; sys.path.insert(0, %r); from baton.cli.serving import serve_factory; "
-            "serve_factory('server_throughput:app_factory', '127.0.0.1', %d, workers=%d, log_level='warning')" % (str(HERE), port, workers))
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from baton.cli.serving import serve_factory; "
+            f"serve_factory('server_throughput:app_factory', '127.0.0.1', {port}, workers={workers}, log_level='warning')")
     return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
 
 

@@ -60,11 +60,11 @@ async def main() -> None:
             con = sqlite3.connect(path)
             fill(con)
             con.commit()
-            raw = lambda: con.execute(QUERY).fetchall()  # noqa: E731
+            raw = lambda: con.execute(QUERY).fetchall()
         else:
             con = duckdb.connect(str(path))
             fill(con)
-            raw = lambda: con.execute(QUERY).fetchall()  # noqa: E731
+            raw = lambda: con.execute(QUERY).fetchall()
         bare = per_query_us(raw)
         con.close()
         conn = SQLConnection(f"{kind}:///{path}")

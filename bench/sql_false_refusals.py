@@ -213,6 +213,7 @@ def main() -> int:
     logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
     sys.path.insert(0, str(ROOT / "tests"))
     import pglast
+
     from sql_ground_truth import PostgresGroundTruth
     from sql_ground_truth_duckdb import DuckDBGroundTruth
     from sql_side_effects import FunctionCatalog

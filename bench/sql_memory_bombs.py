@@ -80,7 +80,7 @@ async def _run_one(url: str, sql: str) -> dict:
         kept = sum(len(str(v)) for row in result.rows for v in row)
         outcome = f"{'truncated' if result.truncated else 'complete'}: {len(result.rows)} rows, {kept / 1e6:.1f} MB kept"
         typed = result.truncated
-    except Exception as exc:  # noqa: BLE001 - the outcome is what is measured
+    except Exception as exc:
         code = getattr(getattr(exc, "error", None), "code", None)
         outcome = f"{type(exc).__name__}({getattr(exc, 'error_class', '?')}, {code})"
         typed = type(exc).__name__ == "SQLExecutionError" and str(getattr(exc, "error_class", "")) == "resource_limit"

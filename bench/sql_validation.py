@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 import duckdb
-import sqlglot
 
 from baton.specialists.sql.prevalidate import prevalidate
 from baton.specialists.sql.safety import check_safety

@@ -12,10 +12,10 @@ import statistics
 import time
 from decimal import Decimal
 
-from baton.viz.insights import find_insights
-from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult
 from baton.viz import choose_chart, render_png, render_svg
+from baton.viz.insights import find_insights
+from baton.viz.presentation import present
 
 
 def timed(fn, repeat: int) -> list[float]:

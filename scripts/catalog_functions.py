@@ -242,7 +242,7 @@ def duckdb_catalog() -> dict:
         "SELECT DISTINCT view_name FROM duckdb_views() WHERE internal ORDER BY 1").fetchall()]
     functions: dict[str, dict] = {}
     unclassified = []
-    for name, kind, stability, side_effects in rows:
+    for name, kind, _stability, _side_effects in rows:
         found = classify(name, DUCKDB_RULES)
         if found is None and kind == "pragma":
             found = ("deny", PRAGMA_REASON)

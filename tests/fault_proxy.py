@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa

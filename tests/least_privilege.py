@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import pytest
 import sqlalchemy as sa

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import sqlalchemy as sa
 

@@ -31,7 +31,6 @@ import duckdb
 import sqlalchemy as sa
 
 from baton.errors import BatonError
-
 from redteam_support import CanaryFiles, Case, Outcome, Secrets, differences, render, session_differences, supplied_text, verdict
 
 SEEDS = (0.0, 0.5, -0.5, 0.25, 1.0, -1.0, 0.42)  # the only setseed() values the DuckDB corpus uses

@@ -44,9 +44,10 @@ import re
 import shutil
 import stat
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pytest
 import sqlalchemy as sa

@@ -8,9 +8,10 @@ hair differently; 0.005 is below every metric's own rounding), ``Decimal`` as a 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 CASES = Path(__file__).resolve().parent / "data" / "semantic_questions.json"
 TOLERANCE = 0.005

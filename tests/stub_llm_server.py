@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator
+from typing import Any
 
 
 @dataclass

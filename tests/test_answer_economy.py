@@ -9,8 +9,8 @@ import sqlite3
 
 import pytest
 
-import baton.viz.presentation as presentation
 import baton.specialists.sql.validation as validation
+import baton.viz.presentation as presentation
 from agent_doubles import TableAgent
 from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.llm import FunctionModel, tool_call

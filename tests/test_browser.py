@@ -29,9 +29,9 @@ from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.pipeline import AgentStageRunner, PipelineExecutor, Planner
 from baton.pipeline.planning import PipelinePlanning
-from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
+from baton.viz.presentation import present
 from live_server import serve
 
 CHROMIUM = "/usr/bin/chromium"

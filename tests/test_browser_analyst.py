@@ -258,7 +258,7 @@ def test_a_document_answer_is_rendered_markdown_with_each_source_once(page):
 
 def test_edited_sql_is_refused_when_unsafe_and_runs_when_safe(page, workspaces):
     demo, _ = workspaces
-    count = lambda: sqlite3.connect(demo.database).execute("SELECT COUNT(*) FROM roadshow_events").fetchone()[0]  # noqa: E731
+    count = lambda: sqlite3.connect(demo.database).execute("SELECT COUNT(*) FROM roadshow_events").fetchone()[0]
     before = count()
     login(page)
     ask(page, TICKETS)

@@ -36,7 +36,7 @@ def test_the_database_has_the_gotchas_the_heuristics_exist_for(demo_dir):
 def test_the_generator_is_deterministic(tmp_path):
     a = build_demo_database(tmp_path / "a.sqlite", sales_rows=500)
     b = build_demo_database(tmp_path / "b.sqlite", sales_rows=500)
-    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
+    dump = lambda p: list(sqlite3.connect(p).iterdump())
     assert dump(a) == dump(b)
 
 

@@ -19,7 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from baton.evaluation import RunOptions, Tolerance, compare_to_baseline, load_golden_set, read_report, render_html, summarise, write_json
+from baton.evaluation import (
+    RunOptions,
+    Tolerance,
+    compare_to_baseline,
+    load_golden_set,
+    read_report,
+    render_html,
+    summarise,
+    write_json,
+)
 from eval_doubles import CALL_COST, PLAN, ROUNDED_CAPACITY, build_spider, run_spider, spider_model
 
 

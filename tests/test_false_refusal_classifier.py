@@ -17,9 +17,9 @@ from sql_corpora import PGLAST_MISSING
 
 pytest.importorskip("pglast", reason=PGLAST_MISSING)
 
-from sql_ground_truth import PostgresGroundTruth, split_psql_script  # noqa: E402
-from sql_ground_truth_duckdb import DuckDBGroundTruth  # noqa: E402
-from sql_side_effects import FunctionCatalog  # noqa: E402
+from sql_ground_truth import PostgresGroundTruth, split_psql_script
+from sql_ground_truth_duckdb import DuckDBGroundTruth
+from sql_side_effects import FunctionCatalog
 
 
 @pytest.fixture(params=["families", "server catalog"])

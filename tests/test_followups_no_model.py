@@ -174,7 +174,7 @@ def _workspace(agent, *verified) -> Workspace:
 
 
 @pytest.mark.parametrize("kind", ["postgres", "mysql"])
-async def test_top_n_and_shares_of_numeric_columns_on_real_servers(make_db, kind):  # noqa: F811
+async def test_top_n_and_shares_of_numeric_columns_on_real_servers(make_db, kind):
     db = make_db(kind, "CREATE TABLE sales (product VARCHAR(40), amount NUMERIC(12, 2))",
                  "INSERT INTO sales VALUES ('a', 10.50), ('b', 40.25), ('c', 30.00), ('d', 19.25), ('e', 0.00)")
     question = VerifiedQuestion("amount by product", "SELECT product, SUM(amount) AS amount FROM sales GROUP BY product "

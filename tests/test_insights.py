@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from baton.viz.insights import find_insights, insight_id
 from baton.response import AIMessage, QueryResult
+from baton.viz.insights import find_insights, insight_id
 
 MONTHS = [f"2024-{m:02d}" for m in range(1, 9)]
 REVENUE = [100, 104, 101, 107, 160, 158, 161, 165]  # +53 from May is the jump
@@ -121,7 +121,7 @@ def test_ids_are_stable_across_refreshed_numbers_and_differ_by_identity():
     before = find_insights(QueryResult(["region", "revenue"], [["North", 500], ["South", 200], ["East", 150]]))
     after = find_insights(QueryResult(["region", "revenue"], [["North", 610], ["South", 220], ["East", 140]]))
     other = find_insights(QueryResult(["region", "revenue"], [["North", 100], ["South", 620], ["East", 140]]))
-    share = lambda found: of_kind(found, "top_share")[0]["id"]  # noqa: E731
+    share = lambda found: of_kind(found, "top_share")[0]["id"]
     assert share(before) == share(after)
     assert share(before) != share(other)
     assert insight_id("outlier", "sales", "store=1") == insight_id("outlier", "sales", "store=1")

@@ -130,7 +130,7 @@ def test_plain_text_chunks_by_paragraph_with_the_file_name_as_title():
     assert len(chunks) == 1
     assert chunks[0].heading_path == ("expense notes",)
     assert (chunks[0].start_line, chunks[0].end_line) == (1, 4)
-    small = chunks_of("\n\n".join("para %d " % i + "x" * 90 for i in range(5)), "n.txt", max_chars=200, min_chars=10)
+    small = chunks_of("\n\n".join(f"para {i} " + "x" * 90 for i in range(5)), "n.txt", max_chars=200, min_chars=10)
     assert len(small) == 3  # two ~100-character paragraphs fit in 200
     assert all(len(c.text) <= 200 for c in small)
 

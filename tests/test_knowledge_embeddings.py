@@ -35,7 +35,7 @@ class EmbeddingsHandler(BaseHTTPRequestHandler):
 
     requests: list[dict] = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
         if body["model"] == "denied":

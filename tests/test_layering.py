@@ -31,9 +31,9 @@ from __future__ import annotations
 import ast
 import functools
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 

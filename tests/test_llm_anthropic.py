@@ -3,15 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from stub_llm_server import (
-    Reply,
-    StubLLMServer,
-    anthropic_error,
-    anthropic_message,
-    anthropic_stream,
-    anthropic_text,
-    running_stub,
-)
 
 from baton.errors import (
     ConfigurationError,
@@ -25,6 +16,15 @@ from baton.errors import (
 from baton.llm import Anthropic
 from baton.llm.anthropic_provider import to_anthropic_messages
 from baton.messages import Message, Tool, ToolCall, ToolParameter
+from stub_llm_server import (
+    Reply,
+    StubLLMServer,
+    anthropic_error,
+    anthropic_message,
+    anthropic_stream,
+    anthropic_text,
+    running_stub,
+)
 
 
 @pytest.fixture

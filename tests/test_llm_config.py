@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from stub_llm_server import openai_text, running_stub
 
 from baton.errors import ConfigurationError
 from baton.llm import Anthropic, LLMRouter, OpenAICompatible, model_from_env, model_from_string
 from baton.messages import Message
+from stub_llm_server import openai_text, running_stub
 
 
 @pytest.fixture

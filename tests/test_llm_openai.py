@@ -6,16 +6,6 @@ import email.utils
 import time
 
 import pytest
-from stub_llm_server import (
-    Reply,
-    StubLLMServer,
-    openai_error,
-    openai_stream_text,
-    openai_stream_tool_call,
-    openai_text,
-    openai_tool_calls,
-    running_stub,
-)
 
 from baton.errors import (
     ConfigurationError,
@@ -29,6 +19,16 @@ from baton.errors import (
 )
 from baton.llm import OpenAICompatible
 from baton.messages import Message, Tool, ToolCall, ToolParameter
+from stub_llm_server import (
+    Reply,
+    StubLLMServer,
+    openai_error,
+    openai_stream_text,
+    openai_stream_tool_call,
+    openai_text,
+    openai_tool_calls,
+    running_stub,
+)
 
 
 @pytest.fixture

@@ -6,15 +6,6 @@ import logging
 import random
 
 import pytest
-from stub_llm_server import (
-    Reply,
-    StubLLMServer,
-    anthropic_text,
-    openai_error,
-    openai_stream_text,
-    openai_text,
-    running_stub,
-)
 
 from baton.errors import (
     AllProvidersFailedError,
@@ -26,8 +17,26 @@ from baton.errors import (
     ProviderTimeoutError,
     ScriptExhaustedError,
 )
-from baton.llm import Anthropic, ChatModel, LLMRouter, ModelPreferences, model_choice, OpenAICompatible, RetryPolicy, ScriptedModel
+from baton.llm import (
+    Anthropic,
+    ChatModel,
+    LLMRouter,
+    ModelPreferences,
+    OpenAICompatible,
+    RetryPolicy,
+    ScriptedModel,
+    model_choice,
+)
 from baton.messages import LLMResponse, Message, StreamChunk
+from stub_llm_server import (
+    Reply,
+    StubLLMServer,
+    anthropic_text,
+    openai_error,
+    openai_stream_text,
+    openai_text,
+    running_stub,
+)
 
 
 @pytest.fixture

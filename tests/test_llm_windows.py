@@ -6,11 +6,11 @@ import asyncio
 import logging
 
 import pytest
-from stub_llm_server import Reply, StubLLMServer, running_stub
 
 from baton.errors import ConfigurationError
 from baton.llm import Anthropic, ContextWindowResolver, LLMRouter, OpenAICompatible, ScriptedModel
 from baton.llm.windows import parse_windows
+from stub_llm_server import Reply, StubLLMServer, running_stub
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ from sqlalchemy import create_engine, text
 from typer.testing import CliRunner
 
 from baton.cli import build_app
-from baton.memory import (InvalidRecordError, MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator,
-                          compile_bundle)
+from baton.memory import InvalidRecordError, MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator, compile_bundle
 from baton.memory.journal import GENESIS
 
 

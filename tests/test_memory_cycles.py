@@ -8,12 +8,29 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from baton.llm.testing import ScriptedModel
-from baton.memory import (ArtifactError, Feedback, InvalidRecordError, MemoryStore, Principal, Provenance, RecordDraft,
-                          TrustedAuthenticator, compile_bundle, export_artifact, global_patterns, import_artifact,
-                          index_doctrine, ingest_learnings, promote, record_feedback, record_validation, run_decay,
-                          sibling_learnings)
 from baton.errors import ProviderServerError
+from baton.llm.testing import ScriptedModel
+from baton.memory import (
+    ArtifactError,
+    Feedback,
+    InvalidRecordError,
+    MemoryStore,
+    Principal,
+    Provenance,
+    RecordDraft,
+    TrustedAuthenticator,
+    compile_bundle,
+    export_artifact,
+    global_patterns,
+    import_artifact,
+    index_doctrine,
+    ingest_learnings,
+    promote,
+    record_feedback,
+    record_validation,
+    run_decay,
+    sibling_learnings,
+)
 
 DAY = 86400.0
 

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from baton.memory import Provenance, Verdict
+from baton.memory import confidence as conf
 from baton.memory.dedup import find_candidates, similarity
 from baton.memory.gate import apply_verdict, contradiction_gate, independent, keyword_flags, scopes_overlap
 from baton.memory.model import normalize_value
-from baton.memory import confidence as conf
 
 ALWAYS = "Always allow external sharing of customer data"
 NEVER = "Never allow external sharing of customer data"

@@ -10,8 +10,18 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from baton.memory import (MemoryStore, NewEvent, Principal, Provenance, RecordDraft, StaleVersionError,
-                          TrustedAuthenticator, RecordNotFoundError, compile_bundle, run_decay)
+from baton.memory import (
+    MemoryStore,
+    NewEvent,
+    Principal,
+    Provenance,
+    RecordDraft,
+    RecordNotFoundError,
+    StaleVersionError,
+    TrustedAuthenticator,
+    compile_bundle,
+    run_decay,
+)
 
 pytestmark = pytest.mark.postgres
 

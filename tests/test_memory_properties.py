@@ -7,8 +7,16 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baton.memory import (Feedback, MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator,
-                          record_feedback, run_decay)
+from baton.memory import (
+    Feedback,
+    MemoryStore,
+    Principal,
+    Provenance,
+    RecordDraft,
+    TrustedAuthenticator,
+    record_feedback,
+    run_decay,
+)
 from baton.memory.confidence import POLICIES
 
 KINDS = ("learning", "note", "insight")

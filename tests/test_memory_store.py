@@ -8,9 +8,21 @@ import sqlite3
 import pytest
 from sqlalchemy.exc import DBAPIError
 
-from baton.memory import (MemoryStore, NewEvent, Principal, Provenance, RecordDraft, RecordNotFoundError,
-                          StaleVersionError, TokenAuthenticator, TrustedAuthenticator, Verdict, WorkspaceAccessError,
-                          WorkspaceScope, InvalidRecordError)
+from baton.memory import (
+    InvalidRecordError,
+    MemoryStore,
+    NewEvent,
+    Principal,
+    Provenance,
+    RecordDraft,
+    RecordNotFoundError,
+    StaleVersionError,
+    TokenAuthenticator,
+    TrustedAuthenticator,
+    Verdict,
+    WorkspaceAccessError,
+    WorkspaceScope,
+)
 
 ALWAYS = "Always allow external sharing of customer data"
 NEVER = "Never allow external sharing of customer data"

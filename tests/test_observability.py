@@ -183,8 +183,8 @@ async def test_sql_attempts_are_spans_under_the_sql_agent(tracker, exporter, mak
 
 async def test_pipeline_stages_are_spans_and_a_resumed_run_links_back(tracker, exporter):
     from baton.pipeline import CheckpointDecision, PipelineExecutor
-    from test_pipeline_executor import checkpoint_plan
     from pipeline_doubles import agent_runner
+    from test_pipeline_executor import checkpoint_plan
 
     executor = PipelineExecutor(agent_runner())
     context = AgentContext(user_question="q", tracker=tracker)

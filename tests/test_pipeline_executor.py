@@ -10,6 +10,7 @@ import pytest
 from baton.agents import AgentContext
 from baton.events import RecordingTracker
 from baton.pipeline import (
+    AgentStageRunner,
     CheckpointDecision,
     CheckpointDecisionError,
     ExecutionPlan,
@@ -20,9 +21,7 @@ from baton.pipeline import (
     StageValidation,
 )
 from baton.response import QueryResult, ResponseType
-from pipeline_doubles import FramesAgent, agent_runner, sales_db
-from baton.pipeline import AgentStageRunner
-from pipeline_doubles import DocsAgent, SQLiteAgent
+from pipeline_doubles import DocsAgent, FramesAgent, SQLiteAgent, agent_runner
 
 
 def ctx() -> tuple[AgentContext, RecordingTracker]:

@@ -99,12 +99,12 @@ def test_everything_a_user_needs_is_there():
 
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'SQLAgnet'"):
-        baton.SQLAgnet  # noqa: B018
+        baton.SQLAgnet
     with pytest.raises(ImportError):
         exec("from baton import SQLAgnet", {})
     sql = importlib.import_module("baton.specialists.sql")
     with pytest.raises(AttributeError, match="no attribute 'agent_tool'"):
-        sql.agent_tool  # noqa: B018
+        sql.agent_tool
 
 
 @pytest.mark.parametrize("package", PACKAGES)

@@ -29,7 +29,13 @@ import pytest
 from baton.specialists.sql.engines import SQLConnection
 from redteam_mysql_rig import MySQLRig
 from redteam_support import (
-    MIN_CASES, PooledSession, assert_world_writable, attempt, case_params, differences, load_corpus,
+    MIN_CASES,
+    PooledSession,
+    assert_world_writable,
+    attempt,
+    case_params,
+    differences,
+    load_corpus,
     privileged_options,
 )
 

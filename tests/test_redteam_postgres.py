@@ -26,7 +26,14 @@ import pytest
 from baton.specialists.sql.engines import SQLConnection
 from redteam_postgres_rig import COUNTERS, PostgresRig
 from redteam_support import (
-    MIN_CASES, Case, PooledSession, assert_world_writable, attempt, case_params, differences, load_corpus,
+    MIN_CASES,
+    Case,
+    PooledSession,
+    assert_world_writable,
+    attempt,
+    case_params,
+    differences,
+    load_corpus,
     privileged_options,
 )
 

@@ -81,7 +81,7 @@ class EventReader(threading.Thread):
                             self.checkpoint.set()
                         if name == "end":
                             break
-        except BaseException as exc:  # noqa: BLE001 - the test reports it
+        except BaseException as exc:
             self.error = exc
         finally:
             self.checkpoint.set()

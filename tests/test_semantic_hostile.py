@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from baton.demo.data import build_demo_database
-from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.compiler import compile_query
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.errors import SemanticModelError
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.native import model_from_dict
 from baton.semantic.parser import AskBack, Parsed
 from baton.semantic.query import SemanticQuery, SemanticQueryError

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from baton.demo.data import build_demo_database
-from baton.semantic.loading import demo_model_path, load_model
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.errors import SemanticModelError
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.native import model_from_dict
 from baton.semantic.parser import AskBack, NotMetric, Parsed
 from baton.semantic.query import SemanticQuery, SemanticQueryError

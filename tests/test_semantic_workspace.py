@@ -14,8 +14,8 @@ from baton.demo.workspace import build_demo_workspace
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.semantic.loading import demo_model_path
-from baton.workspace.verified import installed, save_verified_question
 from baton.semantic.query import SemanticQuery
+from baton.workspace.verified import installed, save_verified_question
 from semantic_gold import rows_match
 
 

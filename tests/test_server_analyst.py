@@ -12,12 +12,12 @@ import sqlite3
 import httpx
 import pytest
 
+from baton.agents import OrchestratorAgent
 from baton.demo.data import build_demo_database
-from baton.demo.workspace import DOCUMENT_EXAMPLES, build_demo_workspace
 from baton.demo.verified import VERIFIED_QUESTIONS
+from baton.demo.workspace import DOCUMENT_EXAMPLES, build_demo_workspace
 from baton.response import AIMessage, QueryResult
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
-from baton.agents import OrchestratorAgent
 from baton.workspace.export import answer_csv
 
 KEY = "bt_analyst_key"

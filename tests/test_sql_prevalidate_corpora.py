@@ -14,9 +14,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from sql_corpora import DIALECTS, corpora, needs_corpora, quiet_sqlglot  # noqa: F401 (autouse fixture)
 from baton.specialists.sql.prevalidate import prevalidate
 from baton.specialists.sql.schema import ColumnInfo, SchemaInfo, TableInfo
+from sql_corpora import DIALECTS, corpora, needs_corpora, quiet_sqlglot  # noqa: F401 (autouse fixture)
 
 pytestmark = needs_corpora
 

@@ -30,8 +30,8 @@ from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
 from baton.specialists.sql.engines import SQLConnection
 from baton.specialists.sql.grants import grant_statements, masked
 from baton.specialists.sql.privileges import OPT_IN_ENV, PrivilegedRoleError, inspect_role, privileged_role_opt_in, role_report
-from baton.specialists.sql.role_report import Risk
 from baton.specialists.sql.role_mysql import classify_grant, parse_grant_line
+from baton.specialists.sql.role_report import Risk
 from least_privilege import drop_reader_role, mysql_reader, postgres_reader, reader_role  # noqa: F401  (fixtures)
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 

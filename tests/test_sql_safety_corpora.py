@@ -15,8 +15,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from sql_corpora import DIALECTS, corpora, needs_corpora, quiet_sqlglot  # noqa: F401 (autouse fixture)
 from baton.specialists.sql.safety import check_safety
+from sql_corpora import DIALECTS, corpora, needs_corpora, quiet_sqlglot  # noqa: F401 (autouse fixture)
 
 pytestmark = needs_corpora
 

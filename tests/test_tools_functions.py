@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import threading
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel, Field
@@ -29,11 +29,11 @@ class Region(enum.Enum):
 
 class Period(BaseModel):
     year: int
-    quarter: Optional[int] = None
+    quarter: int | None = None
 
 
 def revenue(region: Region, period: Period, metric: Literal["gross", "net"] = "net", top: int = 5,
-            tags: Optional[list[str]] = None) -> dict:
+            tags: list[str] | None = None) -> dict:
     """Revenue of one region in one period.
 
     Used by the finance team.

@@ -16,7 +16,11 @@ from baton.verified import Slot
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
 from baton.workspace.verified import (
-    VerifiedQuestionError, installed, remove_verified_question, save_verified_question, settle,
+    VerifiedQuestionError,
+    installed,
+    remove_verified_question,
+    save_verified_question,
+    settle,
 )
 
 SHOP = """

@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from baton.viz.presentation import present
 from baton.response import AIMessage, QueryResult
+from baton.viz.presentation import present
 
 
 def dressed(columns, rows, types):

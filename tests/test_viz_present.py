@@ -5,14 +5,13 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
-
 import threading
 
 import baton.viz.presentation as presentation
-from baton.viz.presentation import present, present_async
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.suggest import generate_followups
 from baton.viz import choose_chart
+from baton.viz.presentation import present, present_async
 
 RESULT = QueryResult(["region", "revenue"], [["North", 500], ["South", 200], ["East", 150], ["West", 150]],
                      ["VARCHAR", "BIGINT"])

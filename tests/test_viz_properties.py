@@ -10,9 +10,9 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baton.viz.insights import find_insights
 from baton.response import QueryResult
 from baton.viz import VIZ_TYPES, choose_chart, render_svg, validate_chart
+from baton.viz.insights import find_insights
 
 NAMES = st.sampled_from(["region", "month", "year", "sales", "share_pct", "customer_id", "hour", "a.b", "x[0]", "", "v"])
 CELLS = {

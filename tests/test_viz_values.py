@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from baton.viz.insights import find_insights
 from baton.response import QueryResult
 from baton.viz import choose_chart, render_svg
+from baton.viz.insights import find_insights
 from baton.viz.profile import to_number
 
 

@@ -7,11 +7,10 @@ import sqlite3
 import pytest
 import sqlalchemy as sa
 
-from pg_fresh import fresh_database
-
 from baton.response import AIMessage
 from baton.workspace import SessionNotFound, SessionStore
 from baton.workspace.migrations import Migration, StateSchemaError, migrate
+from pg_fresh import fresh_database
 
 OLD_SCHEMA = """
 CREATE TABLE sessions (session_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, title TEXT NOT NULL,

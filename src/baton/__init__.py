@@ -21,17 +21,44 @@ TYPE_CHECKING = False  # not typing's: importing typing would cost more than all
 if TYPE_CHECKING:
     from typing import Any
 
-    from baton.agents import (AgentContext, AgentRegistry, AgentResult, AgentTool, BaseAgent, LexicalRouter,
-                              OrchestratorAgent)
-    from baton.errors import (AgentError, AgentFatalError, AgentRetryableError, AgentTimeoutError,
-                              AgentValidationError, AllProvidersFailedError, BatonError, ConfigurationError,
-                              ContextLengthExceededError, ProviderAuthError, ProviderBadRequestError,
-                              ProviderConnectionError, ProviderError, ProviderRateLimitError, ProviderServerError,
-                              ProviderTimeoutError, ScriptExhaustedError, ToolArgumentsError, ToolError,
-                              ToolExecutionError, UnknownToolError)
+    from baton.agents import AgentContext, AgentRegistry, AgentResult, AgentTool, BaseAgent, LexicalRouter, OrchestratorAgent
+    from baton.errors import (
+        AgentError,
+        AgentFatalError,
+        AgentRetryableError,
+        AgentTimeoutError,
+        AgentValidationError,
+        AllProvidersFailedError,
+        BatonError,
+        ConfigurationError,
+        ContextLengthExceededError,
+        ProviderAuthError,
+        ProviderBadRequestError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderRateLimitError,
+        ProviderServerError,
+        ProviderTimeoutError,
+        ScriptExhaustedError,
+        ToolArgumentsError,
+        ToolError,
+        ToolExecutionError,
+        UnknownToolError,
+    )
     from baton.events import Event, RecordingTracker
-    from baton.llm import (Anthropic, ChatModel, FunctionModel, LLMRouter, ModelPreferences, OpenAICompatible,
-                           RetryPolicy, ScriptedModel, model_from_env, model_from_string, tool_call)
+    from baton.llm import (
+        Anthropic,
+        ChatModel,
+        FunctionModel,
+        LLMRouter,
+        ModelPreferences,
+        OpenAICompatible,
+        RetryPolicy,
+        ScriptedModel,
+        model_from_env,
+        model_from_string,
+        tool_call,
+    )
     from baton.messages import LLMResponse, Message, Tool, ToolCall, ToolParameter
     from baton.response import AIMessage, QueryResult, ResponseType, SourceDocument
     from baton.specialists.dataframe import DataFrameAgent

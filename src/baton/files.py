@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Callable
 
 from baton.errors import BatonError
 
@@ -62,7 +62,7 @@ _OPEN_FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_N
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class SkipReason(str, Enum):
+class SkipReason(StrEnum):
     """Why a file or folder was not read. ``quiet`` ones are expected (hidden, excluded)."""
 
     HIDDEN = "hidden"

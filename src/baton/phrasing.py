@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 YEAR, NUMBER, WORD = "year", "number", "word"
 

@@ -26,10 +26,11 @@ import datetime as dt
 import functools
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Callable
+from typing import Any
 
 from baton.errors import BatonError
 

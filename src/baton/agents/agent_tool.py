@@ -22,14 +22,15 @@ import asyncio
 import re
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from baton.agents.base import BaseAgent
 from baton.agents.context import AgentContext
 from baton.agents.failures import code_of, retry_after_of
 from baton.agents.result import AgentResult
-from baton.events import AgentEnd, AgentRetry, AgentRouted, AgentStart
 from baton.errors import AgentFatalError, AgentRetryableError, AgentTimeoutError, AgentValidationError
+from baton.events import AgentEnd, AgentRetry, AgentRouted, AgentStart
 from baton.messages import Tool, ToolCall, ToolParameter
 from baton.tools.base import ToolOutput
 

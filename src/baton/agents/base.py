@@ -61,7 +61,7 @@ class BaseAgent(ABC):
             return ["the agent returned an empty answer"]
         return []
 
-    async def configure(self) -> None:
+    async def configure(self) -> None:  # noqa: B027  (an optional hook, not an abstract method)
         """Hook for one-time async set-up (connections, indexes). Called once by the
         registry before first use; the default does nothing."""
 

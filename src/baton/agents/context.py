@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from baton.events import NULL_TRACKER, Event, WorkflowTracker
 from baton.llm.base import ChatModel

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from baton.agents.document_routing import documents_win, probe
 from baton.llm.base import RoutingStandIn

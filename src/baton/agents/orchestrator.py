@@ -36,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from typing import Any, AsyncIterator, Protocol, Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
 
 from baton.agents.agent_tool import AgentTool
 from baton.agents.base import BaseAgent
@@ -48,8 +49,7 @@ from baton.agents.lexical_routing import RouteTo
 from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
 from baton.errors import BatonError, ConfigurationError, ProviderError
-from baton.events import WorkflowEnd, WorkflowStart
-from baton.events import Event, QueueTracker, WorkflowTracker
+from baton.events import Event, QueueTracker, WorkflowEnd, WorkflowStart, WorkflowTracker
 from baton.llm.base import ChatModel, is_language_model
 from baton.llm.config import model_choice
 from baton.llm.policy import RetryPolicy, question_scope

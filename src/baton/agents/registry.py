@@ -9,7 +9,8 @@ under a per-name lock so concurrent first uses share one instance and one config
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, overload
+from collections.abc import Callable
+from typing import overload
 
 from baton.agents.base import BaseAgent
 from baton.errors import ConfigurationError

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -103,10 +102,10 @@ def grant(
     url: str = typer.Argument(..., help="An administrator's URL (PostgreSQL: a superuser, which temp_file_limit needs)."),
     schema: str = typer.Option(..., "--schema", help="PostgreSQL: the schema to read. MySQL/MariaDB: the database."),
     role: str = typer.Option("baton_reader", "--role", help="The role to create or reset."),
-    password_env: Optional[str] = typer.Option(None, "--password-env", help="Environment variable holding the role's password."),
+    password_env: str | None = typer.Option(None, "--password-env", help="Environment variable holding the role's password."),
     apply: bool = typer.Option(False, "--apply", help="Run the statements as the URL's role instead of printing them."),
     client_host: str = typer.Option("%", "--client-host", help="MySQL/MariaDB: the account's host part."),
-    flavor: Optional[str] = typer.Option(None, "--flavor", help="MySQL URLs: mariadb or mysql (default: ask the server)."),
+    flavor: str | None = typer.Option(None, "--flavor", help="MySQL URLs: mariadb or mysql (default: ask the server)."),
     show_password: bool = typer.Option(False, "--show-password", help="Print the password instead of ********."),
 ) -> None:
     """Print (or, with --apply, run) the SQL that creates a least-privilege read-only role."""

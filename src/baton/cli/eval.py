@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -32,7 +32,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 @contextlib.contextmanager
-def _eval_state(url: Optional[str]):
+def _eval_state(url: str | None):
     """``--state home``: the configured state (``BATON_STATE_URL``, else ``BATON_HOME``);
     ``--state URL``: that PostgreSQL state; otherwise a throwaway state in a temporary
     folder (targets.py)."""
@@ -49,25 +49,25 @@ def _eval_state(url: Optional[str]):
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
-        golden: Optional[Path] = typer.Argument(
+        golden: Path | None = typer.Argument(
             None, help="A golden set: .jsonl, or a Spider/BIRD dev .json. Omitted: the workspace's verified questions."),
-        database: Optional[str] = typer.Option(None, help="Answer with a workspace over this database URL (default: the demo)."),
-        databases: Optional[Path] = typer.Option(None, help="Spider/BIRD: the folder holding <db_id>/<db_id>.sqlite (default: beside the file)."),
+        database: str | None = typer.Option(None, help="Answer with a workspace over this database URL (default: the demo)."),
+        databases: Path | None = typer.Option(None, help="Spider/BIRD: the folder holding <db_id>/<db_id>.sqlite (default: beside the file)."),
         concurrency: int = typer.Option(4, min=1, help="Questions answered at the same time."),
-        budget_usd: Optional[float] = typer.Option(None, "--budget-usd", min=0.0, help="Stop scheduling questions once the run has cost this much (needs a price)."),
-        price: Optional[str] = typer.Option(None, help="USD per million input,output tokens for every model, e.g. 0.15,0.60 (per model: $BATON_MODEL_PRICES)."),
-        baseline: Optional[Path] = typer.Option(None, help="A previous report.json: exit 1 when accuracy drops more than --max-drop."),
+        budget_usd: float | None = typer.Option(None, "--budget-usd", min=0.0, help="Stop scheduling questions once the run has cost this much (needs a price)."),
+        price: str | None = typer.Option(None, help="USD per million input,output tokens for every model, e.g. 0.15,0.60 (per model: $BATON_MODEL_PRICES)."),
+        baseline: Path | None = typer.Option(None, help="A previous report.json: exit 1 when accuracy drops more than --max-drop."),
         max_drop: float = typer.Option(0.0, min=0.0, help="Percentage points accuracy may drop against --baseline."),
-        fail_under: Optional[float] = typer.Option(None, min=0.0, max=100.0, help="Exit 1 when execution accuracy is under this percentage."),
-        tolerance: Optional[float] = typer.Option(None, min=0.0, help="Absolute tolerance for numbers, for questions that give none."),
+        fail_under: float | None = typer.Option(None, min=0.0, max=100.0, help="Exit 1 when execution accuracy is under this percentage."),
+        tolerance: float | None = typer.Option(None, min=0.0, help="Absolute tolerance for numbers, for questions that give none."),
         timeout: float = typer.Option(300.0, min=1.0, help="Seconds one question may take."),
-        limit: Optional[int] = typer.Option(None, min=1, help="Only the first N questions."),
-        tag: Optional[list[str]] = typer.Option(None, help="Only questions with this tag (repeatable)."),
+        limit: int | None = typer.Option(None, min=1, help="Only the first N questions."),
+        tag: list[str] | None = typer.Option(None, help="Only questions with this tag (repeatable)."),
         out: Path = typer.Option(Path("baton-eval"), help="Folder for report.json and report.html."),
-        state: Optional[str] = typer.Option(None, "--state", help="Evaluate on a real state, memory included: 'home' (BATON_STATE_URL, else BATON_HOME) or a PostgreSQL URL. Default: a throwaway one."),
+        state: str | None = typer.Option(None, "--state", help="Evaluate on a real state, memory included: 'home' (BATON_STATE_URL, else BATON_HOME) or a PostgreSQL URL. Default: a throwaway one."),
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role", help="Run model-written SQL even if the --database role is privileged."),
-        semantic: Optional[Path] = typer.Option(None, "--semantic", help="A semantic model of the database (Baton YAML or dbt MetricFlow): metric questions answered from it."),
+        semantic: Path | None = typer.Option(None, "--semantic", help="A semantic model of the database (Baton YAML or dbt MetricFlow): metric questions answered from it."),
     ) -> None:
         """Ask every question of a golden set through the workspace and score the answers:
         execution and routing accuracy, valid SQL, repairs, safety refusals, latency, LLM
@@ -75,7 +75,16 @@ def register(app: typer.Typer) -> None:
         from baton.cli.db import unsafe_privileged_role_opt_in
         from baton.cli.main_commands import _model
         from baton.errors import ConfigurationError
-        from baton.evaluation import GoldenSetError, Meter, Prices, ReportError, RunOptions, Tolerance, load_golden_set, read_report
+        from baton.evaluation import (
+            GoldenSetError,
+            Meter,
+            Prices,
+            ReportError,
+            RunOptions,
+            Tolerance,
+            load_golden_set,
+            read_report,
+        )
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         try:
@@ -102,8 +111,16 @@ def register(app: typer.Typer) -> None:
 
 
 async def _run(golden_set: Any, model: Any, meter: Any, options: Any, state: Any, settings: dict[str, Any]) -> int:
-    from baton.evaluation import Targets, compare_to_baseline, database_target, demo_target, run_eval, verified_questions
-    from baton.evaluation import write_html, write_json
+    from baton.evaluation import (
+        Targets,
+        compare_to_baseline,
+        database_target,
+        demo_target,
+        run_eval,
+        verified_questions,
+        write_html,
+        write_json,
+    )
     from baton.evaluation.golden import GoldenSet
     from baton.evaluation.terminal import plain, print_run, progress_bar
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -35,7 +35,7 @@ def _model():
         raise typer.Exit(2) from exc
 
 
-def _state(url: Optional[str]):
+def _state(url: str | None):
     """The state: ``--state``, else ``BATON_STATE_URL``, else SQLite files in ``BATON_HOME``."""
     from baton.errors import ConfigurationError
     from baton.workspace.state import State
@@ -104,12 +104,12 @@ def _default_demo_key(where) -> str:
         store.close()
 
 
-def _semantic_file(path: Optional[Path]) -> Optional[Path]:
+def _semantic_file(path: Path | None) -> Path | None:
     """``--semantic FILE``, read and checked now: one line and exit 2 for a model that cannot be used."""
     if path is None:
         return None
-    from baton.semantic.loading import load_model
     from baton.semantic.errors import SemanticModelError
+    from baton.semantic.loading import load_model
 
     try:
         load_model(path)
@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
         rebuild: bool = typer.Option(False, help="Start the demo afresh: database, memory and conversations."),
-        state: Optional[str] = StateOption,
+        state: str | None = StateOption,
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
     ) -> None:
         """Build the demo workspace and serve it; prints a URL that logs the browser in. One demo
@@ -178,13 +178,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def ask(
         question: str = typer.Argument(..., help="The question, in plain language."),
-        database: Optional[str] = typer.Option(None, help="Ask any SQLAlchemy database URL instead of the demo (needs a model)."),
-        docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
-        chart: Optional[Path] = typer.Option(None, help="Write the answer's chart to this .svg or .png file."),
-        session: Optional[str] = typer.Option(None, help="Continue this session (see `baton sessions`)."),
+        database: str | None = typer.Option(None, help="Ask any SQLAlchemy database URL instead of the demo (needs a model)."),
+        docs: Path | None = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
+        chart: Path | None = typer.Option(None, help="Write the answer's chart to this .svg or .png file."),
+        session: str | None = typer.Option(None, help="Continue this session (see `baton sessions`)."),
         json_output: bool = typer.Option(False, "--json", help="Print the full answer as JSON."),
-        state: Optional[str] = StateOption,
-        semantic: Optional[Path] = SemanticOption,
+        state: str | None = StateOption,
+        semantic: Path | None = SemanticOption,
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
@@ -223,23 +223,23 @@ def register(app: typer.Typer) -> None:
     def serve(
         port: int = typer.Option(8765, help="Port to serve on."),
         host: str = typer.Option("127.0.0.1", help="Interface to bind."),
-        database: Optional[str] = typer.Option(None, help="Serve a workspace over this database URL (needs a model)."),
-        docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
+        database: str | None = typer.Option(None, help="Serve a workspace over this database URL (needs a model)."),
+        docs: Path | None = typer.Option(None, help="With --database: a folder of documents to answer from (and to use as doctrine)."),
         log_level: str = typer.Option("info", help="debug (every step as a JSON line), info, warning or error."),
-        state: Optional[str] = StateOption,
+        state: str | None = StateOption,
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
         mcp: list[str] = McpOption,
         mcp_allow: list[str] = McpAllowOption,
         workers: int = typer.Option(1, "--workers", min=1, help="Processes serving this port (each builds the same app over the same state)."),
-        semantic: Optional[Path] = SemanticOption,
+        semantic: Path | None = SemanticOption,
     ) -> None:
         """Serve the HTTP API and the web page: the workspace over --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
         state (made on first start, the same on every replica) is printed."""
         from baton.cli.db import unsafe_privileged_role_opt_in
-        from baton.cli.serving import server_app, serve_app
+        from baton.cli.serving import serve_app, server_app
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         if database:  # refuse to start on a database that cannot be used
@@ -265,7 +265,7 @@ def register(app: typer.Typer) -> None:
         serve_app(app, host, port, log_level)
 
     @app.command()
-    def agents(database: Optional[str] = typer.Option(None, help="List the agents of a database workspace instead of the demo.")) -> None:
+    def agents(database: str | None = typer.Option(None, help="List the agents of a database workspace instead of the demo.")) -> None:
         """List the specialists a workspace's orchestrator routes to."""
         from rich.table import Table
 
@@ -286,8 +286,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def sessions(
-        show: Optional[str] = typer.Argument(None, help="A session id to print in full."),
-        state: Optional[str] = StateOption,
+        show: str | None = typer.Argument(None, help="A session id to print in full."),
+        state: str | None = StateOption,
     ) -> None:
         """List the demo workspace's conversations, or print one."""
         from rich.markup import escape

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -59,9 +58,9 @@ def _quiet_demo(state=None, **options):
 def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp_command(
-        database: Optional[str] = typer.Option(None, help="Serve the workspace over this database URL (needs a model); default: the demo."),
-        docs: Optional[Path] = typer.Option(None, help="With --database: a folder of documents to answer from."),
-        state: Optional[str] = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME)."),
+        database: str | None = typer.Option(None, help="Serve the workspace over this database URL (needs a model); default: the demo."),
+        docs: Path | None = typer.Option(None, help="With --database: a folder of documents to answer from."),
+        state: str | None = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME)."),
         log_level: str = typer.Option("warning", help="debug, info, warning or error (logs go to stderr)."),
         mcp: list[str] = McpOption,
         mcp_allow: list[str] = McpAllowOption,

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
-from typing import Optional
+from datetime import UTC, datetime
 
 import typer
 from rich.console import Console
@@ -25,11 +24,11 @@ from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
 DbOption = typer.Option(None, "--db", help="SQLAlchemy URL of the memory database (default: $BATON_MEMORY_URL, else the state's: --state / $BATON_STATE_URL, else the demo's journal in $BATON_HOME)")
-_state_url: Optional[str] = None  # this invocation's --state
+_state_url: str | None = None  # this invocation's --state
 
 
 @app.callback()
-def _options(state: Optional[str] = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL).")) -> None:
+def _options(state: str | None = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL).")) -> None:
     """Inspect and maintain the memory journal."""
     global _state_url
     _state_url = state
@@ -42,7 +41,7 @@ def default_url() -> str:
     return f"sqlite:///{baton_home() / 'demo' / 'memory.sqlite'}"
 
 
-def _state() -> Optional[str]:
+def _state() -> str | None:
     from baton.errors import ConfigurationError
     from baton.workspace.state import normalise_url
 
@@ -54,7 +53,7 @@ def _state() -> Optional[str]:
         raise typer.Exit(2) from None
 
 
-def _store(db: Optional[str]):
+def _store(db: str | None):
     from baton.memory import MemoryStore, TrustedAuthenticator
 
     url = db or os.environ.get("BATON_MEMORY_URL") or _state() or default_url()
@@ -75,12 +74,12 @@ def _scope(store, workspace: str):
 
 
 def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @app.command("list")
-def list_(db: Optional[str] = DbOption, workspace: str = WsOption,
-          kind: Optional[str] = typer.Option(None, help="learning | note | insight | benchmark | doctrine"),
+def list_(db: str | None = DbOption, workspace: str = WsOption,
+          kind: str | None = typer.Option(None, help="learning | note | insight | benchmark | doctrine"),
           all_: bool = typer.Option(False, "--all", help="Include inactive (superseded, deactivated, expired) records."),
           limit: int = typer.Option(50, help="At most this many rows.")) -> None:
     """List records, most confident first."""
@@ -105,7 +104,7 @@ def _resolve(store, scope, record_id: str) -> str:
 
 
 @app.command()
-def show(record_id: str, db: Optional[str] = DbOption, workspace: str = WsOption) -> None:
+def show(record_id: str, db: str | None = DbOption, workspace: str = WsOption) -> None:
     """One record and its full history from the journal."""
     from baton.memory import RecordNotFoundError
 
@@ -139,7 +138,7 @@ def show(record_id: str, db: Optional[str] = DbOption, workspace: str = WsOption
 
 
 @app.command()
-def forget(record_id: str, db: Optional[str] = DbOption, workspace: str = WsOption,
+def forget(record_id: str, db: str | None = DbOption, workspace: str = WsOption,
            reason: str = typer.Option("", help="Why (kept in the tombstone)."),
            yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")) -> None:
     """Erase a record: tombstone in the journal, content removed for good."""
@@ -153,8 +152,8 @@ def forget(record_id: str, db: Optional[str] = DbOption, workspace: str = WsOpti
 
 
 @app.command()
-def rebuild(db: Optional[str] = DbOption,
-            workspace: Optional[str] = typer.Option(None, "--workspace", "-w", help="Only this workspace (default: all).")) -> None:
+def rebuild(db: str | None = DbOption,
+            workspace: str | None = typer.Option(None, "--workspace", "-w", help="Only this workspace (default: all).")) -> None:
     """Recreate the projections from the journal alone."""
     store = _store(db)
     console = Console()
@@ -168,9 +167,9 @@ def rebuild(db: Optional[str] = DbOption,
 
 
 @app.command()
-def verify(db: Optional[str] = DbOption,
-           workspace: Optional[str] = typer.Option(None, "--workspace", "-w", help="Only this workspace (default: all)."),
-           expect_head: Optional[str] = typer.Option(
+def verify(db: str | None = DbOption,
+           workspace: str | None = typer.Option(None, "--workspace", "-w", help="Only this workspace (default: all)."),
+           expect_head: str | None = typer.Option(
                None, "--expect-head", help="SEQ:HASH or HASH of a head seen earlier (a saved answer's memory_lock): "
                                            "fail if it is no longer in the chain. Needs --workspace.")) -> None:
     """Verify each workspace's hash chain and payload hashes."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -44,9 +43,9 @@ def _connection(database: str, privileged: bool):
 def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAML or a dbt MetricFlow file."),
           database: str = DatabaseOption, unsafe_allow_privileged_role: bool = PrivilegedOption) -> None:
     """Check a semantic model against a database: tables, columns, joins, every metric run."""
-    from baton.semantic.loading import load_model
     from baton.semantic.check import check_model
     from baton.semantic.errors import SemanticModelError
+    from baton.semantic.loading import load_model
 
     try:
         model = load_model(file)
@@ -84,7 +83,7 @@ def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAM
 
 
 @app.command()
-def init(database: str = DatabaseOption, output: Optional[Path] = typer.Option(None, "--out", help="Write the draft here."),
+def init(database: str = DatabaseOption, output: Path | None = typer.Option(None, "--out", help="Write the draft here."),
          name: str = typer.Option("draft", help="The model's name."), unsafe_allow_privileged_role: bool = PrivilegedOption) -> None:
     """Draft a semantic model from a database's schema, for you to edit."""
     import yaml

@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 

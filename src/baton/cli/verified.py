@@ -22,8 +22,9 @@ import contextlib
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -37,7 +38,7 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 @contextlib.asynccontextmanager
-async def _workspace(database: Optional[str], state: Optional[str], docs: Optional[Path] = None,
+async def _workspace(database: str | None, state: str | None, docs: Path | None = None,
                      privileged: bool = False) -> AsyncIterator[Any]:
     from baton.cli.main_commands import _state
     from baton.demo.workspace import build_demo_workspace
@@ -52,7 +53,7 @@ async def _workspace(database: Optional[str], state: Optional[str], docs: Option
         yield ws
 
 
-def _check(database: Optional[str], privileged: bool = False) -> None:
+def _check(database: str | None, privileged: bool = False) -> None:
     if database:
         from baton.cli.database_check import refuse_unusable_database
 
@@ -78,7 +79,7 @@ def parse_slot(text: str, question: str) -> Any:
 
 
 @app.command("list")
-def list_(database: Optional[str] = DatabaseOption, state: Optional[str] = StateOption,
+def list_(database: str | None = DatabaseOption, state: str | None = StateOption,
           as_json: bool = typer.Option(False, "--json", help="Print them as JSON.")) -> None:
     """List the verified questions."""
     from baton.workspace.verified import installed
@@ -116,10 +117,10 @@ def list_(database: Optional[str] = DatabaseOption, state: Optional[str] = State
 @app.command("add")
 def add(question: str = typer.Argument(..., help="The question, as people ask it."),
         sql: str = typer.Argument(..., help='The SQL that answers it ("-" reads standard input).'),
-        agent: Optional[str] = typer.Option(None, "--agent", help="The specialist that answers it (needed when there are several)."),
+        agent: str | None = typer.Option(None, "--agent", help="The specialist that answers it (needed when there are several)."),
         slots: list[str] = typer.Option([], "--slot", help="year, year=YYYY or top (repeatable): what may vary."),
-        database: Optional[str] = DatabaseOption, state: Optional[str] = StateOption,
-        docs: Optional[Path] = typer.Option(None, help="With --database: the workspace's documents folder."),
+        database: str | None = DatabaseOption, state: str | None = StateOption,
+        docs: Path | None = typer.Option(None, help="With --database: the workspace's documents folder."),
         unsafe_allow_privileged_role: bool = typer.Option(False, "--unsafe-allow-privileged-role",
                                                           help="Check the SQL even as a role that can read server files, run programs or read secrets.")) -> None:
     """Check and store a verified question (question -> SQL)."""
@@ -151,7 +152,7 @@ def add(question: str = typer.Argument(..., help="The question, as people ask it
 
 @app.command("remove")
 def remove(question: str = typer.Argument(..., help="The verified question's exact wording, or its id."),
-           database: Optional[str] = DatabaseOption, state: Optional[str] = StateOption) -> None:
+           database: str | None = DatabaseOption, state: str | None = StateOption) -> None:
     """Stop answering a verified question (its history stays in the memory journal)."""
     from baton.workspace.verified import remove_verified_question
 

@@ -18,7 +18,6 @@ import asyncio
 import signal
 import threading
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -29,11 +28,11 @@ console = Console()
 def register(app: typer.Typer) -> None:
     @app.command()
     def worker(
-        database: Optional[str] = typer.Option(None, help="The workspace over this database URL (as `baton serve --database`); default: the demo."),
-        docs: Optional[Path] = typer.Option(None, help="With --database: its folder of documents (as `baton serve --docs`)."),
-        state: Optional[str] = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME)."),
-        concurrency: Optional[int] = typer.Option(None, help="At most this many pipelines at once in this worker (default: no limit)."),
-        executor_id: Optional[str] = typer.Option(None, "--executor-id", help="This worker's identity (default: host, pid and a random suffix)."),
+        database: str | None = typer.Option(None, help="The workspace over this database URL (as `baton serve --database`); default: the demo."),
+        docs: Path | None = typer.Option(None, help="With --database: its folder of documents (as `baton serve --docs`)."),
+        state: str | None = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME)."),
+        concurrency: int | None = typer.Option(None, help="At most this many pipelines at once in this worker (default: no limit)."),
+        executor_id: str | None = typer.Option(None, "--executor-id", help="This worker's identity (default: host, pid and a random suffix)."),
         heartbeat: float = typer.Option(5.0, help="Heartbeat interval, seconds."),
         lapse: float = typer.Option(30.0, help="A worker whose heartbeat has not moved for this long is taken over, seconds."),
         poll: float = typer.Option(1.0, help="Queue polling interval, seconds."),

@@ -9,7 +9,6 @@ answers "how is profit defined?" with citations (or, with no model, with the cit
 from __future__ import annotations
 
 import contextlib
-
 import sqlite3
 from importlib import resources
 from pathlib import Path

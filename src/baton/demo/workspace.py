@@ -10,15 +10,16 @@ how to configure a model.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from baton.agents import LexicalRouter, OrchestratorAgent
 from baton.agents.lexical_routing import GENERIC_NAME_WORDS
-from baton.llm.base import ChatModel
 from baton.demo.data import build_demo_database
 from baton.demo.docs import demo_vocabulary, doctrine_folder
 from baton.demo.verified import VERIFIED_QUESTIONS
+from baton.llm.base import ChatModel
 from baton.memory.bridge import SQLMemory
 from baton.verified import VerifiedQuestion, examples_by_agent
 from baton.workspace import SessionStore, Workspace

@@ -28,9 +28,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import Any
 
 from baton.evaluation.golden import Tolerance
 
@@ -113,7 +114,7 @@ def rows_equal(a: Sequence[Any], b: Sequence[Any], tol: Tolerance) -> bool:
 def _multiset_equal(expected: list[tuple], produced: list[tuple], tol: Tolerance) -> bool:
     if Counter(expected) == Counter(produced):
         return True
-    key = lambda row: tuple(_key(v) for v in row)  # noqa: E731
+    key = lambda row: tuple(_key(v) for v in row)
     e, p = sorted(expected, key=key), sorted(produced, key=key)
     if all(rows_equal(x, y, tol) for x, y in zip(e, p)):
         return True

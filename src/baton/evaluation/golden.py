@@ -31,9 +31,10 @@ Decisions (the issue was silent):
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from baton.errors import BatonError
 

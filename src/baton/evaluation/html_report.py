@@ -14,9 +14,10 @@ skipped questions and gold errors with their reasons; then every question in one
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from html import escape
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from baton.evaluation.results import EvalRun, QuestionResult, Table
 from baton.evaluation.summary import Summary, summarise

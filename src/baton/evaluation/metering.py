@@ -27,9 +27,10 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Iterator, Mapping
+from typing import Any
 
 from baton.errors import ConfigurationError
 from baton.llm.base import is_language_model

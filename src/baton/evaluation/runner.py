@@ -27,15 +27,16 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from baton.evaluation.compare import gold_orders
 from baton.evaluation.golden import GoldenQuestion, GoldenSet, Tolerance
 from baton.evaluation.judge import NEEDS_MODEL_REASON, compact_trace, judge, needs_model, produced_table, trace_facts
 from baton.evaluation.metering import Meter, Usage
 from baton.evaluation.results import EvalRun, QuestionResult, Table
-from baton.evaluation.targets import Target, Targets, TargetError
+from baton.evaluation.targets import Target, TargetError, Targets
 from baton.response import AIMessage
 
 
@@ -145,7 +146,7 @@ async def ask_one(q: GoldenQuestion, targets: Targets, meter: Meter, options: Ru
         clock = time.perf_counter()
         try:
             message, events = await asyncio.wait_for(_answer(target, q.question), options.timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             _spent(result, usage, time.perf_counter() - clock)
             result.reasons.append(f"no answer within {options.timeout_s:g} s")
             return result

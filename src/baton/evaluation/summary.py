@@ -16,8 +16,9 @@ Denominators (each rate says what it is out of, and is ``None`` when that is zer
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from baton.evaluation.results import EvalRun, QuestionResult
 

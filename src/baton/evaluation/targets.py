@@ -20,9 +20,10 @@ and an evaluation never writes sessions or learnings into the workspace people u
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import BatonError
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 _NO_EXTRA: Mapping[str, Any] = MappingProxyType({})
 _OMIT = "baton_omit_when_none"

@@ -4,8 +4,9 @@ how an event is written, and when a payload is kept as a ``RawEvent``)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from baton.events.base import Event, RawEvent, payload_fields
 from baton.events.catalog import EVENT_TYPES

@@ -23,7 +23,8 @@ Decisions:
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from baton.errors import ConfigurationError
 from baton.llm.arguments import parse_tool_call

@@ -8,7 +8,8 @@ subclasses (``baton.errors``), never their SDK's exceptions.
 
 from __future__ import annotations
 
-from typing import AsyncIterator, ClassVar, Protocol, Sequence, runtime_checkable
+from collections.abc import AsyncIterator, Sequence
+from typing import ClassVar, Protocol, runtime_checkable
 
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 

@@ -22,7 +22,7 @@ the model is built, never at import. A missing key or malformed string is a
 from __future__ import annotations
 
 import os
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
 from baton.errors import ConfigurationError

@@ -35,7 +35,8 @@ import email.utils
 import functools
 import re
 import time
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from baton.errors import (
     ContextLengthExceededError,

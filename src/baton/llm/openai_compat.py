@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 from baton.errors import ConfigurationError, ProviderConnectionError
 from baton.llm.arguments import parse_tool_call, wire_arguments

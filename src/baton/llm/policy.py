@@ -35,11 +35,10 @@ import math
 import os
 import random
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Iterator, Mapping
 
 from baton.errors import ConfigurationError, ProviderError, ProviderTimeoutError
-
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 DEFAULT_QUESTION_DEADLINE_S = 120.0

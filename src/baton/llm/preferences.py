@@ -18,8 +18,8 @@ and ``router``: a router knows models, not the strings that name them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
 
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel
@@ -29,7 +29,7 @@ from baton.llm.router import LLMRouter, Sleep
 
 log = logging.getLogger(__name__)
 
-ModelChoice = Union[ChatModel, str, None, Sequence[Union[ChatModel, str]]]
+ModelChoice = ChatModel | str | Sequence[ChatModel | str] | None
 
 
 def _identity(model: ChatModel) -> tuple[str, str, str]:

@@ -35,9 +35,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
 
-from baton.errors import AllProvidersFailedError, ConfigurationError, ContextLengthExceededError, ProviderError, ProviderTimeoutError
+from baton.errors import (
+    AllProvidersFailedError,
+    ConfigurationError,
+    ContextLengthExceededError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 from baton.llm.base import ChatModel
 from baton.llm.policy import COMPOSE_MARGIN_S, QuestionDeadlineExceeded, RetryPolicy, call_budget, current_scope, time_left
 from baton.messages import LLMResponse, Message, StreamChunk, Tool

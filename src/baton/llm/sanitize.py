@@ -20,7 +20,7 @@ raises, so no traceback prints it either.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 MAX_CHARS = 200
 MAX_QUOTE = 40
@@ -32,7 +32,7 @@ _CREDENTIALS = [
     re.compile(r"(?i)\b(api[_-]?key|access[_-]?token|token|secret|password|key)\b(['\"]?\s*[:=]\s*['\"]?)[^\s&,'\"}]{6,}"),
     re.compile(r"\b[A-Za-z0-9+/_-]{32,}={0,2}"),
 ]
-_QUOTED = re.compile(r"(\"[^\"]{%d,}\"|'[^']{%d,}'|`[^`]{%d,}`)" % (MAX_QUOTE, MAX_QUOTE, MAX_QUOTE), re.DOTALL)
+_QUOTED = re.compile(rf"(\"[^\"]{{{MAX_QUOTE},}}\"|'[^']{{{MAX_QUOTE},}}'|`[^`]{{{MAX_QUOTE},}}`)", re.DOTALL)
 
 
 def looks_like_html(text: str) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
 
 from baton.errors import ScriptExhaustedError
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall

@@ -14,8 +14,8 @@ import gzip
 import hashlib
 import logging
 import types
+from collections.abc import Iterable
 from importlib import resources
-from typing import Iterable
 
 from baton.messages import Message
 

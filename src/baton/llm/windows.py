@@ -31,8 +31,8 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel

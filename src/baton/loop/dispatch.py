@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from baton.errors import ConfigurationError, ToolArgumentsError, ToolError, ToolExecutionError, UnknownToolError
 from baton.events import Event, ToolEnd, ToolStart
-from baton.messages import Tool, ToolCall
 from baton.loop.results import ToolCallRecord
+from baton.messages import Tool, ToolCall
 from baton.tools.base import CallAwareTool, RunnableTool, ToolOutput, signature_text
 
 Emit = Callable[[Event], None]

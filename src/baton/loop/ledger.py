@@ -26,7 +26,7 @@ the request.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from baton.llm.tokens import message_tokens
 from baton.messages import Message, Tool

@@ -12,7 +12,7 @@ the failed calls. Long outputs are shortened so the answer stays readable.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from baton.loop.results import ToolCallRecord
 

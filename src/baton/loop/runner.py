@@ -50,11 +50,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from baton.errors import ConfigurationError, ContextLengthExceededError, ProviderConnectionError, ProviderError
-from baton.events import (NULL_TRACKER, Event, LLMEnd, LLMError, LLMStart, LLMToken, LoopCompressed, LoopMaxIterations,
-                          LoopRefund, LoopTrimmed, LoopWrapUp, WorkflowTracker)
+from baton.events import (
+    NULL_TRACKER,
+    Event,
+    LLMEnd,
+    LLMError,
+    LLMStart,
+    LLMToken,
+    LoopCompressed,
+    LoopMaxIterations,
+    LoopRefund,
+    LoopTrimmed,
+    LoopWrapUp,
+    WorkflowTracker,
+)
 from baton.llm.base import ChatModel
 from baton.loop.dispatch import ToolDispatcher
 from baton.loop.ledger import ContextLedger, tool_schema_tokens

@@ -20,8 +20,8 @@ compression, which follows a real overflow, then shortens the largest tool resul
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from baton.llm.tokens import message_tokens
 from baton.messages import Message

@@ -35,7 +35,8 @@ import contextlib
 import json
 import logging
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context

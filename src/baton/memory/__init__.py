@@ -24,8 +24,16 @@ policies, normalisers) stays in its modules (``baton.memory.gate`` ...), for its
 from baton.memory.access import Authenticator, Principal, TokenAuthenticator, TrustedAuthenticator, WorkspaceScope
 from baton.memory.bundle import Bundle, BundleLock, compile_bundle
 from baton.memory.doctrine import DoctrineReport, index_doctrine
-from baton.memory.errors import (ArtifactError, InvalidRecordError, JournalIntegrityError, MemoryStoreError,
-                                 MemoryUnavailableError, RecordNotFoundError, StaleVersionError, WorkspaceAccessError)
+from baton.memory.errors import (
+                                 ArtifactError,
+                                 InvalidRecordError,
+                                 JournalIntegrityError,
+                                 MemoryStoreError,
+                                 MemoryUnavailableError,
+                                 RecordNotFoundError,
+                                 StaleVersionError,
+                                 WorkspaceAccessError,
+)
 from baton.memory.feedback import Feedback, FeedbackOutcome, record_feedback
 from baton.memory.gate import Verdict
 from baton.memory.journal import ChainReport, NewEvent, StoredEvent

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from baton.memory.access import WorkspaceScope
 from baton.memory.bundle import compile_bundle

@@ -38,11 +38,19 @@ from sqlalchemy import or_, select
 
 from baton.llm.tokens import estimate_tokens
 from baton.memory.access import WorkspaceScope
-from baton.memory.store import MemoryStore
 from baton.memory.journal import GENESIS
 from baton.memory.model import GLOBAL_SCOPE, Record
 from baton.memory.projection import from_row
-from baton.memory.transfer import GLOBAL_LIMIT, TRANSFER_LIMIT, TRANSFER_MIN_CONFIDENCE, TRANSFERABLE, global_line, pct, sibling_line
+from baton.memory.store import MemoryStore
+from baton.memory.transfer import (
+    GLOBAL_LIMIT,
+    TRANSFER_LIMIT,
+    TRANSFER_MIN_CONFIDENCE,
+    TRANSFERABLE,
+    global_line,
+    pct,
+    sibling_line,
+)
 
 CANDIDATES = 200
 DEFAULT_TOKEN_BUDGET = 1500

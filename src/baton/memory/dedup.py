@@ -15,9 +15,10 @@ caught.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Generic, Iterable, TypeVar
+from typing import Generic, TypeVar
 
 from baton.memory.confidence import policy_for
 from baton.memory.model import normalize_key

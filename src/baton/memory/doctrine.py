@@ -45,17 +45,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from baton.files import (FileEntry, FileRefusedError, FolderLimits, SkipReason, Skipped, decode_utf8, read_file,
-                         walk_folder)
+from baton.files import FileEntry, FileRefusedError, FolderLimits, Skipped, SkipReason, decode_utf8, read_file, walk_folder
 from baton.memory.access import WorkspaceScope
-from baton.memory.store import MemoryStore
 from baton.memory.doctrine_manifest import FileState, Manifest, load_manifest
 from baton.memory.doctrine_sections import MAX_SECTION_CHARS, Section, split_sections
 from baton.memory.errors import InvalidRecordError
@@ -64,6 +63,7 @@ from baton.memory.journal import NewEvent
 from baton.memory.model import FIELD_LIMITS, Provenance, RecordDraft, normalize_key
 from baton.memory.projection import record_payload, stream_of
 from baton.memory.schema import Tables
+from baton.memory.store import MemoryStore
 from baton.memory.writer import new_record
 
 __all__ = ["DOCTRINE_LIMITS", "DoctrineReport", "MAX_SECTION_CHARS", "Reader", "Section", "index_doctrine",

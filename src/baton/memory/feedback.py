@@ -30,10 +30,10 @@ from typing import Any
 from sqlalchemy import select
 
 from baton.memory.access import WorkspaceScope
-from baton.memory.store import MemoryStore
 from baton.memory.errors import InvalidRecordError
 from baton.memory.model import Provenance, RecordDraft, normalize_key
 from baton.memory.projection import from_row
+from baton.memory.store import MemoryStore
 from baton.memory.writer import WriteResult, remember_in
 
 VERDICTS = ("confirmed", "approximate", "rejected", "thumbs_down")

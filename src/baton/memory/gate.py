@@ -23,14 +23,15 @@ Decisions:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, Iterable, Protocol
+from enum import StrEnum
+from typing import Any, Protocol
 
 from baton.memory.model import Provenance, normalize_key, normalize_scope, normalize_text, normalize_value
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     UNRELATED = "unrelated"
     COEXIST = "coexist"
     CORROBORATES = "corroborates"

@@ -33,8 +33,9 @@ import hashlib
 import json
 import os
 import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, select, text
 from sqlalchemy.engine import Connection

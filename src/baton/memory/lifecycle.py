@@ -28,10 +28,10 @@ from sqlalchemy import func, select
 
 from baton.memory import confidence as conf
 from baton.memory.access import WorkspaceScope
-from baton.memory.store import MemoryStore
 from baton.memory.journal import NewEvent
 from baton.memory.model import GLOBAL_SCOPE, Provenance, Record, RecordDraft
 from baton.memory.projection import from_row, stream_of
+from baton.memory.store import MemoryStore
 from baton.memory.writer import remember_in
 
 PROMOTION_MIN_CONFIDENCE = 0.7

@@ -21,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from baton.memory.errors import InvalidRecordError
 
@@ -44,7 +45,7 @@ def to_epoch(value: datetime | float | int | None, default: float | None = None)
         return default
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return value.timestamp()
     return float(value)
 

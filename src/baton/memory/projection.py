@@ -20,7 +20,8 @@ tombstone, which deletes the record.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import and_, delete, insert, select, update
 from sqlalchemy.engine import Connection

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import (BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text,
-                        UniqueConstraint, text)
+from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, text
 from sqlalchemy.engine import Connection
 
 FORGOTTEN = "record.forgotten"

@@ -19,16 +19,17 @@ workspaces (seed 002 "Cross-Resource Learning Transfer", "Workspace-scale memory
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import select
 
 from baton.memory.access import WorkspaceScope
-from baton.memory.store import MemoryStore
 from baton.memory.errors import ArtifactError, InvalidRecordError
 from baton.memory.journal import canonical
 from baton.memory.model import GLOBAL_SCOPE, Provenance, Record, RecordDraft, Validity
 from baton.memory.projection import from_row
+from baton.memory.store import MemoryStore
 from baton.memory.writer import WriteResult, remember_in
 
 TRANSFERABLE = ("schema_gotcha", "performance_hint")

@@ -29,16 +29,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from baton.errors import BatonError
 from baton.llm.base import ChatModel
 from baton.memory.access import WorkspaceScope
-from baton.memory.store import MemoryStore
 from baton.memory.errors import InvalidRecordError
 from baton.memory.journal import NewEvent
 from baton.memory.model import Provenance, RecordDraft
+from baton.memory.store import MemoryStore
 from baton.memory.writer import WriteResult, remember_in
 from baton.messages import Message
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from baton.events import WorkflowTracker
 from baton.observability.logs import EVENT_LOGGER, LoggingTracker

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextvars
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from baton.events import Event
 from baton.observability.values import attribute, nanoseconds

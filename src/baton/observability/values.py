@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 CONTENT_FIELDS = frozenset({"question", "arguments", "sql", "delta"})
 """Event fields that may hold users' words or data: exported only with content capture on."""

@@ -31,8 +31,9 @@ not tables and take no part.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any
 
 from baton.pipeline.models import PlanStage, StageResult
 from baton.response import QueryResult

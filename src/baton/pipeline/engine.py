@@ -9,7 +9,7 @@ durable: one DBOS step per stage) and where events go; the rules themselves live
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from baton.events import Event, PipelineComplete, StageCheckpoint, StageEnd, StageFailed, StageSkipped
 from baton.pipeline.models import PlanStage, StageResult

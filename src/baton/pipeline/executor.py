@@ -44,8 +44,9 @@ import asyncio
 import dataclasses
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from baton.events import NULL_TRACKER, StageStart
 from baton.pipeline.engine import StageDone, advance

@@ -8,7 +8,7 @@ declares independent stages gets them run together instead of in list order (see
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from baton.pipeline.errors import PlanDefect
 from baton.pipeline.models import PlanStage

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from baton.pipeline.graph import layers
 from baton.pipeline.models import STAGE_TOOLS, PlanStage

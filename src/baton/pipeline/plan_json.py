@@ -25,7 +25,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from baton.pipeline.errors import PlanValidationError
 from baton.pipeline.graph import layers

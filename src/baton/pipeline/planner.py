@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from baton.errors import ConfigurationError
 from baton.events import PipelinePlan, PipelinePlanInvalid

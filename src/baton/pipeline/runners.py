@@ -18,7 +18,8 @@ at-least-once), so what it does must be idempotent: read-only queries are.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from baton.pipeline.models import ANALYZE_RESULTS, PlanStage, StageResult
 

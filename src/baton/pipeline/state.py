@@ -22,8 +22,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from baton.pipeline.checks import validation_problems
 from baton.pipeline.convergence import convergence_problems

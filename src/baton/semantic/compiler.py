@@ -25,8 +25,9 @@ each dimension by name (time by its grain: ``month``, ``quarter`` ...), then eac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.model import TIME, SemanticModel
@@ -68,7 +69,6 @@ class _Branch:
     """One (entity, filter) group: its FROM/JOINs, and aliases per join path."""
 
     def __init__(self, model: SemanticModel, entity: str) -> None:
-        from sqlglot import exp
 
         self.model = model
         self.root = model.entity(entity)

@@ -124,7 +124,7 @@ def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
 __all__ = ["columns_of", "identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _keywords(dialect: str) -> frozenset[str]:
     """Every word sqlglot's tokenizer treats as a keyword (``ORDER`` only appears in
     ``ORDER BY``), and the dialect's reserved words where sqlglot lists them."""

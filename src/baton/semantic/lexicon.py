@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from baton.phrasing import NUMBER_WORDS, raw_words, stem
 from baton.semantic.model import SemanticModel

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.errors import SemanticModelError
+from baton.semantic.layer import SemanticLayer
 from baton.semantic.model import SemanticModel
 
 

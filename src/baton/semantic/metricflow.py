@@ -29,11 +29,18 @@ Everything then goes through the same checks as Baton's own YAML (``native.valid
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.model import (
-    Dimension, Entity, Join, Measure, Metric, SemanticModel, TimeColumn,
+    Dimension,
+    Entity,
+    Join,
+    Measure,
+    Metric,
+    SemanticModel,
+    TimeColumn,
 )
 from baton.semantic.native import validate
 

@@ -26,8 +26,8 @@ effect, and every compiled query still passes the workspace's safety check.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import metric_references

@@ -34,14 +34,25 @@ soft-delete filter).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from baton.semantic.expressions import columns_of, identifier, metric_references, parse_fragment
 from baton.semantic.errors import SemanticModelError
+from baton.semantic.expressions import columns_of, identifier, metric_references, parse_fragment
 from baton.semantic.model import (
-    AGGREGATIONS, METRIC_TYPES, TIME, TIME_FORMATS, Dimension, Entity, Join, Measure, Metric, SavedQuery,
-    SemanticModel, TimeColumn,
+    AGGREGATIONS,
+    METRIC_TYPES,
+    TIME,
+    TIME_FORMATS,
+    Dimension,
+    Entity,
+    Join,
+    Measure,
+    Metric,
+    SavedQuery,
+    SemanticModel,
+    TimeColumn,
 )
 
 MAX_FILE_BYTES = 1_000_000

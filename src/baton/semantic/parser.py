@@ -90,7 +90,7 @@ class QuestionParser:
     def parse(self, question: str) -> Parsed | AskBack | NotMetric:
         return self._parse(" ".join(str(question).split())[:1000])
 
-    @functools.lru_cache(maxsize=2048)
+    @functools.lru_cache(maxsize=2048)  # noqa: B019  (a parser lives as long as its model: the cache may hold it)
     def _readings(self, question: str) -> tuple[list[_Draft], list[SemanticQuery]]:
         """Every reading's draft, and the distinct valid queries."""
         words = raw_words(question)[:60]
@@ -99,7 +99,7 @@ class QuestionParser:
         fewest = min((d.segments for d in good), default=0)
         return drafts, _distinct([d.query for d in good if d.segments == fewest])
 
-    @functools.lru_cache(maxsize=1024)
+    @functools.lru_cache(maxsize=1024)  # noqa: B019  (as above)
     def _parse(self, question: str):
         drafts, valid = self._readings(question)
         if not drafts:

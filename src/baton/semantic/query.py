@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.model import GRAINS, TIME, SemanticModel

@@ -14,7 +14,7 @@ None reads back -> None (the reading is not offered).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.query import SemanticQuery, period_words

@@ -13,7 +13,8 @@ same validation pass as any SQL the model writes.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from baton.messages import LLMResponse, Tool, ToolCall, ToolParameter
 from baton.semantic.layer import SemanticLayer

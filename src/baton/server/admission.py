@@ -26,7 +26,8 @@ import asyncio
 import collections
 import contextlib
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from baton.errors import BatonError
 

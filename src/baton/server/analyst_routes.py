@@ -18,7 +18,8 @@ question does.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse, Response

@@ -30,18 +30,18 @@ from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
 from baton.server.admission import Admission
+from baton.server.analyst_routes import register_analyst_routes
 from baton.server.auth import ApiKeys, Caller, Principal
 from baton.server.errors import answer_headers, answer_status, register_error_handlers
 from baton.server.guard import RequestGuard
 from baton.server.limits import Limits
 from baton.server.login_routes import register_login_routes
-from baton.server.analyst_routes import register_analyst_routes
 from baton.server.memory_routes import register_memory_routes
-from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.openai_compat import register_openai_routes
+from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.pipeline_routes import register_pipeline_routes
-from baton.server.schemas import AskRequest, ChartRequest
 from baton.server.ready import register_health_routes
+from baton.server.schemas import AskRequest, ChartRequest
 from baton.server.sse import sse, sse_error
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
 from baton.workspace.answer import stored_json

@@ -20,8 +20,8 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Mapping
 
 from baton.errors import ConfigurationError
 

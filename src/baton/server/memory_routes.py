@@ -10,7 +10,8 @@ so a person reads what their last answer wrote."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, HTTPException
 

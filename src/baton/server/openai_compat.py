@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 
@@ -49,7 +50,6 @@ from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletio
 from baton.server.sse import error_payload, sse_data
 from baton.workspace import SessionNotFound, Workspace
 from baton.workspace.markdown import to_markdown
-
 
 _ERROR_TYPES = {502: "server_error", 503: "service_unavailable", 504: "timeout"}
 

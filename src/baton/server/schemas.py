@@ -58,7 +58,7 @@ class StartPipelineRequest(Strict):
     session_id: str | None = Field(None, max_length=MAX_ID_CHARS, description="The conversation the run belongs to.")
 
     @model_validator(mode="after")
-    def _one_of(self) -> "StartPipelineRequest":
+    def _one_of(self) -> StartPipelineRequest:
         if (self.question is None) == (self.plan is None):
             raise ValueError("give either a question or a plan")
         return self

@@ -42,7 +42,8 @@ import json
 import re
 import types
 import typing
-from typing import Any, Callable, Literal, Optional, overload
+from collections.abc import Callable
+from typing import Any, Literal, Optional, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -172,7 +173,7 @@ def _model_for_spec(spec: Tool) -> type[BaseModel]:
         if parameter.required:
             fields[f"p{index}"] = (kind, Field(..., alias=parameter.name))
         else:
-            fields[f"p{index}"] = (Optional[kind], Field(None, alias=parameter.name))
+            fields[f"p{index}"] = (Optional[kind], Field(None, alias=parameter.name))  # noqa: UP045  (kind is any runtime type)
     return create_model(f"{spec.name}_arguments", __config__=_LENIENT, **fields)
 
 

@@ -9,8 +9,17 @@ model when a new question asks the same thing.
 Importing this package imports no SQL parser (sqlglot loads on first use).
 """
 
-from baton.verified.matching import (MEASURE_VERBS, Match, closest_verified, content_words, examples_by_agent,
-                                     find_verified, match_verified, same_question, with_vocabulary)
+from baton.verified.matching import (
+                                     MEASURE_VERBS,
+                                     Match,
+                                     closest_verified,
+                                     content_words,
+                                     examples_by_agent,
+                                     find_verified,
+                                     match_verified,
+                                     same_question,
+                                     with_vocabulary,
+)
 from baton.verified.question import MAX_LIMIT, SLOT_KINDS, Slot, SlotError, VerifiedQuestion
 from baton.verified.sql import bind, check_slots, sql_terms
 

@@ -46,8 +46,8 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
 
 from baton.phrasing import DEFAULT_VOCABULARY, NUMBER, TIME_WORDS, WORD, YEAR, Token, Vocabulary, raw_words
 from baton.verified.question import MAX_LIMIT, Slot, SlotError, VerifiedQuestion

@@ -7,8 +7,8 @@ it, and the slots (the parts that may vary). Matching a new question to one is
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from baton.phrasing import Vocabulary
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from baton.verified.question import MAX_LIMIT, Slot, SlotError, VerifiedQuestion
 

@@ -34,7 +34,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from baton.viz.profile import (
-    CATEGORY, MAX_SAFE_INTEGER, MEASURE, ORDINAL, TEMPORAL, ColumnProfile, is_null, parse_temporal, to_number,
+    CATEGORY,
+    MAX_SAFE_INTEGER,
+    MEASURE,
+    ORDINAL,
+    TEMPORAL,
+    ColumnProfile,
+    is_null,
+    parse_temporal,
+    to_number,
 )  # fmt: skip
 from baton.viz.readability import break_gaps, fit_labels
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from baton.memory.bridge import SQLMemory
 from baton.memory.bridge import remember_insights as remember_memory_insights

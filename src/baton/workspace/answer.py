@@ -37,7 +37,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from baton.agents import AgentContext
 from baton.agents.failures import explanation
@@ -47,8 +48,8 @@ from baton.messages import Message
 from baton.response import AIMessage, ResponseType
 from baton.workspace.advisory import harden, remember_insights
 from baton.workspace.followups import answer_followup
-from baton.workspace.verified import annotate_answer
 from baton.workspace.sessions import history_of
+from baton.workspace.verified import annotate_answer
 
 if TYPE_CHECKING:
     from baton.workspace.core import Workspace

@@ -26,7 +26,8 @@ import json
 import logging
 import queue
 import threading
-from typing import Any, AsyncIterator, Protocol
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
 
 from baton.errors import ConfigurationError
 
@@ -71,7 +72,7 @@ class Subscription:
     async def get(self, timeout: float | None = None) -> dict[str, Any] | None:
         try:
             return await asyncio.wait_for(self.queue.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
 
     def close(self) -> None:

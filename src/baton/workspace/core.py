@@ -28,8 +28,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from baton.events import NULL_TRACKER, Event, FanOutTracker, WorkflowTracker
 from baton.response import AIMessage

@@ -67,8 +67,8 @@ def _original_question(question: str, answer: AIMessage) -> str:
 async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     """Run ``sql`` in place of the SQL of turn ``turn_id`` (module docstring). Raises
     ``SessionNotFound`` for a turn of another workspace and ``EditedSQLRefused``."""
-    from baton.viz.presentation import present_async
     from baton.specialists.sql.validation import validate_and_run
+    from baton.viz.presentation import present_async
 
     sql = (sql or "").strip()
     if not sql:

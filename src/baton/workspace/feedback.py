@@ -30,7 +30,6 @@ async def give_feedback(ws: Workspace, turn_id: str, *, thumbs: str | None = Non
     ``SessionNotFound`` for an unknown turn and ``baton.memory.InvalidRecordError`` for
     feedback memory refuses."""
     from baton.memory import Feedback, record_feedback
-
     from baton.workspace.advisory import read_memory
     from baton.workspace.bulkheads import DependencyUnavailable
 

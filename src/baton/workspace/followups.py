@@ -35,9 +35,9 @@ from typing import Any
 
 from baton.agents import AgentContext
 from baton.agents.orchestrator import OrchestratorAgent
-from baton.llm.base import is_language_model
 from baton.errors import BatonError
-from baton.followup_sql import SHARE, TOTAL, ROWS, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
+from baton.followup_sql import ROWS, SHARE, TOTAL, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
+from baton.llm.base import is_language_model
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.workspace.followup_intents import Intent, read_followup
 
@@ -159,9 +159,8 @@ def _blank_non_adjacent(result: QueryResult) -> int:
 def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, view: View, what: str) -> AIMessage:
     """Strip the hidden totals, then chart (titled with the conversation's question),
     insights over the full result and suggestions that fit."""
-    from baton.viz.insights import find_insights
     from baton.suggest import fitting_followups
-    from baton.viz import choose_chart
+    from baton.viz.insights import find_insights
 
     raw = answer.results
     assert raw is not None

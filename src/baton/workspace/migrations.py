@@ -20,8 +20,8 @@ starting at once — needs the lock above either way.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine

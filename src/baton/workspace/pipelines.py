@@ -24,7 +24,8 @@ import asyncio
 import hashlib
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import BatonError
 from baton.events import NULL_TRACKER, Event, PipelineStatus, QueueTracker, read_event

@@ -11,7 +11,8 @@ surfaces use to start, follow and decide runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
@@ -31,8 +32,8 @@ def stage_runner(ws: Workspace, model: ChatModel):
 def attach_planning(ws: Workspace, model: ChatModel, executor_factory: Callable[[Workspace, Any], Any] | None = None):
     """Give ``ws`` a planner and an executor; ``ws.pipelines`` becomes the service surfaces
     use (``baton.workspace.pipelines``)."""
-    from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, PipelineExecutor, Planner
     from baton.llm.scoped import ScopedModel
+    from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, PipelineExecutor, Planner
     from baton.pipeline.planning import PipelinePlanning
     from baton.workspace.pipelines import LocalPipelines
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from baton.agents.lexical_routing import LexicalRouter
 from baton.semantic.agent import SemanticAgent
+from baton.semantic.errors import SemanticModelError
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model, saved_verified
-from baton.semantic.errors import SemanticModelError
 from baton.semantic.model import SemanticModel
 
 if TYPE_CHECKING:

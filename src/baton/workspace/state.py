@@ -29,9 +29,10 @@ import contextlib
 import os
 import time
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from baton.errors import ConfigurationError
 from baton.workspace.sessions import SessionStore

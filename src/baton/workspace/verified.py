@@ -34,8 +34,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from baton.agents.lexical_routing import LexicalRouter
 from baton.errors import BatonError

@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from baton.events import Event, read_event
 from baton.pipeline.durable.config import DurableConfig

@@ -17,8 +17,9 @@ import importlib
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from baton.pipeline.errors import PipelineConfigurationError
 

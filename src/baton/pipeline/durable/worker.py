@@ -19,7 +19,8 @@ import argparse
 import logging
 import signal
 import threading
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from baton.pipeline.durable.config import DurableConfig, load_runner_factory
 from baton.pipeline.durable.heartbeat import Heartbeat

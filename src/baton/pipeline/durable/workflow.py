@@ -46,8 +46,9 @@ import functools
 import logging
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from baton.events import Event, LLMToken, PipelineComplete, StageCheckpoint, StageStart
 from baton.pipeline.engine import StageDone, advance
@@ -201,7 +202,6 @@ async def _run_stage_step(stage_raw: dict[str, Any], inputs_raw: dict[str, Any],
     from dbos import DBOS
 
     from baton.agents import AgentContext
-
     from baton.messages import Message
 
     stage = stage_from_dict(stage_raw)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.errors import AgentFatalError

@@ -27,10 +27,10 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from baton.errors import ConfigurationError
 from baton.specialists.sql.engines import ConnectionOptions, SQLConnection

@@ -15,8 +15,9 @@ make the same sentence cite two chunks and skew recall numbers.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)

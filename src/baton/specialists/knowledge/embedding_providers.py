@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from baton.files import FileRefusedError, FolderLimits, SkipReason, read_file, walk_folder
 from baton.specialists.knowledge.errors import EmbeddingConfigurationError

@@ -9,8 +9,9 @@ identity; two infos that differ in anything are incomparable spaces, and the sto
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 

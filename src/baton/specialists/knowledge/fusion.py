@@ -8,7 +8,8 @@ only one. ``k = 60`` is the value from the paper.
 
 from __future__ import annotations
 
-from typing import Hashable, Sequence, TypeVar
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
 

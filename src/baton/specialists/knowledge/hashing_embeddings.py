@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 import math
 import re
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 

@@ -23,9 +23,10 @@ import dataclasses
 import datetime as dt
 import json
 import sqlite3
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import Any, Literal
 
 from baton.errors import ConfigurationError
 from baton.files import Skipped
@@ -142,7 +143,7 @@ class KnowledgeIndex:
         documents indexed from this directory before that no longer exist are removed."""
         listing = await asyncio.to_thread(document_listing, directory, max_bytes=max_bytes)
         files = [Path(directory) / entry.relative for entry in listing.files]
-        origin = Path(directory).resolve().as_posix()
+        origin = await asyncio.to_thread(lambda: Path(directory).resolve().as_posix())
         report = IndexReport(skipped=list(listing.skipped))
         report.failed.update((item.path, str(item)) for item in listing.skipped if not item.reason.quiet)
         seen: set[str] = set(report.failed)

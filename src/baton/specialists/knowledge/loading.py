@@ -24,11 +24,10 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
-from baton.files import (FileRefusedError, FolderLimits, FolderListing, SkipReason, read_file, read_named_file,
-                         walk_folder)
+from baton.files import FileRefusedError, FolderLimits, FolderListing, SkipReason, read_file, read_named_file, walk_folder
 from baton.specialists.knowledge.chunks import Chunk, ChunkingOptions, Document
 from baton.specialists.knowledge.code_format import chunk_code
 from baton.specialists.knowledge.errors import DocumentLoadError

@@ -19,7 +19,8 @@ together, and each source once:
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
 from baton.response import SourceDocument

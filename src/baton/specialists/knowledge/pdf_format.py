@@ -8,8 +8,9 @@ Text already extracted elsewhere (one string per page) goes through
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO
 
 from baton.specialists.knowledge.chunks import Chunk, ChunkingOptions, Document, Section, make_chunks
 from baton.specialists.knowledge.errors import DocumentLoadError

@@ -17,7 +17,8 @@ raises ``EmbeddingConfigurationError`` when it is not installed there.
 from __future__ import annotations
 
 import re
-from typing import Any, Collection, Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 import numpy as np
 

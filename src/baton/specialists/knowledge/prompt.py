@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Sequence
+from collections.abc import Sequence
 
 from baton.messages import Message
 from baton.specialists.knowledge.index import SearchHit

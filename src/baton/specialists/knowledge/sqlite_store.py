@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any, Callable, Collection, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 

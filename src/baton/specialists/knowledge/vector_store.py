@@ -8,7 +8,8 @@ model raises ``EmbeddingModelMismatchError`` (use ``clear()`` and re-embed to sw
 
 from __future__ import annotations
 
-from typing import Collection, Protocol, Sequence, runtime_checkable
+from collections.abc import Collection, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 

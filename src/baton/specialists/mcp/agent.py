@@ -30,7 +30,8 @@ Decisions written down here (the issue was silent):
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.errors import AgentFatalError, ConfigurationError, ToolArgumentsError, UnknownToolError

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from baton.errors import ConfigurationError

@@ -23,7 +23,8 @@ import contextlib
 import logging
 import os
 import sys
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -111,7 +112,7 @@ class MCPLink:
                 if not ready.done():
                     ready.set_result(None)
                 await connection.stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - recorded for the requests, then re-raised when fatal
+        except BaseException as exc:
             connection.broken = exc
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else MCPServerUnavailableError(
@@ -263,7 +264,7 @@ def _stderr() -> tuple[Any, Callable[[], Awaitable[None]] | None]:
                 return stream, None
         except (AttributeError, OSError, ValueError):
             continue
-    sink = open(os.devnull, "w")  # noqa: SIM115 - closed with the connection
+    sink = open(os.devnull, "w")
 
     async def close() -> None:
         sink.close()

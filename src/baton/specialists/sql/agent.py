@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.agents.lexical_routing import NO_MODEL_ANSWER
@@ -126,7 +127,7 @@ class SQLAgent(BaseAgent):
         model = self.model_for(context)
         conn = self.connection
         schema = await conn.schema()
-        active = [l for l in (*self.learnings, *kwargs.get("learnings", ())) if l.connection_id in ("", conn.id)]
+        active = [x for x in (*self.learnings, *kwargs.get("learnings", ())) if x.connection_id in ("", conn.id)]
         memory_text = ""
         if self.memory is not None:
             try:
@@ -321,7 +322,7 @@ class SQLAgent(BaseAgent):
             metadata={
                 "agent": self.name, "connection_id": self.connection.id, "dialect": self.connection.dialect,
                 "attempts": [a.to_dict() for a in out.attempts], "warnings": list(out.warnings),
-                "viz_hint": viz, "learnings": [l.lesson for l in out.learnings],
+                "viz_hint": viz, "learnings": [learned.lesson for learned in out.learnings],
                 **({"memory_lock": out.metadata["memory_lock"]} if "memory_lock" in out.metadata else {}),
             },
         )

@@ -36,7 +36,8 @@ import re
 import sqlite3
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error

@@ -17,7 +17,8 @@ anyone could have written, so it is a prompt-injection channel).
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 import sqlglot

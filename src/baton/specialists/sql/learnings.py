@@ -26,8 +26,9 @@ lesson text the model reads.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 from baton.specialists.sql.result import QueryAttempt
 from baton.specialists.sql.schema import SchemaInfo

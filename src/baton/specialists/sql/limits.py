@@ -64,7 +64,8 @@ import functools
 import re
 import sqlite3
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 

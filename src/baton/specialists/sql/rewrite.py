@@ -21,8 +21,8 @@ The engine puts its own ``LIMIT row_cap + 1`` on every query whatever the learni
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from sqlglot import exp
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.specialists.sql.role_report import RoleFinding, RoleReport, Risk, on_pooled_connection, unique_findings
+from baton.specialists.sql.role_report import Risk, RoleFinding, RoleReport, on_pooled_connection, unique_findings
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection

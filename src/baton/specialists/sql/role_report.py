@@ -6,9 +6,10 @@ connect — is ``privileges.py``, which calls the inspections; they call only th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from baton.specialists.sql.classify import SQLExecutionError, classify_error
 

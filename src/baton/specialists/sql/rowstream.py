@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError
 from baton.specialists.sql.limits import sqlite_bounded_printf, sqlite_value_limit

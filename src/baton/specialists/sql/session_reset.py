@@ -48,7 +48,8 @@ If a reset fails, the hook raises and SQLAlchemy closes the connection instead o
 from __future__ import annotations
 
 import secrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 
 from baton.specialists.sql.dialects import normalize_dialect
 from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
@@ -97,7 +97,7 @@ def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationP
             engine = reader(sql)
         except parse_error as error:
             return refuse("unparseable", f"{_ENGINE_NAMES[dialect]} cannot parse this statement: {error}")
-        except Exception as error:  # noqa: BLE001 - a parser crash must fail closed, never open
+        except Exception as error:
             return refuse("unparseable", f"the {_ENGINE_NAMES[dialect]} parser failed ({type(error).__name__})")
         verdict, vetted = _judge(engine, dialect, allowed, relations, depth)
         if verdict is not None:
@@ -173,7 +173,7 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
             continue  # a lone word ('SELECT' naming a privilege) is neither a statement nor a call
         try:
             reader(text)
-        except Exception:  # noqa: BLE001 - not a statement to the engine; it may still be a fragment
+        except Exception:
             for name in _CALLED_NAME.findall(text):
                 if why := denied_function_reason(name, dialect, allowed):
                     return refuse("dangerous_function", f"a string passed to {function}() calls {name}(), which {why}")
@@ -202,7 +202,7 @@ def _disagreement(engine: Reading, tree: Reading) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _grammar_keywords(parser: str) -> frozenset[str]:
     """Names the engine's grammar gives a meaning of its own (PostgreSQL's reserved and
     column-name keywords: ``xmlattributes(...)``, ``coalesce(...)``), which sqlglot may read as
@@ -215,5 +215,5 @@ def _grammar_keywords(parser: str) -> frozenset[str]:
 
 
 def _key(relation) -> tuple[str | None, str | None, str]:
-    lower = lambda v: v.lower() if v else None  # noqa: E731
+    lower = lambda v: v.lower() if v else None
     return lower(relation.catalog), lower(relation.schema), relation.name.lower()

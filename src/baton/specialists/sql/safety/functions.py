@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 _FILES = "reads or writes files on the database server"
@@ -108,14 +108,14 @@ def _setting_refusal(arguments: Sequence[str | None]) -> str | None:
 ARGUMENT_CHECKED: dict[str, Callable[[Sequence[str | None]], str | None]] = {"current_setting": _setting_refusal}
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog(engine: str) -> dict:
     """The committed catalog reading of ``engine`` (``postgres`` or ``duckdb``)."""
     text = resources.files(__package__).joinpath("data", f"{engine}.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _denied_everywhere() -> dict[str, str]:
     denied: dict[str, str] = {}
     for engine in _CATALOG_ENGINES:
@@ -127,7 +127,7 @@ def _denied_everywhere() -> dict[str, str]:
     return denied
 
 
-@lru_cache(maxsize=None)
+@cache
 def _allowed_by_catalog(dialect: str) -> frozenset[str]:
     """Names the dialect's own catalog classifies as harmless reads (``random``)."""
     if dialect not in _CATALOG_ENGINES:
@@ -136,7 +136,7 @@ def _allowed_by_catalog(dialect: str) -> frozenset[str]:
     return frozenset(n.lower() for n, e in entries.items() if e["verdict"] == "allow")
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_functions(dialect: str) -> frozenset[str]:
     """Every function the engine ships (empty for engines without a catalog reading)."""
     if dialect not in _CATALOG_ENGINES:

@@ -83,7 +83,7 @@ def read_tree(
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except SqlglotError as error:
         return refuse("unparseable", f"the statement does not parse as {dialect} SQL: {_first_line(error)}"), None
-    except Exception as error:  # noqa: BLE001 - a parser crash must fail closed, never open
+    except Exception as error:
         return refuse("unparseable", f"the parser failed on this statement ({type(error).__name__})"), None
     reading = Reading("sqlglot", statements=len(statements))
     if not statements:
@@ -173,7 +173,7 @@ def _string_arguments_verdict(
         where = f"a string passed to {_call_label(call)}()"
         try:
             statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
-        except Exception:  # noqa: BLE001 - text sqlglot cannot parse: look for called names
+        except Exception:
             for name in _CALLED_NAME.findall(text):
                 if why := denied_function_reason(name, dialect, allowed):
                     return refuse("dangerous_function", f"{where} calls {name}(), which {why}")
