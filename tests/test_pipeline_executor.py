@@ -377,7 +377,7 @@ async def test_resumed_stages_run_with_the_starting_requests_context_and_the_dec
     original = AgentContext(
         user_question="top regions", project_id="sales", workspace="acme", user_id="u-7", llm_router=router,
         model="gpt-x", preferred_provider="openai", extra={"_skip_complexity": True, "session_id": "s1"},
-        connection_config={"dsn": "sqlite://"}, tracker=start_tracker, execution_memory=ExecutionMemory("top regions"),
+        tracker=start_tracker, execution_memory=ExecutionMemory("top regions"),
     )
     await executor.start(checkpoint_plan(), original)
     decider_memory = ExecutionMemory()
@@ -385,7 +385,7 @@ async def test_resumed_stages_run_with_the_starting_requests_context_and_the_dec
     run = await executor.resume(original.workflow_id, CheckpointDecision("approve"), decision_request)
     assert run.results["best"].query_result.rows == [["north"]]
     [best] = runner.seen["best"]
-    kept = ("user_question", "project_id", "workspace", "user_id", "model", "preferred_provider", "connection_config", "chat_history")
+    kept = ("user_question", "project_id", "workspace", "user_id", "model", "preferred_provider", "chat_history")
     assert {f: getattr(best, f) for f in kept} == {f: getattr(original, f) for f in kept}
     assert best.llm_router is router and dict(best.extra) == {"_skip_complexity": True, "session_id": "s1"}
     assert best.workflow_id == original.workflow_id

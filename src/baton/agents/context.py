@@ -45,7 +45,6 @@ class AgentContext:
     llm_router: ChatModel | None = None
     tracker: WorkflowTracker = NULL_TRACKER
     workflow_id: str = field(default_factory=_new_id)
-    connection_config: Any = None
     user_id: str | None = None
     preferred_provider: str | None = None
     model: str | None = None

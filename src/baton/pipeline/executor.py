@@ -24,7 +24,7 @@ workspace). So a paused run is kept with its context (``PausedRun``), minus per-
 plumbing: the tracker (a finished request's event stream) and the execution memory (a
 finished request's record of agent calls) are dropped. Everything else carries over: the
 user's question, project, workspace, user id, chat history, model (``llm_router``,
-``model``, ``preferred_provider``), ``connection_config`` and ``extra`` flags. On resume the
+``model``, ``preferred_provider``) and ``extra`` flags. On resume the
 stages' context is the kept one with the decision request's ``tracker`` and
 ``execution_memory`` (where *this* request's events and agent calls go) and the paused
 run's ``workflow_id``; any other field of the decision's context is ignored. A decision
