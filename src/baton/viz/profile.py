@@ -29,7 +29,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -241,44 +241,45 @@ def profile_column(name: str, source: str, index: int, values: list[Any], type_h
     # an infinite float cannot be drawn either: it counts as missing, like NaN
     present = [v for v in values if not is_null(v) and not (isinstance(v, float) and math.isinf(v))]
     distinct = len({repr(v) for v in present})
-    base = dict(name=name, source=source, index=index, distinct=distinct, non_null=len(present))
+    # every other role is this one with the role-specific fields replaced
+    empty = ColumnProfile(name=name, source=source, index=index, role=EMPTY, distinct=distinct,
+                          non_null=len(present))
     if not present:
-        return ColumnProfile(role=EMPTY, **base)
+        return empty
 
     text_type = bool(_TEXT_TYPE.search(type_hint)) and not _TEMPORAL_TYPE.search(type_hint)
     numeric_type = bool(_NUMERIC_TYPE.search(type_hint)) and not text_type
     year_named = bool(_YEAR_NAME.search(source))
 
     if not (numeric_type and not year_named):
-        parsed = [parse_temporal(v, year_ok=year_named or bool(_TEMPORAL_TYPE.search(type_hint))) for v in present]
-        if all(p is not None for p in parsed) and not (text_type and not all(isinstance(v, str) for v in present)):
+        year_ok = year_named or bool(_TEMPORAL_TYPE.search(type_hint))
+        parsed = [p for p in (parse_temporal(v, year_ok=year_ok) for v in present) if p is not None]
+        if len(parsed) == len(present) and not (text_type and not all(isinstance(v, str) for v in present)):
             moments = [p[0] for p in parsed]
             unit = _coarsest_unit(moments, {p[1] for p in parsed})
             first, last = (m.replace(tzinfo=dt.UTC).timestamp() for m in (min(moments), max(moments)))
-            return ColumnProfile(role=TEMPORAL, time_unit=unit, minimum=first, maximum=last, **base)
+            return replace(empty, role=TEMPORAL, time_unit=unit, minimum=first, maximum=last)
 
     if all(isinstance(v, bool) for v in present):
-        return ColumnProfile(role=CATEGORY, **base)
+        return replace(empty, role=CATEGORY)
 
-    numbers = [to_number(v) for v in present]
+    numbers = [n for n in (to_number(v) for v in present) if n is not None]
     strings = [v for v in present if isinstance(v, str)]
-    numeric = all(n is not None for n in numbers) and not (
+    numeric = len(numbers) == len(present) and not (
         strings and (text_type or any(re.match(r"^[+-]?0\d", s.strip()) for s in strings))
     )
     if numeric:
         if (_ID_NAME.search(source) or _CAMEL_ID_NAME.search(source)) and all(float(n).is_integer() for n in numbers):
-            return ColumnProfile(role=CATEGORY, **base)
+            return replace(empty, role=CATEGORY)
         integral = all(float(n).is_integer() for n in numbers)
         if _ORDINAL_NAME.search(source) and integral and distinct <= 60:
-            return ColumnProfile(role=ORDINAL, integral=True, **base)
-        return ColumnProfile(
-            role=MEASURE, minimum=float(min(numbers)), maximum=float(max(numbers)), integral=integral, **base
-        )
+            return replace(empty, role=ORDINAL, integral=True)
+        return replace(empty, role=MEASURE, minimum=float(min(numbers)), maximum=float(max(numbers)), integral=integral)
 
     order = _named_order(present)
     if order:
-        return ColumnProfile(role=ORDINAL, order=order, **base)
-    return ColumnProfile(role=CATEGORY, **base)
+        return replace(empty, role=ORDINAL, order=order)
+    return replace(empty, role=CATEGORY)
 
 
 def profile_result(columns: Sequence[str], rows: Sequence[Sequence[Any]], column_types: Sequence[str] = (),
