@@ -35,7 +35,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -91,7 +91,7 @@ class Bulkhead:
         self._dropped_in_window = 0
         self._window_started = 0.0
         self._closed = False
-        self._advisory: set[asyncio.Future] = set()
+        self._advisory: set[asyncio.Future[Any]] = set()
         self.totals = {"calls": 0, "failed": 0, "dropped": 0}
 
     # --- the calls -------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class Bulkhead:
         future.add_done_callback(lambda _: watchdog.cancel())
         return True
 
-    def _overdue(self, future: asyncio.Future) -> None:
+    def _overdue(self, future: asyncio.Future[Any]) -> None:
         """An advisory write still running after ``timeout_s``: the store is hung. Count it
         as a failure (three open the breaker, and later writes are dropped at once)."""
         if not future.done():
@@ -143,7 +143,7 @@ class Bulkhead:
         if pending:
             await asyncio.wait(pending, timeout=self.drain_s if timeout is None else timeout)
 
-    def _advised(self, future: asyncio.Future) -> None:
+    def _advised(self, future: asyncio.Future[Any]) -> None:
         self._advisory.discard(future)
         if future.cancelled():
             return
@@ -177,7 +177,7 @@ class Bulkhead:
             self._pending += 1
             self.totals["calls"] += 1
 
-    def _call(self, fn: Callable[..., T], args: tuple) -> T:
+    def _call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         try:
             return fn(*args)
         finally:
@@ -264,7 +264,7 @@ class Bulkheads:
         self.insights = Bulkhead(f"insights[{workspace}]", threads=1, queue=64, timeout_s=timeout_s)
         self.knowledge = Bulkhead(f"knowledge[{workspace}]", threads=2, queue=32, timeout_s=timeout_s)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Bulkhead]:
         return iter((self.memory, self.insights, self.knowledge))
 
     async def drain(self, timeout: float = 2.0) -> None:

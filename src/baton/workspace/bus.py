@@ -26,7 +26,7 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from baton.errors import ConfigurationError
@@ -231,7 +231,7 @@ class PostgresBus(_Fanout):
         except Exception:
             log.warning("an event bus message could not be read", exc_info=True)
 
-    def _start(self, target, name: str) -> None:
+    def _start(self, target: Callable[[], object], name: str) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
         thread.start()
         self._threads.append(thread)

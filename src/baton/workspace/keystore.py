@@ -17,6 +17,7 @@ shown once.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -75,7 +76,7 @@ class KeyStore:
             with self.engine.connect() as conn:
                 row = conn.execute(sa.select(KEYS.c.printable).where(KEYS.c.default_for == workspace)).first()
             if row is not None:
-                return row[0]
+                return str(row[0])
             key = new_key()
             try:
                 self._insert(key, workspace, DEFAULT_LABEL, printable=key, default_for=workspace)
@@ -98,7 +99,7 @@ class KeyStore:
             ).values(revoked_at=_now(), printable=None, default_for=None))
         return result.rowcount
 
-    def list(self, workspace: str | None = None) -> list[dict]:
+    def list(self, workspace: str | None = None) -> list[dict[str, Any]]:
         query = sa.select(KEYS.c.digest, KEYS.c.workspace, KEYS.c.label, KEYS.c.created_at, KEYS.c.revoked_at)
         if workspace is not None:
             query = query.where(KEYS.c.workspace == workspace)

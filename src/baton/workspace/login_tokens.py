@@ -77,13 +77,13 @@ class LoginTokens:
         migrate(engine, "login_sessions", MIGRATIONS)
 
     @classmethod
-    def in_memory(cls, **kwargs) -> LoginTokens:
+    def in_memory(cls, **kwargs: float) -> LoginTokens:
         from baton.memory.engine import make_engine
 
         return cls(make_engine("sqlite://"), owns_engine=True, **kwargs)
 
     @classmethod
-    def open(cls, url: str, **kwargs) -> LoginTokens:
+    def open(cls, url: str, **kwargs: float) -> LoginTokens:
         from baton.memory.engine import make_engine
 
         return cls(make_engine(url), owns_engine=True, **kwargs)

@@ -23,13 +23,16 @@ from DBOS's loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from baton.agents import AgentContext
     from baton.pipeline.durable import DurableConfig, PipelineClient
+    from baton.pipeline.models import PlanStage, StageResult
     from baton.pipeline.runners import StageRunner
     from baton.workspace.bus import EventBus
     from baton.workspace.state import State
@@ -43,7 +46,7 @@ class _OnLoop:
     def __init__(self, runner: StageRunner, loop: asyncio.AbstractEventLoop) -> None:
         self.runner, self.loop = runner, loop
 
-    async def run(self, stage, inputs, context):
+    async def run(self, stage: PlanStage, inputs: dict[str, StageResult], context: AgentContext) -> StageResult:
         if asyncio.get_running_loop() is self.loop:
             return await self.runner.run(stage, inputs, context)
         future = asyncio.run_coroutine_threadsafe(self.runner.run(stage, inputs, context), self.loop)
@@ -112,9 +115,7 @@ class PipelineHost:
             await asyncio.to_thread(self.start, asyncio.get_running_loop())  # DBOS's sync API refuses a running loop
         return self
 
-    def _startup(self):
-        import contextlib
-
+    def _startup(self) -> contextlib.AbstractContextManager[None]:
         return self.state.startup_lock("pipelines") if self.state is not None else contextlib.nullcontext()
 
     @property

@@ -24,16 +24,18 @@ import asyncio
 import hashlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import BatonError
-from baton.events import NULL_TRACKER, Event, PipelineStatus, QueueTracker, read_event
+from baton.events import NULL_TRACKER, Event, PipelineStatus, QueueTracker, WorkflowTracker, read_event
 from baton.pipeline import CheckpointDecision, CheckpointDecisionError, ExecutionPlan, PipelineRun, PipelineState
 from baton.response import AIMessage
 
 if TYPE_CHECKING:
     from baton.agents import AgentContext
+    from baton.pipeline.durable import DurableStatus
+    from baton.workspace.bus import Subscription
     from baton.workspace.pipeline_host import PipelineHost
 
 POLL_S = 0.25
@@ -136,8 +138,9 @@ class DurablePipelines:
     async def events(self, workflow_id: str) -> AsyncIterator[Event]:
         """The run's events so far (its durable log), then live ones until it ends."""
         await self._status(workflow_id)
-        seen: set[str] = set()
+        seen: set[str | None] = set()  # an event without an id counts once, as the first did
         offset = 0
+        raw: dict[str, Any] | None
         with self.host.bus.subscribe(workflow_id) as live:
             while True:
                 logged, offset, closed = await asyncio.to_thread(self.host.client.event_log, workflow_id, offset=offset)
@@ -165,7 +168,7 @@ class DurablePipelines:
 
     # --- inside ----------------------------------------------------------------------------------
 
-    async def _status(self, workflow_id: str):
+    async def _status(self, workflow_id: str) -> DurableStatus:
         if not self.owns(workflow_id):
             raise PipelineNotFound(workflow_id)
         await self.host.ensure_started()
@@ -180,18 +183,19 @@ class DurablePipelines:
         await asyncio.to_thread(self.host.client.submit, plan, context.derive(workspace=self.workspace), workflow_id=wid,
                                 attributes=attributes)
 
-    async def _decide(self, workflow_id: str, decision: CheckpointDecision, status) -> str:
+    async def _decide(self, workflow_id: str, decision: CheckpointDecision, status: DurableStatus) -> str:
         if status.status != "paused":
             raise PipelineNotFound(f"no paused pipeline {workflow_id} (it is {status.status or status.dbos_status})")
         return await asyncio.to_thread(self.host.client.decide, workflow_id, decision)
 
-    async def _follow(self, wid: str, after_phase: int, tracker, live, *, decision_id: str | None = None) -> PipelineRun:
+    async def _follow(self, wid: str, after_phase: int, tracker: WorkflowTracker | None, live: Subscription, *,
+                      decision_id: str | None = None) -> PipelineRun:
         """Forward the run's events (``live``: a subscription taken before the run could
         emit) to ``tracker`` until it has advanced past ``after_phase`` to a checkpoint or its
         end; the outcome as a ``PipelineRun``."""
         client = self.host.client
         tracker = tracker or NULL_TRACKER
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         deadline = time.monotonic() + self.wait_timeout_s
         while True:
             status = await asyncio.to_thread(client.status, wid)
@@ -226,7 +230,7 @@ class DurablePipelines:
         return PipelineRun(wid, state, [outcome] if outcome is not None else [], status.status or "running", status.checkpoint_stage)  # type: ignore[arg-type]
 
 
-def _forward(tracker, raw: dict[str, Any], seen: set[str]) -> None:
+def _forward(tracker: WorkflowTracker, raw: dict[str, Any], seen: set[str | None]) -> None:
     key = raw.get("id")
     if key in seen or raw.get("type") == "pipeline.status":
         return
@@ -234,7 +238,7 @@ def _forward(tracker, raw: dict[str, Any], seen: set[str]) -> None:
     tracker.emit(_event(raw))
 
 
-def _view(status) -> dict[str, Any]:
+def _view(status: DurableStatus) -> dict[str, Any]:
     attributes = status.attributes or {}
     return {"workflow_id": status.workflow_id, "status": status.status or status.dbos_status.lower(),
             "run_status": status.dbos_status, "checkpoint_stage": status.checkpoint_stage, "phase": status.phase,
@@ -265,7 +269,7 @@ class LocalPipelines:
         asyncio.ensure_future(self._run(self.planning.executor.start(plan, context), wid))
         return wid
 
-    async def _run(self, work, wid: str) -> None:
+    async def _run(self, work: Awaitable[PipelineRun], wid: str) -> None:
         try:
             run = await work
             self._runs[wid].update(status=run.status, checkpoint_stage=run.checkpoint_stage, outcome=run.message.to_dict())
@@ -296,7 +300,7 @@ class LocalPipelines:
             self._runs.setdefault(workflow_id, {"workflow_id": workflow_id, "created_at": int(time.time() * 1000), "outcome": None})
             asyncio.ensure_future(self._run(work, workflow_id))
             return None
-        message = await work
+        message: AIMessage = await work
         if workflow_id in self._runs:
             self._runs[workflow_id].update(status=(message.metadata.get("pipeline") or {}).get("status"), outcome=message.to_dict())
         return message
@@ -305,6 +309,7 @@ class LocalPipelines:
         await self.status(workflow_id)
         waiter = QueueTracker()
         self._waiters.setdefault(workflow_id, []).append(waiter)
+        event: Event | None
         try:
             for event in list(self._events.get(workflow_id, ())):
                 yield event

@@ -27,6 +27,7 @@ file waits at most ``BUSY_TIMEOUT_MS`` for another writer. ``close()`` shuts it 
 
 from __future__ import annotations
 
+import builtins  # SessionStore.list shadows list in the class body: annotations after it say builtins.list
 import datetime as dt
 import hashlib
 import threading
@@ -172,13 +173,13 @@ class SessionStore:
             raise RuntimeError("this session store is closed")
         return await self.bulkhead.run(self._call, fn, args)
 
-    def _call(self, fn: Callable[..., T], args: tuple) -> T:
+    def _call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         if self._single:
             with self._lock:
                 return fn(*args)
         return fn(*args)
 
-    def _write(self):
+    def _write(self) -> Connection:
         return self.engine.connect().execution_options(baton_write=True)
 
     # --- API --------------------------------------------------------------------------------
@@ -205,10 +206,10 @@ class SessionStore:
     async def list(self, workspace: str, limit: int = 50) -> list[SessionSummary]:
         return await self._run(self._list, workspace, limit)
 
-    async def turns(self, workspace: str, session_id: str) -> list[Turn]:
+    async def turns(self, workspace: str, session_id: str) -> builtins.list[Turn]:
         return await self._run(self._turns, workspace, session_id)
 
-    async def history(self, workspace: str, session_id: str, max_turns: int = 10) -> list[Message]:
+    async def history(self, workspace: str, session_id: str, max_turns: int = 10) -> builtins.list[Message]:
         """The last turns as chat messages, for the next question's context."""
         return history_of(await self.turns(workspace, session_id), max_turns)
 
@@ -308,14 +309,14 @@ class SessionStore:
         with self._write() as conn, conn.begin():
             conn.execute(FEEDBACK.insert().values(turn_id=turn_id, thumbs=thumbs, verdict=verdict, comment=comment, created_at=_now()))
 
-    def _list(self, workspace: str, limit: int) -> list[SessionSummary]:
+    def _list(self, workspace: str, limit: int) -> builtins.list[SessionSummary]:
         count = sa.select(sa.func.count()).where(TURNS.c.session_id == SESSIONS.c.session_id).scalar_subquery()
         query = (sa.select(SESSIONS.c.session_id, SESSIONS.c.title, SESSIONS.c.created_at, SESSIONS.c.updated_at, count)
                  .where(SESSIONS.c.workspace == workspace).order_by(SESSIONS.c.updated_at.desc()).limit(limit))
         with self.engine.connect() as conn:
             return [SessionSummary(*row) for row in conn.execute(query)]
 
-    def _turns(self, workspace: str, session_id: str) -> list[Turn]:
+    def _turns(self, workspace: str, session_id: str) -> builtins.list[Turn]:
         with self.engine.connect() as conn:
             self._owned(conn, workspace, session_id)
             rows = conn.execute(sa.select(TURNS.c.seq, TURNS.c.question, TURNS.c.answer)

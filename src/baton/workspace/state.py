@@ -32,10 +32,13 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError
 from baton.workspace.sessions import SessionStore
+
+if TYPE_CHECKING:
+    from baton.workspace.keystore import KeyStore
 
 SESSIONS_FILE = "sessions.sqlite"
 MEMORY_FILE = "memory.sqlite"
@@ -120,7 +123,7 @@ class State:
         (default: the workspace's name)."""
         return Place(self, workspace, self.home / (folder or workspace))
 
-    def keys(self):
+    def keys(self) -> KeyStore:
         """The key store (``keystore.KeyStore``); the caller closes it."""
         from baton.workspace.keystore import KeyStore
 
