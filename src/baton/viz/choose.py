@@ -154,8 +154,8 @@ def fit(viz_type: str, profile: ResultProfile, rows: list[list[Any]]) -> Layout 
     if viz_type == "scatter":
         if len(m) < 2 or n < 2:
             return "a scatter needs two measures and at least two rows"
-        color = d[0] if len(d) == 1 and d[0].distinct <= MAX_SCATTER_COLORS and d[0].distinct < n else None
-        return Layout("scatter", y=(m[0], m[1]), color=color, details=tuple(c for c in d + t + m[2:] if c is not color))
+        dots_by = d[0] if len(d) == 1 and d[0].distinct <= MAX_SCATTER_COLORS and d[0].distinct < n else None
+        return Layout("scatter", y=(m[0], m[1]), color=dots_by, details=tuple(c for c in d + t + m[2:] if c is not dots_by))
     return f"{viz_type!r} is not a chart type we draw"  # pragma: no cover - VIZ_TYPES is exhaustive
 
 

@@ -68,9 +68,11 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
     requested = message.viz_type if message.viz_type and message.viz_type != "text" else None
     key = _key(message, requested, seed)
     with _DRESSED_LOCK:
-        dressed = _DRESSED.get(key) if key is not None else None
-        if dressed is not None:
-            _DRESSED.move_to_end(key)
+        dressed = None
+        if key is not None:
+            dressed = _DRESSED.get(key)
+            if dressed is not None:
+                _DRESSED.move_to_end(key)
     if dressed is None:
         choice = choose_chart(result, question=message.input, requested=requested)
         dressed = (choice.viz_type, choice.viz_config,

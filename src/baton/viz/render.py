@@ -14,7 +14,7 @@ engine (~0.5 s); later calls take tens of milliseconds.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from baton.errors import BatonError
 from baton.viz.spec import scrub
@@ -33,7 +33,12 @@ def _check(spec: Any) -> dict[str, Any]:
     return scrub(spec)  # a spec from elsewhere may carry text that would abort the renderer
 
 
-def _render(kind: str, spec: Any, options: dict[str, Any], timeout: float, pool: Any = None) -> str | bytes:
+@overload
+def _render(kind: Literal["svg"], spec: Any, options: dict[str, Any], timeout: float, pool: Any = None) -> str: ...
+@overload
+def _render(kind: Literal["png"], spec: Any, options: dict[str, Any], timeout: float, pool: Any = None) -> bytes: ...
+def _render(kind: Literal["svg", "png"], spec: Any, options: dict[str, Any], timeout: float,
+            pool: Any = None) -> str | bytes:
     from baton.viz.render_worker import RenderFailed, render_isolated
 
     if not timeout > 0:

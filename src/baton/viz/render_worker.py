@@ -26,13 +26,13 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, Literal, overload
 
 MAX_IDLE_WORKERS = 2
 _HEADER = struct.Struct(">I")
 
 
-def _read_frame(stream: BinaryIO) -> bytes | None:
+def _read_frame(stream: IO[bytes]) -> bytes | None:
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         return None
@@ -41,7 +41,7 @@ def _read_frame(stream: BinaryIO) -> bytes | None:
     return payload if len(payload) == size else None
 
 
-def _write_frame(stream: BinaryIO, payload: bytes) -> None:
+def _write_frame(stream: IO[bytes], payload: bytes) -> None:
     stream.write(_HEADER.pack(len(payload)) + payload)
     stream.flush()
 
@@ -59,19 +59,22 @@ class _Worker:
             [sys.executable, "-m", "baton.viz.render_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
         )  # fmt: skip
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are PIPEs
+        self._to_worker: IO[bytes] = self.process.stdin
+        self._from_worker: IO[bytes] = self.process.stdout
         self.replies: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="baton-render-reader").start()
 
     def _read(self) -> None:
         while True:
-            frame = _read_frame(self.process.stdout)
+            frame = _read_frame(self._from_worker)
             self.replies.put(frame)
             if frame is None:
                 return
 
     def render(self, request: bytes, timeout: float) -> bytes:
         try:
-            _write_frame(self.process.stdin, request)
+            _write_frame(self._to_worker, request)
             reply = self.replies.get(timeout=timeout)
         except queue.Empty:
             self.kill()
@@ -87,7 +90,7 @@ class _Worker:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
+        for stream in (self._to_worker, self._from_worker):
             try:
                 stream.close()
             except OSError:
@@ -144,6 +147,12 @@ def _new_worker() -> _Worker:
     return _Worker()
 
 
+@overload
+def render_isolated(kind: Literal["svg"], spec: dict[str, Any], options: dict[str, Any], timeout: float,
+                    pool: RenderPool | None = None) -> str: ...
+@overload
+def render_isolated(kind: Literal["png"], spec: dict[str, Any], options: dict[str, Any], timeout: float,
+                    pool: RenderPool | None = None) -> bytes: ...
 def render_isolated(kind: str, spec: dict[str, Any], options: dict[str, Any], timeout: float,
                     pool: RenderPool | None = None) -> str | bytes:
     """Render in a worker process; ``RenderFailed`` for a renderer error, a crash or a timeout."""

@@ -264,6 +264,7 @@ def _folded(measures: Sequence[ColumnProfile]) -> tuple[list[dict[str, Any]], di
 
 
 def _line(layout: Layout) -> dict[str, Any]:
+    assert layout.x is not None, "fit() gives every line an x column"
     x = _position(layout.x, as_bars=False)
     points = layout.x.non_null <= MAX_LINE_POINTS  # dots help on short series, clutter long ones
     spec: dict[str, Any] = {"mark": {"type": "line", "point": points, "interpolate": "linear"}}
@@ -281,12 +282,14 @@ def _line(layout: Layout) -> dict[str, Any]:
 
 
 def _bar(layout: Layout) -> dict[str, Any]:
+    assert layout.x is not None, "fit() gives every bar chart an x column"
     measure = layout.y[0]
     cat_axis, val_axis = ("y", "x") if layout.horizontal else ("x", "y")
     sort = f"-{val_axis}" if layout.x.role not in (ORDINAL, TEMPORAL) else None
-    encoding = {cat_axis: _position(layout.x, as_bars=True, sort=sort), val_axis: _quantitative(measure),
+    encoding: dict[str, Any] = {cat_axis: _position(layout.x, as_bars=True, sort=sort), val_axis: _quantitative(measure),
                 "tooltip": _tooltips(layout)}
     if layout.viz_type == "stacked_bar":
+        assert layout.color is not None, "fit() gives every stacked bar chart a color column"
         encoding["color"] = _color(layout.color)
         encoding[val_axis]["stack"] = "zero"
         if sort:
@@ -297,6 +300,7 @@ def _bar(layout: Layout) -> dict[str, Any]:
 def _grouped_bar(layout: Layout) -> dict[str, Any]:
     cat_axis, val_axis = ("y", "x") if layout.horizontal else ("x", "y")
     offset = "yOffset" if layout.horizontal else "xOffset"
+    assert layout.x is not None, "fit() gives every grouped bar chart an x column"
     spec: dict[str, Any] = {"mark": {"type": "bar"}}
     x = _position(layout.x, as_bars=True)
     if len(layout.y) > 1:
@@ -307,6 +311,7 @@ def _grouped_bar(layout: Layout) -> dict[str, Any]:
             cat_axis: x, val_axis: y, "color": color, offset: {"field": SERIES, "sort": color["sort"]},
             "tooltip": tooltip})
         return spec
+    assert layout.color is not None, "fit() groups a single measure's bars by a color column"
     color = _color(layout.color)
     spec["encoding"] = {cat_axis: x, val_axis: _quantitative(layout.y[0]), "color": color,
                         offset: {"field": color["field"]}, "tooltip": _tooltips(layout)}
@@ -315,6 +320,7 @@ def _grouped_bar(layout: Layout) -> dict[str, Any]:
 
 def _pie(layout: Layout, values: list[dict[str, Any]]) -> dict[str, Any]:
     measure, category = layout.y[0], layout.x
+    assert category is not None, "fit() gives every pie a category column"
     total = sum(v[measure.name] or 0 for v in values)
     for v in values:
         v[SHARE] = (v[measure.name] or 0) / total if total else None
