@@ -50,7 +50,7 @@ class ProviderError(BatonError):
 
     retryable: bool = False
 
-    def __init__(self, message: str, *, provider: str = "", model: str = "", status_code: int | None = None):
+    def __init__(self, message: str, *, provider: str = "", model: str = "", status_code: int | None = None) -> None:
         super().__init__(message)
         self.provider = provider
         self.model = model
@@ -62,8 +62,9 @@ class ProviderRateLimitError(ProviderError):
 
     retryable = True
 
-    def __init__(self, message: str, *, retry_after: float | None = None, **kw):
-        super().__init__(message, **kw)
+    def __init__(self, message: str, *, retry_after: float | None = None, provider: str = "", model: str = "",
+                 status_code: int | None = None) -> None:
+        super().__init__(message, provider=provider, model=model, status_code=status_code)
         self.retry_after = retry_after
 
 

@@ -36,7 +36,7 @@ import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from baton.errors import (
     ContextLengthExceededError,
@@ -58,7 +58,7 @@ _CONTEXT_WORDING = re.compile(
     r"|exceeds? the (available )?context|input is too long|reduce the length of the messages",
     re.IGNORECASE,
 )
-_RETRYABLE_STREAM_TYPES = {
+_RETRYABLE_STREAM_TYPES: dict[str, type[ProviderError]] = {
     "rate_limit_error": ProviderRateLimitError,
     "rate_limit_exceeded": ProviderRateLimitError,
     "overloaded_error": ProviderServerError,
@@ -98,8 +98,10 @@ def _error_fields(body: Any) -> tuple[str, str, str]:
     """(code, type, message) from an error body in either vendor's shape."""
     if not isinstance(body, dict):
         return "", "", str(body or "")
-    inner = body.get("error") if isinstance(body.get("error"), dict) else body
-    details = inner.get("details") if isinstance(inner.get("details"), dict) else {}
+    error = body.get("error")
+    inner: dict[Any, Any] = error if isinstance(error, dict) else body
+    found = inner.get("details")
+    details: dict[Any, Any] = found if isinstance(found, dict) else {}
     code = inner.get("code") or details.get("error_code") or ""
     return str(code), str(inner.get("type") or ""), str(inner.get("message") or "")
 
@@ -113,11 +115,19 @@ def is_context_length_error(code: str, type_: str, message: str) -> bool:
     return bool(_CONTEXT_WORDING.search(message))
 
 
+class _Origin(TypedDict, total=False):
+    """The keyword arguments every ``ProviderError`` built here shares."""
+
+    provider: str
+    model: str
+    status_code: int
+
+
 def map_sdk_error(exc: BaseException, *, provider: str, model: str, secrets: Iterable[str | None] = ()) -> ProviderError:
     """The ``ProviderError`` for an exception raised by an SDK call (or its transport)."""
     if isinstance(exc, ProviderError):
         return exc
-    kw = {"provider": provider, "model": model}
+    kw: _Origin = {"provider": provider, "model": model}
     status = getattr(exc, "status_code", None)
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)

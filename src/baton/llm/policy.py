@@ -73,10 +73,10 @@ class RetryPolicy:
 
     def delay(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
         """Seconds to wait after failed try number ``attempt`` (1-based)."""
-        retry_after = getattr(error, "retry_after", None)  # a 429's, or a 503's (errors_map)
+        retry_after: float | None = getattr(error, "retry_after", None)  # a 429's, or a 503's (errors_map)
         if retry_after is not None:
             return min(retry_after, self.max_retry_after)
-        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        backoff = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
         return backoff * (1 - self.jitter * rng.random())
 
 

@@ -112,7 +112,7 @@ class LLMRouter:
                 except ContextLengthExceededError:
                     raise
                 except TimeoutError:
-                    error = self._timed_out(entry, seconds, by_deadline)
+                    error: ProviderError = self._timed_out(entry, seconds, by_deadline)
                 except ProviderError as exc:
                     error = exc
                 if isinstance(error, QuestionDeadlineExceeded):
