@@ -26,7 +26,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from baton.errors import ConfigurationError
+from baton.errors import ConfigurationError, ProviderError
 from baton.llm.arguments import parse_tool_call
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
@@ -129,7 +129,8 @@ class Anthropic:
     def metadata_key(self) -> str:
         return f"anthropic@{self.base_url}"
 
-    def _request(self, messages, tools, temperature, max_tokens) -> dict[str, Any]:
+    def _request(self, messages: Sequence[Message], tools: Sequence[Tool] | None, temperature: float | None,
+                 max_tokens: int | None) -> dict[str, Any]:
         system, turns = to_anthropic_messages(messages)
         params: dict[str, Any] = {"model": self.model, "messages": turns,
                                   "max_tokens": max_tokens if max_tokens is not None else self.max_tokens}
@@ -142,7 +143,7 @@ class Anthropic:
             params["temperature"] = temperature
         return params
 
-    def _error(self, exc: BaseException):
+    def _error(self, exc: BaseException) -> ProviderError:
         return map_sdk_error(exc, provider=self.provider, model=self.model,
                              secrets=(getattr(self._client, "api_key", None), getattr(self._client, "auth_token", None)))
 

@@ -16,10 +16,14 @@ from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A provider bound to one model."""
+    """A provider bound to one model. ``provider`` and ``model`` are read-only here: a plain
+    attribute satisfies them, and so does a property (``LLMRouter`` names its first entry)."""
 
-    provider: str
-    model: str
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
     async def complete(
         self,

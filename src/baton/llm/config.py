@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from baton.errors import ConfigurationError
@@ -66,7 +67,7 @@ def ollama_base_url(host: str | None) -> str:
     return f"{parts.scheme}://{netloc}{path if path.endswith('/v1') else path + '/v1'}"
 
 
-def model_from_string(spec: str, *, env: Mapping[str, str] | None = None, **options) -> ChatModel:
+def model_from_string(spec: str, *, env: Mapping[str, str] | None = None, **options: Any) -> ChatModel:
     """The model a model string names; ``"a,b"`` gives an ``LLMRouter`` over both.
     ``options`` (``timeout``, ``max_tokens``, ``temperature``, ``context_window``) go to
     each provider's constructor."""
@@ -93,7 +94,7 @@ def model_from_string(spec: str, *, env: Mapping[str, str] | None = None, **opti
     return builder(model, spec, env, {**_timeout(env), **options})
 
 
-def model_from_env(env: Mapping[str, str] | None = None, **options) -> ChatModel | None:
+def model_from_env(env: Mapping[str, str] | None = None, **options: Any) -> ChatModel | None:
     """The model ``BATON_MODEL`` names, or None when it is unset or empty."""
     env = os.environ if env is None else env
     spec = env.get("BATON_MODEL", "").strip()
@@ -116,28 +117,28 @@ def model_choice(model: str | None, preferred_provider: str | None = None) -> st
     return f"{preferred_provider.strip().lower()}:{model}"
 
 
-def _openai(model: str, spec: str, env: Mapping[str, str], options: dict) -> ChatModel:
+def _openai(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OPENAI_BASE_URL, OpenAICompatible
 
     return OpenAICompatible(model, provider="openai", api_key=_key(env, "OPENAI_API_KEY", spec),
                             base_url=env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL, **options)
 
 
-def _openrouter(model: str, spec: str, env: Mapping[str, str], options: dict) -> ChatModel:
+def _openrouter(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OpenAICompatible
 
     return OpenAICompatible(model, provider="openrouter", api_key=_key(env, "OPENROUTER_API_KEY", spec),
                             base_url=env.get("OPENROUTER_BASE_URL") or OPENROUTER_BASE_URL, **options)
 
 
-def _ollama(model: str, spec: str, env: Mapping[str, str], options: dict) -> ChatModel:
+def _ollama(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OpenAICompatible
 
     return OpenAICompatible(model, provider="ollama", api_key="ollama", base_url=ollama_base_url(env.get("OLLAMA_HOST")),
                             **options)
 
 
-def _compatible(rest: str, spec: str, env: Mapping[str, str], options: dict) -> ChatModel:
+def _compatible(rest: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OpenAICompatible
 
     base_url, sep, model = rest.rpartition("#")
@@ -150,14 +151,14 @@ def _compatible(rest: str, spec: str, env: Mapping[str, str], options: dict) -> 
                             api_key=env.get("OPENAI_COMPATIBLE_API_KEY") or "not-needed", **options)
 
 
-def _anthropic(model: str, spec: str, env: Mapping[str, str], options: dict) -> ChatModel:
+def _anthropic(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
     from baton.llm.anthropic_provider import Anthropic
 
     return Anthropic(model, api_key=_key(env, "ANTHROPIC_API_KEY", spec),
                      base_url=env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL, **options)
 
 
-_BUILDERS: dict[str, Callable[[str, str, Mapping[str, str], dict], ChatModel]] = {
+_BUILDERS: dict[str, Callable[[str, str, Mapping[str, str], dict[str, Any]], ChatModel]] = {
     "openai": _openai,
     "anthropic": _anthropic,
     "openrouter": _openrouter,

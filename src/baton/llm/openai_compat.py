@@ -33,7 +33,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from baton.errors import ConfigurationError, ProviderConnectionError
+from baton.errors import ConfigurationError, ProviderConnectionError, ProviderError
 from baton.llm.arguments import parse_tool_call, wire_arguments
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
@@ -133,7 +133,8 @@ class OpenAICompatible:
         """Models sharing this key share one model list (``windows.ContextWindowResolver``)."""
         return f"openai-compatible@{self.base_url}"
 
-    def _request(self, messages, tools, temperature, max_tokens) -> dict[str, Any]:
+    def _request(self, messages: Sequence[Message], tools: Sequence[Tool] | None, temperature: float | None,
+                 max_tokens: int | None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages)}
         if tools:
             params["tools"] = to_openai_tools(tools)
@@ -156,7 +157,7 @@ class OpenAICompatible:
         return await self._client.post("/chat/completions", body=params, cast_to=completion_cls, options=options,
                                        stream=bool(params.get("stream")), stream_cls=chunk_stream_cls)
 
-    def _error(self, exc: BaseException):
+    def _error(self, exc: BaseException) -> ProviderError:
         return map_sdk_error(exc, provider=self.provider, model=self.model,
                              secrets=(getattr(self._client, "api_key", None), getattr(self._client, "auth_token", None)))
 

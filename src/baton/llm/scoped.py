@@ -12,12 +12,23 @@ router knows no preference strings: the imports run one way.
 from __future__ import annotations
 
 import weakref
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from typing import Any, overload
 
 from baton.llm.base import ChatModel, is_language_model
 from baton.llm.policy import current_scope
 from baton.llm.router import LLMRouter
+from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
-_wrapped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_wrapped: weakref.WeakKeyDictionary[ChatModel, LLMRouter] = weakref.WeakKeyDictionary()
+
+
+@overload
+def with_policy(model: ChatModel) -> ChatModel: ...
+@overload
+def with_policy(model: None) -> None: ...
+@overload
+def with_policy(model: ChatModel | None) -> ChatModel | None: ...
 
 
 def with_policy(model: ChatModel | None) -> ChatModel | None:
@@ -52,10 +63,12 @@ class ScopedModel:
         self.model = inner.model
         self.context_window = getattr(inner, "context_window", None)
 
-    def complete(self, messages, tools=None, *, temperature=None, max_tokens=None):  # type: ignore[no-untyped-def]
+    def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                 temperature: float | None = None, max_tokens: int | None = None) -> Coroutine[Any, Any, LLMResponse]:
         return with_policy(self.inner).complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
 
-    def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):  # type: ignore[no-untyped-def]
+    def stream(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+               temperature: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamChunk]:
         return with_policy(self.inner).stream(messages, tools, temperature=temperature, max_tokens=max_tokens)
 
     def __repr__(self) -> str:

@@ -62,7 +62,8 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._responses) - self._next
 
-    async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                       temperature: float | None = None, max_tokens: int | None = None) -> LLMResponse:
         self.calls.append((list(messages), list(tools or ())))
         if self._next >= len(self._responses):
             raise ScriptExhaustedError(
@@ -73,7 +74,8 @@ class ScriptedModel:
         self._next += 1
         return _as_response(item, self.model, self.provider)
 
-    async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None) -> AsyncIterator[StreamChunk]:
+    async def stream(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                     temperature: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamChunk]:
         response = await self.complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
         async for chunk in _stream_response(response):
             yield chunk
@@ -98,14 +100,16 @@ class FunctionModel:
         self.context_window = context_window
         self.call_count = 0
 
-    async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                       temperature: float | None = None, max_tokens: int | None = None) -> LLMResponse:
         self.call_count += 1
         result = self.fn(list(messages), list(tools or ()))
         if inspect.isawaitable(result):
             result = await result
         return _as_response(result, self.model, self.provider)
 
-    async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None) -> AsyncIterator[StreamChunk]:
+    async def stream(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                     temperature: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamChunk]:
         response = await self.complete(messages, tools, temperature=temperature, max_tokens=max_tokens)
         async for chunk in _stream_response(response):
             yield chunk

