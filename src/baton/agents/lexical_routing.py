@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Protocol
 
 from baton.agents.document_routing import documents_win, probe
-from baton.llm.base import RoutingStandIn
-from baton.messages import LLMResponse, StreamChunk, ToolCall
-from baton.phrasing import DEFAULT_VOCABULARY
+from baton.llm.base import ChatModel, RoutingStandIn
+from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
+from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
 from baton.verified import VerifiedQuestion, closest_verified, content_words
 
 NO_MODEL_ANSWER = (
@@ -64,15 +66,21 @@ def words(text: str) -> frozenset[str]:
     return content_words(text, _STOP)
 
 
-def similarity(a: set[str], b: set[str]) -> float:
+def similarity(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / math.sqrt(len(a) * len(b))
 
 
-def _relay(model, tool_message) -> LLMResponse:
+def _relay(model: ChatModel, tool_message: Message) -> LLMResponse:
     """After a tool result, a routing stand-in answers with the specialist's own text."""
     return LLMResponse(content=tool_message.content, model=model.model, provider=model.provider, finish_reason="stop")
+
+
+class ClaimsQuestions(Protocol):
+    """A semantic-layer agent as the router asks it (``baton.semantic.agent.SemanticAgent``)."""
+
+    async def claims(self, question: str) -> bool: ...
 
 
 class LexicalRouter(RoutingStandIn):
@@ -98,17 +106,18 @@ class LexicalRouter(RoutingStandIn):
         self.verified: tuple[VerifiedQuestion, ...] = tuple(verified)
         self.documents: dict[str, object] = dict(documents or {})
         self.catalog = catalog or bool(self.verified)
-        self.vocabulary = None  # how the workspace reads questions (``baton.phrasing``), when it has its own
-        self.semantic: dict[str, object] = {}  # tool name -> agent with ``async claims(question) -> bool``
+        self.vocabulary: Vocabulary | None = None  # how the workspace reads questions (``baton.phrasing``), when it has its own
+        self.semantic: dict[str, ClaimsQuestions] = {}  # tool name -> semantic-layer agent
 
-    def score(self, question: str, tool) -> float:
+    def score(self, question: str, tool: Tool) -> float:
         q = words(question)
         name_words = words(tool.name.replace("_", " "))
         candidates = [words(tool.description), *self.examples.get(tool.name, ())]
         best = max((similarity(q, c) for c in candidates), default=0.0)
         return best + 0.3 * bool(q & (name_words - self.generic_name_words))
 
-    async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                       temperature: float | None = None, max_tokens: int | None = None) -> LLMResponse:
         last = messages[-1]
         if last.role == "tool":
             return _relay(self, last)
@@ -148,7 +157,8 @@ class LexicalRouter(RoutingStandIn):
         call = ToolCall(id=f"lexical_{next(_ids)}", name=tool, arguments={"question": question})
         return LLMResponse(tool_calls=[call], model=self.model, provider=self.provider, finish_reason="tool_calls")
 
-    async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):
+    async def stream(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                     temperature: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamChunk]:
         response = await self.complete(messages, tools)
         if response.content:
             yield StreamChunk(delta=response.content)
@@ -178,12 +188,14 @@ class RouteTo(RoutingStandIn):
     def __init__(self, tool_name: str) -> None:
         self.tool_name = tool_name
 
-    async def complete(self, messages, tools=None, *, temperature=None, max_tokens=None) -> LLMResponse:
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                       temperature: float | None = None, max_tokens: int | None = None) -> LLMResponse:
         last = messages[-1]
         if last.role == "tool":
             return _relay(self, last)
         call = ToolCall(id=f"verified_{next(_ids)}", name=self.tool_name, arguments={"question": last.content})
         return LLMResponse(tool_calls=[call], model=self.model, provider=self.provider, finish_reason="tool_calls")
 
-    async def stream(self, messages, tools=None, *, temperature=None, max_tokens=None):
+    async def stream(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,
+                     temperature: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamChunk]:
         yield StreamChunk(response=await self.complete(messages, tools))

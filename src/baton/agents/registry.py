@@ -34,7 +34,8 @@ class AgentRegistry:
     @overload
     def register(self, name: str, factory: None = None, *, description: str | None = None, replace: bool = False) -> Callable[[AgentFactory], AgentFactory]: ...
 
-    def register(self, name, factory=None, *, description=None, replace=False):
+    def register(self, name: str, factory: AgentFactory | None = None, *, description: str | None = None,
+                 replace: bool = False) -> AgentFactory | Callable[[AgentFactory], AgentFactory]:
         """Register ``factory`` under ``name``; without a factory, works as a decorator."""
 
         def add(fn: AgentFactory) -> AgentFactory:
