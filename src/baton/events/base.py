@@ -26,7 +26,6 @@ event (``event_of`` builds one from a type and a payload). Decisions:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -96,7 +95,16 @@ class RawEvent(Event):
         return dict(self.payload)
 
 
-@functools.cache
+_FIELDS: dict[type[Event], tuple[tuple[str, bool], ...]] = {}
+
+
 def _payload_fields(cls: type[Event]) -> tuple[tuple[str, bool], ...]:
-    """``(name, omitted when None)`` of ``cls``'s payload fields, in declaration order."""
-    return tuple((f.name, bool(f.metadata.get(_OMIT))) for f in dataclasses.fields(cls) if f.name not in _ENVELOPE)
+    """``(name, omitted when None)`` of ``cls``'s payload fields, in declaration order.
+    Cached in a plain dict: mypy takes a class passed to ``functools.cache`` for one of its
+    (unhashable, ``eq=True``) instances."""
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = tuple(
+            (f.name, bool(f.metadata.get(_OMIT))) for f in dataclasses.fields(cls) if f.name not in _ENVELOPE
+        )
+    return found

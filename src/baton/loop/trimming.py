@@ -52,7 +52,7 @@ def group_units(messages: list[Message]) -> list[list[int]]:
     owner: dict[str, int] = {}
     for i, message in enumerate(messages):
         if message.role == "tool" and message.tool_call_id in owner:
-            units[owner[message.tool_call_id]].append(i)  # type: ignore[index]
+            units[owner[message.tool_call_id]].append(i)
             continue
         units.append([i])
         if message.role == "assistant" and message.tool_calls:

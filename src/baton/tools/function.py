@@ -78,7 +78,7 @@ class FunctionTool:
     def from_function(cls, fn: ToolFunction, *, name: str | None = None, description: str | None = None,
                       sequential_only: bool = False) -> FunctionTool:
         """The tool described by ``fn``'s signature and docstring (module docstring)."""
-        tool_name = name or getattr(fn, "__name__", "")
+        tool_name = name or str(getattr(fn, "__name__", ""))
         if not _NAME.match(tool_name):
             raise ConfigurationError(f"tool name {tool_name!r} is not 1-64 letters, digits, '_' or '-': pass name=...")
         doc = parse_docstring(inspect.getdoc(fn))
@@ -178,7 +178,7 @@ def _model_for_spec(spec: Tool) -> type[BaseModel]:
 
 
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = _untitled(model.model_json_schema(by_alias=True))
+    schema: dict[str, Any] = _untitled(model.model_json_schema(by_alias=True))
     schema.setdefault("properties", {})
     schema.setdefault("required", [])
     return schema
