@@ -68,6 +68,8 @@ class WorkspaceScope:
     Not constructible directly; ``MemoryStore.open`` issues it. Immutable."""
 
     __slots__ = ("_principal", "_issuer")
+    _principal: Principal  # both set once, by issue()
+    _issuer: object
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("obtain a WorkspaceScope from MemoryStore.open(credential)")

@@ -243,7 +243,8 @@ def _draft(sec: Section) -> RecordDraft:
 
 def _named(entries: list[FileEntry], skipped: list[Skipped]) -> list[FileEntry]:
     """Files whose entity fits the column and is not another file's (``A.md``/``a.md``)."""
-    out, owners = [], {}
+    out: list[FileEntry] = []
+    owners: dict[str, str] = {}  # doctrine entity -> the file that names it
     for entry in entries:
         entity = entity_of(entry.relative)
         if len(entity) > FIELD_LIMITS["entity"]:
@@ -289,7 +290,7 @@ def _events(tx: Any, superseding: list[tuple[RecordDraft, list[_Active], str | N
     events: list[NewEvent] = []
     for draft, olds, kept_id in superseding:
         target = None if kept_id else new_record(tx, draft, supersedes=[old.id for old in olds])
-        by_id = kept_id or target.id  # type: ignore[union-attr]
+        by_id = target.id if target is not None else kept_id
         events.extend(NewEvent(stream_of(old.id), "record.superseded", {"by": by_id}, loaded[old.id].version,
                                draft.provenance) for old in olds)
         if target is not None:
@@ -297,9 +298,9 @@ def _events(tx: Any, superseding: list[tuple[RecordDraft, list[_Active], str | N
                                    draft.provenance))
             report.updated.append(target.id)
     for draft in created:
-        rec = new_record(tx, draft)
-        events.append(NewEvent(stream_of(rec.id), "record.created", {"record": record_payload(rec)}, 0, draft.provenance))
-        report.added.append(rec.id)
+        new = new_record(tx, draft)
+        events.append(NewEvent(stream_of(new.id), "record.created", {"record": record_payload(new)}, 0, draft.provenance))
+        report.added.append(new.id)
     for rec in gone:
         reason = f"skipped from doctrine ({refused[rec.entity]})" if rec.entity in refused else "removed from doctrine"
         events.append(NewEvent(stream_of(rec.id), "record.status", {"status": "retired", "reason": reason},

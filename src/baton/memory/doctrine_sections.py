@@ -58,7 +58,8 @@ def heading_of(line: str) -> str | None:
 def split_sections(path: str, markdown: str) -> list[Section]:
     sections: list[Section] = []
     occurrences: dict[str, int] = {}
-    heading, lines = "(preamble)", []
+    heading = "(preamble)"
+    lines: list[str] = []
 
     def flush() -> None:
         body = "\n".join(lines).strip()

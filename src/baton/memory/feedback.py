@@ -74,33 +74,38 @@ def record_feedback(scope: WorkspaceScope, fb: Feedback, *, now: Any = None) -> 
     prov = Provenance("feedback", session_id=fb.session_id, user_id=fb.user_id or scope.principal.user_id)
     key = question_key(fb.question)
     conn_scope = f"connection:{fb.connection_id}" if fb.connection_id else "workspace"
-    common = dict(entity="question", attribute=key, scope=conn_scope, connection_id=fb.connection_id, provenance=prov)
     base_data = {"question": fb.question.strip(), "tables": list(fb.tables), "feedback_id": fb.feedback_id}
+
+    def about_question(kind: str, text: str, *, value: Any, category: str, data: dict[str, Any]) -> RecordDraft:
+        return RecordDraft(kind, text, entity="question", attribute=key, scope=conn_scope, value=value,
+                           category=category, connection_id=fb.connection_id, provenance=prov, data=data)
+
     flag = False
     if fb.verdict == "confirmed":
-        if not (fb.sql or "").strip():
+        sql = (fb.sql or "").strip()
+        if not sql:
             raise InvalidRecordError("a confirmed verdict needs the SQL that produced the answer")
-        sql = fb.sql.strip()
-        produced, draft = "benchmark", RecordDraft("benchmark", fb.question, value=" ".join(sql.split()),
-                                                   category="benchmark", data={**base_data, "sql": sql}, **common)
+        produced, draft = "benchmark", about_question("benchmark", fb.question, value=" ".join(sql.split()),
+                                                      category="benchmark", data={**base_data, "sql": sql})
     elif fb.verdict == "approximate":
-        if not (fb.deviation or "").strip():
+        deviation = (fb.deviation or "").strip()
+        if not deviation:
             raise InvalidRecordError("an approximate verdict needs the deviation")
-        produced, draft = "note", RecordDraft(
-            "note", f'The answer to "{fb.question.strip()}" was approximate: {fb.deviation.strip()}',
-            value=fb.deviation, category="deviation", data={**base_data, "deviation": fb.deviation, "sql": fb.sql}, **common)
+        produced, draft = "note", about_question(
+            "note", f'The answer to "{fb.question.strip()}" was approximate: {deviation}',
+            value=fb.deviation, category="deviation", data={**base_data, "deviation": fb.deviation, "sql": fb.sql})
     elif fb.correction and fb.correction.strip():
         flag = True
-        produced, draft = "learning", RecordDraft(
+        produced, draft = "learning", about_question(
             "learning", fb.correction, value=fb.correction, category="user_correction",
-            data={**base_data, "rejected_sql": fb.sql, "verdict": fb.verdict}, **common)
+            data={**base_data, "rejected_sql": fb.sql, "verdict": fb.verdict})
     elif fb.verdict == "rejected":
         raise InvalidRecordError("a rejected verdict needs the correction (what is right instead)")
     else:
         flag = True
-        produced, draft = "note", RecordDraft(
+        produced, draft = "note", about_question(
             "note", f'The user marked the answer to "{fb.question.strip()}" as unhelpful', value="unhelpful",
-            category="thumbs_down", data={**base_data, "sql": fb.sql}, **common)
+            category="thumbs_down", data={**base_data, "sql": fb.sql})
     draft = draft.validated()
     r = store.tables.records
 

@@ -39,10 +39,16 @@ class Verdict(StrEnum):
 
 
 class Statement(Protocol):
-    entity: str
-    attribute: str
-    scope: str
-    value: Any
+    """What the gate compares (read only: drafts, records and frozen rows all qualify)."""
+
+    @property
+    def entity(self) -> str: ...
+    @property
+    def attribute(self) -> str: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def value(self) -> Any: ...
 
 
 def scopes_overlap(old_scope: str, new_scope: str) -> bool:

@@ -50,7 +50,8 @@ class DecayReport:
 def run_decay(scope: WorkspaceScope, *, now: Any = None, batch: int = 2000) -> DecayReport:
     store = MemoryStore.of(scope)
     r = store.tables.records
-    shortest = min(conf.policy_for(k).stale_cycle_days for k in _DECAYING) * conf.DAY
+    cycles = [conf.policy_for(k).stale_cycle_days for k in _DECAYING]  # every decaying kind has one
+    shortest = min(days for days in cycles if days is not None) * conf.DAY
     report = DecayReport()
 
     def op(tx: Any) -> None:

@@ -140,7 +140,7 @@ class Provenance:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Provenance:
         data = dict(data or {})
-        return cls(**{k: data.get(k) for k in cls.__slots__ if k in data})
+        return cls(**{k: data[k] for k in cls.__slots__ if k in data})
 
 
 @dataclass(frozen=True, slots=True)

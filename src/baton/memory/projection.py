@@ -61,9 +61,9 @@ def apply_event(records: dict[str, Record], event: StoredEvent) -> str | None:
         body = dict(p["record"])
         body["provenance"] = [Provenance.from_dict(x) for x in body.get("provenance", [])]
         body["supersedes"] = list(body.get("supersedes", []))
-        rec = Record(workspace=event.workspace, **body)
-        rec.created_at = event.recorded_at
-        records[rid] = rec
+        created = Record(workspace=event.workspace, **body)
+        created.created_at = event.recorded_at
+        records[rid] = created
     else:
         rec = records.get(rid)
         if rec is None:

@@ -52,11 +52,18 @@ MAX_LESSON_CHARS = 500
 
 
 class LearningLike(Protocol):
-    category: str
-    lesson: str
-    tables: Sequence[str]
-    columns: Sequence[str]
-    connection_id: str | None
+    """A learning as the SQL specialist extracts it (read only, so its list fields qualify)."""
+
+    @property
+    def category(self) -> str: ...
+    @property
+    def lesson(self) -> str: ...
+    @property
+    def tables(self) -> Sequence[str]: ...
+    @property
+    def columns(self) -> Sequence[str]: ...
+    @property
+    def connection_id(self) -> str | None: ...
 
 
 def _field(item: Any, name: str, default: Any = None) -> Any:
@@ -126,7 +133,8 @@ def parse_model_learnings(text: str) -> tuple[list[dict[str, Any]], int]:
     items = data.get("learnings") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise InvalidRecordError("the model did not answer with {\"learnings\": [...]}")
-    accepted, rejected = [], 0
+    accepted: list[dict[str, Any]] = []
+    rejected = 0
     for item in items:
         ok = (isinstance(item, dict) and item.get("category") in CATEGORIES and isinstance(item.get("lesson"), str)
               and 0 < len(item["lesson"].strip()) <= MAX_LESSON_CHARS

@@ -93,7 +93,9 @@ def remember_in(tx: Tx, draft: RecordDraft, *, initial: float | None = None) -> 
     """``draft`` must already be ``validated()``."""
     judged = judge(subject_records(tx.conn, tx.store.tables, tx.workspace, draft), draft)
     report = [v for _, v in judged]
-    supersede, corroborate, repeated = [], [], []
+    supersede: list[Record] = []
+    corroborate: list[Record] = []
+    repeated: list[Record] = []
     for old, v in judged:
         action = apply_verdict(v.verdict, old, draft.provenance)
         {"supersede": supersede, "corroborate": corroborate, "unchanged": repeated}.get(action.kind, []).append(old)
