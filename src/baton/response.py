@@ -3,11 +3,38 @@
 One type travels from a specialist, through the orchestrator, to every surface (web page,
 CLI, notebook, OpenAI-compatible endpoint). It holds seed 000's fields (content, data,
 artifacts, images, code, source documents, ids) and seed 002's AgentResponse fields (query,
-results, viz, knowledge sources, response type, tool-call log, follow-ups, insights, ...).
+results, viz, response type, tool-call log, follow-ups, insights, staleness warning, ...).
 
-``to_json``/``from_json`` round-trip it exactly: DataFrames, dates, datetimes, decimals and
-bytes are written as tagged objects (``{"$type": "dataframe", ...}``) and read back as the
-same Python values.
+One name per thing. ``source_documents`` are the cited sources (seed 002's
+``knowledge_sources`` was the same list twice; JSON that has it still loads, merged in).
+``results`` is the typed table the answer's query returned (columns, engine types,
+truncation, timing): what follow-ups, export, charts and evaluation read. ``data`` is what
+the page shows (seed 000's frontend contract): one dataset, or several keyed by agent or
+stage; it is defined by ``results`` when a producer gives only the table (``data`` is then
+``results.records()``), so a specialist sets the table once. Both stay because they differ
+where it matters: a pipeline's or a synthesis's ``data`` holds every stage's or agent's rows,
+its ``results`` the one table a follow-up builds on (or none).
+
+Serialisation is one pydantic ``TypeAdapter`` over the dataclass (``to_dict``/``from_dict``):
+typed fields (the table, sources, the response type, ``created_at``) are validated on read,
+unknown fields refused. ``AIMessage`` stays a dataclass rather than a ``BaseModel``: it is
+built and mutated field by field across the tree (``message.results = ...``), copied with
+``dataclasses`` machinery and compared with ``==``; a model would change construction
+(validation on every ``AIMessage(...)``), ``copy`` and equality for every producer for no
+gain on the wire. Free-form values (rows, metadata, logs) keep the original tagged wire
+format byte for byte: DataFrames, dates, datetimes, decimals, bytes and non-finite floats are
+written as ``{"$type": ..., ...}`` objects (each tag a pydantic model) and read back as the
+same Python values, so answers stored by earlier versions (session history, durable
+pipelines) still load.
+
+``AnswerMetadata`` is the one typed definition of the metadata keys read across layers
+(routing mode, agent errors, charts, memory lock, follow-up and fast-path kinds, ...);
+``message.meta`` is the same dict seen through it, so a reader in another layer gets its key
+names and types checked by mypy. ``metadata`` itself stays a free-form ``dict``: answers
+carry agent-specific details no other layer reads (attempts, warnings, a user's own
+specialist's keys) and stored answers have them, and the mypy in use has no open
+``TypedDict`` (PEP 728 ``extra_items``): a closed one would refuse every such key and every
+``**extra`` merge at each producer.
 
 In a notebook an answer draws itself (``_repr_html_``) with the renderer registered under the
 entry-point group ``baton.renderers`` as ``text/html`` (Baton's own is
@@ -25,12 +52,16 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
+
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, TypeAdapter, ValidationError
+from pydantic_core import core_schema
 
 from baton.errors import BatonError
 
@@ -63,7 +94,7 @@ class QueryResult:
     """
 
     columns: list[str] = field(default_factory=list)
-    rows: list[list[Any]] = field(default_factory=list)
+    rows: Annotated[list[list[Any]], TAGGED] = field(default_factory=list)
     column_types: list[str] = field(default_factory=list)
     truncated: bool = False
     execution_ms: float = 0.0
@@ -76,7 +107,7 @@ class QueryResult:
         """Rows as ``{column: value}`` dicts (the shape the page's table and charts use)."""
         return [dict(zip(self.columns, row)) for row in self.rows]
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> Any:
         import pandas as pd
 
         return pd.DataFrame(self.rows, columns=self.columns)
@@ -89,11 +120,50 @@ class SourceDocument:
     source: str
     content: str = ""
     chunk_id: str | None = None
-    score: float | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    score: Annotated[float | None, TAGGED] = None
+    metadata: Annotated[dict[str, Any], TAGGED] = field(default_factory=dict)
 
 
 RAGSource = SourceDocument  # seed 002's name for the same thing
+
+
+class AgentError(TypedDict):
+    """One specialist that failed in an orchestrated answer (``metadata["agent_errors"]``)."""
+
+    agent: str
+    error_type: str | None
+    error: str | None
+    error_code: NotRequired[str]
+
+
+class AnswerMetadata(TypedDict, total=False):
+    """The metadata keys read across layers, with their types (module docstring): the ones
+    a surface, the orchestrator or the workspace relies on. Read them through
+    ``AIMessage.meta``; other keys (agent-specific details) live beside them."""
+
+    mode: str | None            # how the orchestrator answered: passthrough, synthesis, direct, pipeline, error
+    orchestrated: bool
+    routed_to: str              # the specialist that answered
+    agent: str                  # the specialist that produced this message
+    agents_consulted: list[str]
+    agent_errors: list[AgentError]
+    partial: bool
+    charts: dict[str, Any]      # each dataset's chart in a synthesis, keyed like ``data``
+    memory_lock: dict[str, Any] # what the memory held when the answer was made (``BundleLock.to_dict()``)
+    stale_memory: list[str]     # the stale learnings the answer leaned on (``staleness_warning``)
+    followup: str               # the kind of follow-up this answer is (top_n, rechart, ...)
+    based_on: str               # the turn a follow-up was built on
+    fast_path: str              # answered without the model: verified_question, edited_sql, ...
+    llm_calls: int
+    semantic_query: dict[str, Any]
+    dialect: str | None
+    connection_id: str
+    did_you_mean: list[dict[str, Any]]
+    title: str
+    pipeline: dict[str, Any]
+    stages: list[dict[str, Any]]
+    error_code: str
+    retry_after_s: float
 
 
 @dataclass
@@ -101,16 +171,17 @@ class AIMessage:
     """The one rich answer type. ``content`` is the text; everything else is optional.
 
     ``data`` is a list of row dicts (or a DataFrame) for one dataset, or a dict keyed by agent
-    name when the orchestrator merged several specialists (seed 000 frontend contract).
+    name when the orchestrator merged several specialists (seed 000 frontend contract); when
+    only ``results`` is given it is ``results.records()`` (module docstring).
     """
 
     content: str = ""
-    data: Any = None
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
-    images: list[Any] = field(default_factory=list)
+    data: Annotated[Any, TAGGED] = None
+    artifacts: Annotated[list[dict[str, Any]], TAGGED] = field(default_factory=list)
+    images: Annotated[list[Any], TAGGED] = field(default_factory=list)
     code: str | None = None
     source_documents: list[SourceDocument] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: Annotated[dict[str, Any], TAGGED] = field(default_factory=dict)
     session_id: str | None = None
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     input: str | None = None
@@ -119,29 +190,40 @@ class AIMessage:
     query_explanation: str | None = None
     results: QueryResult | None = None
     viz_type: str = "text"
-    viz_config: dict[str, Any] = field(default_factory=dict)
-    knowledge_sources: list[SourceDocument] = field(default_factory=list)
+    viz_config: Annotated[dict[str, Any], TAGGED] = field(default_factory=dict)
     error: str | None = None
     workflow_id: str | None = None
     token_usage: dict[str, int] = field(default_factory=dict)
     llm_provider: str = ""
     llm_model: str = ""
     response_type: ResponseType = ResponseType.TEXT
-    tool_call_log: list[dict[str, Any]] = field(default_factory=list)
+    tool_call_log: Annotated[list[dict[str, Any]], TAGGED] = field(default_factory=list)
     suggested_followups: list[str] = field(default_factory=list)
-    insights: list[dict[str, Any]] = field(default_factory=list)
+    insights: Annotated[list[dict[str, Any]], TAGGED] = field(default_factory=list)
     context_usage_pct: int = 0
+    # set when the answer leaned on something that may be out of date (a learning past its
+    # stale window); the page and CLI show it beside the answer
     staleness_warning: str | None = None
-    created_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    created_at: Annotated[dt.datetime, TAGGED] = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     # why the question was not (fully) answered: a typed code (``baton.agents.failures``), and
     # whether this answer is partial (some specialists failed; ``metadata["agent_errors"]``)
     error_code: str | None = None
     partial: bool = False
 
+    def __post_init__(self) -> None:
+        if self.data is None and self.results is not None:
+            self.data = self.results.records()
+
     @property
     def output(self) -> str:
         """Seed 000's name for ``content``."""
         return self.content
+
+    @property
+    def meta(self) -> AnswerMetadata:
+        """``metadata`` seen through ``AnswerMetadata`` (the same dict, not a copy): the
+        cross-layer keys, typed (module docstring)."""
+        return cast(AnswerMetadata, self.metadata)
 
     @property
     def has_rich_content(self) -> bool:
@@ -165,26 +247,22 @@ class AIMessage:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-compatible dict (tagged values for DataFrames, dates, decimals, bytes)."""
-        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        out: dict[str, Any] = _adapter().dump_python(self, mode="json")
+        return out
 
     def to_json(self, **kw: Any) -> str:
         return json.dumps(self.to_dict(), **kw)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> AIMessage:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(raw) - known
+        raw = _renamed(raw)
+        unknown = set(raw) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise AnswerFormatError(f"unknown AIMessage fields: {sorted(unknown)}")
-        values = {k: from_jsonable(v) for k, v in raw.items()}
-        if values.get("results") is not None:
-            values["results"] = QueryResult(**values["results"])
-        for key in ("source_documents", "knowledge_sources"):
-            if key in values:
-                values[key] = [SourceDocument(**d) for d in values[key]]
-        if "response_type" in values:
-            values["response_type"] = ResponseType(values["response_type"])
-        return cls(**values)
+        try:
+            return _adapter().validate_python(raw)
+        except ValidationError as exc:
+            raise AnswerFormatError(f"unreadable AIMessage: {exc}") from exc
 
     @classmethod
     def from_json(cls, text: str) -> AIMessage:
@@ -205,9 +283,27 @@ def html_renderer() -> Callable[[AIMessage], str] | None:
     return found[0].load() if found else None
 
 
+@functools.cache
+def _adapter() -> TypeAdapter[AIMessage]:
+    """Built on first use: the field annotations name ``TAGGED``, defined below."""
+    return TypeAdapter(AIMessage)
+
+
+def _renamed(raw: dict[str, Any]) -> dict[str, Any]:
+    """Old field names mapped to today's: ``knowledge_sources`` (seed 002's second list of the
+    same sources) joins ``source_documents``, each source once."""
+    if "knowledge_sources" not in raw:
+        return raw
+    raw = dict(raw)
+    extra = raw.pop("knowledge_sources") or []
+    kept = list(raw.get("source_documents") or [])
+    raw["source_documents"] = kept + [doc for doc in extra if doc not in kept]
+    return raw
+
+
 _CONTAINER_FIELDS = (
     "data", "artifacts", "images", "source_documents", "metadata", "results", "viz_config",
-    "knowledge_sources", "token_usage", "tool_call_log", "suggested_followups", "insights",
+    "token_usage", "tool_call_log", "suggested_followups", "insights",
 )
 
 
@@ -222,8 +318,103 @@ def _copy_value(value: Any) -> Any:
 
 
 # --- tagged JSON values ---------------------------------------------------------------------
+#
+# The wire format predates the pydantic serialiser and is kept byte for byte: values JSON
+# cannot hold are written as ``{"$type": tag, ...}``. Each tag is a pydantic model (one
+# discriminated union, ``_TAGGED``), so a malformed tagged value is a clear
+# ``AnswerFormatError`` rather than a ``TypeError`` deep in a parser.
 
 _TAG = "$type"
+
+
+class _Tagged(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    def to_python(self) -> Any:
+        raise NotImplementedError
+
+
+class _Dict(_Tagged):
+    """A user's own dict holding a ``"$type"`` key, wrapped so it is not read as a tag."""
+
+    tag: Literal["dict"] = Field("dict", alias="$type")
+    value: dict[str, Any]
+
+    def to_python(self) -> Any:
+        return {k: from_jsonable(v) for k, v in self.value.items()}
+
+
+class _Iso(_Tagged):
+    """A date, datetime or time in ISO form (``fromisoformat`` keeps the exact tzinfo)."""
+
+    tag: Literal["datetime", "date", "time"] = Field(alias="$type")
+    value: str
+
+    def to_python(self) -> Any:
+        parse: dict[str, Callable[[str], Any]] = {
+            "datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat, "time": dt.time.fromisoformat}
+        try:
+            return parse[self.tag](self.value)
+        except ValueError as exc:
+            raise AnswerFormatError(f"bad {self.tag} {self.value!r}") from exc
+
+
+class _Timedelta(_Tagged):
+    tag: Literal["timedelta"] = Field("timedelta", alias="$type")
+    value: float
+
+    def to_python(self) -> Any:
+        return dt.timedelta(seconds=self.value)
+
+
+class _Decimal(_Tagged):
+    tag: Literal["decimal"] = Field("decimal", alias="$type")
+    value: Decimal
+
+    def to_python(self) -> Any:
+        return self.value
+
+
+class _Bytes(_Tagged):
+    tag: Literal["bytes"] = Field("bytes", alias="$type")
+    value: str
+
+    def to_python(self) -> Any:
+        return base64.b64decode(self.value)
+
+
+class _Float(_Tagged):
+    """NaN and the infinities, which JSON has no number for."""
+
+    tag: Literal["float"] = Field("float", alias="$type")
+    value: str
+
+    def to_python(self) -> Any:
+        return float(self.value)
+
+
+class _Frame(_Tagged):
+    tag: Literal["dataframe"] = Field("dataframe", alias="$type")
+    columns: list[str]
+    dtypes: list[str]
+    rows: list[list[Any]]
+
+    def to_python(self) -> Any:
+        import pandas as pd
+
+        rows = [[from_jsonable(v) for v in row] for row in self.rows]
+        frame = pd.DataFrame(rows, columns=self.columns)
+        for column, dtype in zip(self.columns, self.dtypes, strict=False):
+            if dtype != "object" and dtype != str(frame[column].dtype):
+                try:
+                    frame[column] = frame[column].astype(dtype)
+                except (TypeError, ValueError):
+                    pass
+        return frame
+
+
+_TAGGED: TypeAdapter[_Tagged] = TypeAdapter(
+    Annotated[_Dict | _Iso | _Timedelta | _Decimal | _Bytes | _Float | _Frame, Field(discriminator="tag")])
 
 
 def to_jsonable(value: Any) -> Any:
@@ -231,7 +422,7 @@ def to_jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else {_TAG: "float", "value": repr(value)}
+        return value if math.isfinite(value) else {_TAG: "float", "value": repr(value)}
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, dict):
@@ -258,21 +449,17 @@ def to_jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if hasattr(value, "dtypes") and hasattr(value, "itertuples"):  # a pandas DataFrame
-        return _dataframe_to_json(value)
+        return {
+            _TAG: "dataframe",
+            "columns": [str(c) for c in value.columns],
+            "dtypes": [str(t) for t in value.dtypes],
+            "rows": [[to_jsonable(v) for v in row] for row in value.itertuples(index=False, name=None)],
+        }
     if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy / pandas scalars
         return to_jsonable(value.item())
     # Anything else a database driver hands back (IP addresses, ranges, intervals, geometry,
     # ...) is kept as its text form rather than losing the whole answer.
     return str(value)
-
-
-def _dataframe_to_json(frame) -> dict[str, Any]:
-    return {
-        _TAG: "dataframe",
-        "columns": [str(c) for c in frame.columns],
-        "dtypes": [str(t) for t in frame.dtypes],
-        "rows": [[to_jsonable(v) for v in row] for row in frame.itertuples(index=False, name=None)],
-    }
 
 
 def from_jsonable(value: Any) -> Any:
@@ -284,33 +471,22 @@ def from_jsonable(value: Any) -> Any:
     tag = value.get(_TAG)
     if tag is None:
         return {k: from_jsonable(v) for k, v in value.items()}
-    raw = value.get("value")
-    if tag == "dict":
-        return {k: from_jsonable(v) for k, v in raw.items()}
-    if tag == "datetime":
-        return dt.datetime.fromisoformat(raw)
-    if tag == "date":
-        return dt.date.fromisoformat(raw)
-    if tag == "time":
-        return dt.time.fromisoformat(raw)
-    if tag == "timedelta":
-        return dt.timedelta(seconds=raw)
-    if tag == "decimal":
-        return Decimal(raw)
-    if tag == "bytes":
-        return base64.b64decode(raw)
-    if tag == "float":
-        return float(raw)
-    if tag == "dataframe":
-        import pandas as pd
+    try:
+        tagged = _TAGGED.validate_python(value)
+    except ValidationError as exc:
+        known = {"dict", "datetime", "date", "time", "timedelta", "decimal", "bytes", "float", "dataframe"}
+        what = "unknown tagged JSON value" if tag not in known else "malformed tagged JSON value"
+        raise AnswerFormatError(f"{what} {tag!r}") from exc
+    return tagged.to_python()
 
-        rows = [[from_jsonable(v) for v in row] for row in value["rows"]]
-        frame = pd.DataFrame(rows, columns=value["columns"])
-        for column, dtype in zip(value["columns"], value["dtypes"]):
-            if dtype != "object" and dtype != str(frame[column].dtype):
-                try:
-                    frame[column] = frame[column].astype(dtype)
-                except (TypeError, ValueError):
-                    pass
-        return frame
-    raise AnswerFormatError(f"unknown tagged JSON value {tag!r}")
+
+class _Codec:
+    """``Annotated`` marker: the field is written with :func:`to_jsonable` and read with
+    :func:`from_jsonable` (free-form values: rows, metadata, logs)."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            from_jsonable, serialization=core_schema.plain_serializer_function_ser_schema(to_jsonable))
+
+
+TAGGED = _Codec()

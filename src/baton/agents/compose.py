@@ -64,7 +64,7 @@ def _shallow(data: Any) -> Any:
     return data
 
 
-_LISTS = ("artifacts", "images", "source_documents", "knowledge_sources", "tool_call_log", "suggested_followups", "insights")
+_LISTS = ("artifacts", "images", "source_documents", "tool_call_log", "suggested_followups", "insights")
 
 
 def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str, Any]) -> AIMessage:
@@ -88,7 +88,6 @@ def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str
         message.artifacts.extend({**a, "source_agent": key} for a in specialist.artifacts)
         message.images.extend(specialist.images)
         message.source_documents.extend(specialist.source_documents)
-        message.knowledge_sources.extend(specialist.knowledge_sources)
         message.insights.extend({**i, "source_agent": key} for i in specialist.insights)
     if merged:
         message.data = merged

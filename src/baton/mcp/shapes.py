@@ -101,7 +101,7 @@ def structured_answer(message: AIMessage) -> dict[str, Any]:
         "chart": plain(message.viz_config) if message.viz_config else None,
         "chart_type": message.viz_type if message.viz_config else None,
         "sources": [{"source": s.source, "chunk_id": s.chunk_id, "score": plain(s.score), "text": s.content}
-                    for s in (message.source_documents or message.knowledge_sources)],
+                    for s in message.source_documents],
         "suggested_followups": list(message.suggested_followups),
         "routed_to": meta.get("routed_to") or meta.get("agents_consulted") or meta.get("agent"),
         "mode": meta.get("followup") or meta.get("mode"),

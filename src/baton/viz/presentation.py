@@ -86,7 +86,7 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
                     _DRESSED.popitem(last=False)
     viz_type, viz_config, followups, insights = dressed
     clone = copy.copy(message)  # a new message sharing the rows; its lists and dicts its own
-    for name in ("artifacts", "images", "source_documents", "knowledge_sources", "tool_call_log"):
+    for name in ("artifacts", "images", "source_documents", "tool_call_log"):
         setattr(clone, name, list(getattr(message, name)))
     clone.metadata = dict(message.metadata)
     clone.token_usage = dict(message.token_usage)

@@ -85,7 +85,7 @@ async function dataView(answer) {
 // Each source once (a document cited through several passages is one source), with the
 // sections that were cited.
 function sourcesView(answer) {
-  const all = [...(answer.source_documents || []), ...(answer.knowledge_sources || [])];
+  const all = answer.source_documents || [];
   if (!all.length) return null;
   const bySource = new Map();
   for (const s of all) {

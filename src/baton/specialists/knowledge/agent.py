@@ -2,7 +2,7 @@
 
 One request: retrieve the top-k chunks (hybrid when the index has embeddings), ask the
 model to answer from them citing ``[n]``, and return an ``AIMessage`` with
-``response_type=knowledge`` whose ``source_documents`` / ``knowledge_sources`` are the
+``response_type=knowledge`` whose ``source_documents`` are the
 chunks the answer actually cites (file, chunk id, score, text).
 
 Result validation (seed 002 "Sub-agent retry", Knowledge): a non-empty answer with at
@@ -122,7 +122,7 @@ class KnowledgeAgent(BaseAgent):
 
         sources = [_source_document(hits[n - 1], n) for n in cited]
         message = AIMessage(
-            content=answer, source_documents=sources, knowledge_sources=list(sources),
+            content=answer, source_documents=sources,
             metadata={"retrieved": retrieved, "llm_called": True, "citations": cited}, **base,
         )  # fmt: skip
         text = answer + "\n\nSources:\n" + "\n".join(_source_line(hits[n - 1], n) for n in cited)
@@ -135,7 +135,7 @@ class KnowledgeAgent(BaseAgent):
 
         answer, sources = passages_answer(question, hits)  # clean Markdown, each source once
         message = AIMessage(
-            content=answer, source_documents=sources, knowledge_sources=list(sources), response_type=ResponseType.KNOWLEDGE,
+            content=answer, source_documents=sources, response_type=ResponseType.KNOWLEDGE,
             metadata={"retrieved": [_hit_summary(hit) for hit in hits], "llm_called": False, "fast_path": "passages", "llm_calls": 0},
         )  # fmt: skip
         return self._result(question, "success", answer, message, {}, started)
