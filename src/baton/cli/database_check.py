@@ -86,7 +86,7 @@ async def check_database(url: str, *, allow_privileged_role: bool = False) -> tu
 
     connection = None
     try:
-        extra = {"allow_privileged_role": True} if allow_privileged_role else {}
+        extra: dict[str, Any] = {"allow_privileged_role": True} if allow_privileged_role else {}
         connection = SQLConnection(url, id="database", **extra)
         schema = await connection.schema()
         await enforce_least_privilege(connection)

@@ -36,7 +36,7 @@ def _connection(database: str, privileged: bool):
     from baton.specialists.sql.engines import SQLConnection
 
     refuse_unusable_database(database, allow_privileged_role=privileged)  # one line and exit 2 when unusable
-    return SQLConnection(database, id="semantic", **({"allow_privileged_role": True} if privileged else {}))
+    return SQLConnection(database, id="semantic", allow_privileged_role=privileged)
 
 
 @app.command()

@@ -18,6 +18,7 @@ import asyncio
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -48,7 +49,7 @@ def register(app: typer.Typer) -> None:
             console.print("[red]A worker runs pipeline stages, which need a model:[/red] set BATON_MODEL.")
             raise typer.Exit(2)
         where = _state(state)
-        overrides = {"heartbeat_interval_s": heartbeat, "heartbeat_lapse_s": lapse, "queue_polling_interval_s": poll,
+        overrides: dict[str, Any] = {"heartbeat_interval_s": heartbeat, "heartbeat_lapse_s": lapse, "queue_polling_interval_s": poll,
                      "worker_concurrency": concurrency}
         if executor_id:
             overrides["executor_id"] = executor_id

@@ -70,7 +70,7 @@ def build_demo_database(path: str | Path, *, seed: int = 7, sales_rows: int = SA
     with sqlite3.connect(tmp) as db:
         db.executescript(SCHEMA)
         db.executemany("INSERT INTO business_units VALUES (?, ?, ?)", UNITS)
-        products = []
+        products: list[tuple[int, int, str, str]] = []
         for unit_id, items in PRODUCTS.items():
             for name, category in items:
                 products.append((len(products) + 1, unit_id, name, category))

@@ -108,6 +108,7 @@ class WorkspaceMCPApp:
         if self._runner is None:
             self._ready, self._stop = asyncio.Event(), asyncio.Event()
             self._runner = asyncio.get_running_loop().create_task(self._run(), name=f"baton-mcp-http-{self.workspace.name}")
+        assert self._ready is not None  # made with the runner
         ready_wait = asyncio.ensure_future(self._ready.wait())
         done, _ = await asyncio.wait({ready_wait, self._runner}, return_when=asyncio.FIRST_COMPLETED)
         if ready_wait not in done:

@@ -67,7 +67,8 @@ class SpanBook:
             return workflow
         if len(self.workflows) >= MAX_OPEN_WORKFLOWS:
             self.close(next(iter(self.workflows.values())))
-        links, attributes = [], {"gen_ai.operation.name": "invoke_workflow", "baton.workflow_id": workflow_id}
+        links: list[Any] = []
+        attributes: dict[str, str | bool] = {"gen_ai.operation.name": "invoke_workflow", "baton.workflow_id": workflow_id}
         previous = self.closed.pop(workflow_id, None)
         if previous is not None:  # e.g. a pipeline resumed after its checkpoint
             links.append(self.trace.Link(previous))

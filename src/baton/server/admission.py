@@ -133,7 +133,7 @@ class Admission:
                 return
         self.in_flight -= 1
 
-    def state(self) -> dict[str, int]:
+    def state(self) -> dict[str, float]:
         return {"in_flight": self.in_flight, "waiting": len(self._waiters), "max_in_flight": self.max_in_flight,
                 "admitted": self.admitted, "refused": self.refused, "loop_busy": round(self.busy, 2)}
 

@@ -82,7 +82,8 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
         except SessionNotFound:
             return JSONResponse(NOT_FOUND, status_code=404)
         except EditedSQLRefused as exc:
-            return refused(str(exc), exc.code, **({"rule": exc.rule} if exc.rule else {}))
+            extra: dict[str, Any] = {"rule": exc.rule} if exc.rule else {}
+            return refused(str(exc), exc.code, **extra)
         return Response(stored_json(message), media_type="application/json")
 
     @app.post("/v1/verified", tags=["page"])

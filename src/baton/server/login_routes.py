@@ -68,9 +68,8 @@ async def session_principal(request: Request) -> Principal | None:
     tokens: LoginTokens | None = getattr(request.app.state, "login_tokens", None)
     if not token or tokens is None:
         return None
-    found = tokens.cached(token)
-    if found is MISS:
-        found = await asyncio.to_thread(tokens.lookup, token)
+    known = tokens.cached(token)
+    found = await asyncio.to_thread(tokens.lookup, token) if known is MISS else known
     if found is None:
         return None
     workspace, key_digest = found

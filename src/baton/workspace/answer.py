@@ -37,8 +37,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from baton.agents import AgentContext
 from baton.agents.failures import explanation
@@ -55,10 +55,11 @@ if TYPE_CHECKING:
     from baton.workspace.core import Workspace
 
 log = logging.getLogger("baton.workspace")
+T = TypeVar("T")
 
 
 async def _prepare(ws: Workspace, question: str, session_id: str | None, history: list[Message] | None,
-                   previous: AIMessage | None):
+                   previous: AIMessage | None) -> tuple[str, list[Message], AIMessage | None, bool]:
     """(session id, chat history, previous answer, whether the session is new), reading the
     session's turns once. A caller's own history whose last assistant message is one of
     this workspace's answers continues that answer's session (``SessionStore.find_reply``).
@@ -122,7 +123,7 @@ def deadline_answer(question: str, scope: QuestionScope) -> AIMessage:
                      error_code="deadline_exceeded", metadata={"mode": "error"})
 
 
-async def _within(scope: QuestionScope, question: str, work) -> AIMessage | None:
+async def _within(scope: QuestionScope, question: str, work: Awaitable[T]) -> T | AIMessage:
     """``work`` (an awaitable answer), cut at the question's deadline."""
     limit = asyncio.timeout_at(scope.deadline)
     try:

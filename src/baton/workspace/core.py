@@ -42,7 +42,10 @@ from baton.workspace.sessions import SessionStore
 if TYPE_CHECKING:
     from baton.agents.orchestrator import OrchestratorAgent
     from baton.llm.base import ChatModel
+    from baton.memory import WorkspaceScope
     from baton.messages import Message
+    from baton.phrasing import Vocabulary
+    from baton.semantic.layer import SemanticLayer
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +81,8 @@ class Workspace:
         self.bulkheads = Bulkheads(name)
         self.deadline_s: float | None = None  # per-question deadline (None: the process's, baton.llm.policy)
         self.hardened = False  # memory ports and document indexes put behind the bulkheads (advisory.harden)
+        self.vocabulary: Vocabulary | None = None  # how questions are read, once install_verified is given one
+        self.semantic: SemanticLayer | None = None  # the semantic layer, once attach_semantic wires one in
         self._owns_tracker = owns_tracker and tracker is not None
         self._closers: list[Callable[[], Any]] = []
         self._closed = False
@@ -178,7 +183,7 @@ class Workspace:
 
             raise PipelineNotFound(workflow_id)
         context = AgentContext(workspace=self.name, tracker=self.request_tracker(tracker) or NULL_TRACKER)
-        message = await self.pipelines.decide(workflow_id, decision, context=context, wait=wait)
+        message: AIMessage | None = await self.pipelines.decide(workflow_id, decision, context=context, wait=wait)
         if message is not None:
             message.workflow_id = message.workflow_id or workflow_id
             if session_id is not None:
@@ -194,12 +199,13 @@ class Workspace:
 
         return await give_feedback(self, turn_id, thumbs=thumbs, verdict=verdict, comment=comment)
 
-    def memory_scope(self):
+    def memory_scope(self) -> WorkspaceScope:
         """The memory scope of this workspace: opened for the workspace the caller's key
         maps to (the store trusts the server's authentication), never a name from a request."""
         from baton.memory import Principal
 
-        return self.memory.open(Principal(self.name))
+        scope: WorkspaceScope = self.memory.open(Principal(self.name))
+        return scope
 
     def __repr__(self) -> str:
         return f"Workspace({self.name!r}, orchestrator={self.orchestrator.name!r})"

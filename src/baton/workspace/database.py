@@ -58,7 +58,7 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
 
     state = state or State.from_env()
     place = state.place_for(name, key=database_workspace_id(url), folder=f"workspaces/{database_workspace_id(url)}")
-    extra = {"allow_privileged_role": True} if allow_privileged_role else {}
+    extra: dict[str, Any] = {"allow_privileged_role": True} if allow_privileged_role else {}
     connection = SQLConnection(url, id="database", **extra)
     memory = place.memory()
     router = LexicalRouter(catalog=True)  # no model: verified questions, documents, else "Did you mean" / how to add one

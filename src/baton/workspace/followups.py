@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.agents import AgentContext
 from baton.agents.orchestrator import OrchestratorAgent
@@ -41,13 +41,17 @@ from baton.llm.base import is_language_model
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.workspace.followup_intents import Intent, read_followup
 
+if TYPE_CHECKING:
+    from baton.viz.choose import ChartChoice
+    from baton.viz.profile import ResultProfile
+
 NEEDS_MODEL = "This follow-up needs a language model, and none is configured"
 # metadata["followup"]: rechart, top_n, bottom_n, sort, filter, share, regroup, compare, needs_model
 KIND_NAMES = {"top": "top_n", "bottom": "bottom_n"}
 _ADDITIVE_SKIP = ("avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "share", "min", "max", "price")
 
 
-def _profile(result: QueryResult):
+def _profile(result: QueryResult) -> ResultProfile:
     from baton.viz.profile import profile_result
 
     return profile_result(result.columns, result.rows, result.column_types, limit=5000)
@@ -95,8 +99,8 @@ def plan(intent: Intent, previous: AIMessage) -> tuple[View, str]:
         which = "top" if intent.kind == "top" else "bottom"
         return view.changed(rank=(column, intent.kind == "top"), limit=intent.n, sort=None), f"{which} {intent.n} by {column}"
     if intent.kind == "sort":
-        measures = {c.source for c in _profile(result).measures}
-        descending = intent.descending if intent.descending is not None else intent.column in measures
+        measure_names = {c.source for c in _profile(result).measures}
+        descending = intent.descending if intent.descending is not None else intent.column in measure_names
         return view.changed(sort=(intent.column, descending)), f"sorted by {intent.column}{' descending' if descending else ''}"
     if intent.kind == "filter":
         return view.changed(filter=(intent.column, intent.value), rank=None, limit=None), f"{intent.column} {intent.value}"
@@ -118,11 +122,12 @@ def plan(intent: Intent, previous: AIMessage) -> tuple[View, str]:
             raise RewriteError(f"the result is already by {intent.unit}")
         if intent.unit == "week":
             raise RewriteError("weeks do not add up from months or quarters; by week is a new query")
-        if not coarser(time.time_unit, intent.unit or ""):
+        unit = intent.unit
+        if unit is None or not coarser(time.time_unit, unit):
             raise RewriteError(f"the result is by {time.time_unit}; by {intent.unit} needs finer data, so a new query")
-        sql = regroup_sql(view.base, view.dialect, time.source, intent.unit, dims, measures)
+        sql = regroup_sql(view.base, view.dialect, time.source, unit, dims, measures)
         return View(sql, view.dialect, measures=tuple(m for m in measures if m in _additive(result)),
-                    grain={"column": intent.unit, "unit": intent.unit}), f"by {intent.unit}"
+                    grain={"column": unit, "unit": unit}), f"by {unit}"
     if time.time_unit not in ("year", "quarter", "month", "day"):
         raise RewriteError("a comparison with the previous period needs calendar periods (years, quarters, months or days)")
     sql = compare_sql(view.base, view.dialect, time.source, dims, measures[:3])
@@ -141,7 +146,7 @@ def _blank_non_adjacent(result: QueryResult) -> int:
     time = profile.temporal[0]
     split = [c.index for c in profile.dimensions]
     compared = [i for i, c in enumerate(result.columns) if str(c).startswith(("previous_", "change_"))]
-    last: dict[tuple, Any] = {}
+    last: dict[tuple[Any, ...], Any] = {}
     blanked = 0
     for row in result.rows:
         key = tuple(row[i] for i in split)
@@ -195,7 +200,7 @@ def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, vie
     )
 
 
-def _chart(result: QueryResult, title: str, kind: str, view: View):
+def _chart(result: QueryResult, title: str, kind: str, view: View) -> ChartChoice:
     """The chart of a follow-up's result: a share answer draws its shares (a pie when every
     row is there and it fits, else bars), anything else the chart its shape calls for."""
     from baton.viz import choose_chart
@@ -258,7 +263,7 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
     if previous is not None and previous.metadata.get("semantic_query"):  # an edit of its semantic query (baton.semantic)
         from baton.semantic.followups import semantic_followup
 
-        edited = await semantic_followup(orchestrator, previous, question, context)
+        edited: AIMessage | None = await semantic_followup(orchestrator, previous, question, context)
         if edited is not None:
             return edited
     if previous is None or previous.results is None:

@@ -28,9 +28,11 @@ Decisions (the issue was silent):
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import secrets
 import threading
 import time
+from typing import Final, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -42,7 +44,15 @@ TTL_S = 14 * 24 * 3600
 CACHE_S = 5.0
 CACHE_ENTRIES = 10_000
 PURGE_EVERY_S = 3600.0
-MISS = object()
+
+
+class _Miss(enum.Enum):
+    """``cached``'s "not in this process's cache" (an enum member, so ``is MISS`` narrows)."""
+
+    MISS = "miss"
+
+
+MISS: Final = _Miss.MISS
 
 _md = sa.MetaData()
 TOKENS = sa.Table(
@@ -104,7 +114,7 @@ class LoginTokens:
                 conn.execute(TOKENS.delete().where(TOKENS.c.expires_at < now - 24 * 3600))
         return token
 
-    def cached(self, token: str | None) -> tuple[str, str] | None | object:
+    def cached(self, token: str | None) -> tuple[str, str] | None | Literal[_Miss.MISS]:
         """What ``lookup`` would say, from this process's cache only; ``MISS`` when it must
         read the state (so an async caller reads it off the event loop)."""
         if not token or len(token) > 200:

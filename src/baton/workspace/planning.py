@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
+    from baton.pipeline.planning import PipelinePlanning
+    from baton.pipeline.runners import AgentStageRunner
     from baton.workspace.core import Workspace
 
 
-def stage_runner(ws: Workspace, model: ChatModel):
+def stage_runner(ws: Workspace, model: ChatModel) -> AgentStageRunner:
     """The runner of this workspace's stages (agents: its orchestrator and a DataFrame
     specialist); the DataFrame specialist is closed with the workspace."""
     from baton.pipeline import ANALYZE_RESULTS, QUERY_DATABASE, AgentStageRunner
@@ -29,7 +31,7 @@ def stage_runner(ws: Workspace, model: ChatModel):
     return AgentStageRunner({QUERY_DATABASE: ws.orchestrator, ANALYZE_RESULTS: analysis})
 
 
-def attach_planning(ws: Workspace, model: ChatModel, executor_factory: Callable[[Workspace, Any], Any] | None = None):
+def attach_planning(ws: Workspace, model: ChatModel, executor_factory: Callable[[Workspace, Any], Any] | None = None) -> PipelinePlanning:
     """Give ``ws`` a planner and an executor; ``ws.pipelines`` becomes the service surfaces
     use (``baton.workspace.pipelines``)."""
     from baton.llm.scoped import ScopedModel

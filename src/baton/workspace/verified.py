@@ -81,7 +81,8 @@ def _from_record(record: Any) -> VerifiedQuestion | None:
 def _records(ws: Workspace, *, active_only: bool) -> list[Any]:
     if ws.memory is None:
         return []
-    return ws.memory.list_records(ws.memory_scope(), kind="benchmark", active_only=active_only, limit=100_000)
+    records: list[Any] = ws.memory.list_records(ws.memory_scope(), kind="benchmark", active_only=active_only, limit=100_000)
+    return records
 
 
 def current_verified(ws: Workspace, builtins: Sequence[VerifiedQuestion] = ()) -> list[VerifiedQuestion]:
@@ -301,7 +302,7 @@ async def annotate_answer(ws: Workspace, message: AIMessage) -> None:
         log.warning("annotating the answer failed", exc_info=True)
 
 
-_counting: set[asyncio.Task] = set()  # only holds the tasks until they end (no state between requests)
+_counting: set[asyncio.Task[None]] = set()  # only holds the tasks until they end (no state between requests)
 
 
 def _count_use(ws: Workspace, record_id: str) -> None:

@@ -28,6 +28,8 @@ from baton.pipeline.state import CheckpointDecision, PipelineState
 from baton.response import AIMessage, to_jsonable
 
 if TYPE_CHECKING:
+    from dbos import EnqueueOptions
+
     from baton.agents import AgentContext
 
 
@@ -105,7 +107,7 @@ class PipelineClient:
         plan.validate()
         request = _request(plan, context)
         wid = workflow_id or (context.workflow_id if context is not None else uuid.uuid4().hex)
-        options: dict[str, Any] = {"workflow_name": WORKFLOW_NAME, "queue_name": self.config.queue_name, "workflow_id": wid,
+        options: EnqueueOptions = {"workflow_name": WORKFLOW_NAME, "queue_name": self.config.queue_name, "workflow_id": wid,
                                    "app_version": self.config.application_version}
         if attributes:
             options["attributes"] = attributes
@@ -184,7 +186,7 @@ class PipelineClient:
         current = self.wait_for(workflow_id, (), timeout_s=timeout_s, poll_s=poll_s)
         if current.dbos_status != "SUCCESS":
             raise PipelineRunFailedError(f"pipeline workflow {workflow_id} ended {current.dbos_status}", current.dbos_status)
-        raw = self._client.retrieve_workflow(workflow_id).get_result()
+        raw: dict[str, Any] = self._client.retrieve_workflow(workflow_id).get_result()
         return DurableResult(workflow_id, raw["status"], PipelineState.from_dict(raw["state"]), [AIMessage.from_dict(m) for m in raw["messages"]])
 
     def events(self, workflow_id: str, *, timeout_s: float | None = None) -> Iterator[Event]:
