@@ -89,3 +89,59 @@ def test_sources_round_trip_as_typed_documents():
     message = AIMessage(source_documents=[SourceDocument("a.md", "x", metadata={"when": dt.date(2026, 1, 2)})])
     back = AIMessage.from_json(message.to_json())
     assert back.source_documents == message.source_documents
+
+
+async def test_an_answer_that_leaned_on_a_stale_learning_says_so(tmp_path):
+    """End to end: a learning not corroborated for a full stale window goes into the bundle,
+    the SQL agent answers with it, and the answer carries ``staleness_warning`` (kept in JSON)."""
+    import sqlite3
+    import time
+
+    from baton.agents import AgentContext
+    from baton.llm.testing import ScriptedModel, tool_call
+    from baton.memory import MemoryStore, Principal, TrustedAuthenticator, ingest_learnings
+    from baton.memory.bridge import SQLMemory
+    from baton.memory.model import Provenance
+    from baton.messages import LLMResponse
+    from baton.specialists.sql.agent import SQLAgent
+    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.learnings import ExtractedLearning
+
+    db = tmp_path / "shop.db"
+    with sqlite3.connect(db) as raw:
+        raw.execute("CREATE TABLE customers (id INTEGER, city TEXT)")
+        raw.executemany("INSERT INTO customers VALUES (?, ?)", [(1, "Oslo"), (2, "Lima")])
+    now = time.time()
+    clock = [now - 45 * 86400]  # the learning was last confirmed 45 days ago: past the 30-day window
+    store = MemoryStore(f"sqlite:///{tmp_path / 'memory.db'}", authenticator=TrustedAuthenticator(),
+                        clock=lambda: clock[0])
+    scope = store.open(Principal("acme"))
+    connection = SQLConnection(f"sqlite:///{db}", id="shop")
+    ingest_learnings(scope, [ExtractedLearning("table_preference", "Customers live in the customers table",
+                                               tables=["customers"], connection_id="shop", entity="customer",
+                                               value="customers")],
+                     provenance=Provenance("validation"))
+    clock[0] = now
+    model = ScriptedModel([
+        LLMResponse(tool_calls=[tool_call("run_sql", {"sql": "SELECT city FROM customers ORDER BY city"})]),
+        "Two cities.",
+    ])
+    agent = SQLAgent(connection, memory=SQLMemory(store, scope))
+    result = await agent.run(AgentContext(llm_router=model), question="Which cities do customers live in?")
+    assert result.status == "success", result.error
+    message = result.ai_message
+    assert message.staleness_warning and "not confirmed in 45 days" in message.staleness_warning
+    assert "customers table" in message.staleness_warning and message.metadata["stale_memory"]
+    assert AIMessage.from_json(message.to_json()).staleness_warning == message.staleness_warning
+
+
+def test_the_cli_shows_the_staleness_warning():
+    import io
+
+    from rich.console import Console
+
+    from baton.cli.render import print_answer
+
+    out = io.StringIO()
+    print_answer(Console(file=out, width=200), AIMessage(content="Two cities.", staleness_warning="May be out of date: [x]"))
+    assert "May be out of date: [x]" in out.getvalue()

@@ -273,6 +273,14 @@ class AIMessage:
         return None if render is None else render(self)
 
 
+def staleness_warning(stale: list[str]) -> str | None:
+    """The line an answer shows when it leaned on memory past its stale window (``stale``:
+    one description each, ``MemoryBundle.stale``); None when nothing was stale."""
+    if not stale:
+        return None
+    return "May be out of date: it relied on " + "; ".join(stale)
+
+
 @functools.cache
 def html_renderer() -> Callable[[AIMessage], str] | None:
     """The registered ``text/html`` renderer (module docstring), loaded once."""

@@ -91,6 +91,9 @@ def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str
         message.insights.extend({**i, "source_agent": key} for i in specialist.insights)
     if merged:
         message.data = merged
+    warnings = [r.ai_message.staleness_warning for r in results if r.ok and r.ai_message is not None and r.ai_message.staleness_warning]
+    if warnings:
+        message.staleness_warning = " ".join(dict.fromkeys(warnings))
     message.metadata = {**extra_metadata, "orchestrated": True, "mode": "synthesis", "agents_consulted": consulted}
     if charts:
         message.metadata["charts"] = charts  # each dataset's own chart, keyed like ``data``

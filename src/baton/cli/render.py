@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
@@ -68,6 +69,8 @@ def print_answer(console: Console, answer: AIMessage) -> None:
     line = " · ".join(d for d in details if d)
     if line:
         console.print(f"[dim]{line}[/dim]")
+    if answer.staleness_warning:
+        console.print(f"[yellow]{escape(answer.staleness_warning)}[/yellow]")
     if answer.suggested_followups:
         console.print("[dim]Follow-ups: " + " | ".join(answer.suggested_followups) + "[/dim]")
 

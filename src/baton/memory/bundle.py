@@ -18,6 +18,10 @@ What goes in, in priority order, while the token budget lasts (``estimate_tokens
 5. sibling-connection learnings, "- [from sibling] {lesson} [NN%]" (at most 8);
 6. session notes, active and fresh (a volatile note past its window is out whatever its
    confidence, verified or not).
+A learning or note included past its stale window (not corroborated for a full cycle of its
+confidence policy, ``confidence.stale_cycles``; verified notes exempt) is named in
+``Bundle.stale``, so an answer that leaned on it says so (``AIMessage.staleness_warning``).
+Stale-flagged benchmarks never go in, so they need no warning.
 Retrieval moves no confidence: compiling a bundle writes nothing. Callers that actually
 used records report it with ``MemoryStore.mark_applied``.
 
@@ -38,6 +42,7 @@ from sqlalchemy import or_, select
 
 from baton.llm.tokens import estimate_tokens
 from baton.memory.access import WorkspaceScope
+from baton.memory.confidence import POLICIES, stale_cycles
 from baton.memory.journal import GENESIS
 from baton.memory.model import GLOBAL_SCOPE, Record
 from baton.memory.projection import from_row
@@ -79,6 +84,7 @@ class Bundle:
     lock: BundleLock
     tokens: int
     sections: dict[str, list[str]] = field(default_factory=dict)  # section -> record ids
+    stale: tuple[str, ...] = ()  # included records past their stale window, one line each (module docstring)
 
     @property
     def record_ids(self) -> list[str]:
@@ -127,7 +133,7 @@ def compile_bundle(scope: WorkspaceScope, task: str, *, connection_id: str | Non
         return sorted(records, key=lambda rec: (-(relevance(task_words, rec) + 0.01) * (rec.confidence if by_confidence else 1),
                                                 -rec.confidence, rec.id))
 
-    builder = _Builder(token_budget)
+    builder = _Builder(token_budget, at)
     builder.section("Doctrine", ranked(doctrine, False),
                     lambda rec: f"#### {rec.data.get('heading') or rec.attribute} ({rec.data.get('path', '')})\n{rec.text}")
     builder.section("Verified queries", ranked(benchmarks),
@@ -149,7 +155,9 @@ def compile_bundle(scope: WorkspaceScope, task: str, *, connection_id: str | Non
 
 
 class _Builder:
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, at: float = 0.0):
+        self.at = at
+        self.stale: list[str] = []
         self.budget = budget
         self.used = estimate_tokens("## Memory for this task\n")
         self.blocks: dict[str, list[str]] = {}
@@ -170,6 +178,8 @@ class _Builder:
             self.ids.setdefault(title, []).append(rec.id)
             self.lock.append((rec.id, rec.content_hash))
             self.seen.add(rec.id)
+            if _past_window(rec, self.at):
+                self.stale.append(f"{rec.kind} {rec.text!r} (not confirmed in {_days(rec, self.at)} days)")
 
     def build(self, seq: int, head_hash: str) -> Bundle:
         if not self.blocks:
@@ -179,4 +189,15 @@ class _Builder:
             parts.append(f"\n### {title}")
             parts.extend(lines)
         text = "\n".join(parts)
-        return Bundle(text, BundleLock(seq, tuple(self.lock), head_hash), estimate_tokens(text), dict(self.ids))
+        return Bundle(text, BundleLock(seq, tuple(self.lock), head_hash), estimate_tokens(text), dict(self.ids),
+                      tuple(self.stale))
+
+
+def _past_window(rec: Record, at: float) -> bool:
+    if rec.kind not in POLICIES or (rec.kind == "note" and rec.verified):
+        return False
+    return stale_cycles(rec.kind, rec.anchor_at, at) >= 1
+
+
+def _days(rec: Record, at: float) -> int:
+    return int((at - rec.anchor_at) // 86400)

@@ -50,7 +50,7 @@ from baton.agents.lexical_routing import NO_MODEL_ANSWER
 from baton.events import SQLAttempt
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
-from baton.response import AIMessage, QueryResult, ResponseType
+from baton.response import AIMessage, QueryResult, ResponseType, staleness_warning
 from baton.specialists.sql.engines import SQLConnection
 from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings, learnings_text
 from baton.specialists.sql.memory_port import MemoryPort
@@ -135,6 +135,8 @@ class SQLAgent(BaseAgent):
                 memory_text = bundle.text
                 if bundle.lock is not None:  # what the agent knew, for the answer
                     out.metadata["memory_lock"] = bundle.lock
+                if bundle.stale:  # the answer says it leaned on something out of date
+                    out.metadata["stale_memory"] = list(bundle.stale)
             except Exception as exc:  # memory is advisory; the answer must not depend on it
                 log.warning("memory bundle failed: %s", exc)
                 out.warnings.append(f"memory unavailable: {exc}")
@@ -323,8 +325,9 @@ class SQLAgent(BaseAgent):
                 "agent": self.name, "connection_id": self.connection.id, "dialect": self.connection.dialect,
                 "attempts": [a.to_dict() for a in out.attempts], "warnings": list(out.warnings),
                 "viz_hint": viz, "learnings": [learned.lesson for learned in out.learnings],
-                **({"memory_lock": out.metadata["memory_lock"]} if "memory_lock" in out.metadata else {}),
+                **{key: out.metadata[key] for key in ("memory_lock", "stale_memory") if key in out.metadata},
             },
+            staleness_warning=staleness_warning(out.metadata.get("stale_memory") or []),
         )
         if self.present:  # chart, follow-ups, insights: in a worker thread (a large result takes a while)
             message = await present_async(message)

@@ -33,10 +33,12 @@ class MemoryBundle:
     """What a memory knows for one task. ``text`` goes into the prompt ("" when there is
     nothing); ``lock`` is JSON-ready (``BundleLock.to_dict()``, or
     ``{"memory": "unavailable", "reason": ...}`` when the memory could not be read), None
-    when the memory keeps no lock."""
+    when the memory keeps no lock. ``stale`` names what the text holds that is past its
+    stale window (one line each): the answer's ``staleness_warning`` says so."""
 
     text: str = ""
     lock: dict[str, Any] | None = None
+    stale: tuple[str, ...] = ()
 
 
 @runtime_checkable
