@@ -72,7 +72,7 @@ class View:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> View:
         return cls(str(data["base"]), data.get("dialect"), tuple(data.get("measures") or ()), data.get("share"),
-                   tuple(data["filter"]) if data.get("filter") else None,  # type: ignore[arg-type]
+                   tuple(data["filter"]) if data.get("filter") else None,
                    (str(data["rank"][0]), bool(data["rank"][1])) if data.get("rank") else None, data.get("limit"),
                    (str(data["sort"][0]), bool(data["sort"][1])) if data.get("sort") else None, dict(data.get("grain") or {}))
 
@@ -94,7 +94,7 @@ def _col(name: str, table: str | None = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
 
 
-def _sub(tree: exp.Expression, alias: str) -> exp.Subquery:
+def _sub(tree: exp.Expr, alias: str) -> exp.Subquery:
     return exp.Subquery(this=tree, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
@@ -161,7 +161,7 @@ def strip_hidden(columns: list[str], rows: list[list[Any]]) -> tuple[list[int], 
 # --- what the base query's measures are ------------------------------------------------------
 
 
-def _projection(tree: exp.Query, name: str) -> exp.Expression | None:
+def _projection(tree: exp.Query, name: str) -> exp.Expr | None:
     select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
     if select is None:
         return None
@@ -185,7 +185,7 @@ def decimals_of(sql: str, dialect: str | None, column: str) -> int | None:
     return None
 
 
-def _rounded(expression: exp.Expression, decimals: int | None) -> exp.Expression:
+def _rounded(expression: exp.Expr, decimals: int | None) -> exp.Expr:
     """``expression`` rounded to ``decimals`` (a sum of rounded values, rounded the same way:
     no 2461706.1399999997). Cast to DECIMAL(38, 6) first: PostgreSQL has no ROUND of a
     double precision to a number of places."""
@@ -219,7 +219,7 @@ def aggregate_of(sql: str, dialect: str | None, column: str) -> type | None:
 # --- re-grouping and comparison -----------------------------------------------------------------
 
 
-def _period_expression(column: str, unit: str, dialect: str | None) -> exp.Expression:
+def _period_expression(column: str, unit: str, dialect: str | None) -> exp.Expr:
     """The period label of ``column``'s ISO text ('YYYY-MM', 'YYYY-MM-DD ...', or a date)."""
     text = exp.Cast(this=_col(column, "base"), to=exp.DataType.build("text"))
     year = exp.Substring(this=text, start=exp.Literal.number(1), length=exp.Literal.number(4))

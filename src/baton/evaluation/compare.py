@@ -147,7 +147,7 @@ def compare_results(expected: Sequence[Sequence[Any]], produced: Sequence[Sequen
     got_width = len(got_rows[0]) if got_rows else None
     if width != got_width:
         return Comparison(False, f"{got_width} column(s), expected {width}")
-    if not exp_rows:
+    if width is None:  # no rows on either side
         return Comparison(True)
     if any(len(r) != width for r in exp_rows) or any(len(r) != width for r in got_rows):
         return Comparison(False, "rows of different widths")

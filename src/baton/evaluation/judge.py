@@ -69,7 +69,7 @@ def sql_verdicts(attempts: list[dict[str, Any]]) -> tuple[bool | None, int, bool
 
 def compact_trace(events: list[Event], limit: int) -> list[dict[str, Any]]:
     """The step trace for the report: every event but token deltas, long values cut."""
-    trace = []
+    trace: list[dict[str, Any]] = []
     for event in events:
         if event.type in SKIPPED_EVENTS:
             continue

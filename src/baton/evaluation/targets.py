@@ -127,7 +127,7 @@ def _redact(database: str | None) -> str:
 def _gold_connection(url: str, *, allow_privileged_role: bool = False) -> SQLConnection:
     from baton.specialists.sql.engines import SQLConnection
 
-    extra = {"allow_privileged_role": True} if allow_privileged_role else {}
+    extra: dict[str, Any] = {"allow_privileged_role": True} if allow_privileged_role else {}
     return SQLConnection(url, id="eval-gold", **extra)
 
 
@@ -180,7 +180,8 @@ def workspace_target(ws: Workspace, gold: SQLConnection | None = None) -> Target
 
 def fixed_targets(default: Target, others: dict[str, Target] | None = None) -> Targets:
     """Targets given in advance (Python use): ``default`` for questions without a database."""
-    known: dict[str | None, Target] = {None: default, **(others or {})}
+    known: dict[str | None, Target] = {None: default}
+    known.update((others or {}).items())
 
     async def opener(database: str | None) -> Target:
         if database not in known:

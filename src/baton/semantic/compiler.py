@@ -37,7 +37,7 @@ from baton.semantic.timegrain import grain_expression, period_condition
 if TYPE_CHECKING:
     from sqlglot import exp
 
-Literal = Callable[[str, str], "exp.Expression"]  # (dimension, value) -> literal
+Literal = Callable[[str, str], "exp.Expr"]  # (dimension, value) -> literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ class CompiledQuery:
     dialect: str
 
 
-def _qualify(tree: exp.Expression, alias: str) -> exp.Expression:
+def _qualify(tree: exp.Expr, alias: str) -> exp.Expr:
     from sqlglot import exp
 
     def visit(node):
@@ -59,7 +59,7 @@ def _qualify(tree: exp.Expression, alias: str) -> exp.Expression:
     return tree.copy().transform(visit)
 
 
-def _string_literal(_dimension: str, value: str) -> exp.Expression:
+def _string_literal(_dimension: str, value: str) -> exp.Expr:
     from sqlglot import exp
 
     return exp.Literal.string(value)
@@ -73,10 +73,10 @@ class _Branch:
         self.model = model
         self.root = model.entity(entity)
         self.aliases: dict[tuple, str] = {(): self.root.name}
-        self.joins: list[exp.Expression] = []
+        self.joins: list[exp.Expr] = []
         self.used = {self.root.name}
 
-    def table(self, entity) -> exp.Expression:
+    def table(self, entity) -> exp.Expr:
         from sqlglot import exp
 
         return exp.Table(this=exp.to_identifier(entity.table), db=exp.to_identifier(entity.schema) if entity.schema else None)
@@ -101,13 +101,13 @@ class _Branch:
             self.joins.append(exp.Join(this=exp.alias_(self.table(target), alias, table=True), kind=None, side="LEFT", on=on))
         return self.aliases[key]
 
-    def source(self) -> exp.Expression:
+    def source(self) -> exp.Expr:
         from sqlglot import exp
 
         return exp.alias_(self.table(self.root), self.root.name, table=True)
 
 
-def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grain: str | None, dialect: str) -> exp.Expression:
+def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grain: str | None, dialect: str) -> exp.Expr:
     from sqlglot import exp
 
     if name == TIME:
@@ -119,7 +119,7 @@ def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grai
     return _qualify(parse_fragment(dimension.expr, f"dimension {name}"), alias)
 
 
-def _aggregate(agg: str, expr: exp.Expression) -> exp.Expression:
+def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
     from sqlglot import exp
 
     if agg == "count":
@@ -129,7 +129,7 @@ def _aggregate(agg: str, expr: exp.Expression) -> exp.Expression:
     return {"sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max}[agg](this=expr)
 
 
-def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str], exp.Expression]) -> exp.Expression:
+def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str], exp.Expr]) -> exp.Expr:
     """The metric as an expression over its measures' aggregated values."""
     from sqlglot import exp
 
@@ -150,7 +150,7 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str],
     return parse_metric_expression(metric.expr or "", f"metric {name}").copy().transform(visit)
 
 
-def _rounded(value: exp.Expression, decimals: int, dialect: str) -> exp.Expression:
+def _rounded(value: exp.Expr, decimals: int, dialect: str) -> exp.Expr:
     from sqlglot import exp
 
     if dialect == "postgres":
@@ -182,7 +182,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         branch = _Branch(model, entity)
         select = exp.Select()
         dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
-        conditions: list[exp.Expression] = []
+        conditions: list[exp.Expr] = []
         if row_filter:
             conditions.append(_qualify(parse_fragment(row_filter, f"measure filter on {entity}"), branch.root.name))
         for dimension, values in q.where:
@@ -200,7 +200,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                                                                      branch.root.name)) for m in members}
         branches.append((branch, dim_values, conditions, aggregates))
 
-    def finish(select: exp.Select, value_of: Callable[[str], exp.Expression]) -> exp.Select:
+    def finish(select: exp.Select, value_of: Callable[[str], exp.Expr]) -> exp.Select:
         for name in q.metrics:
             select = select.select(exp.alias_(_rounded(_metric_tree(model, name, value_of), model.metric(name).decimals, dialect),
                                               name), copy=False)
@@ -240,7 +240,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             if dims:
                 part = part.group_by(*[v.copy() for v in dim_values], copy=False)
             parts.append(part)
-        stacked = parts[0]
+        stacked: exp.Query = parts[0]
         for part in parts[1:]:
             stacked = exp.union(stacked, part, distinct=False)
         select = exp.Select().from_(exp.alias_(exp.Subquery(this=stacked), "measures", table=True), copy=False)

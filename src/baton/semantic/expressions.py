@@ -58,7 +58,7 @@ def identifier(name: str, what: str) -> str:
 
 
 @functools.lru_cache(maxsize=2048)
-def parse_fragment(text: str, where: str) -> exp.Expression:
+def parse_fragment(text: str, where: str) -> exp.Expr:
     """The tree of a row expression or filter (module docstring), or ``SemanticModelError``."""
     import sqlglot
     from sqlglot import exp
@@ -97,7 +97,7 @@ def columns_of(text: str, where: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=512)
-def parse_metric_expression(text: str, where: str) -> exp.Expression:
+def parse_metric_expression(text: str, where: str) -> exp.Expr:
     """A derived metric's expression: metric names, numbers and arithmetic only."""
     from sqlglot import exp
 
@@ -136,7 +136,7 @@ def _keywords(dialect: str) -> frozenset[str]:
     return frozenset(w.lower() for w in words if w.replace("_", "").isalnum())
 
 
-def render_sql(tree: exp.Expression, dialect: str) -> str:
+def render_sql(tree: exp.Expr, dialect: str) -> str:
     """``tree`` as ``dialect`` SQL, with every identifier that is a keyword quoted: sqlglot
     leaves ``FROM orders AS order`` bare on SQLite and PostgreSQL, which then refuse it, and a
     model may well name an entity ``order`` or a column ``date``. Quoting a lower-case name

@@ -75,9 +75,9 @@ class SemanticLayer:
             column = _qualify(parse_fragment(dimension.expr, f"dimension {dimension.name}"), "t")
             table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
                                          db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)
-            sql = (exp.select(exp.alias_(column, "v")).distinct().from_(table).where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
+            query = (exp.select(exp.alias_(column, "v")).distinct().from_(table).where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
                    .limit(MAX_VALUES + 1))
-            sql = render_sql(sql, self.dialect)
+            sql = render_sql(query, self.dialect)
             try:
                 result = await self.connection.query(sql)
             except Exception as exc:  # an unindexed dimension is still usable; its values are just not recognised
@@ -110,7 +110,7 @@ class SemanticLayer:
 
     # --- compiling and running ----------------------------------------------------------------
 
-    def literal(self, dimension: str, value: str) -> exp.Expression:
+    def literal(self, dimension: str, value: str) -> exp.Expr:
         from sqlglot import exp
 
         stored = self.values.get(dimension, {}).get(value, value)

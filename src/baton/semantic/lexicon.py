@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from baton.phrasing import NUMBER_WORDS, raw_words, stem
@@ -86,7 +86,7 @@ class Sense:
 class Lexicon:
     """Phrase -> senses for one model and its indexed values (immutable once built)."""
 
-    def __init__(self, model: SemanticModel, values: dict[str, Iterable[str]] | None = None) -> None:
+    def __init__(self, model: SemanticModel, values: Mapping[str, Iterable[str]] | None = None) -> None:
         self.model = model
         self.phrases: dict[tuple[str, ...], list[Sense]] = {}
         self.partial: dict[str, list[tuple[tuple[str, ...], Sense]]] = {}
@@ -107,12 +107,12 @@ class Lexicon:
             self.phrases.setdefault(tuple(norm(w) for w in words), []).append(Sense("grain", ""))
         for word, grain in GRAIN_WORDS.items():
             self.phrases.setdefault((norm(word),), []).append(Sense("grain", grain))
-        for dimension, listed in (values or {}).items():
+        for dimension_name, listed in (values or {}).items():
             for value in listed:
                 words = phrase_of(str(value))
                 if not words or all(w.isdigit() for w in words):
                     continue
-                sense = Sense("value", dimension, str(value))
+                sense = Sense("value", dimension_name, str(value))
                 self._add_phrase(words, sense)
                 for word in set(words):
                     if len(word) >= 4 and not word.isdigit() and word not in FILLER:

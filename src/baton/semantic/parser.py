@@ -97,7 +97,7 @@ class QuestionParser:
         drafts = [d for seq in self._segmentations(words) for d in self._assemble(seq, words)]
         good = [d for d in drafts if d.query is not None and not d.problems]
         fewest = min((d.segments for d in good), default=0)
-        return drafts, _distinct([d.query for d in good if d.segments == fewest])
+        return drafts, _distinct([d.query for d in good if d.segments == fewest and d.query is not None])
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019  (as above)
     def _parse(self, question: str):

@@ -192,10 +192,10 @@ class SemanticQuery:
             if GRAINS.index(grain) < GRAINS.index(finest):
                 titles = " and ".join(model.metric(m).title for m in self.metrics)
                 raise SemanticQueryError(f"{titles} is kept by {finest}, so it cannot be shown by {grain}")
-        finest = model.finest_grain(measures) if self.periods else None
+        kept_by = model.finest_grain(measures) if self.periods else None
         for period in self.periods:
-            if finest is not None and GRAINS.index(period.grain) < GRAINS.index(finest):
-                raise SemanticQueryError(f"the data is kept by {finest}: {period_words(period.label)} is finer than that")
+            if kept_by is not None and GRAINS.index(period.grain) < GRAINS.index(kept_by):
+                raise SemanticQueryError(f"the data is kept by {kept_by}: {period_words(period.label)} is finer than that")
         outputs = {*self.metrics, *self.by}
         for name, _ in self.order:
             if name not in outputs:

@@ -39,13 +39,13 @@ _WEEK = {
 }
 
 
-def _substr(text: exp.Expression, length: int) -> exp.Expression:
+def _substr(text: exp.Expr, length: int) -> exp.Expr:
     from sqlglot import exp
 
     return exp.Substring(this=text.copy(), start=exp.Literal.number(1), length=exp.Literal.number(length))
 
 
-def as_text(column: exp.Expression, time: TimeColumn) -> exp.Expression:
+def as_text(column: exp.Expr, time: TimeColumn) -> exp.Expr:
     """The column as ISO text (``native`` columns formatted as ``YYYY-MM-DD``)."""
     from sqlglot import exp
 
@@ -54,7 +54,7 @@ def as_text(column: exp.Expression, time: TimeColumn) -> exp.Expression:
     return column.copy()
 
 
-def grain_expression(column: exp.Expression, time: TimeColumn, grain: str, dialect: str) -> exp.Expression:
+def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
     """The column at ``grain`` as text (module docstring)."""
     import sqlglot
     from sqlglot import exp
@@ -80,7 +80,7 @@ def grain_expression(column: exp.Expression, time: TimeColumn, grain: str, diale
     raise ValueError(f"unknown grain {grain!r}")
 
 
-def period_condition(column: exp.Expression, time: TimeColumn, period: Period) -> exp.Expression:
+def period_condition(column: exp.Expr, time: TimeColumn, period: Period) -> exp.Expr:
     """``column`` within ``period`` (half-open)."""
     from sqlglot import exp
 

@@ -19,6 +19,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from baton.errors import BatonError
 
@@ -140,7 +141,7 @@ def _postgres(orig: BaseException, message: str) -> ClassifiedError:
 
 
 def _mysql(orig: BaseException, message: str) -> ClassifiedError:
-    args = getattr(orig, "args", ())
+    args: tuple[Any, ...] = getattr(orig, "args", ())
     errno = args[0] if args and isinstance(args[0], int) else None
     if errno is None:
         cls = ErrorClass.CONNECTION_ERROR if isinstance(orig, OSError) else ErrorClass.OTHER

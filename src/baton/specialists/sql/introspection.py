@@ -63,7 +63,8 @@ def _reflect(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
     foreign = inspector.get_multi_foreign_keys(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
     info = SchemaInfo(dialect=conn.dialect)
     for (owner, table), cols in columns.items():
-        pk = set((keys.get((owner, table)) or {}).get("constrained_columns") or [])
+        primary = keys.get((owner, table))
+        pk = set(primary.get("constrained_columns") or [] if primary else [])
         table_info = TableInfo(
             name=table,
             schema=owner,
@@ -153,7 +154,7 @@ def _sqlite_counts(connection: sa.Connection, schema: SchemaInfo) -> dict[str, i
         if table.name in stats or table.name.lower() in views:
             continue
         quoted = exp.to_identifier(table.name, quoted=True).sql("sqlite")
-        count = connection.exec_driver_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM {quoted} LIMIT {_SQLITE_COUNT_BOUND})").scalar()
+        count = connection.exec_driver_sql(f"SELECT COUNT(*) FROM (SELECT 1 FROM {quoted} LIMIT {_SQLITE_COUNT_BOUND})").scalar_one()
         stats[table.name] = int(count)
     return stats
 

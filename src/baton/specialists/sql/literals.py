@@ -39,7 +39,7 @@ def string_arguments(call: exp.Func, dialect: str, source: str = "") -> Iterator
             yield text
 
 
-def constant_text(node: exp.Expression, dialect: str, source: str = "") -> str | None:
+def constant_text(node: exp.Expr, dialect: str, source: str = "") -> str | None:
     """The string ``node`` evaluates to when that is known without running it, else None.
 
     sqlglot already folds ``\\`` and ``\'`` in ``E'...'`` strings but keeps every other
@@ -104,7 +104,7 @@ def _char(code: int) -> str:
         return "\ufffd"
 
 
-def _spelling(node: exp.Expression, source: str, form: re.Pattern[str]) -> str | None:
+def _spelling(node: exp.Expr, source: str, form: re.Pattern[str]) -> str | None:
     """The text between the quotes of ``node`` as written in ``source``, if it is known."""
     start, end = node.meta.get("start"), node.meta.get("end")
     if not source or not isinstance(start, int) or not isinstance(end, int):

@@ -26,6 +26,7 @@ Decisions (where the issue is silent):
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -67,7 +68,7 @@ _LATERAL_ALIAS_DIALECTS = frozenset({"duckdb", "sqlite"})
 _Columns = dict[str, str] | None  # lower-cased name -> name as written; None = unknown
 
 
-def prevalidate(sql: str | exp.Expression, schema: SchemaInfo, dialect: str) -> list[SchemaIssue]:
+def prevalidate(sql: str | exp.Expr, schema: SchemaInfo, dialect: str) -> list[SchemaIssue]:
     """Every unknown table, unknown column and ambiguous column in ``sql`` (in order of
     appearance, each once). A statement that does not parse gives one ``parse_error``.
 
@@ -75,14 +76,14 @@ def prevalidate(sql: str | exp.Expression, schema: SchemaInfo, dialect: str) -> 
     saves parsing it twice; it is only read, never changed.
     """
     dialect = normalize_dialect(dialect)
-    if isinstance(sql, exp.Expression):
-        statements = [sql]
-    else:
+    if isinstance(sql, str):
         try:
             statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
         except (SqlglotError, RecursionError) as error:
             text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return [SchemaIssue("parse_error", "", None, [], f"The query does not parse as {dialect} SQL: {text}")]
+    else:
+        statements = [sql]
     if not schema.tables:
         return []
     issues: list[SchemaIssue] = []
@@ -124,7 +125,7 @@ def _close(name: str, candidates: dict[str, str], n: int = 3) -> list[str]:
 class _Checker:
     """Resolves the names of one statement; lives for one call only."""
 
-    def __init__(self, schema: SchemaInfo, dialect: str, statement: exp.Expression):
+    def __init__(self, schema: SchemaInfo, dialect: str, statement: exp.Expr):
         self.schema = schema
         self.dialect = dialect
         self.statement = statement
@@ -223,7 +224,7 @@ class _Checker:
                 return None  # an unnamed expression: each engine names it differently
         return output
 
-    def _expand_star(self, scope: Scope, projection: exp.Expression) -> _Columns:
+    def _expand_star(self, scope: Scope, projection: exp.Expr) -> _Columns:
         if isinstance(scope.expression, exp.SetOperation):
             return None
         qualifier = projection.table if isinstance(projection, exp.Column) else ""
@@ -296,9 +297,9 @@ class _Checker:
                     hits.append((alias, source))
             if len(hits) > 1 and depth == 0 and not _is_merged_join_column(visible, lowered):
                 names = [f"{alias}.{name}" for alias, _ in hits]
-                tables = ", ".join(_label(alias, source) for alias, source in hits)
+                places = ", ".join(_label(alias, source) for alias, source in hits)
                 issues.append(SchemaIssue("ambiguous_column", name, None, names,
-                                          f"Column `{name}` is ambiguous: it exists in {tables}; qualify it."))
+                                          f"Column `{name}` is ambiguous: it exists in {places}; qualify it."))
                 return
             if hits or unknown:
                 return
@@ -336,13 +337,13 @@ def _label(alias: str, source: exp.Table | Scope) -> str:
     return f"`{alias}`"
 
 
-def _scope_chain(scope: Scope):
+def _scope_chain(scope: Scope | None) -> Iterator[Scope]:
     while scope is not None:
         yield scope
         scope = scope.parent
 
 
-def _alias_columns(alias: exp.Expression | None) -> _Columns:
+def _alias_columns(alias: exp.Expr | None) -> _Columns:
     if isinstance(alias, exp.TableAlias) and alias.columns:
         return {c.name.lower(): c.name for c in alias.columns}
     return None

@@ -69,11 +69,11 @@ def _filter_column(value: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _reads(tree: exp.Expression, table: str) -> bool:
+def _reads(tree: exp.Expr, table: str) -> bool:
     return any(t.name.lower() == table for t in tree.find_all(exp.Table))
 
 
-def _add_soft_delete(tree: exp.Expression, table: str, column: str, *, negate: bool) -> bool:
+def _add_soft_delete(tree: exp.Expr, table: str, column: str, *, negate: bool) -> bool:
     changed = False
     for select in list(tree.find_all(exp.Select)):
         from_ = select.args.get("from") or select.args.get("from_")
@@ -88,7 +88,7 @@ def _add_soft_delete(tree: exp.Expression, table: str, column: str, *, negate: b
             if _already_filtered(select, alias, column):
                 continue
             ref = exp.column(column, table=alias)
-            condition: exp.Expression = exp.Not(this=ref) if negate else exp.Is(this=ref, expression=exp.Null())
+            condition: exp.Expr = exp.Not(this=ref) if negate else exp.Is(this=ref, expression=exp.Null())
             if join is not None and (join.side or "").upper() in ("LEFT", "RIGHT", "FULL"):
                 on = join.args.get("on")
                 join.set("on", exp.and_(on, condition) if on is not None else condition)
@@ -109,7 +109,7 @@ def _already_filtered(select: exp.Select, alias: str, column: str) -> bool:
     return False
 
 
-def _add_schema(tree: exp.Expression, table: str, schema: str) -> bool:
+def _add_schema(tree: exp.Expr, table: str, schema: str) -> bool:
     changed = False
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for ref in tree.find_all(exp.Table):
@@ -119,7 +119,7 @@ def _add_schema(tree: exp.Expression, table: str, schema: str) -> bool:
     return changed
 
 
-def _add_limit(tree: exp.Expression, limit: int) -> bool:
+def _add_limit(tree: exp.Expr, limit: int) -> bool:
     if not isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except)):
         return False
     if tree.args.get("limit") is not None or tree.args.get("fetch") is not None:

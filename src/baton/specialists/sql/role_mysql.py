@@ -159,7 +159,7 @@ def classify_grant(grant: ParsedGrant, *, flavor: str, secure_file_priv: str | N
     everywhere = grant.database is None and grant.privileges != ("PROXY",)
     on_mysql = grant.database is not None and grant.database.lower() == "mysql"
     secret = everywhere or (on_mysql and (grant.table is None or grant.table.lower() in _SECRET_TABLES))
-    privileges = set(grant.privileges)
+    privileges = frozenset(grant.privileges)
     label = f"{grant.table} (PROXY)" if grant.privileges == ("PROXY",) else grant.target
     found: list[RoleFinding] = []
     if privileges & {"ALL", "ALL PRIVILEGES"}:

@@ -70,7 +70,7 @@ def cap_rows(sql: str, dialect: str, limit: int) -> str | None:
 _QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN, TokenType.FROM, TokenType.TABLE}
 
 
-def _is_query(node: exp.Expression) -> bool:
+def _is_query(node: exp.Expr) -> bool:
     while isinstance(node, exp.Subquery):
         node = node.this
     return isinstance(node, (exp.Select, exp.SetOperation))

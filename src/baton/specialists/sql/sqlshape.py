@@ -36,7 +36,7 @@ class QueryShape:
         return {c for _, c in self.columns}
 
 
-def parse(sql: str, dialect: str) -> exp.Expression | None:
+def parse(sql: str, dialect: str) -> exp.Expr | None:
     try:
         statements = sqlglot.parse(sql, read=dialect)
     except sqlglot.errors.SqlglotError:
@@ -137,7 +137,7 @@ def _is_date_column(column: exp.Column, aliases: dict[str, str], schema: SchemaI
     return bool(DATE_COLUMN.search(column.name))
 
 
-def _is_soft_delete_test(node: exp.Expression) -> bool:
+def _is_soft_delete_test(node: exp.Expr) -> bool:
     if isinstance(node, exp.Is):
         return isinstance(node.expression, exp.Null) and not isinstance(node.parent, exp.Not)
     if isinstance(node, exp.EQ):
@@ -148,7 +148,7 @@ def _is_soft_delete_test(node: exp.Expression) -> bool:
     return False
 
 
-def _literal_int(node: exp.Expression | None) -> int | None:
+def _literal_int(node: exp.Expr | None) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string:
         try:
             value = float(node.this)

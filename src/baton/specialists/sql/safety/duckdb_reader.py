@@ -92,14 +92,14 @@ def _walk(root: dict, reading: Reading) -> None:
             if type(node) is list:
                 stack.extend(node)
             continue
-        if node.get("class") == "FUNCTION" and not node.get("is_operator"):  # type: ignore[union-attr]
-            name = str(node.get("function_name", "")).lower()  # type: ignore[union-attr]
+        if node.get("class") == "FUNCTION" and not node.get("is_operator"):
+            name = str(node.get("function_name", "")).lower()
             reading.functions.add(name)
-            reading.calls.append((name, tuple(_constant_text(a) for a in node.get("arguments") or [])))  # type: ignore[union-attr]
-        elif node.get("type") == "BASE_TABLE":  # type: ignore[union-attr]
-            reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,  # type: ignore[union-attr]
-                                           node.get("catalog_name") or None))  # type: ignore[union-attr]
-        for key, value in node.items():  # type: ignore[union-attr]
+            reading.calls.append((name, tuple(_constant_text(a) for a in node.get("arguments") or [])))
+        elif node.get("type") == "BASE_TABLE":
+            reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,
+                                           node.get("catalog_name") or None))
+        for key, value in node.items():
             if type(value) is dict:
                 if key == "cte_map":
                     reading.ctes.update(entry.get("key", "") for entry in value.get("map", []))

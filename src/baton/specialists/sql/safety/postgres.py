@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import Relation
@@ -75,14 +76,14 @@ def statement_rule(kind: str) -> str:
 
 
 def _walk(root: object, reading: Reading) -> None:
-    stack = [root]
+    stack: list[Any] = [root]  # pglast's JSON: only dicts and lists are ever pushed
     push, pop = stack.append, stack.pop
     while stack:
         node = pop()
         if type(node) is list:
             stack.extend(node)
             continue
-        for key, value in node.items():  # type: ignore[union-attr]
+        for key, value in node.items():
             handler = _HANDLERS.get(key)
             if handler is not None:
                 handler(node, value, reading)

@@ -38,7 +38,7 @@ from baton.specialists.sql.safety.relations import refusal as relation_refusal
 from baton.specialists.sql.safety.verdict import SafetyVerdict, refuse
 
 
-def _classes(*names: str) -> tuple[type[exp.Expression], ...]:
+def _classes(*names: str) -> tuple[type[exp.Expr], ...]:
     """The sqlglot node classes that exist in this sqlglot version (names move between
     releases; a missing one must not break the import)."""
     return tuple(getattr(exp, n) for n in names if isinstance(getattr(exp, n, None), type))
@@ -47,7 +47,7 @@ def _classes(*names: str) -> tuple[type[exp.Expression], ...]:
 ALLOWED_ROOTS = _classes("Select", "SetOperation", "Union", "Intersect", "Except", "Values")
 
 # Node class -> (rule, what it does). The first match wins.
-_FORBIDDEN: tuple[tuple[tuple[type[exp.Expression], ...], str, str], ...] = (
+_FORBIDDEN: tuple[tuple[tuple[type[exp.Expr], ...], str, str], ...] = (
     (_classes("Insert", "Update", "Delete", "Merge"), "write_statement", "modifies data"),
     (_classes("TruncateTable"), "write_statement", "deletes every row of a table"),
     (_classes("Into"), "select_into", "writes a table or variables"),
@@ -104,7 +104,7 @@ def read_tree(
     return SafetyVerdict(True, "a single read-only query", "", statement), reading
 
 
-def _record(node: exp.Expression, reading: Reading) -> None:
+def _record(node: exp.Expr, reading: Reading) -> None:
     if isinstance(node, exp.Anonymous):
         reading.functions.add(node.name.lower())
     elif isinstance(node, exp.CTE) and node.alias:
@@ -114,7 +114,7 @@ def _record(node: exp.Expression, reading: Reading) -> None:
 
 
 def _check_node(
-    node: exp.Expression, sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None,
+    node: exp.Expr, sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None,
     inspect_strings: bool,
 ) -> SafetyVerdict | None:
     if found := _forbidden_rule(node):
@@ -147,11 +147,12 @@ def _is_real_table(table: exp.Table) -> bool:
     if table.db:
         return True
     name = table.name.lower()
-    scope = table
-    while (scope := scope.parent) is not None:
+    scope = table.parent
+    while scope is not None:
         with_ = scope.args.get("with") if isinstance(scope, exp.Query) else None
         if with_ is not None and any(cte.alias.lower() == name for cte in with_.expressions):
             return False
+        scope = scope.parent
     return True
 
 
@@ -197,7 +198,7 @@ def _call_label(call: exp.Func) -> str:
 _ANY_FORBIDDEN = tuple(c for classes, _, _ in _FORBIDDEN for c in classes)
 
 
-def _forbidden_rule(node: exp.Expression) -> tuple[str, str] | None:
+def _forbidden_rule(node: exp.Expr) -> tuple[str, str] | None:
     if not isinstance(node, _ANY_FORBIDDEN):
         return None
     for classes, rule, does in _FORBIDDEN:
@@ -220,7 +221,7 @@ _LABELS = {
 }
 
 
-def _describe(node: exp.Expression) -> str:
+def _describe(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return f"the {str(node.this).upper()} command"
     name = type(node).__name__

@@ -27,7 +27,7 @@ class SafetyVerdict:
     safe: bool
     reason: str
     rule: str = ""
-    statement: exp.Expression | None = None
+    statement: exp.Expr | None = None
 
 
 class UnsafeQueryError(AgentFatalError):
