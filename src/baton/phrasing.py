@@ -153,7 +153,7 @@ class Vocabulary:
     Immutable after construction (``merged`` returns a new one), so it may be shared by
     concurrent requests; hashed by identity (matching caches per vocabulary)."""
 
-    def __init__(self, synonyms: Mapping[str, str] | None = None, phrases: Mapping[Sequence[str], Sequence[str]] | None = None,
+    def __init__(self, synonyms: Mapping[str, str] | None = None, phrases: Mapping[tuple[str, ...], Sequence[str]] | None = None,
                  entities: Mapping[str, Iterable[str]] | None = None) -> None:
         self.synonyms: dict[str, str] = {**SYNONYMS, **{stem(fold(k)): v for k, v in (synonyms or {}).items()}}
         self.phrases: dict[tuple[str, ...], tuple[str, ...]] = {**PHRASES}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.model import (
@@ -50,10 +50,23 @@ _AGGS = {"sum": "sum", "count": "count", "count_distinct": "count_distinct", "mi
          "average": "avg", "avg": "avg", "sum_boolean": "sum"}
 
 
+def _mapping(value: object) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one (a YAML field may hold anything)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _meta(node: Mapping) -> Mapping:
-    config = node.get("config") if isinstance(node.get("config"), Mapping) else {}
-    meta = config.get("meta") if isinstance(config.get("meta"), Mapping) else None
-    return meta if meta is not None else (node.get("meta") if isinstance(node.get("meta"), Mapping) else {})
+    meta = _mapping(node.get("config")).get("meta")
+    return meta if isinstance(meta, Mapping) else _mapping(node.get("meta"))
+
+
+class _MetricCommon(TypedDict, total=False):
+    """The ``Metric`` fields every kind of metric reads the same way."""
+
+    label: str
+    synonyms: tuple[str, ...]
+    description: str
+    decimals: int
 
 
 def _synonyms(node: Mapping) -> tuple[str, ...]:
@@ -142,8 +155,8 @@ def model_from_metricflow(data: Any, *, default_name: str = "metricflow") -> Sem
 def _metric(raw: Mapping, measures: list[Measure], home: dict[str, str], dimension_expr: dict) -> Metric:
     name = str(raw.get("name") or "")
     kind = str(raw.get("type") or "simple").lower()
-    params = raw.get("type_params") if isinstance(raw.get("type_params"), Mapping) else {}
-    common = {"label": str(raw.get("label") or ""), "synonyms": _synonyms(raw), "description": str(raw.get("description") or "")}
+    params = _mapping(raw.get("type_params"))
+    common: _MetricCommon = {"label": str(raw.get("label") or ""), "synonyms": _synonyms(raw), "description": str(raw.get("description") or "")}
     decimals = _meta(raw).get("decimals")
     if decimals is not None:
         common["decimals"] = int(decimals)

@@ -170,8 +170,8 @@ def _asks_same(asked: frozenset[str], profile: _Profile) -> bool:
     # revenue"), or by ranking without naming any measure ("top products": every word of
     # the question must still be allowed, so "top products by cost" stays another question)
     said = bool(asked & profile.measures) or (profile.direction is not None and profile.direction in asked)
-    missing = {w for w in missing if not (w in MEASURE_VERBS and said)}
-    return not missing and asked <= profile.allowed
+    unsaid = {w for w in missing if not (w in MEASURE_VERBS and said)}
+    return not unsaid and asked <= profile.allowed
 
 
 @dataclass(frozen=True, slots=True)

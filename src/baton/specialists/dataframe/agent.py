@@ -52,6 +52,8 @@ class DataFrameAgent(BaseAgent):
     async def sql_agent(self) -> SQLAgent:
         """The SQL agent over the store's current copy (one per copy, however many
         requests ask for it at once)."""
+        if self.store is None:
+            raise AgentFatalError(f"{self.name} has no standing tables: its SQL agent exists per request")
         connection = await asyncio.to_thread(self.store.connection)
         return self._agent_for(connection)
 

@@ -71,7 +71,7 @@ class KnowledgeAgent(BaseAgent):
         self.temperature = temperature
         self.max_tokens = max_tokens
 
-    async def run(self, context: AgentContext, /, question: str | None = None, *, top_k: int | None = None, **kwargs: Any) -> AgentResult:
+    async def run(self, context: AgentContext, question: str | None = None, *, top_k: int | None = None, **kwargs: Any) -> AgentResult:
         started = time.perf_counter()
         question = (question or context.user_question or "").strip()
         if not question:
@@ -107,23 +107,20 @@ class KnowledgeAgent(BaseAgent):
         answer = (response.content or "").strip()
         cited = parse_citations(answer, len(hits))
         retrieved = [_hit_summary(hit) for hit in hits]
-        base = dict(
-            response_type=ResponseType.KNOWLEDGE, token_usage=dict(response.usage),
-            llm_provider=response.provider, llm_model=response.model,
-        )  # fmt: skip
         if not answer or not cited:
             reason = "the model returned an empty answer" if not answer else "the answer cites no source"
             message = AIMessage(
-                content=NOT_SOURCED,
+                content=NOT_SOURCED, response_type=ResponseType.KNOWLEDGE, token_usage=dict(response.usage),
+                llm_provider=response.provider, llm_model=response.model,
                 metadata={"retrieved": retrieved, "llm_called": True, "uncited_answer": answer, "reason": reason},
-                **base,
-            )
+            )  # fmt: skip
             return self._result(question, "no_result", NOT_SOURCED, message, response.usage, started)
 
         sources = [_source_document(hits[n - 1], n) for n in cited]
         message = AIMessage(
-            content=answer, source_documents=sources,
-            metadata={"retrieved": retrieved, "llm_called": True, "citations": cited}, **base,
+            content=answer, source_documents=sources, response_type=ResponseType.KNOWLEDGE,
+            token_usage=dict(response.usage), llm_provider=response.provider, llm_model=response.model,
+            metadata={"retrieved": retrieved, "llm_called": True, "citations": cited},
         )  # fmt: skip
         text = answer + "\n\nSources:\n" + "\n".join(_source_line(hits[n - 1], n) for n in cited)
         return self._result(question, "success", text, message, response.usage, started)

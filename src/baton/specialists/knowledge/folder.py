@@ -29,6 +29,6 @@ class FolderKnowledgeAgent(KnowledgeAgent):
                 await self.index.add_directory(self.folder)
                 self._indexed = True
 
-    async def run(self, context: AgentContext, /, question: str | None = None, **kwargs: Any) -> AgentResult:
+    async def run(self, context: AgentContext, question: str | None = None, **kwargs: Any) -> AgentResult:
         await self.configure()
         return await super().run(context, question, **kwargs)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -160,7 +161,7 @@ class KnowledgeIndex:
             if prune:
                 gone = [s for s in await self._sources_from(origin) if s not in seen]
                 for source in gone:
-                    await self._db.run(self._db.transaction(lambda c, s=source: _delete_document(c, s)))
+                    await self._db.run(self._db.transaction(functools.partial(_delete_document, source=source)))
                 report.removed.extend(gone)
             if report.updated or report.removed:
                 await self._prune_vectors()

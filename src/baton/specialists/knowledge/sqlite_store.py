@@ -233,7 +233,7 @@ class SQLiteVectorStore:
                 ).fetchall()
             )
             hashes = [row[0] for row in rows]
-            matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), model.dimension)
+            matrix: np.ndarray = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), model.dimension)
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             matrix = matrix / np.where(norms == 0, 1.0, norms)
             self._cache = (model, hashes, matrix)

@@ -49,7 +49,7 @@ from baton.specialists.mcp.errors import (
 )
 from baton.specialists.mcp.link import MCPLink
 from baton.specialists.mcp.results import MAX_RESULT_BYTES, MCPCallOutcome, outcome_of
-from baton.specialists.mcp.schema import MAX_ARGUMENT_BYTES, check_arguments, tool_spec
+from baton.specialists.mcp.schema import MAX_ARGUMENT_BYTES, check_arguments, json_object, tool_spec
 from baton.tools import ToolOutput
 
 SYSTEM_PROMPT = (
@@ -155,7 +155,7 @@ class MCPAgent(BaseAgent):
 
     # --- one request -------------------------------------------------------------------------
 
-    async def run(self, context: AgentContext, /, question: str | None = None, **kwargs: Any) -> AgentResult:
+    async def run(self, context: AgentContext, question: str | None = None, **kwargs: Any) -> AgentResult:
         started = time.perf_counter()
         question = (question or context.user_question or "").strip()
         if not question:
@@ -192,7 +192,7 @@ class MCPAgent(BaseAgent):
         """The LLM-free path (module docstring): one tool taking one required string."""
         only = next(iter(tools.values())) if len(tools) == 1 else None
         parameter = _single_string_parameter(only) if only is not None else None
-        if parameter is None:
+        if only is None or parameter is None:
             raise AgentFatalError(NO_MODEL.format(name=self.name))
         try:
             outcome = await self.call_tool(only.name, {parameter: question}, context=context)
@@ -266,8 +266,8 @@ class _MCPTool:
 
 
 def _single_string_parameter(tool: Any) -> str | None:
-    schema = tool.input_schema if isinstance(getattr(tool, "input_schema", None), dict) else {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    schema = json_object(getattr(tool, "input_schema", None))
+    properties = json_object(schema.get("properties"))
     required = [r for r in schema.get("required") or () if r in properties]
     names = required or (list(properties) if len(properties) == 1 else [])
     if len(names) != 1:

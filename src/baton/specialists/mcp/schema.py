@@ -24,10 +24,15 @@ MAX_ARGUMENT_BYTES = 256_000
 _SIMPLE = {"string", "number", "integer", "boolean", "array", "object"}
 
 
+def json_object(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a server's schema may hold anything)."""
+    return value if isinstance(value, dict) else {}
+
+
 def tool_spec(tool: Any, *, name: str | None = None) -> Tool:
     """The Baton ``Tool`` for an MCP tool (``mcp.types.Tool``)."""
-    schema = tool.input_schema if isinstance(getattr(tool, "input_schema", None), dict) else {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    schema = json_object(getattr(tool, "input_schema", None))
+    properties = json_object(schema.get("properties"))
     required = set(schema.get("required") or ()) if isinstance(schema.get("required"), list) else set()
     parameters = [_parameter(key, value if isinstance(value, dict) else {}, key in required) for key, value in properties.items()]
     description = (getattr(tool, "description", None) or getattr(tool, "title", None) or f"The {tool.name} tool.").strip()
