@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from baton.specialists.dataframe import DataFrameAgent
     from baton.specialists.knowledge import KnowledgeAgent, KnowledgeIndex
     from baton.specialists.mcp import MCPAgent, MCPServerConfig
-    from baton.specialists.sql import ConnectionOptions, SQLAgent, SQLConnection, SQLExecutionError
+    from baton.specialists.sql import ConnectionOptions, Freshness, SQLAgent, SQLConnection, SQLExecutionError
     from baton.tools import FunctionTool, ToolOutput, tool
     from baton.verified import Slot, VerifiedQuestion
     from baton.workspace import Workspace
@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     # specialists
     "SQLAgent": "baton.specialists.sql", "SQLConnection": "baton.specialists.sql",
     "ConnectionOptions": "baton.specialists.sql", "SQLExecutionError": "baton.specialists.sql",
+    "Freshness": "baton.specialists.sql",
     "DataFrameAgent": "baton.specialists.dataframe",
     "KnowledgeAgent": "baton.specialists.knowledge", "KnowledgeIndex": "baton.specialists.knowledge",
     "MCPAgent": "baton.specialists.mcp", "MCPServerConfig": "baton.specialists.mcp",
@@ -112,7 +113,7 @@ __all__ = [
     "AIMessage", "AgentContext", "AgentError", "AgentFatalError", "AgentRegistry", "AgentResult",
     "AgentRetryableError", "AgentTimeoutError", "AgentTool", "AgentValidationError",
     "AllProvidersFailedError", "Anthropic", "BaseAgent", "BatonError", "ChatModel", "ConfigurationError",
-    "ConnectionOptions", "ContextLengthExceededError", "DataFrameAgent", "Event", "FunctionModel",
+    "ConnectionOptions", "ContextLengthExceededError", "DataFrameAgent", "Event", "Freshness", "FunctionModel",
     "FunctionTool", "KnowledgeAgent", "KnowledgeIndex", "LLMResponse", "LLMRouter", "LexicalRouter",
     "MCPAgent", "MCPServerConfig", "Message", "ModelPreferences", "OpenAICompatible", "OrchestratorAgent",
     "ProviderAuthError", "ProviderBadRequestError", "ProviderConnectionError", "ProviderError",

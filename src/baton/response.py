@@ -136,6 +136,16 @@ class AgentError(TypedDict):
     error_code: NotRequired[str]
 
 
+class DataFreshness(TypedDict):
+    """When the data an answer read was last loaded (``metadata["data_freshness"]``; set
+    where the database has a freshness setting, ``baton.specialists.sql.freshness``)."""
+
+    loaded_at: str    # ISO 8601, UTC
+    age_s: float      # the data's age when the answer was made
+    max_age_s: float  # the workspace's freshness limit
+    stale: bool       # age_s > max_age_s: the answer's staleness_warning says so
+
+
 class AnswerMetadata(TypedDict, total=False):
     """The metadata keys read across layers, with their types (module docstring): the ones
     a surface, the orchestrator or the workspace relies on. Read them through
@@ -151,6 +161,7 @@ class AnswerMetadata(TypedDict, total=False):
     charts: dict[str, Any]      # each dataset's chart in a synthesis, keyed like ``data``
     memory_lock: dict[str, Any] # what the memory held when the answer was made (``BundleLock.to_dict()``)
     stale_memory: list[str]     # the stale learnings the answer leaned on (``staleness_warning``)
+    data_freshness: DataFreshness  # when the data the answer read was last loaded
     followup: str               # the kind of follow-up this answer is (top_n, rechart, ...)
     based_on: str               # the turn a follow-up was built on
     fast_path: str              # answered without the model: verified_question, edited_sql, ...
@@ -201,8 +212,8 @@ class AIMessage:
     suggested_followups: list[str] = field(default_factory=list)
     insights: Annotated[list[dict[str, Any]], TAGGED] = field(default_factory=list)
     context_usage_pct: int = 0
-    # set when the answer leaned on something that may be out of date (a learning past its
-    # stale window); the page and CLI show it beside the answer
+    # set when the answer leaned on something that may be out of date (data older than the
+    # database's freshness limit, a learning past its stale window); the page and CLI show it
     staleness_warning: str | None = None
     created_at: Annotated[dt.datetime, TAGGED] = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     # why the question was not (fully) answered: a typed code (``baton.agents.failures``), and

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from baton.cli.mcp_specialists import McpAllowOption, McpOption, mcp_specialists
 from baton.cli.render import print_answer, write_chart
@@ -50,6 +51,47 @@ def _state(url: str | None):
 StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")
 SemanticOption = typer.Option(None, "--semantic", help="A semantic model (Baton YAML or dbt MetricFlow) of the database: "
                               "metric questions answered from it, with no model (default for the demo: its own).")
+
+
+FreshnessSQLOption = typer.Option(None, "--freshness-sql", help="With --database: a read-only query returning when the data "
+                                  "was last loaded (e.g. \"SELECT max(loaded_at) FROM etl_runs\"); answers on data older "
+                                  "than --max-data-age say so.")
+FreshnessColumnOption = typer.Option(None, "--freshness-column", help="With --database: TABLE.COLUMN holding load times "
+                                     "(the same as --freshness-sql \"SELECT max(COLUMN) FROM TABLE\").")
+MaxDataAgeOption = typer.Option(None, "--max-data-age", help="How old the data may be before answers warn: 90s, 30m, 12h, "
+                                "1d, 2w, 1d12h (default 1d; with --freshness-sql or --freshness-column).")
+
+
+def _freshness(database: str | None, sql: str | None, column: str | None, max_age: str | None):
+    """The ``--freshness-*`` options as a ``Freshness``, its query checked against the
+    database now (one line and exit 2 for anything unusable); None when none was given."""
+    from baton.errors import ConfigurationError
+    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.freshness import Freshness, parse_age
+
+    if sql is None and column is None:
+        if max_age is not None:
+            console.print("[red]Freshness error:[/red] --max-data-age needs --freshness-sql or --freshness-column")
+            raise typer.Exit(2)
+        return None
+    try:
+        if not database:
+            raise ConfigurationError("--freshness-sql and --freshness-column need --database")
+        if sql is not None and column is not None:
+            raise ConfigurationError("give --freshness-sql or --freshness-column, not both")
+        age = parse_age(max_age or "1d")
+        if column is not None:
+            table, _, name = column.rpartition(".")
+            if not table:
+                raise ConfigurationError(f"--freshness-column {column!r} is not TABLE.COLUMN")
+            freshness = Freshness.column(table, name, age)
+        else:
+            freshness = Freshness(sql or "", age)
+        SQLConnection(database, freshness=freshness)  # the safety check, with no connection opened
+    except ConfigurationError as exc:
+        console.print(f"[red]Freshness error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    return freshness
 
 
 def _demo_workspace(rebuild: bool = False, state=None, **options):
@@ -128,9 +170,11 @@ def app_from_config():
     if config.get("mcp"):
         servers = mcp_specialists(config["mcp"], config.get("mcp_allow") or [])
     docs = Path(config["docs"]) if config.get("docs") else None
+    freshness = _freshness(config.get("database"), *(config.get("freshness") or (None, None, None)))
     app, _ = server_app(config.get("database"), _model(), _demo_workspace, Console(stderr=True), docs,
                         state=_state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
-                        mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None)
+                        mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None,
+                        freshness=freshness)
     return app
 
 
@@ -188,6 +232,9 @@ def register(app: typer.Typer) -> None:
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
+        freshness_sql: str | None = FreshnessSQLOption,
+        freshness_column: str | None = FreshnessColumnOption,
+        max_data_age: str | None = MaxDataAgeOption,
     ) -> None:
         """Ask one question and print the answer, its table and its SQL."""
         from baton.cli.db import unsafe_privileged_role_opt_in
@@ -199,10 +246,12 @@ def register(app: typer.Typer) -> None:
             from baton.cli.database_check import refuse_unusable_database
 
             refuse_unusable_database(database, allow_privileged_role=privileged)
+        freshness = _freshness(database, freshness_sql, freshness_column, max_data_age)
 
         async def run() -> int:
             async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
-                                       allow_privileged_role=privileged, semantic=_semantic_file(semantic)) as ws:
+                                       allow_privileged_role=privileged, semantic=_semantic_file(semantic),
+                                       freshness=freshness) as ws:
                 with notes.status("Thinking...", spinner="dots"):
                     try:
                         answer = await ws.answer(question, session)
@@ -234,6 +283,9 @@ def register(app: typer.Typer) -> None:
         mcp_allow: list[str] = McpAllowOption,
         workers: int = typer.Option(1, "--workers", min=1, help="Processes serving this port (each builds the same app over the same state)."),
         semantic: Path | None = SemanticOption,
+        freshness_sql: str | None = FreshnessSQLOption,
+        freshness_column: str | None = FreshnessColumnOption,
+        max_data_age: str | None = MaxDataAgeOption,
     ) -> None:
         """Serve the HTTP API and the web page: the workspace over --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
@@ -246,6 +298,7 @@ def register(app: typer.Typer) -> None:
             from baton.cli.database_check import refuse_unusable_database
 
             refuse_unusable_database(database, allow_privileged_role=privileged)
+        freshness = _freshness(database, freshness_sql, freshness_column, max_data_age)
         servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
         if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
             from baton.cli.serving import printed_keys, serve_workers
@@ -253,11 +306,12 @@ def register(app: typer.Typer) -> None:
             for key, name in printed_keys(database, _state(state)):
                 console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
             config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
-                      "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None}
+                      "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None,
+                      "freshness": [freshness_sql, freshness_column, max_data_age]}
             serve_workers(config, host, port, workers, log_level)
             return
         app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
-                                  mcp_servers=servers, semantic=_semantic_file(semantic))
+                                  mcp_servers=servers, semantic=_semantic_file(semantic), freshness=freshness)
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         if not printed:  # keys from BATON_API_KEYS: say where, never which key

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -20,6 +20,9 @@ from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
 from baton.workspace.login_tokens import LoginTokens
 from baton.workspace.planning import durable_pipelines
 from baton.workspace.state import State
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.freshness import Freshness
 
 SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
 
@@ -48,9 +51,9 @@ def _tracker():
 @contextlib.asynccontextmanager
 async def local_workspace(database: str | None, model, demo_factory: Callable[..., Workspace], docs: Path | None = None, *,
                           observe: bool = False, allow_privileged_role: bool = False, state: State | None = None,
-                          semantic: Path | None = None) -> AsyncIterator[Workspace]:
-    """The demo workspace, or one over ``database`` (and ``docs``), on ``state``, closed on
-    exit. With ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
+                          semantic: Path | None = None, freshness: Freshness | None = None) -> AsyncIterator[Workspace]:
+    """The demo workspace, or one over ``database`` (and ``docs``, ``freshness``), on ``state``,
+    closed on exit. With ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
     from baton.workspace.database import open_database_workspace
 
     options: dict[str, Any] = {"tracker": _tracker(), "owns_tracker": True} if observe else {}
@@ -61,7 +64,8 @@ async def local_workspace(database: str | None, model, demo_factory: Callable[..
     if semantic is not None:  # --semantic FILE (baton.semantic): the demo's own model otherwise
         options["semantic"] = semantic
     if database:
-        ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
+        ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state,
+                                     freshness=freshness, **options)
     else:
         ws = demo_factory(state=state, **options)
     if host is not None:
@@ -83,8 +87,8 @@ def _pipeline_host(state: State, model, run_pipelines: bool | None = None):
 def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
                allow_privileged_role: bool = False, state: State | None = None,
                run_pipelines: bool | None = None, mcp_servers: Sequence[Any] = (),
-               semantic: Path | None = None) -> tuple[Any, list[tuple[str, str]]]:
-    """The app serving the workspace over ``database`` (with ``docs``), or the demo when no
+               semantic: Path | None = None, freshness: Freshness | None = None) -> tuple[Any, list[tuple[str, str]]]:
+    """The app serving the workspace over ``database`` (with ``docs``, ``freshness``), or the demo when no
     database is given, on ``state``; and the keys to print (see ``api_keys``). Pipelines run
     durably: their stages in this process when the state is embedded (or ``run_pipelines``),
     else on ``baton worker``s. ``mcp_servers`` (``MCPServerConfig``s) join as specialists."""
@@ -97,7 +101,8 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
     if semantic is not None:  # --semantic FILE (baton.semantic)
         options["semantic"] = semantic
     if database:
-        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state, **options)
+        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state,
+                                            freshness=freshness, **options)
     else:
         workspace = demo_factory(state=state, **options)
     if host is not None:

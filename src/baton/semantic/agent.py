@@ -96,8 +96,10 @@ class SemanticAgent(BaseAgent):
                       "semantic_query": compiled.query.to_dict(), "semantic_model": model.name, "fast_path": FAST_PATH,
                       "llm_calls": 0, "attempts": [report.attempt.to_dict()], "warnings": list(report.warnings), **(extra or {})},
         )
+        from baton.specialists.sql.freshness import mark_freshness
         from baton.viz.presentation import present_async
 
+        await mark_freshness(message, self.layer.connection)  # data older than the freshness limit: said
         message = await present_async(message)  # a worker thread: a large result takes a while to dress
         if compiled.query.limit is not None:  # a top N: shares are of the FULL result, not of the rows shown
             message.insights = await self._full_insights(compiled.query, result)

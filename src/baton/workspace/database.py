@@ -17,6 +17,10 @@ then answered from it, with or without a model (``baton.workspace.semantic``).
 
 ``allow_privileged_role`` is passed to the SQL connection only when set (the connection's
 own guard refuses a privileged role otherwise; see ``baton.specialists.sql``).
+
+``freshness``: how to learn when the data was last loaded and how old it may be
+(``baton.specialists.sql.freshness.Freshness``): answers on older data carry a
+``staleness_warning``. Its query is safety-checked here (``FreshnessQueryError``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from baton.workspace.core import Workspace
 
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
+    from baton.specialists.sql.freshness import Freshness
     from baton.workspace.state import State
 
 DATABASE_WORKSPACE = "database"
@@ -42,7 +47,7 @@ def database_workspace_id(url: str) -> str:
 def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Path | None = None, state: State | None = None,
                             name: str = DATABASE_WORKSPACE, allow_privileged_role: bool = False,
                             tracker: Any = None, owns_tracker: bool = False, pipelines: Any = "auto",
-                            semantic: str | Path | None = None) -> Workspace:
+                            semantic: str | Path | None = None, freshness: Freshness | None = None) -> Workspace:
     """The workspace (module docstring). ``pipelines``: ``"auto"`` (in-process pipelines
     when a model is configured), ``None`` (none), or a factory ``(workspace, runner) ->
     service`` such as ``State.pipelines_for``."""
@@ -59,7 +64,9 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
     state = state or State.from_env()
     place = state.place_for(name, key=database_workspace_id(url), folder=f"workspaces/{database_workspace_id(url)}")
     extra: dict[str, Any] = {"allow_privileged_role": True} if allow_privileged_role else {}
-    connection = SQLConnection(url, id="database", **extra)
+    if freshness is not None:
+        extra["freshness"] = freshness
+    connection = SQLConnection(url, id="database", **extra)  # an unsafe freshness query is refused here, before memory opens
     memory = place.memory()
     router = LexicalRouter(catalog=True)  # no model: verified questions, documents, else "Did you mean" / how to add one
     ws = Workspace(name, OrchestratorAgent("DatabaseOrchestrator", model=model or router),

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
     from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
+    from baton.specialists.sql.freshness import Freshness, FreshnessQueryError
     from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings
     from baton.specialists.sql.memory_port import LearningsOnly, MemoryBundle, MemoryPort
     from baton.specialists.sql.privileges import PrivilegedRoleError
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "SQLAgent": "agent", "ErrorClass": "classify", "SQLExecutionError": "classify",
     "ConnectionOptions": "engines", "SQLConnection": "engines",
+    "Freshness": "freshness", "FreshnessQueryError": "freshness",
     "ExtractedLearning": "learnings", "extract_learnings": "learnings", "MemoryPort": "memory_port",
     "MemoryBundle": "memory_port", "LearningsOnly": "memory_port",
     "PrivilegedRoleError": "privileges", "QueryAttempt": "result", "SQLAgentResult": "result",
@@ -29,7 +31,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "ConnectionOptions", "ErrorClass", "ExtractedLearning", "LearningsOnly", "MemoryBundle", "MemoryPort",
+    "ConnectionOptions", "ErrorClass", "ExtractedLearning", "Freshness", "FreshnessQueryError", "LearningsOnly", "MemoryBundle", "MemoryPort",
     "PrivilegedRoleError", "QueryAttempt",
     "SQLAgent", "SQLAgentResult", "SQLConnection", "SQLExecutionError", "apply_learnings", "extract_learnings",
 ]

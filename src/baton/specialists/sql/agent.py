@@ -34,6 +34,10 @@ content words, ``baton.verified``) runs that question's checked SQL through the 
 check, pre-validation and read-only engine, with no LLM call. Without any model, every other
 question gets an error answer saying how to configure one (``model_not_configured``).
 
+Data freshness: when the connection has a freshness setting (``ConnectionOptions.freshness``),
+every answer carries the data's age (``metadata["data_freshness"]``) and, past the limit, a
+``staleness_warning`` (``freshness.py``); the lookup starts as the request does.
+
 All per-request state lives in local variables of ``run``; the agent instance holds only
 configuration, so one instance serves concurrent requests.
 """
@@ -52,6 +56,7 @@ from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, QueryResult, ResponseType, staleness_warning
 from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.freshness import mark_freshness
 from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings, learnings_text
 from baton.specialists.sql.memory_port import MemoryPort
 from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables, schema_text, system_prompt
@@ -116,6 +121,8 @@ class SQLAgent(BaseAgent):
         out = SQLAgentResult(agent_name=self.name, task=question)
         if not question:
             return self._finish(out, started, error=("no question given", "invalid_request"))
+        if self.connection.freshness is not None:  # the data's age, looked up while the answer is made
+            self.connection.freshness.start()
         if kwargs.get("sql"):  # SQL the caller already has (a follow-up's rewrite): checked and run, no LLM
             given = VerifiedQuestion(question, str(kwargs["sql"]), self.name)
             return await self._run_verified(context, out, given, started, label="given_sql")
@@ -329,6 +336,7 @@ class SQLAgent(BaseAgent):
             },
             staleness_warning=staleness_warning(out.metadata.get("stale_memory") or []),
         )
+        await mark_freshness(message, self.connection)  # data older than the freshness limit: said first
         if self.present:  # chart, follow-ups, insights: in a worker thread (a large result takes a while)
             message = await present_async(message)
             out.insights = list(message.insights)

@@ -1,7 +1,8 @@
 """Connections to the user's databases, read-only at the engine whatever SQL arrives.
 
 One ``SQLConnection`` per database: an id, a SQLAlchemy URL, the sqlglot dialect and the
-options an operator tunes (row/byte caps, statement timeout, EXPLAIN check, sample rows).
+options an operator tunes (row/byte caps, statement timeout, EXPLAIN check, sample rows,
+the data's freshness limit: ``freshness.py``).
 
 Why sync drivers in worker threads, for every engine
     SQLite and DuckDB run inside this process: a query is CPU work that would freeze the
@@ -72,6 +73,7 @@ from sqlalchemy.engine import URL, make_url
 from baton.errors import ConfigurationError
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ErrorClass, SQLExecutionError, classify_error
+from baton.specialists.sql.freshness import Freshness, FreshnessProbe
 from baton.specialists.sql.safety.relations import RelationPolicy
 from baton.specialists.sql.schema import SchemaInfo
 
@@ -110,6 +112,9 @@ class ConnectionOptions:
     duckdb_threads: int = 2
     postgres_work_mem: str | None = "32MB"
     postgres_temp_file_limit: str | None = "1GB"
+    # How to learn when the data was last loaded, and how old it may be (freshness.py): answers
+    # on older data say so. Its query is safety-checked when the connection is built.
+    freshness: Freshness | None = None
 
     def __post_init__(self) -> None:
         from baton.specialists.sql.limits import validate_limits
@@ -150,6 +155,8 @@ class SQLConnection:
         self._schema: SchemaInfo | None = None
         self._schema_lock = threading.Lock()
         self.server_flavor: str | None = None  # "mariadb" | "mysql" once seen
+        # the data's age, when the options say how to learn it (FreshnessQueryError for an unsafe query)
+        self.freshness = FreshnessProbe(self, self.options.freshness) if self.options.freshness is not None else None
 
     def __repr__(self) -> str:
         return f"SQLConnection(id={self.id!r}, url={self.url.render_as_string(hide_password=True)!r})"
