@@ -268,15 +268,21 @@ async def test_lookups_are_cached_and_shared_by_concurrent_answers(tmp_path):
 
 # --- the workspace, the semantic layer and the command line ----------------------------------------------------------
 
-async def test_a_workspace_answer_keeps_the_warning_through_the_orchestrator_and_the_session(tmp_path):
+async def test_workspace_answers_follow_ups_and_edited_sql_keep_the_warning(tmp_path):
+    from baton.workspace.edited_sql import run_edited_sql
+
     url = shop(tmp_path / "shop.sqlite", NOW - 4 * DAY)
     state = State.from_env(env={}, home=tmp_path / "home")
     async with open_database_workspace(url, None, state=state, freshness=LOADED) as ws:
-        await save_verified_question(ws, QUESTION, COUNT)
-        answer = await ws.answer(QUESTION)
-        assert answer.staleness_warning and "4 days ago" in answer.staleness_warning
+        await save_verified_question(ws, "Revenue by region", "SELECT region, SUM(amount) AS revenue FROM orders GROUP BY region")
+        answer = await ws.answer("Revenue by region")
+        top = await ws.answer("Show only the top 1", answer.session_id)  # a follow-up: new SQL, no model
+        edited = await run_edited_sql(ws, answer.turn_id, "SELECT region FROM orders")
         turns = await ws.sessions.turns(ws.name, answer.session_id)
-    assert turns[-1].answer.staleness_warning == answer.staleness_warning
+    assert answer.staleness_warning and "4 days ago" in answer.staleness_warning
+    assert top.metadata.get("followup") and top.staleness_warning == answer.staleness_warning
+    assert edited.staleness_warning == answer.staleness_warning
+    assert [t.answer.staleness_warning for t in turns] == [answer.staleness_warning] * 3  # kept with the conversation
 
 
 async def test_a_semantic_answer_says_it_too(tmp_path):

@@ -67,6 +67,7 @@ def _original_question(question: str, answer: AIMessage) -> str:
 async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     """Run ``sql`` in place of the SQL of turn ``turn_id`` (module docstring). Raises
     ``SessionNotFound`` for a turn of another workspace and ``EditedSQLRefused``."""
+    from baton.specialists.sql.freshness import mark_freshness
     from baton.specialists.sql.validation import validate_and_run
     from baton.viz.presentation import present_async
 
@@ -99,6 +100,7 @@ async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
                   "fast_path": "edited_sql", "llm_calls": 0, "edited_sql": True, "based_on": previous.turn_id,
                   "edited_from_question": original, "attempts": [_attempt(report.attempt)], "warnings": report.warnings},
     ))
+    await mark_freshness(message, connection)  # data older than the database's freshness limit: said
     message.session_id = session_id
     await ws.sessions.append(ws.name, session_id, label, message)
     return message
