@@ -144,6 +144,24 @@ async def test_duckdb_timestamps_with_and_without_a_zone(tmp_path):
     assert recent.staleness_warning is None and 7100 < recent.meta["data_freshness"]["age_s"] < 7400
 
 
+def test_postgres_timestamptz(postgres_url):
+    import sqlalchemy as sa
+
+    from pg_fresh import fresh_database
+
+    with fresh_database(postgres_url, "baton_fresh") as url:
+        engine = sa.create_engine(url)
+        with engine.begin() as db:
+            db.exec_driver_sql("CREATE TABLE orders (id int, amount numeric)")
+            db.exec_driver_sql("INSERT INTO orders VALUES (1, 10), (2, 30), (3, 5)")
+            db.exec_driver_sql("CREATE TABLE etl_runs (loaded_at timestamptz)")
+            db.exec_driver_sql("INSERT INTO etl_runs VALUES (now() - interval '3 days 1 hour')")
+        engine.dispose()
+        # the test server's role is a superuser: allowed here, as --unsafe-allow-privileged-role would
+        message = asyncio.run(ask(verified_agent(url, LOADED, allow_privileged_role=True)))
+    assert message.staleness_warning and "3 days ago" in message.staleness_warning
+
+
 # --- refused when configured ----------------------------------------------------------------------------------------
 
 HOSTILE = [
@@ -283,6 +301,21 @@ async def test_workspace_answers_follow_ups_and_edited_sql_keep_the_warning(tmp_
     assert top.metadata.get("followup") and top.staleness_warning == answer.staleness_warning
     assert edited.staleness_warning == answer.staleness_warning
     assert [t.answer.staleness_warning for t in turns] == [answer.staleness_warning] * 3  # kept with the conversation
+
+
+async def test_a_pipeline_answer_carries_its_stages_warning_once(tmp_path):
+    from baton.pipeline import AgentStageRunner, ExecutionPlan, PipelineExecutor, PlanStage
+
+    url = shop(tmp_path / "shop.sqlite", NOW - 3 * DAY)
+    agent = verified_agent(url, LOADED)
+    plan = ExecutionPlan("orders twice", [PlanStage("first", "query_database", QUESTION),
+                                          PlanStage("second", "query_database", QUESTION, depends_on=["first"])])
+    try:
+        run = await PipelineExecutor(AgentStageRunner({"query_database": agent})).start(plan, AgentContext(user_question="q"))
+    finally:
+        await agent.connection.aclose()
+    assert run.status == "complete" and run.message is not None
+    assert run.message.staleness_warning and run.message.staleness_warning.count("last loaded 3 days ago") == 1
 
 
 async def test_a_semantic_answer_says_it_too(tmp_path):

@@ -10,7 +10,8 @@
 Every message carries the per-stage detail: ``data`` maps each stage that returned a table
 to its rows (records), and ``metadata["stages"]`` lists every stage in plan order with its
 status, row count, SQL, answer and error. ``results``/``query`` of the final message are the
-last successful table-producing stage's, the answer a surface shows first.
+last successful table-producing stage's, the answer a surface shows first. A stage answer's
+``staleness_warning`` (stale data or memory) carries over, each line once.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def _base(state: PipelineState, workflow_id: str, response_type: ResponseType, c
             },
             "stages": [stage_detail(r) for r in results],
         },
+        staleness_warning=" ".join(dict.fromkeys(
+            r.message.staleness_warning for r in results if r.message is not None and r.message.staleness_warning)) or None,
     )
 
 
