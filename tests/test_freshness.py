@@ -248,6 +248,7 @@ async def test_a_slow_lookup_is_cut_at_its_timeout_and_waited_for_once_at_most(t
     started = time.perf_counter()
     first = await agent.run(AgentContext(), question=QUESTION)
     first_s = time.perf_counter() - started
+    await asyncio.sleep(1.5)  # the lookup has surely ended (its own bound: timeout_s + 1 s)
     started = time.perf_counter()
     second = await agent.run(AgentContext(), question=QUESTION)
     second_s = time.perf_counter() - started
@@ -276,9 +277,12 @@ async def test_lookups_are_cached_and_shared_by_concurrent_answers(tmp_path):
         cached = await agent.run(AgentContext(), question=QUESTION)
         assert connection.lookups == 1 and cached.ai_message and cached.ai_message.staleness_warning
         clock[0] += 31  # past cache_s: this answer uses what it knew and a lookup runs beside it
-        await agent.run(AgentContext(), question=QUESTION)
-        await asyncio.sleep(0.3)
-        after = await agent.run(AgentContext(), question=QUESTION)
+        await agent.run(AgentContext(), question=QUESTION)  # starts a lookup beside its own query
+        for _ in range(50):  # it lands (maybe in time for that answer already): answers see the new load
+            await asyncio.sleep(0.1)
+            after = await agent.run(AgentContext(), question=QUESTION)
+            if after.ai_message and after.ai_message.staleness_warning is None:
+                break
         assert connection.lookups == 2 and after.ai_message and after.ai_message.staleness_warning is None
     finally:
         await connection.aclose()
