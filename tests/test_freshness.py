@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from baton.agents import AgentContext
 from baton.cli import build_app
 from baton.llm import ScriptedModel, tool_call
+from baton.mcp.shapes import structured_answer
 from baton.messages import LLMResponse
 from baton.response import AIMessage
 from baton.specialists.sql import SQLAgent, SQLConnection
@@ -30,6 +31,7 @@ from baton.specialists.sql.freshness import (
 from baton.specialists.sql.memory_port import LearningsOnly, MemoryBundle
 from baton.verified import VerifiedQuestion
 from baton.workspace.database import open_database_workspace
+from baton.workspace.markdown import to_markdown
 from baton.workspace.state import State
 from baton.workspace.verified import save_verified_question
 
@@ -88,6 +90,9 @@ async def test_an_answer_on_data_older_than_the_limit_says_so(tmp_path):
     assert dt.datetime.fromisoformat(freshness["loaded_at"]) == loaded
     back = AIMessage.from_json(message.to_json())
     assert back.staleness_warning == message.staleness_warning and back.meta["data_freshness"] == freshness
+    mcp = structured_answer(message)  # what an MCP client reads
+    assert mcp["staleness_warning"] == message.staleness_warning and mcp["partial"] is False
+    assert to_markdown(message).endswith(f"> ⚠ {message.staleness_warning}")  # OpenAI-compatible chat clients
 
 
 async def test_fresh_data_gets_no_warning_but_says_when_it_was_loaded(tmp_path):

@@ -88,6 +88,7 @@ async def test_baton_mcp_lists_its_tools_and_answers_a_verified_question_with_ro
     assert result["rows"][0] == POKEMON_2025_JANUARY and result["row_count"] == 12
     assert result["columns"] == ["month", "revenue"] and "monthly_revenue" in result["sql"]
     assert result["fast_path"] == "verified_question" and result["llm_calls"] == 0
+    assert result["staleness_warning"] is None and result["partial"] is False  # the demo sets no freshness limit
     assert result["chart"]["$schema"].startswith("https://vega.github.io/schema/vega-lite/v5")
     assert [b.type for b in answer.content] == ["text", "image"] and answer.content[1].mime_type == "image/png"
     steps = [message for _, message in progress]

@@ -10,6 +10,8 @@ exactly; an MCP client is not Baton, so here every value is plain JSON instead:
   floats), bytes are base64 strings, NaN/infinity are null;
 - ``chart`` is the Vega-Lite spec (the chart's data inlined), ``sql`` the query, ``sources``
   the cited passages (source, chunk id, score, text);
+- ``staleness_warning`` says when the answer leaned on data older than the workspace's
+  freshness limit or on a stale learning; ``partial`` when some specialists failed;
 - a failed answer has ``error: {type, message}``; the tool result is then ``isError``.
 """
 
@@ -107,6 +109,8 @@ def structured_answer(message: AIMessage) -> dict[str, Any]:
         "mode": meta.get("followup") or meta.get("mode"),
         "fast_path": meta.get("fast_path"),
         "llm_calls": meta.get("llm_calls"),
+        "staleness_warning": message.staleness_warning,  # stale data or a stale learning behind the answer
+        "partial": message.partial,
     }
     if datasets is not None:
         content["datasets"] = datasets

@@ -1,5 +1,6 @@
 """An answer as Markdown, for surfaces that only show text (chat clients, the terminal's
-plain mode): the text, then each dataset as a table, then the SQL behind it."""
+plain mode): the text, then each dataset as a table, then the SQL behind it,
+then any staleness warning."""
 
 from __future__ import annotations
 
@@ -48,4 +49,6 @@ def to_markdown(message: AIMessage) -> str:
         parts.append(f"```sql\n{message.query}\n```")
     if message.error and message.error not in message.content:
         parts.append(f"_Error: {message.error}_")
+    if message.staleness_warning:  # a chat client has no other place to show it
+        parts.append(f"> ⚠ {message.staleness_warning}")
     return "\n\n".join(parts)
