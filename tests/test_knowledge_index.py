@@ -3,6 +3,7 @@ carry their model's identity, hybrid retrieval."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import pytest
@@ -330,3 +331,19 @@ async def test_add_file_indexes_html_with_a_relative_source(tmp_path):
     assert report.added == ["site/faq.html"]
     [hit] = await index.search("when do parcels leave", 3)
     assert hit.chunk.heading_path == ("FAQ", "Shipping") and hit.chunk.format == "html"
+
+
+async def test_a_hardened_index_searches_vectors_on_its_own_runner_not_the_default_pool():
+    """A workspace puts its document indexes on its knowledge bulkhead: the vector search
+    (the matrix product) runs there too, so a default pool held by something else does not
+    hold a document search."""
+    index = await filled(embeddings=HashingEmbeddings())
+    ran: list[str] = []
+
+    async def runner(fn, *args):
+        ran.append(getattr(fn, "__name__", repr(fn)))
+        return await asyncio.to_thread(fn, *args)
+
+    index.run_blocking_on(runner)
+    hits = await index.search_vector("How long do refunds take?", k=2)
+    assert hits and "_search_sync" in ran

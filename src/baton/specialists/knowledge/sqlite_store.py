@@ -198,8 +198,9 @@ class SQLiteVectorStore:
         if k <= 0:
             return []
         # the matrix product and the top-k sort are tens of milliseconds at 100k vectors:
-        # a worker thread's job, not the event loop's
-        return await asyncio.to_thread(self._search_sync, model, query, k)
+        # a worker thread's job, not the event loop's, and the knowledge bulkhead's thread
+        # when the index has one (a busy default pool must not hold a document search)
+        return await (self._db.runner or asyncio.to_thread)(self._search_sync, model, query, k)
 
     def _search_sync(self, model: EmbeddingModelInfo, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         hashes, matrix = self._matrix(model)
