@@ -26,6 +26,8 @@ def build_app() -> typer.Typer:
     from baton.cli import verified  # baton verified list|add|remove: the questions answered without a model
     app.add_typer(verified.app, name="verified", help="List, add and remove verified questions (answered without a model).")
     app.add_typer(db.app, name="db", help="Check what a database role may do; create a read-only one.")
+    from baton.cli import keys  # baton keys create|list|revoke: the API keys kept in the state
+    app.add_typer(keys.app, name="keys", help="Create, list and revoke the API keys kept in the state (every replica on it accepts them).")
     from baton.cli import semantic  # baton semantic check|init: semantic models (metrics, dimensions) against a database
     app.add_typer(semantic.app, name="semantic", help="Check a semantic model against a database, or draft one from its schema.")
     return app

@@ -17,6 +17,7 @@ shown once.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,6 +28,38 @@ from baton.workspace.keys import digest, new_key
 from baton.workspace.migrations import Migration, migrate
 
 DEFAULT_LABEL = "default"
+MIN_PREFIX = 8  # hex characters of a digest that name a key (the key id in logs is 8)
+LABEL_LIMIT = 200
+
+# the memory's rule for workspace names (baton.memory.access), matched in full: a name this
+# refuses could never have memory or be served, so a key for it would only mislead
+_WORKSPACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+class KeyInputError(ValueError):
+    """A workspace name, label or key id that cannot be used (the message says why)."""
+
+
+def check_workspace(name: str) -> str:
+    if not _WORKSPACE_NAME.fullmatch(name):
+        raise KeyInputError(f"invalid workspace name {name[:60]!r}{'...' if len(name) > 60 else ''}: "
+                            "letters, digits and . _ : @ / - (starting with a letter or digit), at most 200")
+    return name
+
+
+def check_label(label: str) -> str:
+    if len(label) > LABEL_LIMIT or not label.isprintable():
+        raise KeyInputError(f"a label is printable text of at most {LABEL_LIMIT} characters (no control characters)")
+    return label
+
+
+def check_prefix(prefix: str) -> str:
+    """A key id as ``list`` prints it (or more of the digest): hex, at least ``MIN_PREFIX``."""
+    prefix = prefix.strip().lower()
+    if not (MIN_PREFIX <= len(prefix) <= 64 and _HEX.fullmatch(prefix)):
+        raise KeyInputError(f"a key id is {MIN_PREFIX} to 64 hex characters of the key's digest (as `baton keys list` prints it)")
+    return prefix
 
 _md = sa.MetaData()
 KEYS = sa.Table(
@@ -86,25 +119,39 @@ class KeyStore:
         raise RuntimeError(f"could not create or read the default key of workspace {workspace!r}")
 
     def create(self, workspace: str, label: str = "") -> str:
-        """A new key for ``workspace`` (only its digest is kept: show it to the user once)."""
+        """A new key for ``workspace`` (only its digest is kept: show it to the user once).
+        ``KeyInputError`` for a workspace name or label that cannot be used."""
         key = new_key()
-        self._insert(key, workspace, label or "key")
+        self._insert(key, check_workspace(workspace), check_label(label) or "key")
         return key
 
     def revoke(self, key_digest_prefix: str, workspace: str) -> int:
-        """Revoke the workspace's keys whose digest starts with the prefix; how many."""
+        """Revoke the workspace's keys whose digest starts with the prefix; how many. The
+        prefix is matched literally (``%`` and ``_`` are not wildcards)."""
         with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
             result = conn.execute(KEYS.update().where(
-                KEYS.c.workspace == workspace, KEYS.c.digest.startswith(key_digest_prefix), KEYS.c.revoked_at.is_(None),
+                KEYS.c.workspace == workspace, KEYS.c.digest.startswith(key_digest_prefix, autoescape=True),
+                KEYS.c.revoked_at.is_(None),
             ).values(revoked_at=_now(), printable=None, default_for=None))
         return result.rowcount
 
+    def live(self, key_digest_prefix: str, workspace: str) -> list[dict[str, Any]]:
+        """The workspace's live keys whose digest starts with the prefix (matched literally):
+        whoever revokes by a short id first checks it names exactly one."""
+        query = sa.select(KEYS.c.digest, KEYS.c.label, KEYS.c.default_for).where(
+            KEYS.c.workspace == workspace, KEYS.c.digest.startswith(key_digest_prefix, autoescape=True),
+            KEYS.c.revoked_at.is_(None))
+        with self.engine.connect() as conn:
+            return [{"digest": r[0], "label": r[1], "default": r[2] is not None} for r in conn.execute(query)]
+
     def list(self, workspace: str | None = None) -> list[dict[str, Any]]:
-        query = sa.select(KEYS.c.digest, KEYS.c.workspace, KEYS.c.label, KEYS.c.created_at, KEYS.c.revoked_at)
+        query = sa.select(KEYS.c.digest, KEYS.c.workspace, KEYS.c.label, KEYS.c.created_at, KEYS.c.revoked_at,
+                          KEYS.c.default_for)
         if workspace is not None:
             query = query.where(KEYS.c.workspace == workspace)
         with self.engine.connect() as conn:
-            return [{"id": r[0][:12], "workspace": r[1], "label": r[2], "created_at": r[3], "revoked_at": r[4]}
+            return [{"id": r[0][:12], "workspace": r[1], "label": r[2], "created_at": r[3], "revoked_at": r[4],
+                     "default": r[5] is not None}
                     for r in conn.execute(query.order_by(KEYS.c.created_at))]
 
     def _insert(self, key: str, workspace: str, label: str, *, printable: str | None = None, default_for: str | None = None) -> None:
