@@ -14,9 +14,9 @@ surface that also needs what happened earlier reads the run's durable event log 
   channel. A payload over PostgreSQL's 8000-byte limit is cut down (long values replaced
   by a note) rather than dropped. No broker to run: the state database is the bus.
 
-Redis pub/sub (``BATON_EVENTS_URL=redis://...``) is not built in this version: a
-``redis://`` events URL is a ``ConfigurationError`` naming the alternative, not a silent
-fallback.
+- ``RedisBus`` (``bus_redis.py``): Redis pub/sub when ``BATON_EVENTS_URL`` is a ``redis://``
+  or ``rediss://`` URL, for a deployment that already runs Redis or whose event traffic
+  should stay off the state database.
 """
 
 from __future__ import annotations
@@ -128,17 +128,17 @@ class LocalBus(_Fanout):
         return None
 
 
-def shrink(message: dict[str, Any]) -> str:
-    """The message as JSON under ``MAX_PAYLOAD`` bytes: long values cut, the cut noted."""
+def shrink(message: dict[str, Any], limit: int = MAX_PAYLOAD) -> str:
+    """The message as JSON under ``limit`` bytes: long values cut, the cut noted."""
     text = json.dumps(message, default=str)
-    if len(text.encode()) <= MAX_PAYLOAD:
+    if len(text.encode()) <= limit:
         return text
     event = dict(message.get("event") or {})
     data = {k: (v if len(json.dumps(v, default=str)) <= MAX_VALUE else f"[{type(v).__name__} too large for a live event]")
             for k, v in dict(event.get("data") or {}).items()}
     event["data"] = {**data, "truncated": True}
     text = json.dumps({**message, "event": event}, default=str)
-    if len(text.encode()) <= MAX_PAYLOAD:
+    if len(text.encode()) <= limit:
         return text
     event["data"] = {"truncated": True}
     return json.dumps({**message, "event": event}, default=str)
@@ -246,14 +246,19 @@ class PostgresBus(_Fanout):
 
 
 def bus_for(state_url: str | None, events_url: str | None = None) -> EventBus:
-    """The bus for this state: ``LocalBus`` embedded, ``PostgresBus`` on a PostgreSQL state
-    (or ``events_url``, ``BATON_EVENTS_URL``)."""
+    """The bus for this state: ``LocalBus`` embedded, ``PostgresBus`` on a PostgreSQL state;
+    ``events_url`` (``BATON_EVENTS_URL``) names another PostgreSQL database or a Redis server.
+    A Redis server that does not answer at start-up is ``EventBusUnavailableError``
+    (``RedisBus.check``): a replica that could not relay events would look healthy and
+    leave every live stream of a run on a worker silent."""
     url = events_url or state_url
     if url is None:
         return LocalBus()
     if url.startswith(("redis://", "rediss://")):
-        raise ConfigurationError("BATON_EVENTS_URL: Redis pub/sub is not built in this version; "
-                                 "leave it unset to carry events on the PostgreSQL state database (LISTEN/NOTIFY)")
+        from baton.workspace.bus_redis import RedisBus
+
+        return RedisBus(url).check()
     if not url.startswith(("postgresql", "postgres")):
-        raise ConfigurationError(f"BATON_EVENTS_URL must be a PostgreSQL URL, got {url.split(':', 1)[0]!r}")
+        raise ConfigurationError("BATON_EVENTS_URL must be a PostgreSQL (postgresql://) or Redis (redis://, rediss://) URL, "
+                                 f"got {url.split(':', 1)[0]!r}")
     return PostgresBus(url)
