@@ -61,7 +61,7 @@ import re
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,11 +72,12 @@ from sqlalchemy.engine import URL, make_url
 
 from baton.errors import ConfigurationError
 from baton.response import QueryResult
-from baton.specialists.sql.classify import ErrorClass, SQLExecutionError, classify_error
+from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
 from baton.specialists.sql.freshness import Freshness, FreshnessProbe
 from baton.specialists.sql.safety.relations import RelationPolicy
 from baton.specialists.sql.schema import SchemaInfo
 
+NO_RESPONSE = "no_response"  # the code of the error for a network engine that never answered
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
 
 
@@ -100,6 +101,9 @@ class ConnectionOptions:
     allowed_schemas: tuple[str, ...] = ()
     pool_size: int = 4
     connection_retries: int = 2
+    # A PostgreSQL/MySQL server that has not answered this long after the statement timeout is
+    # not going to (a frozen host, a stuck proxy): the query fails as connection_error then.
+    no_response_grace_s: float = 5.0
     max_prompt_tables: int = 12
     # Run model-written SQL even when the role can read/write server files, run programs,
     # signal sessions or read secrets (privileges.py). Off: such a role is refused at the first query.
@@ -119,8 +123,8 @@ class ConnectionOptions:
     def __post_init__(self) -> None:
         from baton.specialists.sql.limits import validate_limits
 
-        if self.row_cap < 1 or self.byte_cap < 1 or self.statement_timeout_s <= 0:
-            raise ConfigurationError("row_cap, byte_cap and statement_timeout_s must be positive")
+        if self.row_cap < 1 or self.byte_cap < 1 or self.statement_timeout_s <= 0 or self.no_response_grace_s <= 0:
+            raise ConfigurationError("row_cap, byte_cap, statement_timeout_s and no_response_grace_s must be positive")
         validate_limits(self)
         if self.schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", self.schema):
             raise ConfigurationError(f"schema {self.schema!r} is not a plain identifier")
@@ -231,12 +235,30 @@ class SQLConnection:
         for attempt in range(1, tries + 1):
             try:
                 await enforce_least_privilege(self)  # PostgreSQL/MySQL: the role is inspected once, refused if privileged
-                return await self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
+                run = self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
+                return await self._answered_within(timeout, run)
             except SQLExecutionError as err:
-                if err.error_class is not ErrorClass.CONNECTION_ERROR or attempt == tries:
+                if err.error_class is not ErrorClass.CONNECTION_ERROR or err.error.code == NO_RESPONSE or attempt == tries:
                     raise
                 await asyncio.sleep(0.2 * attempt)
         raise AssertionError("unreachable")
+
+    async def _answered_within(self, timeout: float, run: Awaitable[Any]) -> Any:
+        """``run``, given up ``no_response_grace_s`` after the statement timeout on a network
+        engine. The server's own timeout ends a slow statement; this ends the wait for a
+        server that never answers at all (a frozen host, a stuck proxy), which no server-side
+        setting can: a typed connection error, not retried, instead of holding the question
+        until its deadline. The worker thread is left to its socket (closing a connection
+        another thread is inside is unsafe); the pool gets the connection back when it fails."""
+        if self.dialect not in ("postgres", "mysql"):
+            return await run  # in-process engines: their deadline is an interrupt (module docstring)
+        limit = timeout + self.options.no_response_grace_s
+        try:
+            return await asyncio.wait_for(run, limit)
+        except TimeoutError:
+            message = (f"the database did not answer within {limit:g} s (its statement timeout is "
+                       f"{timeout:g} s): the server or the network to it is not responding")
+            raise SQLExecutionError(ClassifiedError(ErrorClass.CONNECTION_ERROR, message, code=NO_RESPONSE)) from None
 
     # --- schema ------------------------------------------------------------------------
 
