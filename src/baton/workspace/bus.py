@@ -13,10 +13,11 @@ surface that also needs what happened earlier reads the run's durable event log 
   connection, read by one thread, and hands each notification to the subscribers of its
   channel. A payload over PostgreSQL's 8000-byte limit is cut down (long values replaced
   by a note) rather than dropped. No broker to run: the state database is the bus.
-
 - ``RedisBus`` (``bus_redis.py``): Redis pub/sub when ``BATON_EVENTS_URL`` is a ``redis://``
   or ``rediss://`` URL, for a deployment that already runs Redis or whose event traffic
   should stay off the state database.
+
+``baton.workspace.pipeline_host.bus_for`` picks one from the state and ``BATON_EVENTS_URL``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ import queue
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
-
-from baton.errors import ConfigurationError
 
 log = logging.getLogger("baton.workspace.bus")
 PG_CHANNEL = "baton_events"
@@ -243,22 +242,3 @@ class PostgresBus(_Fanout):
         for thread in self._threads:
             thread.join(5)
         self._threads.clear()
-
-
-def bus_for(state_url: str | None, events_url: str | None = None) -> EventBus:
-    """The bus for this state: ``LocalBus`` embedded, ``PostgresBus`` on a PostgreSQL state;
-    ``events_url`` (``BATON_EVENTS_URL``) names another PostgreSQL database or a Redis server.
-    A Redis server that does not answer at start-up is ``EventBusUnavailableError``
-    (``RedisBus.check``): a replica that could not relay events would look healthy and
-    leave every live stream of a run on a worker silent."""
-    url = events_url or state_url
-    if url is None:
-        return LocalBus()
-    if url.startswith(("redis://", "rediss://")):
-        from baton.workspace.bus_redis import RedisBus
-
-        return RedisBus(url).check()
-    if not url.startswith(("postgresql", "postgres")):
-        raise ConfigurationError("BATON_EVENTS_URL must be a PostgreSQL (postgresql://) or Redis (redis://, rediss://) URL, "
-                                 f"got {url.split(':', 1)[0]!r}")
-    return PostgresBus(url)

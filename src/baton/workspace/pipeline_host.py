@@ -72,7 +72,6 @@ class PipelineHost:
         import os
 
         from baton.pipeline.durable import DurableConfig
-        from baton.workspace.bus import bus_for
 
         durable = DurableConfig.from_env(system_database_url=state.pipelines_url, **config)
         bus = bus_for(state.url, events_url or os.environ.get("BATON_EVENTS_URL") or None)
@@ -134,6 +133,28 @@ class PipelineHost:
         if worker is not None:
             worker.stop()
         self.bus.close()
+
+
+def bus_for(state_url: str | None, events_url: str | None = None) -> EventBus:
+    """The event bus for this state (``bus.py``): ``LocalBus`` embedded, ``PostgresBus`` on a
+    PostgreSQL state; ``events_url`` (``BATON_EVENTS_URL``) names another PostgreSQL database
+    or a Redis server (``RedisBus``, ``bus_redis.py``). A Redis server that does not answer at
+    start-up is ``EventBusUnavailableError``: a replica that could not relay events would look
+    healthy and leave every live stream of a run on a worker silent."""
+    from baton.errors import ConfigurationError
+    from baton.workspace.bus import LocalBus, PostgresBus
+
+    url = events_url or state_url
+    if url is None:
+        return LocalBus()
+    if url.startswith(("redis://", "rediss://")):
+        from baton.workspace.bus_redis import RedisBus
+
+        return RedisBus(url).check()
+    if not url.startswith(("postgresql", "postgres")):
+        raise ConfigurationError("BATON_EVENTS_URL must be a PostgreSQL (postgresql://) or Redis (redis://, rediss://) URL, "
+                                 f"got {url.split(':', 1)[0]!r}")
+    return PostgresBus(url)
 
 
 def ensure_system_database(config: DurableConfig) -> None:
