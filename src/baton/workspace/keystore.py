@@ -12,6 +12,10 @@ server can print its login link again. Whoever can read the state database can a
 read every conversation and memory the key protects, so this adds nothing to what that
 database must be protected for; keys made with ``create`` are kept as digests only and
 shown once.
+
+Operators manage them with ``baton keys create|list|revoke`` (``baton.cli.keys``). A key is
+named by a prefix of its digest, matched literally: ``%`` and ``_`` are not LIKE wildcards,
+so no prefix reaches keys it does not start.
 """
 
 from __future__ import annotations
