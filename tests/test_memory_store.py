@@ -184,6 +184,9 @@ def test_scopes_cannot_be_forged_or_reused_across_stores(store, tmp_path):
         other.list_records(scope)
     with pytest.raises(WorkspaceAccessError):
         Principal("../etc")
+    for forged in ("acme\n", "acme\r\n", "acme\x00", ""):  # a trailing newline is not the same workspace
+        with pytest.raises(WorkspaceAccessError):
+            Principal(forged)
     other.close()
 
 

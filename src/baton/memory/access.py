@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from baton.memory.errors import WorkspaceAccessError
 
-_WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$")
+_WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}\Z")
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,7 +137,7 @@ async def draft_model(connection: SQLConnection, name: str = "draft") -> dict[st
     for table in tables:
         for column in table.columns:
             counts[column.name.lower()] = counts.get(column.name.lower(), 0) + 1
-    plain = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+    plain = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
     def unique(table: str, column: str) -> str:
         return column if counts[column.lower()] == 1 else f"{table}_{column}"

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from baton.semantic.model import SemanticModel
 
 MAX_EXPRESSION = 2000
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
 def _allowed_nodes():

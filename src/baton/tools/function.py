@@ -54,7 +54,7 @@ from baton.tools.docstrings import parse_docstring
 
 ToolFunction = Callable[..., Any]
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 _JSON_TYPES: dict[str, Any] = {"string": str, "number": float, "integer": int, "boolean": bool,
                                "array": list[Any], "object": dict[str, Any]}
 _LENIENT = ConfigDict(extra="forbid", coerce_numbers_to_str=True, arbitrary_types_allowed=True)

@@ -14,7 +14,7 @@ from baton.phrasing import Vocabulary
 
 SLOT_KINDS = ("year", "limit", "choice")
 MAX_LIMIT = 1000
-_SAFE_CHOICE = re.compile(r"^[A-Za-z0-9 _.\-]{1,64}$")
+_SAFE_CHOICE = re.compile(r"^[A-Za-z0-9 _.\-]{1,64}\Z")
 
 
 class SlotError(ValueError):
