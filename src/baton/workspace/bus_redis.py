@@ -82,12 +82,13 @@ class RedisBus(_Fanout):
     """Redis pub/sub (see the module docstring)."""
 
     def __init__(self, url: str, *, prefix: str = CHANNEL_PREFIX, max_payload: int = MAX_REDIS_PAYLOAD,
-                 outbox_size: int = 10_000, health_check_s: float = HEALTH_CHECK_S) -> None:
+                 outbox_size: int = 10_000, health_check_s: float = HEALTH_CHECK_S, read_timeout_s: float = READ_TIMEOUT_S) -> None:
         super().__init__()
         self.url = url
         self.prefix = prefix
         self.max_payload = max_payload
         self.health_check_s = health_check_s
+        self.read_timeout_s = read_timeout_s
         # CLIENT LIST shows which process holds which connection (and tests find theirs)
         self.client_name = f"baton-bus-{os.getpid()}-{next(_numbers)}"
         self._outbox: queue.Queue[tuple[str, str] | None] = queue.Queue(maxsize=outbox_size)
@@ -100,9 +101,9 @@ class RedisBus(_Fanout):
         self.listening = threading.Event()  # subscribed now
         self.dropped = 0  # events the full queue refused
 
-    def _client(self, timeout: float = READ_TIMEOUT_S) -> redis.Redis:
+    def _client(self, timeout: float | None = None) -> redis.Redis:
         # no retries inside redis-py: the threads own reconnection (and its backoff)
-        return redis.Redis.from_url(self.url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=timeout,
+        return redis.Redis.from_url(self.url, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=timeout or self.read_timeout_s,
                                     socket_keepalive=True, health_check_interval=0, client_name=self.client_name,
                                     retry=Retry(NoBackoff(), 0))
 
@@ -174,7 +175,7 @@ class RedisBus(_Fanout):
         if self._ensure_thread("listener"):
             # the process's first subscriber waits for the pattern subscription (once,
             # bounded), so that what is published after subscribe() returns reaches it
-            self._first_attempt.wait(CONNECT_TIMEOUT_S + READ_TIMEOUT_S)
+            self._first_attempt.wait(CONNECT_TIMEOUT_S + self.read_timeout_s)
         return sub
 
     def _listen_loop(self) -> None:
@@ -210,7 +211,7 @@ class RedisBus(_Fanout):
                 _close(client)
 
     def _until_subscribed(self, pubsub: PubSub) -> None:
-        deadline = time.monotonic() + READ_TIMEOUT_S
+        deadline = time.monotonic() + self.read_timeout_s
         while not self._stop.is_set():
             message = pubsub.get_message(timeout=0.2)
             if message is not None and message.get("type") == "psubscribe":
@@ -227,8 +228,8 @@ class RedisBus(_Fanout):
                 heard, pinged = now, 0.0
                 if message.get("type") == "pmessage":
                     self._received(message.get("channel"), message.get("data"))
-            elif pinged and now - pinged > READ_TIMEOUT_S:
-                raise TimeoutError(f"no answer to a PING in {READ_TIMEOUT_S:g} s")
+            elif pinged and now - pinged > self.read_timeout_s:
+                raise TimeoutError(f"no answer to a PING in {self.read_timeout_s:g} s")
             elif not pinged and now - heard > self.health_check_s:
                 pubsub.ping()
                 pinged = now
@@ -282,7 +283,7 @@ class RedisBus(_Fanout):
         except queue.Full:
             pass  # the publisher is busy: it stops when the queue is empty
         for thread in self._threads:
-            thread.join(CONNECT_TIMEOUT_S + READ_TIMEOUT_S)
+            thread.join(CONNECT_TIMEOUT_S + self.read_timeout_s)
         self._threads.clear()
 
 
