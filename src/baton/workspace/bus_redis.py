@@ -173,9 +173,10 @@ class RedisBus(_Fanout):
     def subscribe(self, channel: str) -> Subscription:
         sub = Subscription(self, channel)
         if self._ensure_thread("listener"):
-            # the process's first subscriber waits for the pattern subscription (once,
-            # bounded), so that what is published after subscribe() returns reaches it
-            self._first_attempt.wait(CONNECT_TIMEOUT_S + self.read_timeout_s)
+            # the process's first subscriber waits for the pattern subscription (once; ms on
+            # a live server, at once on a refused one, CONNECT_TIMEOUT_S at most on a hung
+            # network), so that what is published after subscribe() returns reaches it
+            self._first_attempt.wait(CONNECT_TIMEOUT_S)
         return sub
 
     def _listen_loop(self) -> None:
