@@ -265,7 +265,7 @@ class OrchestratorAgent(BaseAgent):
         return AgentResult(
             agent_name=self.name, task=question, status="error" if message.error else "success",
             result=message.content, ai_message=message, error=message.error,
-            token_usage=dict(message.token_usage), metadata={"mode": message.metadata.get("mode")},
+            token_usage=dict(message.token_usage), metadata={"mode": message.meta.get("mode")},
         )
 
     def _routing_model(self, context: AgentContext) -> ChatModel:
@@ -353,7 +353,7 @@ def _fail(message: AIMessage, code: str, reason: str, *, retry_after: float | No
     message.error_code = code
     message.response_type = ResponseType.ERROR
     if retry_after is not None:
-        message.metadata["retry_after_s"] = retry_after
+        message.meta["retry_after_s"] = retry_after
 
 
 def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
@@ -363,11 +363,11 @@ def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
     if not failed:
         return
     codes = [code_of_result(r.error_type, r.metadata) for r in failed]
-    for entry, code in zip(message.metadata.get("agent_errors", ()), codes):
+    for entry, code in zip(message.meta.get("agent_errors", ()), codes):
         entry["error_code"] = code
     if any(r.ok for r in results):
         message.partial = True
-        message.metadata["partial"] = True
+        message.meta["partial"] = True
         return
     if any(r.status == "no_result" for r in results):
         return  # someone looked and found nothing: that is an answer

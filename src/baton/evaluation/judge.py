@@ -120,7 +120,7 @@ def judge(q: GoldenQuestion, result: QuestionResult, message: AIMessage, facts: 
     result.produced_sql = message.query or next((a.get("sql") for a in reversed(facts.attempts) if a.get("sql")), None)
     result.answer_error = message.error or _agent_error(message)
     result.answer_text = _short(message.content or "")
-    result.fast_path = message.metadata.get("fast_path")
+    result.fast_path = message.meta.get("fast_path")
     result.ordered = ordered
     result.expected = expected
     if produced is not None:
@@ -150,7 +150,7 @@ def judge(q: GoldenQuestion, result: QuestionResult, message: AIMessage, facts: 
 
 
 def _agent_error(message: AIMessage) -> str | None:
-    errors = message.metadata.get("agent_errors") or []
+    errors = message.meta.get("agent_errors") or []
     if errors:
         first = errors[0]
         return f"{first.get('agent')}: {first.get('error_type')}: {first.get('error')}"

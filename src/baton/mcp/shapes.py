@@ -71,7 +71,7 @@ def rows_of(message: AIMessage) -> tuple[list[str] | None, list[dict[str, Any]] 
         rows = [plain(r) if isinstance(r, dict) else {"value": plain(r)} for r in data]
         columns = list(dict.fromkeys(k for r in rows for k in r)) if rows else []
         return columns, rows, None
-    if isinstance(data, dict) and message.metadata.get("mode") == "synthesis":
+    if isinstance(data, dict) and message.meta.get("mode") == "synthesis":
         return None, None, {str(k): plain(v) for k, v in data.items()}
     return None, None, None
 
@@ -118,7 +118,7 @@ def structured_answer(message: AIMessage) -> dict[str, Any]:
         content["data"] = plain(message.data)
     if message.error or message.response_type == ResponseType.ERROR:
         content["error"] = {"type": error_type_of(message), "message": message.error or message.content}
-        code = getattr(message, "error_code", None) or message.metadata.get("error_code")
+        code = getattr(message, "error_code", None) or message.meta.get("error_code")
         if code:
             content["error"]["code"] = str(code)
     return content

@@ -163,7 +163,7 @@ async def semantic_followup(orchestrator: Any, previous: Any, question: str, con
     """The follow-up's answer (an ``AIMessage``) when it edits the previous semantic query, else None."""
     from baton.semantic.agent import SemanticAgent
 
-    saved = previous.metadata.get("semantic_query") if previous is not None else None
+    saved = previous.meta.get("semantic_query") if previous is not None else None
     if not isinstance(saved, dict):
         return None
     agent, layer = _layer(orchestrator)

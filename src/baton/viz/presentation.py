@@ -57,7 +57,7 @@ def _key(message: AIMessage, requested: str | None, seed: int | None) -> tuple |
         return None
     digest = hashlib.sha256(repr((result.columns, result.column_types, result.rows, result.truncated)).encode(
         "utf-8", "surrogatepass")).hexdigest()
-    return (message.input, message.query, requested, message.metadata.get("dialect"), seed, digest)
+    return (message.input, message.query, requested, message.meta.get("dialect"), seed, digest)
 
 
 def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
@@ -77,7 +77,7 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
         choice = choose_chart(result, question=message.input, requested=requested)
         dressed = (choice.viz_type, choice.viz_config,
                    generate_followups(message.query, result.columns, result.row_count, seed=seed, result=result,
-                                      dialect=message.metadata.get("dialect"), viz_type=choice.viz_type),
+                                      dialect=message.meta.get("dialect"), viz_type=choice.viz_type),
                    find_insights(result))
         if key is not None:
             with _DRESSED_LOCK:

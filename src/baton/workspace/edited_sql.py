@@ -50,7 +50,7 @@ class EditedSQLRefused(BatonError):
 def _specialist(ws: Workspace, answer: AIMessage) -> Any:
     from baton.workspace.examples import sql_connections
 
-    wanted = answer.metadata.get("routed_to") or answer.metadata.get("agent")
+    wanted = answer.meta.get("routed_to") or answer.meta.get("agent")
     agents = [t.agent for t in ws.orchestrator.agent_tools.values() if hasattr(t.agent, "connection")]
     found = next((a for a in agents if a.name == wanted), None)
     if found is None and len(sql_connections(ws)) == 1 and agents:

@@ -43,7 +43,7 @@ async def give_feedback(ws: Workspace, turn_id: str, *, thumbs: str | None = Non
         await ws.sessions.add_feedback(ws.name, turn_id, thumbs, given, comment)
         return {"recorded": True, "memory": None}
     item = Feedback(
-        question=question, verdict=verdict, sql=answer.query, connection_id=answer.metadata.get("connection_id"),
+        question=question, verdict=verdict, sql=answer.query, connection_id=answer.meta.get("connection_id"),
         deviation=comment if verdict == "approximate" else None,
         correction=comment if verdict in ("rejected", "thumbs_down") else None, session_id=session_id,
     )

@@ -58,7 +58,7 @@ def _profile(result: QueryResult) -> ResultProfile:
 
 
 def _title(previous: AIMessage) -> str:
-    return str(previous.metadata.get("title") or previous.input or "").strip()
+    return str(previous.meta.get("title") or previous.input or "").strip()
 
 
 def _additive(result: QueryResult) -> tuple[str, ...]:
@@ -76,7 +76,7 @@ def _view_of(previous: AIMessage) -> View | None:
             pass
     if not previous.query or previous.results is None:
         return None
-    return View(previous.query, previous.metadata.get("dialect") or None, measures=_additive(previous.results))
+    return View(previous.query, previous.meta.get("dialect") or None, measures=_additive(previous.results))
 
 
 def _measure(result: QueryResult, named: str | None) -> str | None:
@@ -196,7 +196,7 @@ def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, vie
         results=result, data=result.records(), viz_type=choice.viz_type, viz_config=choice.viz_config,
         insights=insights, suggested_followups=suggestions[:3], input=question,
         metadata={**answer.metadata, "followup": KIND_NAMES.get(kind, kind), "based_on": previous.turn_id, "llm_calls": 0, "title": title,
-                  "followup_view": view.to_dict(), "routed_to": previous.metadata.get("routed_to") or previous.metadata.get("agent")},
+                  "followup_view": view.to_dict(), "routed_to": previous.meta.get("routed_to") or previous.meta.get("agent")},
     )
 
 
@@ -245,7 +245,7 @@ def needs_model(previous: AIMessage, question: str, reason: str) -> AIMessage:
     from baton.suggest import fitting_followups
 
     result = previous.results
-    offers = fitting_followups(result, query=previous.query, dialect=previous.metadata.get("dialect"),
+    offers = fitting_followups(result, query=previous.query, dialect=previous.meta.get("dialect"),
                                viz_type=previous.viz_type) if result is not None else []
     text = f"{NEEDS_MODEL} ({reason})." + (" On this result I can: " + "; ".join(offers) + "." if offers else "") + \
         " To ask anything else, set BATON_MODEL and restart."
@@ -260,7 +260,7 @@ def _has_model(orchestrator: OrchestratorAgent) -> bool:
 async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
     """The follow-up's answer, or None when the question is not such a follow-up (or a
     model should answer it). ``context`` is the request's; a failure is an error answer."""
-    if previous is not None and previous.metadata.get("semantic_query"):  # an edit of its semantic query (baton.semantic)
+    if previous is not None and previous.meta.get("semantic_query"):  # an edit of its semantic query (baton.semantic)
         from baton.semantic.followups import semantic_followup
 
         edited: AIMessage | None = await semantic_followup(orchestrator, previous, question, context)
@@ -281,7 +281,7 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
         sql = build(view)
     except RewriteError as exc:
         return None if _has_model(orchestrator) else needs_model(previous, question, str(exc))
-    agent_name = previous.metadata.get("routed_to") or previous.metadata.get("agent")
+    agent_name = previous.meta.get("routed_to") or previous.meta.get("agent")
     tool = next((t for t in orchestrator.agent_tools.values() if t.agent.name == agent_name), None)
     if tool is None:
         return None

@@ -302,7 +302,7 @@ class LocalPipelines:
             return None
         message: AIMessage = await work
         if workflow_id in self._runs:
-            self._runs[workflow_id].update(status=(message.metadata.get("pipeline") or {}).get("status"), outcome=message.to_dict())
+            self._runs[workflow_id].update(status=(message.meta.get("pipeline") or {}).get("status"), outcome=message.to_dict())
         return message
 
     async def events(self, workflow_id: str) -> AsyncIterator[Event]:

@@ -179,7 +179,7 @@ def _vocabulary(ws: Workspace) -> Vocabulary | None:
 
 def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
     agents = _sql_agents(ws)
-    wanted = agent or (answer.metadata.get("routed_to") or answer.metadata.get("agent") if answer is not None else None)
+    wanted = agent or (answer.meta.get("routed_to") or answer.meta.get("agent") if answer is not None else None)
     if wanted:
         found = next((a for a in agents if a.name == wanted), None)
         if found is None:  # an answer of the semantic layer: the SQL specialist on its connection keeps it
@@ -287,13 +287,13 @@ async def annotate_answer(ws: Workspace, message: AIMessage) -> None:
     question's use is counted in memory (``times_applied``). Never fails the answer."""
     try:
         if ws.no_model:
-            message.metadata["llm_calls"] = 0
+            message.meta["llm_calls"] = 0
             if _could_not_answer(message) and installed(ws):
                 closest = closest_verified(message.input or "", installed(ws), SUGGESTIONS)
                 near = [(s, v) for s, v in closest if s > 0] or closest
                 message.suggested_followups = [v.checked_question for _, v in near]
-                message.metadata["did_you_mean"] = [{"question": v.checked_question, "score": s, "agent": v.agent} for s, v in near]
-        if message.metadata.get("fast_path") == "verified_question" and ws.memory is not None and message.input:
+                message.meta["did_you_mean"] = [{"question": v.checked_question, "score": s, "agent": v.agent} for s, v in near]
+        if message.meta.get("fast_path") == "verified_question" and ws.memory is not None and message.input:
             found = match_verified(message.input, installed(ws))
             if found is not None and found.verified.record_id:
                 message.metadata.setdefault("verified_record", found.verified.record_id)

@@ -228,7 +228,7 @@ class SQLAgent(BaseAgent):
         out.ai_message = await self._message(out, question, viz, context)
         if best_semantic is not None:
             said = best_semantic.describe(self.semantic.model)
-            out.ai_message.metadata["semantic_query"] = best_semantic.to_dict()
+            out.ai_message.meta["semantic_query"] = best_semantic.to_dict()
             out.ai_message.content = out.result = f"{out.result}\n\nSemantic query: {said}."
         return self._finish(out, started)
 

@@ -250,7 +250,7 @@ async def mark_freshness(message: AIMessage, connection: SQLConnection) -> None:
     age = await probe.current()
     if age is None:
         return
-    message.metadata["data_freshness"] = age.to_metadata()
+    message.meta["data_freshness"] = age.to_metadata()
     warning = age.warning()
     if warning:
         message.staleness_warning = " ".join(w for w in (warning, message.staleness_warning) if w)
