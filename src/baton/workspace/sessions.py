@@ -28,11 +28,12 @@ file waits at most ``BUSY_TIMEOUT_MS`` for another writer. ``close()`` shuts it 
 from __future__ import annotations
 
 import builtins  # SessionStore.list shadows list in the class body: annotations after it say builtins.list
+import contextlib
 import datetime as dt
 import hashlib
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -156,6 +157,8 @@ class SessionStore:
         self._owns_engine = not isinstance(target, Engine)
         self._single = self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:")
         self._lock = threading.Lock()  # an in-memory database is one connection: one user at a time
+        # A SQLite file has one writer at a time: this process's writers take turns here (see _write)
+        self._write_lock = threading.Lock() if self.engine.dialect.name == "sqlite" and not self._single else None
         migrate(self.engine, "sessions", MIGRATIONS)
         self.bulkhead = Bulkhead("sessions", threads=max_threads, queue=64, timeout_s=timeout_s)
         self._closed = False
@@ -179,8 +182,15 @@ class SessionStore:
                 return fn(*args)
         return fn(*args)
 
-    def _write(self) -> Connection:
-        return self.engine.connect().execution_options(baton_write=True)
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A connection for one write transaction. On a SQLite file this process's writers
+        queue on a lock first: SQLite makes a writer that finds the file locked sleep in
+        growing steps (up to 100 ms each) before it tries again, which under load cost
+        hundreds of milliseconds per turn; a lock hands the turn to the next writer at once.
+        Other processes' writers still meet the busy timeout."""
+        with self._write_lock or contextlib.nullcontext(), self.engine.connect().execution_options(baton_write=True) as conn:
+            yield conn
 
     # --- API --------------------------------------------------------------------------------
 
