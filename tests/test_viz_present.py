@@ -51,12 +51,28 @@ async def test_present_async_dresses_in_a_worker_thread_with_the_same_result(mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(presentation, "choose_chart", spy)
+    monkeypatch.setattr(presentation, "INLINE_ROWS", 3)  # these 4 rows count as a large result
     message = answer(input="Revenue by region, dressed off the loop")  # a question no other test dressed (the cache)
     shown = await present_async(message, seed=3)
     assert threads and threads[0] != threading.get_ident()  # not the event loop's thread
     assert shown.viz_config == present(message, seed=3).viz_config and shown is not message
     plain = AIMessage(content="Just text.")
     assert await present_async(plain) is plain
+
+
+async def test_present_async_dresses_a_small_result_on_the_loop(monkeypatch):
+    threads: list[int] = []
+    real = presentation.choose_chart
+
+    def spy(*args, **kwargs):
+        threads.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(presentation, "choose_chart", spy)
+    message = answer(input="Revenue by region, dressed on the loop")  # 4 rows: no thread hop
+    shown = await present_async(message, seed=3)
+    assert threads == [threading.get_ident()]
+    assert shown.viz_config == present(message, seed=3).viz_config and shown is not message
 
 
 def test_present_is_deterministic_under_a_seed():
