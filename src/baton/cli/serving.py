@@ -151,11 +151,45 @@ def serve_app(app, host: str, port: int, log_level: str = "info") -> None:
     import uvicorn
 
     configure_logging(log_level)
-    uvicorn.run(app, host=host, port=port, log_level="warning", log_config=None, backlog=BACKLOG)
+    uvicorn.run(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None, backlog=BACKLOG)
 
 
 BACKLOG = 2048  # connections the kernel queues before accept: admission control answers them, not a reset
 SERVE_CONFIG = "BATON_SERVE_CONFIG"
+SERVED_FACTORY = "BATON_SERVED_FACTORY"
+
+
+def frozen_after_startup(app: Any) -> Any:
+    """``app``, whose objects alive when it has started (modules, the app, its workspaces:
+    most of the heap, for as long as the server runs) are then moved out of the cyclic
+    garbage collector's way (``gc.freeze``). A full collection otherwise walks them all: a
+    pause of about 150 ms, measured under load, that every question in flight waits for.
+    Only the serving process does this (never an app a library user or a test builds)."""
+
+    async def served(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+
+        async def started(message: Any) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                import gc
+
+                gc.collect()
+                gc.freeze()
+            await send(message)
+
+        await app(scope, receive, started)
+
+    return served
+
+
+def served_app() -> Any:
+    """What each worker of ``serve_factory`` serves: the app ``BATON_SERVED_FACTORY`` builds,
+    frozen after startup (``frozen_after_startup``)."""
+    from uvicorn.importer import import_from_string
+
+    return frozen_after_startup(import_from_string(os.environ[SERVED_FACTORY])())
 
 
 def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_level: str = "info") -> None:
@@ -166,8 +200,9 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
     import uvicorn
 
     configure_logging(log_level)
-    uvicorn.run(factory, factory=True, host=host, port=port, workers=workers, log_level="warning", log_config=None,
-                backlog=BACKLOG)
+    os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
+    uvicorn.run("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers, log_level="warning",
+                log_config=None, backlog=BACKLOG)
 
 
 def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str) -> None:
