@@ -59,3 +59,26 @@ async def test_past_the_limit_and_the_queue_questions_are_refused_at_once(client
     assert [a.status_code for a in answers] == [200, 200, 200] and all(a.json()["data"] for a in answers)
     state = client.app.state.admission.state()
     assert (state["in_flight"], state["waiting"], state["refused"]) == (0, 0, 3)
+
+
+async def test_a_saturated_process_refuses_a_question_before_reading_it(client, held, monkeypatch):
+    """While the event loop's thread is saturated, a question is refused by the request guard,
+    before it is parsed or routed (a refusal must cost next to nothing); other routes and a
+    question arriving when none is in flight are served."""
+    admission = client.app.state.admission
+    monkeypatch.setattr(admission, "_watch_busy", lambda: None)  # the busy share is set by hand below
+    first = asyncio.ensure_future(client.post("/v1/ask", json={"question": "q0"}, headers=KEY))
+    while admission.state()["in_flight"] < 1:
+        await asyncio.sleep(0.01)
+    admission.busy = 0.99
+    refused = await client.post("/v1/ask", content=b"not even JSON", headers={**KEY, "content-type": "application/json"})
+    chat = await client.post("/v1/chat/completions", headers=KEY, json={"model": "o", "messages": []})
+    sessions = await client.get("/v1/sessions", headers=KEY)
+    held.set()
+    answered = await first
+    alone = await client.post("/v1/ask", json={"question": "q1"}, headers=KEY)  # none in flight: admitted, however busy
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"  # not the 422 of a body never read
+    assert refused.json()["error_code"] == "overloaded"
+    assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded"
+    assert sessions.status_code == 200 and answered.status_code == 200 and alone.status_code == 200
+    assert admission.state()["refused"] == 2

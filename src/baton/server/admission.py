@@ -16,8 +16,25 @@ refused, never everyone's wait.
 Questions are ``/v1/ask``, ``/v1/ask/stream`` and ``/v1/chat/completions``. Sessions,
 memory, charts and the rest are cheap reads with their own bulkheads.
 
+A saturated process refuses many questions a second, so a refusal must cost next to
+nothing: the ``RequestGuard`` asks ``refuses()`` before the question is parsed, its key
+checked or its route run, and answers the same 503 itself. The route's own ``slot()``
+still decides for the questions let through. The busy share is measured only while two or more questions
+are in flight (one alone is always admitted): a process answering one question at a time
+spends nothing on it.
+
 Decision (the issue was silent): first come, first served among waiters; ``Retry-After``
 is one second (a slot frees in about one question's time). Defaults in ``limits.py``.
+
+Why 48 in flight and no queue by default: a question costs the process about c = 3-4 ms
+of CPU (one core: the event loop), so more than about chain / c questions at once (the
+model latency chain over c: 50-65 for a 200 ms model) queue for the CPU and every one of
+them is late; the busy share reacts too slowly to stop a burst, the count does not. And a
+wait in the queue adds to an admitted question's latency. Measured (``bench/
+server_throughput.py``, 200 ms model, concurrency 200, one worker on two shared cores):
+64 in flight + 64 waiting for 0.25 s gave p99 591 ms; 64 + none, 466 ms; 48 + none, 404
+ms at the same 212-218 questions/s. A slower model leaves the CPU idle at 48: raise
+``BATON_MAX_IN_FLIGHT`` to about its latency / 4 ms (a 2 s model: 500).
 """
 
 from __future__ import annotations
@@ -33,6 +50,7 @@ from baton.errors import BatonError
 
 RETRY_AFTER_S = 1
 TICK_S = 0.05
+OVERLOADED = "the server is answering as many questions as it can; try again shortly"
 
 
 class Overloaded(BatonError):
@@ -72,6 +90,20 @@ class Admission:
                 self.busy = 0.0
                 return  # idle: stop measuring until the next question
 
+    def saturated(self) -> str | None:
+        """Why the loop cannot take another question now (its thread is over ``max_busy``
+        busy), or None; never while nothing is in flight."""
+        if self.in_flight and self.max_busy is not None and self.busy > self.max_busy:
+            return f"the event loop's thread is {self.busy:.0%} busy: the CPU is saturated"
+        return None
+
+    def refuses(self) -> bool:
+        """Whether a question arriving now would be refused at once (``RequestGuard`` asks
+        before the request is parsed, so that a refusal costs next to nothing)."""
+        if self.saturated() is not None:
+            return True
+        return not (self.in_flight < self.max_in_flight and not self._waiters) and len(self._waiters) >= self.queue
+
     def close(self) -> None:
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
@@ -91,10 +123,12 @@ class Admission:
         return Slot(self)
 
     async def _acquire(self) -> None:
-        self._watch_busy()
-        if self.max_busy is not None and self.busy > self.max_busy and self.in_flight > 0:
+        if self.in_flight:
+            self._watch_busy()  # one question alone is always admitted: nothing to measure until a second comes
+        saturated = self.saturated()
+        if saturated is not None:
             self.refused += 1
-            raise Overloaded(f"the event loop's thread is {self.busy:.0%} busy: the CPU is saturated")
+            raise Overloaded(saturated)
         if self.in_flight < self.max_in_flight and not self._waiters:
             self.in_flight += 1
             self.admitted += 1

@@ -94,7 +94,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     app.state.admission = Admission(limits.max_in_flight, limits.admission_queue, limits.admission_wait_s,
                                     limits.admission_max_busy)
     app.state.key_lookups = Bulkhead("keys", threads=4, queue=256, timeout_s=5.0)  # keys kept in the state store
-    app.add_middleware(RequestGuard, limits=limits)
+    app.add_middleware(RequestGuard, limits=limits, admission=app.state.admission)
     register_error_handlers(app)
 
     def workspace_of(caller: Principal) -> Workspace:

@@ -28,7 +28,7 @@ from fastapi.responses import JSONResponse
 
 from baton.agents.failures import http_status
 from baton.response import AIMessage
-from baton.server.admission import Overloaded
+from baton.server.admission import OVERLOADED, Overloaded
 from baton.workspace.bulkheads import DependencyUnavailable
 
 log = logging.getLogger("baton.server")
@@ -102,11 +102,10 @@ def register_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Overloaded)
     async def overloaded(request: Request, exc: Overloaded) -> JSONResponse:
-        message = "the server is answering as many questions as it can; try again shortly"
         headers = retry_headers(exc.retry_after)
         if is_openai(request):
-            return openai_error(503, message, type="service_unavailable", code="overloaded", headers=headers)
-        return JSONResponse({"detail": message, "error_code": "overloaded"}, status_code=503, headers=headers)
+            return openai_error(503, OVERLOADED, type="service_unavailable", code="overloaded", headers=headers)
+        return JSONResponse({"detail": OVERLOADED, "error_code": "overloaded"}, status_code=503, headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -19,6 +19,9 @@ Per request (HTTP only; the lifespan passes through):
   parsed twice.
 - **Disconnect**: when the client disconnects before the response is complete, the route's
   work is cancelled (a question stops calling its model; SSE and JSON routes alike).
+- **Admission** (``admission.py``): a question (``QUESTION_PATHS``) that admission control
+  would refuse now gets its 503 here, once its body is read but before it is parsed,
+  authenticated or routed: refusing must be cheap when a saturated process refuses many.
 
 No rejection echoes the input: each says what was wrong, and at most which field.
 """
@@ -31,6 +34,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from baton.server.admission import OVERLOADED, RETRY_AFTER_S, Admission
 from baton.server.limits import Limits
 
 Scope = dict[str, Any]
@@ -40,6 +44,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 _BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
+QUESTION_PATHS = frozenset({"/v1/ask", "/v1/ask/stream", "/v1/chat/completions"})
 
 
 class _Refused(Exception):
@@ -96,9 +101,10 @@ def _walk(value: Any, max_depth: int) -> None:
 class RequestGuard:
     """ASGI middleware (module docstring)."""
 
-    def __init__(self, app: Any, limits: Limits | None = None) -> None:
+    def __init__(self, app: Any, limits: Limits | None = None, admission: Admission | None = None) -> None:
         self.app = app
         self.limits = limits or Limits.from_env()
+        self.admission = admission
 
     def _limit_for(self, path: str) -> int:
         limits = self.limits
@@ -124,6 +130,11 @@ class RequestGuard:
             await _reply(send, path, refused.status, refused.message)
             return
         except _Gone:
+            return
+        admission = self.admission
+        if admission is not None and path in QUESTION_PATHS and scope.get("method") == "POST" and admission.refuses():
+            admission.refused += 1
+            await _overloaded(send, path, admission)
             return
         await self._run(scope, receive, send, body)
 
@@ -196,6 +207,21 @@ class RequestGuard:
             watcher.cancel()
             if not task.done():
                 task.cancel()
+
+
+async def _overloaded(send: Send, path: str, admission: Admission) -> None:
+    """The 503 the ``Overloaded`` handler (``errors.py``) would send, sent before any parsing:
+    a saturated process refuses for next to nothing. The connection stays open (the body
+    was read)."""
+    if path.startswith(OPENAI_PATHS):
+        payload: dict[str, Any] = {"error": {"message": OVERLOADED, "type": "service_unavailable", "param": None, "code": "overloaded"}}
+    else:
+        payload = {"detail": OVERLOADED, "error_code": "overloaded"}
+    data = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+               (b"retry-after", str(RETRY_AFTER_S).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
 def _is_json(scope: Scope) -> bool:

@@ -11,9 +11,9 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_BODY_TIMEOUT`` | 30 s | the whole body must arrive within this |
 | ``BATON_MAX_JSON_DEPTH`` | 64 | nesting of any JSON body |
 | ``BATON_MAX_CHAT_MESSAGES`` | 500 | messages in one chat completion request |
-| ``BATON_MAX_IN_FLIGHT`` | 64 | questions answered at once by one process (``admission.py``) |
-| ``BATON_ADMISSION_QUEUE`` | 64 | questions waiting for a slot; beyond: 503 + ``Retry-After`` |
-| ``BATON_ADMISSION_WAIT`` | 0.25 s | longest wait for a slot |
+| ``BATON_MAX_IN_FLIGHT`` | 48 | questions answered at once by one process (``admission.py``: why 48) |
+| ``BATON_ADMISSION_QUEUE`` | 0 | questions waiting for a slot; beyond: 503 + ``Retry-After`` |
+| ``BATON_ADMISSION_WAIT`` | 0.25 s | longest wait for a slot (with a queue) |
 | ``BATON_ADMISSION_MAX_BUSY`` | 0.85 | share of the event loop's thread's time spent computing over which new questions are refused (CPU saturated) |
 """
 
@@ -34,8 +34,8 @@ class Limits:
     body_timeout_s: float = 30.0
     max_json_depth: int = 64
     max_chat_messages: int = 500
-    max_in_flight: int = 64
-    admission_queue: int = 64
+    max_in_flight: int = 48
+    admission_queue: int = 0
     admission_wait_s: float = 0.25
     admission_max_busy: float = 0.85
 
