@@ -266,7 +266,7 @@ def main() -> None:
             try:
                 _wait_ready(port)
                 for kind, question, chain in (("model", ROUTED, args.latency), ("verified", VERIFIED, 0.0)):
-                    asyncio.run(_load(port, question, 4, 1.0))  # warm-up: imports, pools, connections
+                    asyncio.run(_load(port, question, 4 * workers, 1.0))  # warm-up: imports, pools, connections (every worker)
                     for concurrency in args.concurrency:
                         before = _tree_cpu(server.pid)
                         started = time.perf_counter()
