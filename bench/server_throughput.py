@@ -266,6 +266,8 @@ def main() -> None:
             try:
                 _wait_ready(port)
                 for kind, question, chain in (("model", ROUTED, args.latency), ("verified", VERIFIED, 0.0)):
+                    for _ in range(8 * (workers > 1)):  # one connection at a time: a burst is accepted by one worker
+                        asyncio.run(_load(port, question, 1, 0.01))
                     asyncio.run(_load(port, question, 4 * workers, 1.0))  # warm-up: imports, pools, connections (every worker)
                     for concurrency in args.concurrency:
                         before = _tree_cpu(server.pid)
