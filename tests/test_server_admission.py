@@ -6,6 +6,7 @@ back while the admitted questions are still held at their model call."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import httpx
 import pytest
@@ -40,7 +41,8 @@ async def client(held):
         yield c
 
 
-async def test_past_the_limit_and_the_queue_questions_are_refused_at_once(client, held):
+async def test_past_the_limit_and_the_queue_questions_are_refused_at_once(client, held, caplog):
+    caplog.set_level(logging.WARNING, logger="baton.server.admission")
     admitted = [asyncio.ensure_future(client.post("/v1/ask", json={"question": f"q{n}"}, headers=KEY)) for n in range(3)]
     while client.app.state.admission.state()["waiting"] < 1:
         await asyncio.sleep(0.01)
@@ -59,6 +61,9 @@ async def test_past_the_limit_and_the_queue_questions_are_refused_at_once(client
     assert [a.status_code for a in answers] == [200, 200, 200] and all(a.json()["data"] for a in answers)
     state = client.app.state.admission.state()
     assert (state["in_flight"], state["waiting"], state["refused"]) == (0, 0, 3)
+    # the count refused while the CPU idled: the operator is told which knob, once (not per refusal)
+    told = [r.getMessage() for r in caplog.records if r.name == "baton.server.admission"]
+    assert len(told) == 1 and "raise BATON_MAX_IN_FLIGHT" in told[0]
 
 
 async def test_a_saturated_process_refuses_a_question_before_reading_it(client, held, monkeypatch):

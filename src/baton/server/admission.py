@@ -42,14 +42,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from baton.errors import BatonError
 
+log = logging.getLogger("baton.server.admission")
 RETRY_AFTER_S = 1
 TICK_S = 0.05
+IDLE_CPU_WARNING_S = 60.0  # at most one "the limit, not the CPU, refused" warning a minute
 OVERLOADED = "the server is answering as many questions as it can; try again shortly"
 
 
@@ -71,6 +74,7 @@ class Admission:
         self.admitted = 0
         self.busy = 0.0
         self._watch: asyncio.Task | None = None
+        self._warned_at = -IDLE_CPU_WARNING_S
 
     def _watch_busy(self) -> None:
         if self.max_busy is None:
@@ -104,6 +108,19 @@ class Admission:
             return True
         return not (self.in_flight < self.max_in_flight and not self._waiters) and len(self._waiters) >= self.queue
 
+    def count_refusal(self) -> None:
+        """Count a refusal; when it came from the count while the CPU had room to spare (a
+        model slower than ``max_in_flight`` was sized for), say so in the log, once a minute:
+        the operator's fix is a larger ``BATON_MAX_IN_FLIGHT``, and nothing else would tell."""
+        self.refused += 1
+        now = time.monotonic()
+        if (self.saturated() is None and self.busy < 0.5 and self.in_flight >= self.max_in_flight
+                and now - self._warned_at >= IDLE_CPU_WARNING_S):
+            self._warned_at = now
+            log.warning("refused a question at %d in flight (BATON_MAX_IN_FLIGHT) while the event loop was %.0f%% busy: "
+                        "the limit, not the CPU, is the bottleneck; raise BATON_MAX_IN_FLIGHT to about the model "
+                        "latency chain / 4 ms", self.in_flight, self.busy * 100)
+
     def close(self) -> None:
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
@@ -134,7 +151,7 @@ class Admission:
             self.admitted += 1
             return
         if len(self._waiters) >= self.queue:
-            self.refused += 1
+            self.count_refusal()
             raise Overloaded(f"{self.in_flight} questions in flight and {len(self._waiters)} waiting")
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)

@@ -133,7 +133,7 @@ class RequestGuard:
             return
         admission = self.admission
         if admission is not None and path in QUESTION_PATHS and scope.get("method") == "POST" and admission.refuses():
-            admission.refused += 1
+            admission.count_refusal()
             await _overloaded(send, path, admission)
             return
         await self._run(scope, receive, send, body)
