@@ -23,7 +23,7 @@ built and mutated field by field across the tree (``message.results = ...``), co
 (validation on every ``AIMessage(...)``), ``copy`` and equality for every producer for no
 gain on the wire. Free-form values (rows, metadata, logs) keep the original tagged wire
 format byte for byte: DataFrames, dates, datetimes, decimals, bytes and non-finite floats are
-written as ``{"$type": ..., ...}`` objects (each tag a pydantic model) and read back as the
+written as ``{"$type": ..., ...}`` objects (``baton.tagged_json``: each tag a pydantic model) and read back as the
 same Python values, so answers stored by earlier versions (session history, durable
 pipelines) still load.
 
@@ -46,30 +46,27 @@ source tree used without installing) the notebook shows the plain ``repr``.
 
 from __future__ import annotations
 
-import base64
 import copy
 import dataclasses
 import datetime as dt
 import functools
 import json
-import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, TypeAdapter, ValidationError
-from pydantic_core import core_schema
+from pydantic import TypeAdapter, ValidationError
 
-from baton.errors import BatonError
+from baton.tagged_json import TAGGED, AnswerFormatError, from_jsonable, to_jsonable
+
+__all__ = [
+    "AIMessage", "AgentError", "AnswerFormatError", "AnswerMetadata", "DataFreshness", "QueryResult", "ResponseType",
+    "RAGSource", "SourceDocument", "from_jsonable", "html_renderer", "staleness_warning", "to_jsonable",
+]
 
 RENDERERS_GROUP = "baton.renderers"
-
-
-class AnswerFormatError(BatonError, ValueError):
-    """A serialized answer that does not read back (unknown fields or tags)."""
 
 
 class ResponseType(StrEnum):
@@ -304,7 +301,7 @@ def html_renderer() -> Callable[[AIMessage], str] | None:
 
 @functools.cache
 def _adapter() -> TypeAdapter[AIMessage]:
-    """Built on first use: the field annotations name ``TAGGED``, defined below."""
+    """Built on first use, not at import."""
     return TypeAdapter(AIMessage)
 
 
@@ -334,178 +331,3 @@ def _copy_value(value: Any) -> Any:
     if hasattr(value, "dtypes") and hasattr(value, "copy"):  # a pandas DataFrame
         return value.copy(deep=True)
     return copy.deepcopy(value)
-
-
-# --- tagged JSON values ---------------------------------------------------------------------
-#
-# The wire format predates the pydantic serialiser and is kept byte for byte: values JSON
-# cannot hold are written as ``{"$type": tag, ...}``. Each tag is a pydantic model (one
-# discriminated union, ``_TAGGED``), so a malformed tagged value is a clear
-# ``AnswerFormatError`` rather than a ``TypeError`` deep in a parser.
-
-_TAG = "$type"
-
-
-class _Tagged(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
-
-    def to_python(self) -> Any:
-        raise NotImplementedError
-
-
-class _Dict(_Tagged):
-    """A user's own dict holding a ``"$type"`` key, wrapped so it is not read as a tag."""
-
-    tag: Literal["dict"] = Field("dict", alias="$type")
-    value: dict[str, Any]
-
-    def to_python(self) -> Any:
-        return {k: from_jsonable(v) for k, v in self.value.items()}
-
-
-class _Iso(_Tagged):
-    """A date, datetime or time in ISO form (``fromisoformat`` keeps the exact tzinfo)."""
-
-    tag: Literal["datetime", "date", "time"] = Field(alias="$type")
-    value: str
-
-    def to_python(self) -> Any:
-        parse: dict[str, Callable[[str], Any]] = {
-            "datetime": dt.datetime.fromisoformat, "date": dt.date.fromisoformat, "time": dt.time.fromisoformat}
-        try:
-            return parse[self.tag](self.value)
-        except ValueError as exc:
-            raise AnswerFormatError(f"bad {self.tag} {self.value!r}") from exc
-
-
-class _Timedelta(_Tagged):
-    tag: Literal["timedelta"] = Field("timedelta", alias="$type")
-    value: float
-
-    def to_python(self) -> Any:
-        return dt.timedelta(seconds=self.value)
-
-
-class _Decimal(_Tagged):
-    tag: Literal["decimal"] = Field("decimal", alias="$type")
-    value: Decimal
-
-    def to_python(self) -> Any:
-        return self.value
-
-
-class _Bytes(_Tagged):
-    tag: Literal["bytes"] = Field("bytes", alias="$type")
-    value: str
-
-    def to_python(self) -> Any:
-        return base64.b64decode(self.value)
-
-
-class _Float(_Tagged):
-    """NaN and the infinities, which JSON has no number for."""
-
-    tag: Literal["float"] = Field("float", alias="$type")
-    value: str
-
-    def to_python(self) -> Any:
-        return float(self.value)
-
-
-class _Frame(_Tagged):
-    tag: Literal["dataframe"] = Field("dataframe", alias="$type")
-    columns: list[str]
-    dtypes: list[str]
-    rows: list[list[Any]]
-
-    def to_python(self) -> Any:
-        import pandas as pd
-
-        rows = [[from_jsonable(v) for v in row] for row in self.rows]
-        frame = pd.DataFrame(rows, columns=self.columns)
-        for column, dtype in zip(self.columns, self.dtypes, strict=False):
-            if dtype != "object" and dtype != str(frame[column].dtype):
-                try:
-                    frame[column] = frame[column].astype(dtype)
-                except (TypeError, ValueError):
-                    pass
-        return frame
-
-
-_TAGGED: TypeAdapter[_Tagged] = TypeAdapter(
-    Annotated[_Dict | _Iso | _Timedelta | _Decimal | _Bytes | _Float | _Frame, Field(discriminator="tag")])
-
-
-def to_jsonable(value: Any) -> Any:
-    """Convert ``value`` to JSON-compatible data, tagging types JSON cannot hold."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {_TAG: "float", "value": repr(value)}
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, dict):
-        converted = {str(k): to_jsonable(v) for k, v in value.items()}
-        # A user's own dict with a "$type" key (JSON columns, .NET payloads) must not be read
-        # back as one of our tags: wrap it.
-        return {_TAG: "dict", "value": converted} if _TAG in converted else converted
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dt.datetime):
-        return {_TAG: "datetime", "value": value.isoformat()}
-    if isinstance(value, dt.date):
-        return {_TAG: "date", "value": value.isoformat()}
-    if isinstance(value, dt.time):
-        return {_TAG: "time", "value": value.isoformat()}
-    if isinstance(value, dt.timedelta):
-        return {_TAG: "timedelta", "value": value.total_seconds()}
-    if isinstance(value, Decimal):
-        return {_TAG: "decimal", "value": str(value)}
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {_TAG: "bytes", "value": base64.b64encode(bytes(value)).decode()}
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if hasattr(value, "dtypes") and hasattr(value, "itertuples"):  # a pandas DataFrame
-        return {
-            _TAG: "dataframe",
-            "columns": [str(c) for c in value.columns],
-            "dtypes": [str(t) for t in value.dtypes],
-            "rows": [[to_jsonable(v) for v in row] for row in value.itertuples(index=False, name=None)],
-        }
-    if hasattr(value, "item") and hasattr(value, "dtype"):  # numpy / pandas scalars
-        return to_jsonable(value.item())
-    # Anything else a database driver hands back (IP addresses, ranges, intervals, geometry,
-    # ...) is kept as its text form rather than losing the whole answer.
-    return str(value)
-
-
-def from_jsonable(value: Any) -> Any:
-    """Inverse of :func:`to_jsonable`."""
-    if isinstance(value, list):
-        return [from_jsonable(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    tag = value.get(_TAG)
-    if tag is None:
-        return {k: from_jsonable(v) for k, v in value.items()}
-    try:
-        tagged = _TAGGED.validate_python(value)
-    except ValidationError as exc:
-        known = {"dict", "datetime", "date", "time", "timedelta", "decimal", "bytes", "float", "dataframe"}
-        what = "unknown tagged JSON value" if tag not in known else "malformed tagged JSON value"
-        raise AnswerFormatError(f"{what} {tag!r}") from exc
-    return tagged.to_python()
-
-
-class _Codec:
-    """``Annotated`` marker: the field is written with :func:`to_jsonable` and read with
-    :func:`from_jsonable` (free-form values: rows, metadata, logs)."""
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return core_schema.no_info_plain_validator_function(
-            from_jsonable, serialization=core_schema.plain_serializer_function_ser_schema(to_jsonable))
-
-
-TAGGED = _Codec()
