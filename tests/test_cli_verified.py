@@ -128,3 +128,58 @@ def test_an_empty_database_is_a_warning_not_a_refusal(home, tmp_path):
     sqlite3.connect(empty).close()
     result = run("ask", "--database", f"sqlite:///{empty}", "anything")
     assert result.exit_code == 0 and "no table this login can read" in result.output
+
+
+UNITS = "unit:unit_id=Pokemon:1,Epson:2,Roadshows:3,General:4"
+BY_PRODUCT = ("SELECT p.name AS product, ROUND(SUM(r.revenue_cents) / 100.0, 2) AS revenue FROM monthly_revenue r "
+              "JOIN products p ON p.id = r.product_id WHERE r.unit_id = 1 AND r.month LIKE '2024-%' "
+              "GROUP BY p.name ORDER BY revenue DESC")
+
+
+def _answer(result):
+    assert result.exit_code == 0, result.output
+    return json.JSONDecoder().raw_decode(result.output[result.output.index("{"):])[0]
+
+
+def test_a_choice_slot_from_the_command_line_answers_another_unit_with_its_rows(home):
+    added = run("verified", "add", "What was Pokemon revenue by product in 2024?", BY_PRODUCT, "--slot", UNITS,
+                "--agent", "general_finance")
+    assert added.exit_code == 0, added.output
+    stored = next(v for v in json.loads(run("verified", "list", "--json").output) if v["source"] == "operator")
+    assert stored["slots"] == [{"name": "unit", "kind": "choice", "default": "Pokemon", "column": "unit_id",
+                                "choices": {"Pokemon": "1", "Epson": "2", "Roadshows": "3", "General": "4"}}]
+    answer = _answer(run("ask", "Epson revenue by product in 2024", "--json"))
+    with sqlite3.connect(home / "demo" / "finance.sqlite") as db:
+        epson = [{"product": p, "revenue": r} for p, r in db.execute(BY_PRODUCT.replace("unit_id = 1", "unit_id = 2"))]
+    assert answer["data"] == epson and len(epson) == 4
+    assert answer["metadata"]["fast_path"] == "verified_question" and answer["metadata"]["llm_calls"] == 0
+    canon = _answer(run("ask", "Canon revenue by product in 2024", "--json"))  # not a declared choice: no verified rows
+    assert canon["data"] is None and canon["query"] is None and canon["metadata"].get("fast_path") != "verified_question"
+    assert canon["suggested_followups"]  # the demo's metrics say what they can answer instead
+
+
+@pytest.mark.parametrize("slot,words", [
+    ("unit_id=Pokemon:1' OR 1=1 --,Epson:2", "letters, digits"),
+    ("unit_id=Pokemon:1,Epson:2 OR 1=1", "letters, digits"),
+    ("unit_id=Pokemon:1,Ep'son:2", "one word"),
+    ("unit_id=Pokemon:1,Epson:2\n; DROP TABLE products", "letters, digits"),
+    ("unit_id=Pokemon:1,Ep\x00son:2", "one word"),
+    ("unit_id=Pokemon:1,Epson:2,epson:3", "repeats"),
+    ("unit_id=" + ",".join(f"W{i}:{i}" for i in range(51)) + ",Pokemon:1", "at most 50"),
+    ("r.unit_id=Pokemon:1,Epson:2", "without its table"),
+    ("unit_id=Epson:2,Canon:5", "must name exactly one"),
+    ("unit_id=Pokemon:1,,Epson:2", "WORD or WORD:LITERAL"),
+])
+def test_hostile_or_malformed_choices_are_refused_and_nothing_is_stored(home, slot, words):
+    result = run("verified", "add", "What was Pokemon revenue by product in 2024?", BY_PRODUCT, "--slot", slot,
+                 "--agent", "general_finance")
+    assert result.exit_code == 2 and words in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert len(json.loads(run("verified", "list", "--json").output)) == 10
+
+
+def test_a_choice_the_sql_does_not_compare_is_refused_when_checked(home):
+    result = run("verified", "add", "What was Pokemon revenue by product in 2024?", BY_PRODUCT,
+                 "--slot", "unit_id=Pokemon,Epson", "--agent", "general_finance")  # the SQL says unit_id = 1, not 'Pokemon'
+    assert result.exit_code == 1 and "refused" in result.output and "unit_id = Pokemon" in result.output
+    assert len(json.loads(run("verified", "list", "--json").output)) == 10

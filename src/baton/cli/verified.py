@@ -10,7 +10,10 @@ line and exit 2 when it cannot be used).
 - ``add QUESTION SQL``: the SQL is checked (safety check, one read-only run, slots bound)
   before anything is stored; exit 1 with the reason when it is refused. ``--slot year``
   lets the question's year vary ("... in 2024" runs the same SQL for 2024), ``--slot top``
-  lets "top N" limit a ranked result; ``SQL`` may be ``-`` to read standard input;
+  lets "top N" limit a ranked result, ``--slot unit_id=Pokemon:1,Epson:2`` lets the question
+  name another choice (the SQL's ``unit_id = 1`` runs as ``unit_id = 2`` for "Epson"; each
+  choice's SQL is checked and run once when it is added); ``SQL`` may be ``-`` to read
+  standard input;
 - ``remove QUESTION``: by its exact wording or its id (as ``list`` prints it); exit 1 when
   there is no such verified question.
 """
@@ -23,6 +26,7 @@ import json
 import re
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,21 +65,51 @@ def _check(database: str | None, privileged: bool = False) -> None:
 
 
 def parse_slot(text: str, question: str) -> Any:
-    """``year`` (the question's year), ``year=2025`` or ``top``."""
+    """``year`` (the question's year), ``year=2025``, ``top``, or a choice slot
+    ``[NAME:]COLUMN=WORD[:LITERAL],...`` (the literal compared with ``COLUMN`` in the SQL;
+    it is the word itself when not given; the question names one of the words)."""
     from baton.verified import Slot, SlotError
 
     name, _, value = text.partition("=")
-    name = name.strip().lower()
-    if name == "top":
+    name = name.strip()
+    if name.lower() == "top" and not value:
         return Slot("top", "limit")
-    if name == "year":
+    if name.lower() == "year" and (not value or re.fullmatch(r"\s*\d+\s*", value)):
         if not value:
             years = re.findall(r"(?<!\d)((?:19|20)\d\d)(?!\d)", question)
             if len(years) != 1:
                 raise SlotError("--slot year needs exactly one year in the question (or say which: --slot year=2025)")
             value = years[0]
         return Slot("year", "year", value.strip())
-    raise SlotError(f"unknown slot {text!r}: use year, year=YYYY or top")
+    if not value:
+        raise SlotError(f"unknown slot {text[:80]!r}: use year, year=YYYY, top or COLUMN=WORD,WORD,...")
+    return _choice_slot(name, value, question)
+
+
+def _choice_slot(name: str, value: str, question: str) -> Any:
+    from baton.verified import MAX_CHOICES, Slot, SlotError
+
+    slot_name, _, column = name.rpartition(":")
+    column = column.strip()
+    if slot_name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,63}", slot_name.strip()):
+        raise SlotError(f"slot name {slot_name[:80]!r}: letters, digits and '_' only")
+    items = value.split(",")
+    if len(items) > MAX_CHOICES:
+        raise SlotError(f"a choice slot has at most {MAX_CHOICES} choices, got {len(items)}")
+    choices = []
+    for item in items:
+        word, sep, literal = item.partition(":")
+        word, literal = word.strip(), literal.strip() if sep else word.strip()
+        if not word or not literal:
+            raise SlotError(f"choice {item[:80]!r}: WORD or WORD:LITERAL")
+        choices.append((word, literal))
+    slot = Slot(slot_name.strip() or column, "choice", choices[0][0], column=column, choices=tuple(choices))  # validates
+    asked = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", question)}
+    named = [word for word, _ in choices if word.lower() in asked]
+    if len(named) != 1:
+        said = "none" if not named else " and ".join(named)
+        raise SlotError(f"--slot {slot.name}: the question must name exactly one of the choices (it names {said})")
+    return replace(slot, default=named[0])
 
 
 @app.command("list")
@@ -118,7 +152,7 @@ def list_(database: str | None = DatabaseOption, state: str | None = StateOption
 def add(question: str = typer.Argument(..., help="The question, as people ask it."),
         sql: str = typer.Argument(..., help='The SQL that answers it ("-" reads standard input).'),
         agent: str | None = typer.Option(None, "--agent", help="The specialist that answers it (needed when there are several)."),
-        slots: list[str] = typer.Option([], "--slot", help="year, year=YYYY or top (repeatable): what may vary."),
+        slots: list[str] = typer.Option([], "--slot", help="year, year=YYYY, top or [NAME:]COLUMN=WORD[:LITERAL],... (repeatable): what may vary."),
         database: str | None = DatabaseOption, state: str | None = StateOption,
         docs: Path | None = typer.Option(None, help="With --database: the workspace's documents folder."),
         unsafe_allow_privileged_role: bool = typer.Option(False, "--unsafe-allow-privileged-role",
@@ -132,6 +166,9 @@ def add(question: str = typer.Argument(..., help="The question, as people ask it
         sql = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     try:
         parsed = [parse_slot(s, question) for s in slots]
+        names = [s.name for s in parsed]
+        if len(set(names)) != len(names):
+            raise SlotError(f"two slots named {next(n for n in names if names.count(n) > 1)!r}")
     except SlotError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None

@@ -20,11 +20,11 @@ from baton.verified.matching import (
                                      same_question,
                                      with_vocabulary,
 )
-from baton.verified.question import MAX_LIMIT, SLOT_KINDS, Slot, SlotError, VerifiedQuestion
+from baton.verified.question import MAX_CHOICES, MAX_LIMIT, SLOT_KINDS, Slot, SlotError, VerifiedQuestion
 from baton.verified.sql import bind, check_slots, sql_terms
 
 __all__ = [
-    "MAX_LIMIT", "MEASURE_VERBS", "Match", "SLOT_KINDS", "Slot", "SlotError", "VerifiedQuestion", "bind", "check_slots",
+    "MAX_CHOICES", "MAX_LIMIT", "MEASURE_VERBS", "Match", "SLOT_KINDS", "Slot", "SlotError", "VerifiedQuestion", "bind", "check_slots",
     "closest_verified", "content_words", "examples_by_agent", "find_verified", "match_verified", "same_question",
     "sql_terms", "with_vocabulary",
 ]

@@ -10,11 +10,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from baton.phrasing import Vocabulary
+from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
 
 SLOT_KINDS = ("year", "limit", "choice")
 MAX_LIMIT = 1000
+MAX_CHOICES = 50
 _SAFE_CHOICE = re.compile(r"^[A-Za-z0-9 _.\-]{1,64}\Z")
+_CHOICE_WORD = re.compile(r"^[A-Za-z0-9]{1,64}\Z")  # one word of a question: matching binds one token
+_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}\Z")  # one identifier token: what ``bind_choice`` compares
 
 
 class SlotError(ValueError):
@@ -37,11 +40,27 @@ class Slot:
         if self.kind == "year" and not re.fullmatch(r"(19|20)\d\d", self.default):
             raise SlotError(f"a year slot needs the question's year as its default, got {self.default!r}")
         if self.kind == "choice":
-            if not self.column or not self.choices:
-                raise SlotError("a choice slot needs a column and its choices")
-            for word, literal in self.choices:
-                if not _SAFE_CHOICE.match(word) or not _SAFE_CHOICE.match(literal):
-                    raise SlotError(f"choice {word!r} -> {literal!r}: letters, digits, spaces, '_', '.', '-' only")
+            self._check_choices()
+
+    def _check_choices(self) -> None:
+        if not self.column or not self.choices:
+            raise SlotError("a choice slot needs a column and its choices")
+        if not _COLUMN.match(self.column):
+            raise SlotError(f"choice slot column {self.column!r}: one column name (letters, digits, '_'), without its table")
+        if len(self.choices) > MAX_CHOICES:
+            raise SlotError(f"a choice slot has at most {MAX_CHOICES} choices, got {len(self.choices)}")
+        seen: dict[str, str] = {}
+        for word, literal in self.choices:
+            if not _CHOICE_WORD.match(word):
+                raise SlotError(f"choice word {word!r}: one word of letters and digits")
+            if not _SAFE_CHOICE.match(literal):
+                raise SlotError(f"choice {word!r} -> {literal!r}: letters, digits, spaces, '_', '.', '-' only")
+            key = DEFAULT_VOCABULARY.canonical(word.lower())  # "Epson" and "epsons" are one word to matching
+            if key in seen:
+                raise SlotError(f"choice {word!r} repeats {seen[key]!r}")
+            seen[key] = word
+        if self.default not in dict(self.choices):
+            raise SlotError(f"a choice slot's default {self.default!r} must be one of its choices")
 
     def to_dict(self) -> dict:
         out: dict = {"name": self.name, "kind": self.kind}
@@ -84,4 +103,4 @@ class VerifiedQuestion:
         return self.template or self.question
 
 
-__all__ = ["MAX_LIMIT", "SLOT_KINDS", "Slot", "SlotError", "VerifiedQuestion"]
+__all__ = ["MAX_CHOICES", "MAX_LIMIT", "SLOT_KINDS", "Slot", "SlotError", "VerifiedQuestion"]

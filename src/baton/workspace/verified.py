@@ -196,21 +196,28 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
 
 async def check_verified(agent: Any, verified: VerifiedQuestion) -> None:
     """``VerifiedQuestionError`` unless the SQL is safe, runs on ``agent``'s connection and
-    every slot binds."""
+    every slot binds; a choice slot's SQL is checked and run once per choice (a choice is a
+    literal the SQL will run with, so each is checked like the SQL itself)."""
     from baton.specialists.sql.validation import validate_and_run
     from baton.verified import check_slots
+    from baton.verified.sql import bind_choice
 
     try:
         check_slots(verified)
+        runs = [("", verified.sql)] + [
+            (f" with {slot.name} = {word}", bind_choice(verified.sql, slot, word))
+            for slot in verified.slots if slot.kind == "choice" for word, _ in slot.choices if word != slot.default]
     except SlotError as exc:
         raise VerifiedQuestionError(str(exc)) from None
     connection = agent.connection
-    report = await validate_and_run(verified.sql, number=1, connection=connection, schema=await connection.schema(),
-                                    explanation="checking a verified question")
-    if report.unsafe is not None:
-        raise VerifiedQuestionError(f"unsafe SQL refused: {report.unsafe.reason}")
-    if report.result is None:
-        raise VerifiedQuestionError(f"the SQL does not run: {report.attempt.error}")
+    schema = await connection.schema()
+    for bound, sql in runs:
+        report = await validate_and_run(sql, number=1, connection=connection, schema=schema,
+                                        explanation="checking a verified question")
+        if report.unsafe is not None:
+            raise VerifiedQuestionError(f"unsafe SQL refused{bound}: {report.unsafe.reason}")
+        if report.result is None:
+            raise VerifiedQuestionError(f"the SQL does not run{bound}: {report.attempt.error}")
 
 
 async def save_verified_question(ws: Workspace, question: str, sql: str | None = None, *, answer: AIMessage | None = None,
