@@ -183,3 +183,19 @@ def test_a_choice_the_sql_does_not_compare_is_refused_when_checked(home):
                  "--slot", "unit_id=Pokemon,Epson", "--agent", "general_finance")  # the SQL says unit_id = 1, not 'Pokemon'
     assert result.exit_code == 1 and "refused" in result.output and "unit_id = Pokemon" in result.output
     assert len(json.loads(run("verified", "list", "--json").output)) == 10
+
+
+def test_every_choice_is_checked_and_run_once_before_it_is_stored(home, monkeypatch):
+    import baton.specialists.sql.validation as validation
+
+    ran, real = [], validation.validate_and_run
+
+    async def recording(sql, **kwargs):
+        ran.append(sql)
+        return await real(sql, **kwargs)
+
+    monkeypatch.setattr(validation, "validate_and_run", recording)
+    added = run("verified", "add", "What was Pokemon revenue by product in 2024?", BY_PRODUCT, "--slot", UNITS,
+                "--agent", "general_finance")
+    assert added.exit_code == 0, added.output
+    assert [re.search(r"unit_id = (\d)", sql).group(1) for sql in ran] == ["1", "2", "3", "4"]
