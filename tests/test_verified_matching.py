@@ -172,3 +172,15 @@ async def test_a_bound_year_runs_the_verified_sql_for_that_year_with_no_model(de
     assert answer.metadata["fast_path"] == "verified_question" and answer.metadata["llm_calls"] == 0
     assert answer.metadata["verified_question"] == "What was Pokemon revenue by month in 2024?"
     assert len(other.data) == 2 and other.query.endswith("LIMIT 2") and "'2024-%'" in other.query
+
+
+@pytest.mark.parametrize("default,column,choices,words", [
+    ("Canon", "unit_id", (("Pokemon", "1"), ("Epson", "2")), "must be one of its choices"),
+    ("North", "region", (("North America", "na"), ("Europe", "eu")), "one word"),
+    ("Epson", "unit_id", (("Epson", "1"), ("EPSON", "2")), "repeats"),
+    ("Epson", "r.unit_id", (("Epson", "1"), ("Canon", "2")), "without its table"),
+    ("W0", "unit_id", tuple((f"W{i}", str(i)) for i in range(51)), "at most 50"),
+])
+def test_a_choice_slot_refuses_what_matching_could_not_bind_one_way(default, column, choices, words):
+    with pytest.raises(SlotError, match=words):
+        Slot("unit", "choice", default, column=column, choices=choices)
