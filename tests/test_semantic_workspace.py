@@ -4,6 +4,7 @@ saved queries as verified questions, and the SQL specialist's semantic_query too
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 
 import pytest
@@ -95,6 +96,19 @@ async def test_follow_ups_edit_the_semantic_query(demo_dir):
         assert refused.metadata["semantic_query"]["grain"] == "quarter"  # kept: the next edit starts from it
         yearly = await ws.answer("by year instead", session)
         assert yearly.metadata["followup"] == "semantic_edit" and len(yearly.data) == 2
+
+
+async def test_a_top_n_share_is_of_the_whole_ranking_and_never_of_a_capped_one(demo_dir):
+    async with build_demo_workspace(demo_dir) as ws:
+        first = await ws.answer("Revenue by product in 2025")
+        whole = await ws.answer("top 3", first.session_id)
+        share = next(i for i in whole.insights if i["kind"] == "top_share")
+        assert f"across all {len(first.data)} product values" in share["text"]
+        connection = ws.semantic.connection
+        connection.options = dataclasses.replace(connection.options, row_cap=4)  # the full ranking no longer fits
+        again = await ws.answer("Revenue by product in 2025")  # a new conversation
+        capped = await ws.answer("top 3", again.session_id)
+    assert capped.results.row_count == 3 and not any(i["kind"] == "top_share" for i in capped.insights)
 
 
 async def test_a_semantic_answer_can_be_saved_as_a_verified_question(demo_dir):

@@ -81,9 +81,9 @@ class SemanticAgent(BaseAgent):
         context.emit(SQLAttempt(sql=report.attempt.sql, attempt=1, outcome=report.attempt.outcome,
                                 error_class=report.attempt.error_class, row_count=report.attempt.row_count,
                                 duration_ms=report.attempt.duration_ms, connection_id=self.layer.connection.id))
-        if report.result is None:
-            reason = report.unsafe.reason if report.unsafe else report.attempt.error
-            code = "unsafe_sql" if report.unsafe else (report.attempt.error_class or "sql_failed")
+        if report.result is None:  # an unsafe query's attempt carries the verdict (error_class unsafe_sql)
+            reason = report.attempt.error
+            code = report.attempt.error_class or "sql_failed"
             return self._error(question, f"the semantic query failed: {reason}", code, started)
         said = compiled.query.describe(model)
         result = report.result
@@ -123,7 +123,7 @@ class SemanticAgent(BaseAgent):
         total_rows = None
         if additive:
             _, report = await self.layer.run(replace(query, limit=None))
-            if report.result is not None:
+            if report.result is not None and not report.result.truncated:  # capped rows are no total: no share then
                 total_rows = report.result.row_count
                 for name in additive:
                     index = list(report.result.columns).index(name)

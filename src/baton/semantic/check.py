@@ -97,8 +97,7 @@ async def check_model(model: SemanticModel, connection: SQLConnection) -> CheckR
             report.metrics.append((metric.name, False, str(exc)))
             continue
         if run.result is None:
-            reason = run.unsafe.reason if run.unsafe else run.attempt.error
-            report.metrics.append((metric.name, False, f"{run.attempt.error_class or 'error'}: {reason}"))
+            report.metrics.append((metric.name, False, f"{run.attempt.error_class or 'error'}: {run.attempt.error}"))
         else:
             value = run.result.rows[0][0] if run.result.rows else None
             report.metrics.append((metric.name, True, str(value)))

@@ -279,8 +279,8 @@ class SQLAgent(BaseAgent):
         out.attempts.append(report.attempt)
         self._emit_attempt(context, report)
         if report.result is None:
-            reason = report.unsafe.reason if report.unsafe else report.attempt.error
-            return self._finish(out, started, error=(f"the verified query failed: {reason}", report.attempt.error_class or "sql_failed"))
+            return self._finish(out, started, error=(f"the verified query failed: {report.attempt.error}",
+                                                     report.attempt.error_class or "sql_failed"))
         out.query, out.query_explanation, out.results = report.attempt.sql, explanation, report.result
         out.result = _summary(report.result, explanation)
         out.ai_message = await self._message(out, out.task, None, context)
