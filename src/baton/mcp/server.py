@@ -45,6 +45,7 @@ from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from baton.events import Event
 from baton.mcp.shapes import plain, structured_answer
 from baton.response import AIMessage
+from baton.workspace.examples import sql_connections
 
 log = logging.getLogger(__name__)
 
@@ -110,18 +111,6 @@ def describe(event: Event) -> str:
     return f"{event.type}: {who}{extra}" if who else f"{event.type}{extra}"
 
 
-def sql_connections(workspace: Any) -> list[Any]:
-    """The workspace's SQL connections, through its specialists, each once."""
-    from baton.specialists.sql.engines import SQLConnection
-
-    found: dict[str, Any] = {}
-    for tool in workspace.orchestrator.agent_tools.values():
-        connection = getattr(tool.agent, "connection", None)
-        if isinstance(connection, SQLConnection):
-            found.setdefault(connection.id, connection)
-    return list(found.values())
-
-
 async def answer_result(message: AIMessage, *, chart_image: bool = True) -> CallToolResult:
     """The answer as a tool result: Markdown text, structured content, the chart as PNG."""
     from baton.workspace.markdown import to_markdown
@@ -145,7 +134,7 @@ async def _png(spec: dict[str, Any]) -> str:
 
 
 def _register_tools(server: MCPServer, ws: Any) -> None:
-    @server.tool(name="ask", annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False))
+    @server.tool(name="ask", annotations=READ_ONLY)
     async def ask(question: str, ctx: Context, session_id: str | None = None, chart_image: bool = True) -> CallToolResult:
         """Ask the workspace a question in plain language. Returns the answer's text and, as
         structured content, its rows, SQL, chart (Vega-Lite) and sources. Pass session_id from

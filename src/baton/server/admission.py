@@ -144,7 +144,7 @@ class Admission:
             self._watch_busy()  # one question alone is always admitted: nothing to measure until a second comes
         saturated = self.saturated()
         if saturated is not None:
-            self.refused += 1
+            self.count_refusal()
             raise Overloaded(saturated)
         if self.in_flight < self.max_in_flight and not self._waiters:
             self.in_flight += 1
@@ -164,7 +164,7 @@ class Admission:
             waiter.cancel()
             with contextlib.suppress(ValueError):
                 self._waiters.remove(waiter)
-            self.refused += 1
+            self.count_refusal()
             raise Overloaded(f"no slot within {self.wait_s:g} s") from None
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():

@@ -18,6 +18,7 @@ question does.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -26,11 +27,11 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.server.auth import Caller
+from baton.server.schemas import MAX_ID_CHARS
 from baton.workspace import SessionNotFound
 from baton.workspace.answer import stored_json
+from baton.workspace.edited_sql import MAX_SQL_CHARS
 
-MAX_ID_CHARS = 100
-MAX_SQL_CHARS = 20_000
 MAX_QUESTION_CHARS = 2_000
 
 
@@ -60,7 +61,7 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
         """Questions this workspace answers: its verified questions and questions its documents answer."""
         from baton.workspace.examples import example_questions
 
-        return example_questions(workspace_of(caller))
+        return await asyncio.to_thread(example_questions, workspace_of(caller))  # reads the document folder
 
     @app.get("/v1/schema", tags=["page"])
     async def schema(caller: Caller) -> dict[str, Any]:

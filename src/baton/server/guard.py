@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from baton.server.admission import OVERLOADED, RETRY_AFTER_S, Admission
+from baton.server.errors import OPENAI_PATHS
 from baton.server.limits import Limits
 
 Scope = dict[str, Any]
@@ -43,7 +44,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
-OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
 QUESTION_PATHS = frozenset({"/v1/ask", "/v1/ask/stream", "/v1/chat/completions"})
 
 

@@ -10,7 +10,6 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_CHART_BODY_BYTES`` | 6 MB | ``/v1/charts/render`` (specs up to ``MAX_CHART_SPEC_BYTES``) |
 | ``BATON_BODY_TIMEOUT`` | 30 s | the whole body must arrive within this |
 | ``BATON_MAX_JSON_DEPTH`` | 64 | nesting of any JSON body |
-| ``BATON_MAX_CHAT_MESSAGES`` | 500 | messages in one chat completion request |
 | ``BATON_MAX_IN_FLIGHT`` | 48 | questions answered at once by one process (``admission.py``: why 48) |
 | ``BATON_ADMISSION_QUEUE`` | 0 | questions waiting for a slot; beyond: 503 + ``Retry-After`` |
 | ``BATON_ADMISSION_WAIT`` | 0.25 s | longest wait for a slot (with a queue) |
@@ -33,7 +32,6 @@ class Limits:
     max_chart_body_bytes: int = 6_000_000
     body_timeout_s: float = 30.0
     max_json_depth: int = 64
-    max_chat_messages: int = 500
     max_in_flight: int = 48
     admission_queue: int = 0
     admission_wait_s: float = 0.25
@@ -46,7 +44,7 @@ class Limits:
             "max_body_bytes": "BATON_MAX_BODY_BYTES",
             "max_chat_body_bytes": "BATON_MAX_CHAT_BODY_BYTES", "max_chart_body_bytes": "BATON_MAX_CHART_BODY_BYTES",
             "body_timeout_s": "BATON_BODY_TIMEOUT", "max_json_depth": "BATON_MAX_JSON_DEPTH",
-            "max_chat_messages": "BATON_MAX_CHAT_MESSAGES", "max_in_flight": "BATON_MAX_IN_FLIGHT",
+            "max_in_flight": "BATON_MAX_IN_FLIGHT",
             "admission_queue": "BATON_ADMISSION_QUEUE", "admission_wait_s": "BATON_ADMISSION_WAIT",
             "admission_max_busy": "BATON_ADMISSION_MAX_BUSY",
         }

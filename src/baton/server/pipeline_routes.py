@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from baton.server.auth import Caller
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
-from baton.server.sse import sse
+from baton.server.sse import sse, sse_error
 from baton.workspace import SessionNotFound
 from baton.workspace.pipelines import PipelineNotFound
 
@@ -57,9 +57,7 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
         context = AgentContext(user_question=body.question or "", workspace=ws.name,
                                tracker=ws.request_tracker(request.app.state.tracker) or AgentContext().tracker)
         try:
-            plan = ExecutionPlan.from_dict(body.plan) if body.plan is not None else None
-            if plan is not None:
-                plan.validate()
+            plan = ExecutionPlan.from_dict(body.plan) if body.plan is not None else None  # checked as it is read
             wid = await ws.pipelines.start_run(context, plan=plan, question=body.question, session_id=body.session_id)
         except (PlanValidationError, PlanDefect) as exc:
             raise HTTPException(status_code=422, detail=getattr(exc, "problems", None) or str(exc)) from exc
@@ -84,9 +82,8 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
                 async for event in ws.pipelines.events(workflow_id):
                     yield sse(event.type, event.to_dict())
                 yield sse("end", {"workflow_id": workflow_id})
-            except Exception as exc:  # the stream has started: report in-band
-                log.exception("pipeline event stream failed")
-                yield sse("error", {"error": type(exc).__name__, "detail": str(exc)})
+            except Exception as exc:  # the stream has started: report in-band, typed, no internal text
+                yield sse_error(exc)
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 

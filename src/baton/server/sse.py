@@ -23,11 +23,11 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     """What a client reads about a failure: its type, a typed code, and a short reason for
     Baton's own errors only (anything else may carry text nobody should see: its type)."""
     from baton.errors import BatonError
+    from baton.server.errors import dependency_code
     from baton.workspace.bulkheads import DependencyUnavailable
 
     if isinstance(exc, DependencyUnavailable):
-        code = "memory_unavailable" if exc.dependency.startswith(("memory", "insights")) else "state_unavailable"
-        return {"error": type(exc).__name__, "error_code": code, "detail": str(exc)[:300]}
+        return {"error": type(exc).__name__, "error_code": dependency_code(exc), "detail": str(exc)[:300]}
     if isinstance(exc, BatonError):
         from baton.agents.failures import code_of
 

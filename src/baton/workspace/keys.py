@@ -56,24 +56,11 @@ class ApiKeys:
         loop: it is a database query)."""
         if not key:
             return True, None
-        wanted = digest(key)
-        for known, workspace in self._by_digest.items():
-            if hmac.compare_digest(known, wanted):
-                return True, Principal(workspace, wanted[:8])
-        return self.store is None, None
+        found = self.resolve_digest(digest(key), store=False)
+        return (True, found) if found is not None else (self.store is None, None)
 
     def resolve(self, key: str | None) -> Principal | None:
-        if not key:
-            return None
-        wanted = digest(key)
-        found = None
-        for known, workspace in self._by_digest.items():
-            if hmac.compare_digest(known, wanted):
-                found = Principal(workspace, wanted[:8])
-        if found is None and self.store is not None:
-            workspace = self.store.workspace_of(wanted)  # looked up by digest: the index compares, not us
-            found = Principal(workspace, wanted[:8]) if workspace is not None else None
-        return found
+        return self.resolve_digest(digest(key)) if key else None
 
     def resolve_digest(self, key_digest: str | None, *, store: bool = True) -> Principal | None:
         """The caller a key opens, from the key's digest (a login session keeps only that):
@@ -85,7 +72,7 @@ class ApiKeys:
             if hmac.compare_digest(known, key_digest):
                 found = Principal(workspace, key_digest[:8])
         if found is None and store and self.store is not None:
-            workspace = self.store.workspace_of(key_digest)
+            workspace = self.store.workspace_of(key_digest)  # looked up by digest: the index compares, not us
             found = Principal(workspace, key_digest[:8]) if workspace is not None else None
         return found
 

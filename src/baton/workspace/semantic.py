@@ -36,19 +36,14 @@ if TYPE_CHECKING:
 AGENT_NAME = "metrics"
 
 
-def _sql_agents(ws: Workspace) -> list[Any]:
-    return [tool.agent for tool in ws.orchestrator.agent_tools.values()
-            if hasattr(tool.agent, "connection") and hasattr(tool.agent, "verified")]
-
-
 def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connection: Any = None,
                     owner: str | None = None) -> SemanticLayer:
     """Wire the model into ``ws`` (module docstring) and return its layer. ``owner``: the SQL
     specialist that owns the saved queries (default: the first on the connection)."""
-    from baton.workspace.verified import install_verified, installed
+    from baton.workspace.verified import install_verified, installed, sql_agents
 
     model = source if isinstance(source, SemanticModel) else load_model(source)
-    agents = _sql_agents(ws)
+    agents = sql_agents(ws)
     if connection is None:
         if not agents:
             raise SemanticModelError(f"workspace {ws.name!r} has no SQL specialist whose database the model could describe")

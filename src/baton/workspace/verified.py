@@ -123,7 +123,8 @@ def installed(ws: Workspace) -> tuple[VerifiedQuestion, ...]:
     return tuple(getattr(ws.orchestrator, "verified", ()) or ())
 
 
-def _sql_agents(ws: Workspace) -> list[Any]:
+def sql_agents(ws: Workspace) -> list[Any]:
+    """The workspace's SQL specialists (what holds a connection and verified questions)."""
     return [tool.agent for tool in ws.orchestrator.agent_tools.values()
             if hasattr(tool.agent, "verified") and hasattr(tool.agent, "connection")]
 
@@ -132,7 +133,7 @@ def install_verified(ws: Workspace, verified: Iterable[VerifiedQuestion], vocabu
     """Put ``verified`` in place: the orchestrator's fast path, each SQL specialist's own
     (its questions, or every question without an owner when it is the only one), and the
     no-model router's catalog. Each gets ``vocabulary`` (else keeps its own)."""
-    agents = _sql_agents(ws)
+    agents = sql_agents(ws)
     only = agents[0].name if len(agents) == 1 else None
     final = []
     for v in verified:
@@ -178,7 +179,7 @@ def _vocabulary(ws: Workspace) -> Vocabulary | None:
 
 
 def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
-    agents = _sql_agents(ws)
+    agents = sql_agents(ws)
     wanted = agent or (answer.meta.get("routed_to") or answer.meta.get("agent") if answer is not None else None)
     if wanted:
         found = next((a for a in agents if a.name == wanted), None)
