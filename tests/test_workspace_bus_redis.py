@@ -132,10 +132,12 @@ async def test_publishing_while_redis_is_away_neither_blocks_nor_raises_and_resu
         publisher.publish(name, {"type": "before"})
         assert await received(sub) == [{"type": "before"}]
         proxy.set("drop")
-        started = time.perf_counter()
-        for n in range(200):
-            publisher.publish(name, {"type": "during", "data": {"n": n}})
-        assert time.perf_counter() - started < 0.5  # the caller never waits on Redis
+
+        def publish_all() -> None:
+            for n in range(200):
+                publisher.publish(name, {"type": "during", "data": {"n": n}})
+
+        await asyncio.wait_for(asyncio.to_thread(publish_all), 10)  # returns: the caller never waits on Redis
         await asyncio.sleep(1.0)  # the publisher has failed and is backing off
         assert await sub.get(0.1) is None
         proxy.set("pass")
@@ -224,13 +226,17 @@ def test_a_redis_events_url_gives_a_checked_redis_bus(redis_url):
         bus.close()
 
 
-def test_an_unreachable_redis_refuses_to_start_quickly_and_says_where():
-    started = time.monotonic()
+def test_an_unreachable_redis_refuses_to_start_and_says_where():
     with pytest.raises(EventBusUnavailableError) as caught:
         bus_for("postgresql://u@h/state", "redis://:hunter2@127.0.0.1:1/0")
-    assert time.monotonic() - started < 5
     assert "redis://:***@127.0.0.1:1/0" in str(caught.value) and "hunter2" not in str(caught.value)
     assert isinstance(caught.value, ConfigurationError)
+
+
+async def test_a_redis_that_never_answers_is_refused_at_start_not_waited_for(redis_url, proxy):
+    proxy.set("freeze")  # connects, then silence: only the start-up ping's own bound ends the wait
+    with pytest.raises(EventBusUnavailableError):
+        await asyncio.wait_for(asyncio.to_thread(bus_for, "postgresql://u@h/state", through(proxy, redis_url)), 10)
 
 
 def test_events_urls_of_other_kinds_are_refused():
