@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from baton.evaluation.results import EvalRun, QuestionResult
+from baton.evaluation.results import QuestionResult
 
 
 @dataclass(slots=True)
@@ -125,7 +125,3 @@ def summarise(results: Sequence[QuestionResult]) -> Summary:
     s.latency_p50_s = percentile(latencies, 50)
     s.latency_p95_s = percentile(latencies, 95)
     return s
-
-
-def run_summary(run: EvalRun) -> Summary:
-    return summarise(run.results)

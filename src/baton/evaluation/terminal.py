@@ -46,10 +46,6 @@ def progress_bar(console: Console, total: int) -> Iterator:
         yield advance
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 1000:.0f} ms"
 

@@ -36,7 +36,7 @@ import os
 import random
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from baton.errors import ConfigurationError, ProviderError, ProviderTimeoutError
 
@@ -179,8 +179,3 @@ def time_left() -> float | None:
     """Seconds left before the question's deadline (None outside a question)."""
     scope = _SCOPE.get()
     return None if scope is None else scope.remaining()
-
-
-def policy_with(policy: RetryPolicy, **changes: object) -> RetryPolicy:
-    """A copy of ``policy`` with ``changes`` (a test's short timeouts, say)."""
-    return replace(policy, **changes)  # type: ignore[arg-type]

@@ -212,7 +212,6 @@ class LLMRouter:
         error = self._chain_failed(failures)
         if current_scope() is not None:  # inside a question this router WAS the retry policy: nothing above retries again
             error.retryable = False
-            error.exhausted = True  # type: ignore[attr-defined]
         return error
 
     def _chain_failed(self, failures: list[ProviderError]) -> ProviderError:

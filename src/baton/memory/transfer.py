@@ -53,13 +53,8 @@ def global_line(rec: Record) -> str:
     return f"- [global, seen on {len(connections)} DBs] {rec.text}"
 
 
-def _store(scope: WorkspaceScope) -> Any:
-    store = MemoryStore.of(scope)
-    return store
-
-
 def sibling_learnings(scope: WorkspaceScope, connection_id: str, exclude_hashes: Iterable[str] = ()) -> list[Record]:
-    store = _store(scope)
+    store = MemoryStore.of(scope)
     r = store.tables.records
     with store.reading(scope) as (conn, ws):
         known = set(exclude_hashes) | set(conn.execute(select(r.c.lesson_hash).where(
@@ -79,7 +74,7 @@ def sibling_learnings(scope: WorkspaceScope, connection_id: str, exclude_hashes:
 
 
 def global_patterns(scope: WorkspaceScope, exclude_hashes: Iterable[str] = ()) -> list[Record]:
-    store = _store(scope)
+    store = MemoryStore.of(scope)
     r = store.tables.records
     excluded = set(exclude_hashes)
     with store.reading(scope) as (conn, ws):
@@ -101,7 +96,7 @@ def _digest(body: dict[str, Any]) -> str:
 def export_artifact(scope: WorkspaceScope, *, kinds: Iterable[str] = ("learning", "note", "benchmark", "insight"),
                     min_confidence: float = 0.0, record_ids: Iterable[str] | None = None) -> dict[str, Any]:
     """A revisioned, digest-sealed copy of active records, for ``import_artifact`` elsewhere."""
-    store = _store(scope)
+    store = MemoryStore.of(scope)
     r = store.tables.records
     with store.reading(scope) as (conn, ws):
         revision = store.journal.last_seq(conn, ws)
@@ -139,5 +134,5 @@ def import_artifact(scope: WorkspaceScope, artifact: dict[str, Any], *, now: Any
             ).validated())
         except (KeyError, TypeError, InvalidRecordError) as exc:
             raise ArtifactError(f"malformed artifact record: {exc}") from None
-    store = _store(scope)
+    store = MemoryStore.of(scope)
     return store.transact(scope, lambda tx: [remember_in(tx, d) for d in drafts], now=now)
