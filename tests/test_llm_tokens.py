@@ -39,3 +39,25 @@ def test_message_tokens_count_tool_calls_and_broken_arguments():
     assert message_tokens(broken) > message_tokens(plain)
     assert estimate_messages_tokens([plain, with_call]) == message_tokens(plain) + message_tokens(with_call)
     assert estimate_tokens("") == 0
+
+
+def test_the_repeated_text_table_keeps_its_count_under_threads():
+    """Worker threads count tokens too (bundles, presentation): evicting and inserting at
+    once must keep the table within its bounds and its character count true."""
+    import threading
+
+    from baton.llm import tokens
+
+    texts = [f"{n:05d} " + "system prompt text " * 40 for n in range(2 * tokens.REPEATED_MAX_ENTRIES)]
+
+    def count(offset: int) -> None:
+        for text in texts[offset::4] + texts:
+            tokens.estimate_tokens(text)
+
+    threads = [threading.Thread(target=count, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(tokens._REPEATED) <= tokens.REPEATED_MAX_ENTRIES
+    assert tokens._repeated_chars == sum(len(text) for text, _ in tokens._REPEATED)

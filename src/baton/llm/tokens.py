@@ -13,6 +13,7 @@ import functools
 import gzip
 import hashlib
 import logging
+import threading
 import types
 from collections.abc import Iterable
 from importlib import resources
@@ -88,6 +89,7 @@ REPEATED_MIN_CHARS = 200  # texts this long that come back (system prompts, inst
 REPEATED_MAX_ENTRIES = 512
 REPEATED_MAX_CHARS = 2_000_000  # the table's memory bound (characters kept as keys)
 _repeated_chars = 0
+_repeated_lock = threading.Lock()  # counted from the loop and from worker threads (bundles, presentation)
 
 
 def estimate_tokens(text: str, encoding: str = "cl100k_base") -> int:
@@ -104,14 +106,23 @@ def estimate_tokens(text: str, encoding: str = "cl100k_base") -> int:
     enc = get_encoding(encoding)
     count = heuristic_tokens(text) if enc is None else len(enc.encode(text, disallowed_special=()))
     if long and len(text) <= REPEATED_MAX_CHARS // 8:
-        global _repeated_chars
+        _remember(text, encoding, count)
+    return count
+
+
+def _remember(text: str, encoding: str, count: int) -> None:
+    """Keep ``count`` for ``text``, oldest entries out first, within both bounds; under a lock:
+    two threads evicting at once would pop the same key or miscount the characters kept."""
+    global _repeated_chars
+    with _repeated_lock:
+        if (text, encoding) in _REPEATED:
+            return
         while _REPEATED and (len(_REPEATED) >= REPEATED_MAX_ENTRIES or _repeated_chars + len(text) > REPEATED_MAX_CHARS):
-            old_text, _ = next(iter(_REPEATED))
-            _REPEATED.pop((old_text, _))
-            _repeated_chars -= len(old_text)
+            oldest = next(iter(_REPEATED))
+            del _REPEATED[oldest]
+            _repeated_chars -= len(oldest[0])
         _REPEATED[(text, encoding)] = count
         _repeated_chars += len(text)
-    return count
 
 
 def message_tokens(message: Message, encoding: str = "cl100k_base") -> int:
