@@ -188,3 +188,15 @@ async def test_healthy_questions_are_answered_while_faulty_ones_wait_on_their_pr
     assert all(r.status_code == 200 and r.json()["data"] for r in healthy)
     assert still_waiting == len(faulty)
     assert all(r.json()["error_code"] in ("model_timeout", None) for r in done)
+
+
+def test_a_failure_code_comes_from_the_error_not_from_words_in_its_message():
+    """A provider's own 400 saying "... is not valid JSON" is a rejected request; only a reply
+    that is no API response at all (typed where it is read) is a bad response."""
+    from baton.agents.failures import code_of
+    from baton.errors import ProviderBadRequestError
+    from baton.llm.errors_map import unexpected_response
+
+    echoed = ProviderBadRequestError("openai/m: 'response_format' is not valid JSON schema", provider="openai", model="m")
+    assert code_of(echoed) == "model_rejected_request"
+    assert code_of(unexpected_response("<html>502 Bad Gateway</html>", provider="openai", model="m")) == "model_bad_response"

@@ -46,15 +46,18 @@ class AgentValidationError(AgentError):
 
 class ProviderError(BatonError):
     """A failure talking to an LLM provider. ``retryable`` tells the router whether trying
-    again (same or next provider) can help."""
+    again (same or next provider) can help. ``code``, when set, is the answer's failure code
+    where the class alone does not say it (a reply that is no API response at all)."""
 
     retryable: bool = False
 
-    def __init__(self, message: str, *, provider: str = "", model: str = "", status_code: int | None = None) -> None:
+    def __init__(self, message: str, *, provider: str = "", model: str = "", status_code: int | None = None,
+                 code: str | None = None) -> None:
         super().__init__(message)
         self.provider = provider
         self.model = model
         self.status_code = status_code
+        self.code = code
 
 
 class ProviderRateLimitError(ProviderError):

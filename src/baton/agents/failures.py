@@ -81,8 +81,8 @@ def code_of(exc: BaseException) -> str:
         return _most_telling([code_of(e) for e in exc.errors])
     if isinstance(exc, QuestionDeadlineExceeded) or (isinstance(exc, TimeoutError) and not isinstance(exc, ProviderError)):
         return "deadline_exceeded"
-    if isinstance(exc, ProviderError) and ("not valid JSON" in str(exc) or "did not answer with an API response" in str(exc)):
-        return "model_bad_response"
+    if isinstance(exc, ProviderError) and exc.code:
+        return exc.code
     for cls, code in ((ProviderRateLimitError, "model_rate_limited"), (ProviderTimeoutError, "model_timeout"),
                       (ProviderConnectionError, "model_unavailable"), (ProviderAuthError, "model_auth_failed"),
                       (ContextLengthExceededError, "context_too_long"), (ProviderBadRequestError, "model_rejected_request"),

@@ -158,7 +158,8 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str, secrets: Ite
         return ProviderBadRequestError(text, **kw)
 
     if isinstance(exc, ValueError):  # json.JSONDecodeError from an SDK's body or SSE parser
-        return ProviderServerError(f"{provider}/{model}: the provider sent data that is not valid JSON", **kw)
+        return ProviderServerError(f"{provider}/{model}: the provider sent data that is not valid JSON",
+                                   code="model_bad_response", **kw)
     if "Timeout" in name:  # APITimeoutError, httpx ReadTimeout/ConnectTimeout/PoolTimeout
         return ProviderTimeoutError(f"{provider}/{model}: request timed out", **kw)
     if "Connection" in name or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}:
@@ -192,7 +193,7 @@ def unexpected_response(body: Any, *, provider: str, model: str) -> ProviderBadR
     excerpt = provider_text(str(body)[:2000])
     return ProviderBadRequestError(
         f"{provider}/{model}: the server did not answer with an API response (check the base URL): {excerpt}",
-        provider=provider, model=model,
+        provider=provider, model=model, code="model_bad_response",
     )
 
 
