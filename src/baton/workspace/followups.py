@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from baton.agents import AgentContext
@@ -61,13 +63,12 @@ def _title(previous: AIMessage) -> str:
     return str(previous.meta.get("title") or previous.input or "").strip()
 
 
-def _additive(result: QueryResult) -> tuple[str, ...]:
-    profile = _profile(result)
+def _additive(profile: ResultProfile) -> tuple[str, ...]:
     return tuple(c.source for c in profile.measures
                  if not any(part in _ADDITIVE_SKIP for part in c.source.lower().split("_")) and (c.minimum or 0) >= 0)
 
 
-def _view_of(previous: AIMessage) -> View | None:
+def _view_of(previous: AIMessage, additive: Callable[[], tuple[str, ...]]) -> View | None:
     saved = previous.metadata.get("followup_view")
     if isinstance(saved, dict) and saved.get("base"):
         try:
@@ -76,45 +77,50 @@ def _view_of(previous: AIMessage) -> View | None:
             pass
     if not previous.query or previous.results is None:
         return None
-    return View(previous.query, previous.meta.get("dialect") or None, measures=_additive(previous.results))
+    return View(previous.query, previous.meta.get("dialect") or None, measures=additive())
 
 
-def _measure(result: QueryResult, named: str | None) -> str | None:
+def _measure(profile: Callable[[], ResultProfile], named: str | None) -> str | None:
     if named is not None:
         return named
-    measures = _profile(result).measures
+    measures = profile().measures
     return measures[-1].source if measures else None
 
 
 def plan(intent: Intent, previous: AIMessage) -> tuple[View, str]:
     """The view answering ``intent`` and a few words saying what it shows."""
     result = previous.results
-    view = _view_of(previous)
-    if view is None or result is None:
+    if result is None:
+        raise RewriteError("the previous answer has no SQL to build on")
+    # the previous rows are profiled at most once, and only when the intent needs it
+    profile = functools.cache(functools.partial(_profile, result))
+    additive = functools.cache(lambda: _additive(profile()))
+    view = _view_of(previous, additive)
+    if view is None:
         raise RewriteError("the previous answer has no SQL to build on")
     if intent.kind in ("top", "bottom"):
-        column = _measure(result, intent.column)
+        column = _measure(profile, intent.column)
         if column is None:
             raise RewriteError("the previous result has no number to rank by")
         which = "top" if intent.kind == "top" else "bottom"
         return view.changed(rank=(column, intent.kind == "top"), limit=intent.n, sort=None), f"{which} {intent.n} by {column}"
     if intent.kind == "sort":
-        measure_names = {c.source for c in _profile(result).measures}
+        measure_names = {c.source for c in profile().measures}
         descending = intent.descending if intent.descending is not None else intent.column in measure_names
         return view.changed(sort=(intent.column, descending)), f"sorted by {intent.column}{' descending' if descending else ''}"
     if intent.kind == "filter":
         return view.changed(filter=(intent.column, intent.value), rank=None, limit=None), f"{intent.column} {intent.value}"
     if intent.kind == "share":
-        column = intent.column or next(iter(_additive(result)), None)
-        if column is None or column not in view.measures and column not in _additive(result):
+        column = intent.column or next(iter(additive()), None)
+        if column is None or column not in view.measures and column not in additive():
             raise RewriteError("a share of the total needs a measure that adds up (not an average, rate or price)")
         return view.changed(share=column, measures=tuple(dict.fromkeys((*view.measures, column)))), f"share of total {column}"
-    profile = _profile(result)
-    if len(profile.temporal) != 1:
+    profiled = profile()
+    if len(profiled.temporal) != 1:
         raise RewriteError(f"{'re-grouping' if intent.kind == 'regroup' else 'a comparison'} needs one time column in the result")
-    time = profile.temporal[0]
-    dims = [c.source for c in profile.dimensions]
-    measures = [c.source for c in profile.measures if not c.source.startswith(("previous_", "change_")) and c.source != SHARE]
+    time = profiled.temporal[0]
+    dims = [c.source for c in profiled.dimensions]
+    measures = [c.source for c in profiled.measures if not c.source.startswith(("previous_", "change_")) and c.source != SHARE]
     if not measures:
         raise RewriteError("the result has no measure to add up")
     if intent.kind == "regroup":
@@ -126,7 +132,7 @@ def plan(intent: Intent, previous: AIMessage) -> tuple[View, str]:
         if unit is None or not coarser(time.time_unit, unit):
             raise RewriteError(f"the result is by {time.time_unit}; by {intent.unit} needs finer data, so a new query")
         sql = regroup_sql(view.base, view.dialect, time.source, unit, dims, measures)
-        return View(sql, view.dialect, measures=tuple(m for m in measures if m in _additive(result)),
+        return View(sql, view.dialect, measures=tuple(m for m in measures if m in additive()),
                     grain={"column": unit, "unit": unit}), f"by {unit}"
     if time.time_unit not in ("year", "quarter", "month", "day"):
         raise RewriteError("a comparison with the previous period needs calendar periods (years, quarters, months or days)")
