@@ -32,6 +32,7 @@ lives at the top of the package, beside ``baton.verified.sql``, because the sugg
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -88,6 +89,14 @@ def _parse(sql: str, dialect: str | None) -> exp.Query:
     if not isinstance(tree, exp.Query):
         raise RewriteError("the previous answer's SQL is not a query")
     return tree
+
+
+@functools.lru_cache(maxsize=64)
+def _read(sql: str, dialect: str | None) -> exp.Query:
+    """``_parse``, remembered, for the inspectors that only look (``aggregate_of``,
+    ``decimals_of``): a follow-up asks them about each measure of one query. Never modify
+    the tree it returns; builders take their own from ``_parse``."""
+    return _parse(sql, dialect)
 
 
 def _col(name: str, table: str | None = None) -> exp.Column:
@@ -174,7 +183,7 @@ def _projection(tree: exp.Query, name: str) -> exp.Expr | None:
 def decimals_of(sql: str, dialect: str | None, column: str) -> int | None:
     """The decimals the base rounds ``column`` to (``ROUND(x, 2)``), if it rounds it."""
     try:
-        body = _projection(_parse(sql, dialect), column)
+        body = _projection(_read(sql, dialect), column)
     except RewriteError:
         return None
     if isinstance(body, exp.Round) and isinstance(body.args.get("decimals"), exp.Literal):
@@ -199,7 +208,7 @@ def aggregate_of(sql: str, dialect: str | None, column: str) -> type | None:
     """``exp.Sum``/``exp.Count`` when the base computes ``column`` by adding up (possibly
     rounded, or scaled by a constant: ``ROUND(SUM(x) / 100.0, 2)``); None otherwise."""
     try:
-        tree = _parse(sql, dialect)
+        tree = _read(sql, dialect)
     except RewriteError:
         return None
     body = _projection(tree, column)
