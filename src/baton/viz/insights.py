@@ -52,7 +52,7 @@ from collections import defaultdict
 from typing import Any
 
 from baton.response import QueryResult
-from baton.viz.profile import ColumnProfile, ResultProfile, parse_temporal, profile_result, to_number
+from baton.viz.profile import ColumnProfile, ResultProfile, next_period, parse_temporal, profile_result, to_number
 
 MAX_INSIGHT_ROWS = 50_000
 MAX_MEASURES = 3
@@ -88,21 +88,9 @@ def _plain_period(moment: dt.datetime, unit: str | None) -> str:
     return _period_label(moment, unit)
 
 
-def _next_period(moment: dt.datetime, unit: str | None) -> dt.datetime | None:
-    if unit == "year":
-        return moment.replace(year=moment.year + 1)
-    if unit in ("quarter", "month"):
-        step = 3 if unit == "quarter" else 1
-        month = moment.month - 1 + step
-        return moment.replace(year=moment.year + month // 12, month=month % 12 + 1, day=1)
-    if unit == "day":
-        return moment + dt.timedelta(days=1)
-    return None  # datetimes have no "next period"
-
-
 def adjacent(earlier: dt.datetime, later: dt.datetime, unit: str | None) -> bool:
     """True when ``later`` is the period right after ``earlier``."""
-    following = _next_period(earlier, unit)
+    following = next_period(earlier, unit)
     return following is not None and following == later
 
 

@@ -293,3 +293,16 @@ def profile_result(columns: Sequence[str], rows: Sequence[Sequence[Any]], column
         values = [row[i] if i < len(row) else None for row in kept]
         profiles.append(profile_column(name, str(source), i, values, hint))
     return ResultProfile(columns=tuple(profiles), row_count=len(rows))
+
+
+def next_period(moment: dt.date, unit: str | None) -> dt.date | None:
+    """The start of the calendar period after ``moment``'s (year, quarter, month, day);
+    None for other units (datetimes have no "next period")."""
+    if unit == "year":
+        return moment.replace(year=moment.year + 1)
+    if unit in ("quarter", "month"):
+        month = moment.month - 1 + (3 if unit == "quarter" else 1)
+        return moment.replace(year=moment.year + month // 12, month=month % 12 + 1, day=1)
+    if unit == "day":
+        return moment + dt.timedelta(days=1)
+    return None

@@ -14,20 +14,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from baton.viz.profile import TEMPORAL
+from baton.viz.profile import TEMPORAL, next_period
 
 SEGMENT = "_segment"
 LABEL_LIMIT = 120
 CHAR_PX = 6.5  # an average label character at the default 10px font
-
-
-def _following(moment: dt.date, unit: str) -> dt.date:
-    if unit == "year":
-        return moment.replace(year=moment.year + 1)
-    if unit in ("quarter", "month"):
-        month = moment.month - 1 + (3 if unit == "quarter" else 1)
-        return moment.replace(year=moment.year + month // 12, month=month % 12 + 1, day=1)
-    return moment + dt.timedelta(days=1)
 
 
 def break_gaps(layout: Any, values: list[dict[str, Any]], spec: dict[str, Any]) -> None:
@@ -50,7 +41,7 @@ def break_gaps(layout: Any, values: list[dict[str, Any]], spec: dict[str, Any]) 
         points.sort(key=lambda p: p[0])
         previous = None
         for moment, record in points:
-            if previous is not None and _following(previous, x.time_unit) != moment:
+            if previous is not None and next_period(previous, x.time_unit) != moment:
                 segment += 1
                 gapped = True
             record[SEGMENT] = segment
