@@ -245,10 +245,20 @@ class AIMessage:
         DataFrames use their own ``copy()``: several times cheaper than ``deepcopy`` of the
         whole message on the orchestrator's pass-through path.
         """
+        return self._copied(_copy_value, changes)
+
+    def shallow_copy(self, **changes: Any) -> AIMessage:
+        """A copy with its own containers over the same contents (rows, chart specs, sources
+        shared; a DataFrame a view) and ``changes`` applied: for the answer path, which
+        re-stamps an answer but never edits a row or a spec in place, where deep-copying
+        every row was a measurable share of a question's CPU."""
+        return self._copied(_new_container, changes)
+
+    def _copied(self, copy_value: Callable[[Any], Any], changes: dict[str, Any]) -> AIMessage:
         clone = copy.copy(self)
         for name in _CONTAINER_FIELDS:
             if name not in changes:
-                setattr(clone, name, _copy_value(getattr(self, name)))
+                setattr(clone, name, copy_value(getattr(self, name)))
         for key, value in changes.items():
             setattr(clone, key, value)
         return clone
@@ -321,6 +331,17 @@ _CONTAINER_FIELDS = (
     "data", "artifacts", "images", "source_documents", "metadata", "results", "viz_config",
     "token_usage", "tool_call_log", "suggested_followups", "insights",
 )
+
+
+def _new_container(value: Any) -> Any:
+    """A new list, dict or DataFrame view over ``value``'s contents; anything else as it is."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    if hasattr(value, "dtypes") and hasattr(value, "copy"):  # a pandas DataFrame
+        return value.copy(deep=False)
+    return value
 
 
 def _copy_value(value: Any) -> Any:

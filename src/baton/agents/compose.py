@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from baton.agents.result import AgentResult
@@ -37,34 +36,10 @@ def passthrough(result: AgentResult, *, input: str, session_id: str | None, turn
     every pass-through answer was a measurable share of a question's CPU (issue 13)."""
     specialist = result.ai_message
     assert specialist is not None
-    clone = copy.copy(specialist)
-    for name in _LISTS:
-        value = getattr(specialist, name)
-        if value:
-            setattr(clone, name, list(value))
-        else:
-            setattr(clone, name, [])
-    clone.token_usage = dict(specialist.token_usage)
-    clone.viz_config = dict(specialist.viz_config)
-    clone.data = _shallow(specialist.data)
-    clone.session_id, clone.turn_id, clone.input = session_id, turn_id, input
-    clone.metadata = {**specialist.metadata, **extra_metadata, "orchestrated": True, "mode": "passthrough",
-                      "routed_to": result.agent_name}
-    return clone
-
-
-def _shallow(data: Any) -> Any:
-    """A new container over the same rows (a list, a dict of datasets, a DataFrame view)."""
-    if isinstance(data, list):
-        return list(data)
-    if isinstance(data, dict):
-        return dict(data)
-    if hasattr(data, "dtypes") and hasattr(data, "copy"):
-        return data.copy(deep=False)
-    return data
-
-
-_LISTS = ("artifacts", "images", "source_documents", "tool_call_log", "suggested_followups", "insights")
+    return specialist.shallow_copy(
+        session_id=session_id, turn_id=turn_id, input=input,
+        metadata={**specialist.metadata, **extra_metadata, "orchestrated": True, "mode": "passthrough",
+                  "routed_to": result.agent_name})
 
 
 def synthesis(text: str, results: list[AgentResult], *, extra_metadata: dict[str, Any]) -> AIMessage:

@@ -36,7 +36,6 @@ Decisions:
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import threading
 from collections import OrderedDict
@@ -88,14 +87,8 @@ def present(message: AIMessage, *, seed: int | None = None) -> AIMessage:
                 while len(_DRESSED) > DRESSED_ENTRIES:
                     _DRESSED.popitem(last=False)
     viz_type, viz_config, followups, insights = dressed
-    clone = copy.copy(message)  # a new message sharing the rows; its lists and dicts its own
-    for name in ("artifacts", "images", "source_documents", "tool_call_log"):
-        setattr(clone, name, list(getattr(message, name)))
-    clone.metadata = dict(message.metadata)
-    clone.token_usage = dict(message.token_usage)
-    clone.viz_type, clone.viz_config = viz_type, viz_config
-    clone.suggested_followups, clone.insights = list(followups), [dict(i) for i in insights]
-    return clone
+    return message.shallow_copy(viz_type=viz_type, viz_config=viz_config, suggested_followups=list(followups),
+                                insights=[dict(i) for i in insights])  # a new message sharing the rows
 
 
 async def present_async(message: AIMessage, *, seed: int | None = None) -> AIMessage:
