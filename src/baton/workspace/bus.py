@@ -68,6 +68,10 @@ class Subscription:
     async def __anext__(self) -> dict[str, Any]:
         return await self.queue.get()
 
+    def get_nowait(self) -> dict[str, Any] | None:
+        """The next event already delivered, or None."""
+        return None if self.queue.empty() else self.queue.get_nowait()
+
     async def get(self, timeout: float | None = None) -> dict[str, Any] | None:
         try:
             return await asyncio.wait_for(self.queue.get(), timeout)

@@ -51,10 +51,6 @@ class PipelineWaitTimeout(BatonError, TimeoutError):
     """The run did not reach a checkpoint or its end in time; it goes on running."""
 
 
-def _event(raw: dict[str, Any]) -> Event:
-    return read_event(raw)
-
-
 class DurablePipelines:
     def __init__(self, workspace: str, host: PipelineHost, *, wait_timeout_s: float = 600.0) -> None:
         self.workspace = workspace
@@ -147,7 +143,7 @@ class DurablePipelines:
                 for raw in logged:
                     if raw.get("id") not in seen:
                         seen.add(raw.get("id"))
-                        yield _event(raw)
+                        yield read_event(raw)
                 if closed:
                     return
                 raw = await live.get(timeout=1.0)
@@ -157,11 +153,11 @@ class DurablePipelines:
                         for logged_raw in logged:
                             if logged_raw.get("id") not in seen:
                                 seen.add(logged_raw.get("id"))
-                                yield _event(logged_raw)
+                                yield read_event(logged_raw)
                     if raw.get("id") not in seen:
                         seen.add(raw.get("id"))
-                        yield _event(raw)
-                    raw = live.queue.get_nowait() if not live.queue.empty() else None
+                        yield read_event(raw)
+                    raw = live.get_nowait()
 
     async def aclose(self) -> None:
         return None  # the host belongs to the process
@@ -197,22 +193,26 @@ class DurablePipelines:
         tracker = tracker or NULL_TRACKER
         seen: set[str | None] = set()
         deadline = time.monotonic() + self.wait_timeout_s
+        look = True  # the state database is read when a phase may have ended, not per streamed token
         while True:
-            status = await asyncio.to_thread(client.status, wid)
-            if decision_id is not None:
-                refused = await asyncio.to_thread(client.decision_error, wid, decision_id)
-                if refused:
-                    raise CheckpointDecisionError(refused)
-            if status.ended or (status.phase > after_phase and status.status in ("paused", *DONE)):
-                break
+            if look:
+                status = await asyncio.to_thread(client.status, wid)
+                if decision_id is not None:
+                    refused = await asyncio.to_thread(client.decision_error, wid, decision_id)
+                    if refused:
+                        raise CheckpointDecisionError(refused)
+                if status.ended or (status.phase > after_phase and status.status in ("paused", *DONE)):
+                    break
             if time.monotonic() > deadline:
                 raise PipelineWaitTimeout(f"pipeline {wid} is still {status.status or status.dbos_status} after {self.wait_timeout_s:g} s")
             raw = await live.get(timeout=POLL_S)
+            look = raw is None  # POLL_S of silence (a run our bus does not reach): look again
             while raw is not None:
+                look = look or raw.get("type") in PHASE_ENDS
                 _forward(tracker, raw, seen)
-                raw = live.queue.get_nowait() if not live.queue.empty() else None
-        while not live.queue.empty():
-            _forward(tracker, live.queue.get_nowait(), seen)
+                raw = live.get_nowait()
+        while (raw := live.get_nowait()) is not None:
+            _forward(tracker, raw, seen)
         logged, _, _ = await asyncio.to_thread(client.event_log, wid)  # a run that ran where our bus does not reach
         for raw in logged:
             _forward(tracker, raw, seen)
@@ -235,7 +235,7 @@ def _forward(tracker: WorkflowTracker, raw: dict[str, Any], seen: set[str | None
     if key in seen or raw.get("type") == "pipeline.status":
         return
     seen.add(key)
-    tracker.emit(_event(raw))
+    tracker.emit(read_event(raw))
 
 
 def _view(status: DurableStatus) -> dict[str, Any]:
