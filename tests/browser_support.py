@@ -13,18 +13,29 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run", "--disable-quic",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
 needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
 
 
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+def shot(page, name: str, folder: str = "browser") -> None:
+    """A full-page screenshot kept as a test artifact (``test-artifacts/<folder>/<name>.png``)."""
+    (ARTIFACTS / folder).mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / folder / f"{name}.png"), full_page=True)
 
 
 def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium per test module (import this fixture by name)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    with sync_api.sync_playwright() as playwright:
+        launched = launch(playwright)
+        yield launched
+        launched.close()
 
 
 def new_page(browser, base_url: str, errors: list[str]):

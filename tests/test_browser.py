@@ -15,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import os
 import re
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -32,22 +30,14 @@ from baton.pipeline.planning import PipelinePlanning
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
 from baton.viz.presentation import present
+from browser_support import browser, needs_chromium, shot  # noqa: F401  (browser: a fixture; shot: test_browser_durable)
 from live_server import serve
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 KEY = "bt_browser_test_key"
 OTHER_KEY = "bt_other_workspace_key"
 PIPELINE_KEY = "bt_pipeline_workspace_key"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 expect = sync_api.expect
 
@@ -185,14 +175,6 @@ def base_url(app):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(browser, base_url, request):
     context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900})
@@ -203,11 +185,6 @@ def page(browser, base_url, request):
     yield page
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
-
-
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def login(page, key: str = KEY) -> None:

@@ -27,7 +27,7 @@ from baton.verified import VerifiedQuestion
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
 from baton.workspace.verified import install_verified
-from browser_support import launch, needs_chromium, new_page, shot
+from browser_support import browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -94,14 +94,6 @@ def base_url(workspaces):
     app = create_app(Workspaces([demo, hostile]), ApiKeys({KEY: "demo", HOSTILE_KEY: "hostile"}), owns_workspaces=False)
     with serve(app) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -9,25 +9,15 @@ Screenshots land in ``test-artifacts/eval/`` (git-ignored).
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import pytest
 
 from baton.evaluation import GoldenQuestion, GoldenSet, load_golden_set, write_html
+from browser_support import launch, needs_chromium, shot
 from eval_doubles import PLAN, build_spider, run_spider, spider_model
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "eval"
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
 HOSTILE_QUESTION = "Which singer </script><img src=x onerror=\"document.title='pwned'\"> sings <iframe src=https://evil.example/q></iframe>?"
@@ -57,7 +47,7 @@ def test_the_report_shows_every_failure_and_runs_nothing_it_shows(report):
     path, failures = report
     dialogs, requests, errors = [], [], []
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         try:
             page = browser.new_page()
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -94,7 +84,6 @@ def test_the_report_shows_every_failure_and_runs_nothing_it_shows(report):
             assert dialogs == [] and errors == []
             assert requests == [path.as_uri()]
             assert "Execution accuracy" in page.locator("table.figures").inner_text()
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+            shot(page, "report", folder="eval")
         finally:
             browser.close()

@@ -14,12 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from browser_support import launch, needs_chromium, shot
 from live_server import free_port
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 BATON = Path(sys.executable).with_name("baton")
 
 
@@ -106,12 +103,12 @@ def test_the_printed_link_is_the_page_with_a_key_that_never_reaches_the_server_i
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+@needs_chromium
 def test_a_verified_question_through_the_page_shows_a_table_and_a_chart(demo_server):
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     expect = sync_api.expect
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(20_000)
@@ -128,7 +125,6 @@ def test_a_verified_question_through_the_page_shows_a_table_and_a_chart(demo_ser
             expect(chart.locator("svg").first).to_be_visible()
             assert chart.locator("svg").first.bounding_box()["width"] > 100
             expect(answer.locator("details.sql")).to_contain_text("monthly_revenue")
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "newcomer-demo.png"), full_page=True)
+            shot(page, "newcomer-demo")
         finally:
             browser.close()

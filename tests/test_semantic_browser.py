@@ -18,7 +18,7 @@ import pytest
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.server import ApiKeys, Workspaces, create_app
-from browser_support import launch, needs_chromium, new_page, shot
+from browser_support import browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -39,14 +39,6 @@ def base_url(tmp_path_factory):
     closing = threading.Thread(target=lambda: asyncio.run(demo.aclose()))
     closing.start()  # a loop of its own: Playwright's runs in this thread
     closing.join(30)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
