@@ -17,7 +17,7 @@ from baton.workspace.planning import durable_pipelines
 from baton.workspace.state import State
 from live_server import serve
 from test_browser import ask, browser, expect, last_turn, login, page, pytestmark, shot  # noqa: F401 - fixtures and marks
-from test_workspace_pipelines import model
+from workspace_doubles import pipeline_model, sales_db
 
 KEY = "bt_durable_pipeline_key"
 
@@ -25,17 +25,13 @@ KEY = "bt_durable_pipeline_key"
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
     import asyncio
-    import sqlite3
     import threading
 
     home = tmp_path_factory.mktemp("durable")
-    db = home / "shop.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
-        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("north", 10.0), ("south", 4.5), ("north", 2.0)])
+    url = sales_db(home / "shop.sqlite")
     state = State.from_env({}, home=home / "home")
     host = PipelineHost.for_state(state, queue_polling_interval_s=0.1)
-    ws = open_database_workspace(f"sqlite:///{db}", FunctionModel(model), state=state, pipelines=durable_pipelines(host))
+    ws = open_database_workspace(url, FunctionModel(pipeline_model), state=state, pipelines=durable_pipelines(host))
     ws.own(host)
     app = create_app(Workspaces([ws]), ApiKeys({KEY: ws.name}), owns_workspaces=False)
     with serve(app) as url:

@@ -1,19 +1,18 @@
 """State behind one PostgreSQL URL: what one process writes (a conversation, memory, a key)
 another reads, and processes starting together on an empty database install it once."""
 
-import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import sqlalchemy as sa
 
-from baton.llm import FunctionModel, tool_call
-from baton.messages import LLMResponse
+from baton.llm import FunctionModel
 from baton.workspace import ApiKeys
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
 from pg_fresh import fresh_database
+from workspace_doubles import routed, sales_db
 
 pytestmark = pytest.mark.postgres
 
@@ -26,21 +25,10 @@ def state_url(postgres_url):
 
 @pytest.fixture
 def shop(tmp_path):
-    db = tmp_path / "shop.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
-        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("north", 10.0), ("south", 4.5), ("east", 7.0)])
-    return f"sqlite:///{db}"
+    return sales_db(tmp_path / "shop.sqlite", [("north", 10.0), ("south", 4.5), ("east", 7.0)])
 
 
-def model(messages, tools):
-    if any(t.name == "run_sql" for t in tools):
-        if messages[-1].role == "tool":
-            return "Sales by region."
-        return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": "SELECT region, SUM(amount) AS total FROM sales GROUP BY region"})])
-    if messages[-1].role == "tool":
-        return messages[-1].content
-    return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
+model = routed("Sales by region.")
 
 
 async def test_two_processes_on_one_state_share_conversations_memory_and_keys(state_url, shop, tmp_path):

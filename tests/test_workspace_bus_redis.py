@@ -27,7 +27,7 @@ from baton.errors import ConfigurationError
 from baton.workspace.bus_redis import CHANNEL_PREFIX, EventBusUnavailableError, RedisBus
 from baton.workspace.pipeline_host import bus_for
 from fault_proxy import FaultProxy
-from test_workspace_pipelines import shop  # noqa: F401 - a fixture
+from workspace_doubles import pipeline_model, sales_db
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -244,7 +244,7 @@ def test_events_urls_of_other_kinds_are_refused():
         bus_for(None, "mysql://u@h/events")
 
 
-async def test_a_pipeline_runs_events_reach_the_asking_request_and_the_event_stream_through_redis(redis_url, shop, tmp_path):
+async def test_a_pipeline_runs_events_reach_the_asking_request_and_the_event_stream_through_redis(redis_url, tmp_path):
     """The worker side (the host's ``PipelineWorker``) publishes each stage's events on Redis; the
     replica side's subscription (``DurablePipelines``) receives them from there."""
     from baton.events import RecordingTracker
@@ -254,7 +254,6 @@ async def test_a_pipeline_runs_events_reach_the_asking_request_and_the_event_str
     from baton.workspace.pipeline_host import PipelineHost
     from baton.workspace.planning import durable_pipelines
     from baton.workspace.state import State
-    from test_workspace_pipelines import model
 
     state = State.from_env({}, home=tmp_path / "home")
     host = PipelineHost.for_state(state, events_url=redis_url, queue_polling_interval_s=0.1)
@@ -262,7 +261,7 @@ async def test_a_pipeline_runs_events_reach_the_asking_request_and_the_event_str
     heard: list[tuple[str, str]] = []  # what the replica side's subscription got from Redis
     dispatch = host.bus._dispatch
     host.bus._dispatch = lambda name, event: (heard.append((name, event.get("type"))), dispatch(name, event))[1]
-    ws = open_database_workspace(shop, FunctionModel(model), state=state, pipelines=durable_pipelines(host))
+    ws = open_database_workspace(sales_db(tmp_path / "shop.sqlite"), FunctionModel(pipeline_model), state=state, pipelines=durable_pipelines(host))
     ws.own(host)
     async with ws:
         tracker = RecordingTracker()

@@ -3,35 +3,24 @@ index, sessions, the chart renderer's processes, pipelines. And the layer stays 
 surfaces: nothing in ``baton.workspace`` imports the server or the CLI."""
 
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
 
 import pytest
 
-from baton.llm import FunctionModel, tool_call
-from baton.messages import LLMResponse
+from baton.llm import FunctionModel
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
+from workspace_doubles import routed, sales_db
 
-
-def model(messages, tools):
-    if any(t.name == "run_sql" for t in tools):
-        if messages[-1].role == "tool":
-            return "North sells more."
-        return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": "SELECT region, SUM(amount) AS total FROM sales GROUP BY region"})])
-    if messages[-1].role == "tool":
-        return messages[-1].content
-    return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
+model = routed("North sells more.")
 
 
 @pytest.fixture
 def shop(tmp_path):
     db = tmp_path / "shop.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
-        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("north", 10.0), ("south", 4.5)])
+    sales_db(db, [("north", 10.0), ("south", 4.5)])
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "rules.md").write_text("# Regions\n\nThe north region includes the islands.\n")

@@ -3,15 +3,12 @@ a multi-step question pauses at its checkpoint, the decision continues it, every
 the stages' and the agents' inside them — reaches the asking request, and the HTTP API
 starts, lists, streams and decides runs."""
 
-import json
-import sqlite3
 
 import httpx
 import pytest
 
 from baton.events import RecordingTracker
-from baton.llm import FunctionModel, tool_call
-from baton.messages import LLMResponse
+from baton.llm import FunctionModel
 from baton.pipeline import CheckpointDecision
 from baton.server import create_app
 from baton.workspace import ApiKeys, Workspaces
@@ -20,44 +17,20 @@ from baton.workspace.pipeline_host import PipelineHost
 from baton.workspace.pipelines import PipelineNotFound
 from baton.workspace.planning import durable_pipelines
 from baton.workspace.state import State
+from workspace_doubles import PIPELINE_PLAN, pipeline_model, sales_db
 
 pytestmark = pytest.mark.timeout(120)
 
-PLAN = {"question": "totals then counts", "stages": [
-    {"stage_id": "totals", "tool": "query_database", "question": "total amount by region", "depends_on": [], "checkpoint": True},
-    {"stage_id": "counts", "tool": "query_database", "question": "count of sales by region", "depends_on": ["totals"]},
-]}
-SQL = {"total": "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY region",
-       "count": "SELECT region, COUNT(*) AS sales FROM sales GROUP BY region ORDER BY region"}
-
-
-def model(messages, tools):
-    if not tools:  # the planner
-        return json.dumps(PLAN)
-    if any(t.name == "run_sql" for t in tools):
-        if messages[-1].role == "tool":
-            return "Here it is."
-        question = next(m.content for m in messages if m.role == "user")
-        return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": SQL["total" if "total" in question else "count"]})])
-    if messages[-1].role == "tool":
-        return messages[-1].content
-    return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
-
-
 @pytest.fixture
 def shop(tmp_path):
-    db = tmp_path / "shop.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
-        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("north", 10.0), ("south", 4.5), ("north", 2.0)])
-    return f"sqlite:///{db}"
+    return sales_db(tmp_path / "shop.sqlite")
 
 
 @pytest.fixture
 async def durable_ws(shop, tmp_path):
     state = State.from_env({}, home=tmp_path / "home")
     host = PipelineHost.for_state(state, queue_polling_interval_s=0.1)
-    ws = open_database_workspace(shop, FunctionModel(model), state=state, pipelines=durable_pipelines(host))
+    ws = open_database_workspace(shop, FunctionModel(pipeline_model), state=state, pipelines=durable_pipelines(host))
     ws.own(host)
     async with ws:
         yield ws
@@ -90,7 +63,7 @@ async def test_the_http_api_starts_lists_streams_and_decides_runs(durable_ws):
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", headers=headers, timeout=60) as client:
         bad = await client.post("/v1/pipelines", json={"plan": {"question": "x", "stages": []}})
         assert bad.status_code == 422
-        started = await client.post("/v1/pipelines", json={"plan": PLAN})
+        started = await client.post("/v1/pipelines", json={"plan": PIPELINE_PLAN})
         assert started.status_code == 202
         wid = started.json()["workflow_id"]
         assert (await client.get("/v1/pipelines/p0000000000-other")).status_code == 404
@@ -157,7 +130,7 @@ def test_opening_and_closing_a_durable_workspace_leaks_no_thread_or_descriptor(s
     async def once():
         state = State.from_env({}, home=tmp_path / "home")
         host = PipelineHost.for_state(state, queue_polling_interval_s=0.1)
-        ws = open_database_workspace(shop, FunctionModel(model), state=state, pipelines=durable_pipelines(host))
+        ws = open_database_workspace(shop, FunctionModel(pipeline_model), state=state, pipelines=durable_pipelines(host))
         ws.own(host)
         async with ws:
             assert (await ws.pipelines.runs()) == []
