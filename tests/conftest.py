@@ -57,7 +57,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _server_url(var: str) -> str:
     url = os.environ.get(var)
     if not url:
-        pytest.skip(f"{var} is not set: this test needs that database server (see DEVELOPERS.md)")
+        pytest.skip(f"{var} is not set: this test needs that server (see DEVELOPERS.md)")
     return url
 
 
@@ -69,3 +69,8 @@ def postgres_url() -> str:
 @pytest.fixture
 def mysql_url() -> str:
     return _server_url("BATON_TEST_MYSQL_URL")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    return _server_url("BATON_TEST_REDIS_URL")

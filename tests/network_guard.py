@@ -17,7 +17,7 @@ How, and the decisions taken:
   would hide the attempt behind a ``gaierror`` and a developer's laptop would connect).
 - Allowed: loopback (127.0.0.0/8, ::1, "localhost", "*.localhost"), the unspecified address
   (0.0.0.0/:: reach this machine), Unix sockets and other non-IP families, and the hosts of
-  ``BATON_TEST_POSTGRES_URL``/``BATON_TEST_MYSQL_URL`` (the developer's own test databases,
+  ``BATON_TEST_POSTGRES_URL``/``BATON_TEST_MYSQL_URL``/``BATON_TEST_REDIS_URL`` (the developer's own test servers,
   named on purpose; no model provider speaks their protocols). Everything else is refused.
 - A refused attempt raises ``RealNetworkRefused`` (a ``ConnectionRefusedError``, so clients
   fail the way they fail on a dead host, immediately, without sending a byte) AND is recorded.
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-DATABASE_URL_VARIABLES = ("BATON_TEST_POSTGRES_URL", "BATON_TEST_MYSQL_URL")
+DATABASE_URL_VARIABLES = ("BATON_TEST_POSTGRES_URL", "BATON_TEST_MYSQL_URL", "BATON_TEST_REDIS_URL")
 
 
 class RealNetworkRefused(ConnectionRefusedError):

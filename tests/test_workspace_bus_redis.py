@@ -12,7 +12,6 @@ uses channels of its own."""
 import asyncio
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -29,15 +28,7 @@ from baton.workspace.pipeline_host import bus_for
 from fault_proxy import FaultProxy
 from workspace_doubles import pipeline_model, sales_db
 
-pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def redis_url() -> str:
-    url = os.environ.get("BATON_TEST_REDIS_URL")
-    if not url:
-        pytest.skip("BATON_TEST_REDIS_URL is not set: this test needs a Redis server (see DEVELOPERS.md)")
-    return url
+pytestmark = [pytest.mark.timeout(120), pytest.mark.redis]
 
 
 @pytest.fixture
