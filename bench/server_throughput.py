@@ -26,6 +26,11 @@ Targets (issue 13): server CPU per pass-through model question <= 4 ms including
 call; at concurrency 200, admitted questions' p99 <= 2 x the model latency chain; 2
 workers >= 1.7 x 1 worker (verified questions, CPU-bound) on 2 cores. The load generator
 and the stub share the machine's cores with the server: figures are for this machine.
+
+Last, the bare ``openai`` SDK's call alone, one at a time in the bench's own process: at the
+stub's pace (as the concurrency-1 rows see it) and back to back. It reads the CPU column: on
+a virtual machine a call made after an idle gap costs more than the same call made while the
+core is busy (caches and the vCPU go cold), and the SDK's share is not Baton's to cut.
 """
 
 from __future__ import annotations
@@ -176,6 +181,35 @@ async def _load(port: int, question: str, concurrency: int, seconds: float) -> t
     return latencies, refused, failed
 
 
+# --- the SDK call alone: what the same machine spends on it, for reading the CPU column ----------------
+
+
+async def _sdk_call_cpu(stub_url: str, seconds: float) -> float:
+    """CPU ms per ``chat.completions.create`` of the bare ``openai`` SDK, one call at a time
+    against a stub, in this process (nothing else runs here meanwhile): the share of a model
+    question's CPU that is the SDK's, measured at the same pace as the server's."""
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="stub", base_url=stub_url, max_retries=0)
+    messages = [{"role": "system", "content": "Route the question."}, {"role": "user", "content": ROUTED}]
+    tools = [{"type": "function", "function": {"name": "sales", "description": "Monthly revenue", "parameters": {
+        "type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]}}}]
+    for _ in range(3):  # connection, imports
+        await client.chat.completions.create(model="stub-model", messages=messages, tools=tools)
+    calls, cpu, stop = 0, time.process_time(), time.monotonic() + seconds
+    while time.monotonic() < stop:
+        await client.chat.completions.create(model="stub-model", messages=messages, tools=tools)
+        calls += 1
+    cpu = time.process_time() - cpu
+    await client.close()
+    return 1000 * cpu / calls
+
+
+def _start_stub(port: int, latency: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import asyncio, server_throughput as b; "
+                             f"asyncio.run(b._stub_main({port}, {latency}))"], start_new_session=True)
+
+
 # --- process plumbing ------------------------------------------------------------------------------
 
 
@@ -204,6 +238,17 @@ def _tree_cpu(pid: int) -> float:
             continue
         total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+def _wait_listening(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("stub did not start")
 
 
 def _wait_ready(port: int, timeout: float = 60) -> None:
@@ -251,8 +296,7 @@ def main() -> None:
 
     home = _make_home()
     stub_port = _free_port()
-    stub = subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import asyncio, server_throughput as b; "
-                             f"asyncio.run(b._stub_main({stub_port}, {args.latency}))"], start_new_session=True)
+    stub = _start_stub(stub_port, args.latency)
     env = {**os.environ, "BENCH_HOME": str(home), "BENCH_STUB_URL": f"http://127.0.0.1:{stub_port}/v1",
            "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
     results: dict[tuple[int, str, int], float] = {}
@@ -285,6 +329,18 @@ def main() -> None:
             finally:
                 os.killpg(server.pid, signal.SIGTERM)
                 server.wait(30)
+        # the SDK's own share, one call at a time: at the model's pace (as at concurrency 1) and back to back
+        eager_port = _free_port()
+        eager = _start_stub(eager_port, 0.0)
+        try:
+            _wait_listening(eager_port)
+            paced = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{stub_port}/v1", args.seconds))
+            back_to_back = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{eager_port}/v1", args.seconds))
+        finally:
+            os.killpg(eager.pid, signal.SIGTERM)
+            eager.wait(10)
+        print(f"the openai SDK's call alone (this process, one at a time): {paced:.2f} ms CPU at the stub's "
+              f"{args.latency * 1000:.0f} ms pace, {back_to_back:.2f} ms back to back")
     finally:
         os.killpg(stub.pid, signal.SIGTERM)
         stub.wait(10)

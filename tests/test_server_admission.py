@@ -87,3 +87,19 @@ async def test_a_saturated_process_refuses_a_question_before_reading_it(client, 
     assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded"
     assert sessions.status_code == 200 and answered.status_code == 200 and alone.status_code == 200
     assert admission.state()["refused"] == 2
+
+
+async def test_the_busy_share_is_measured_only_while_two_or_more_are_in_flight():
+    """A process answering one question at a time spends nothing on measuring its loop: the
+    measuring task starts with a second question in flight and ends when one is left."""
+    from baton.server.admission import TICK_S, Admission
+
+    admission = Admission(max_in_flight=4, queue=0, wait_s=0.1, max_busy=0.9)
+    async with admission.slot():
+        assert admission._watch is None  # one alone: not measured
+        async with admission.slot():
+            await asyncio.sleep(3 * TICK_S)
+            assert admission._watch is not None and not admission._watch.done()
+        await asyncio.sleep(3 * TICK_S)  # one left in flight
+        assert admission._watch.done() and admission.busy == 0.0
+    admission.close()

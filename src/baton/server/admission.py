@@ -90,9 +90,9 @@ class Admission:
             share = (now_cpu - cpu) / max(1e-6, now_wall - wall)
             wall, cpu = now_wall, now_cpu
             self.busy = 0.6 * self.busy + 0.4 * share
-            if self.in_flight == 0 and not self._waiters and self.busy < 0.05:
+            if self.in_flight <= 1 and not self._waiters:
                 self.busy = 0.0
-                return  # idle: stop measuring until the next question
+                return  # one question alone is always admitted: stop measuring until a second comes
 
     def saturated(self) -> str | None:
         """Why the loop cannot take another question now (its thread is over ``max_busy``
