@@ -1,8 +1,9 @@
 """From a question to a semantic query, deterministically, or an honest "which did you mean?".
 
-1. The question's words are read every way the lexicon allows (``lexicon.py``): "roadshow"
-   is the business unit *Roadshows* or a word naming roadshow events; "profit" is ``profit``
-   (revenue - cost) or ``event_profit``; "tickets" is a metric or the product category.
+1. The question's words are read every way the lexicon allows (``lexicon.py``,
+   ``segmentation.py``): "roadshow" is the business unit *Roadshows* or a word naming
+   roadshow events; "profit" is ``profit`` (revenue - cost) or ``event_profit``; "tickets" is
+   a metric or the product category.
 2. Each reading is assembled into a ``SemanticQuery``:
    - metrics: the metrics named; with none, a verb implies the metrics whose words it shares
      ("sold" -> sales, units sold, tickets sold), one reading each;
@@ -37,12 +38,12 @@ import functools
 from dataclasses import dataclass, field, replace
 
 from baton.phrasing import raw_words
-from baton.semantic.lexicon import ASC_WORDS, COMPARE, DESC_WORDS, FILLER, NEGATIONS, VERBS, Lexicon, Sense, norm, time_senses
+from baton.semantic.lexicon import VERBS, Lexicon, Sense
 from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
+from baton.semantic.segmentation import segmentations
 
-MAX_SEGMENTATIONS = 400
 MAX_READINGS = 3
 _QUALIFIER_GAP = frozenset({"the", "of", "a", "an"})
 
@@ -142,70 +143,9 @@ class QuestionParser:
         _, valid = self._readings(" ".join(text.split()))
         return valid == [query]
 
-    # --- reading the words --------------------------------------------------------------------
-
-    def _alternatives(self, words: list[str]) -> list[list[Sense]]:
-        normalised = [norm(w) for w in words]
-        timed = time_senses(words)
-        covered_by_time = {i for senses in timed.values() for s in senses if s.kind != "number" for i in range(s.start, s.end)}
-        out: list[list[Sense]] = []
-        lex = self.lexicon
-        for i, (raw, word) in enumerate(zip(words, normalised)):
-            here: list[Sense] = list(timed.get(i, ()))
-            if i in covered_by_time and not here:
-                out.append(here)
-                continue
-            exact_value = False
-            for size in range(min(lex.longest, len(words) - i), 0, -1):
-                for sense in lex.phrases.get(tuple(normalised[i:i + size]), ()):
-                    here.append(replace(sense, start=i, end=i + size))
-                    exact_value = exact_value or sense.kind == "value"
-            if not exact_value:
-                for value_words, sense in lex.partial.get(word, ()):
-                    k = value_words.index(word)
-                    size = 1
-                    while i + size < len(words) and k + size < len(value_words) and normalised[i + size] == value_words[k + size]:
-                        size += 1
-                    candidate = replace(sense, start=i, end=i + size, extra=("partial",))
-                    if candidate not in here:
-                        here.append(candidate)
-            if raw in DESC_WORDS or word in DESC_WORDS:
-                here.append(Sense("direction", number=1, start=i, end=i + 1))
-            if raw in ASC_WORDS or word in ASC_WORDS:
-                here.append(Sense("direction", number=0, start=i, end=i + 1))
-            if word in VERBS:
-                here.append(Sense("verb", word, start=i, end=i + 1))
-            if raw in NEGATIONS:
-                here.append(Sense("negation", raw, start=i, end=i + 1))
-            if raw in COMPARE:
-                here.append(Sense("compare", raw, start=i, end=i + 1))
-            if (raw in FILLER or word in FILLER) and not any(s.kind in ("number", "year", "quarter", "month", "range", "relative")
-                                                             for s in here):
-                here.append(Sense("filler", raw, start=i, end=i + 1))
-            if not here:
-                here.append(Sense("unknown", raw, start=i, end=i + 1))
-            out.append(here)
-        return out
-
-    def _segmentations(self, words: list[str]):
-        alternatives = self._alternatives(words)
-        results: list[tuple[Sense, ...]] = []
-
-        def walk(i: int, path: tuple[Sense, ...]) -> None:
-            if len(results) >= MAX_SEGMENTATIONS:
-                return
-            if i >= len(words):
-                results.append(path)
-                return
-            options = alternatives[i]
-            if not options:  # inside a time span read at its start
-                walk(i + 1, path)
-                return
-            for sense in options:
-                walk(sense.end, (*path, sense))
-
-        walk(0, ())
-        return results
+    def _segmentations(self, words: list[str]) -> list[tuple[Sense, ...]]:
+        """The words' segmentations (``segmentation.py``); the follow-up editor reads with them too."""
+        return segmentations(self.lexicon, words)
 
     # --- assembling a reading -----------------------------------------------------------------
 
