@@ -151,7 +151,7 @@ def _periods(meaningful: list[Sense]) -> list[Period] | None:
     if parts:
         if len(years) != 1:
             return None
-        from baton.semantic.parser import _expand
+        from baton.semantic.named_periods import expand_period as _expand
 
         for part in parts:
             out += _expand(part, years[0])

@@ -13,7 +13,8 @@
      ("Epson vs Pokemon", "2024 and 2025": compared side by side);
    - filters: the dimensions' indexed values (quoted literals when compiled, never the
      question's text), and periods (years, "March 2025", "Q3 2025", "from March to June
-     2025"; a month or quarter takes the year next to it, or the question's only year);
+     2025"; a month or quarter takes the year next to it, or the question's only year:
+     ``named_periods.py``);
    - order and limit: "top 5", "the 3 lowest", "highest" (a ranking needs something to rank).
 3. A reading is valid when nothing in it is unknown, every context word is used ("roadshow"
    must be about roadshow events or the unit), and the model can answer it
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from baton.phrasing import raw_words
 from baton.semantic.lexicon import VERBS, Lexicon, Sense
 from baton.semantic.model import GRAINS, TIME, SemanticModel
+from baton.semantic.named_periods import expand_period, named_periods
 from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
 from baton.semantic.segmentation import segmentations
@@ -183,7 +185,7 @@ class QuestionParser:
             position = grains[0][0]
             before = {s.name for s in meaningful[:position] if s.kind == "dimension" and s.name in by}
             by.insert(len(before), TIME)
-        periods, needs_year = self._periods(meaningful, shared)
+        periods, needs_year = named_periods(meaningful, shared.problems)
         for name, listed in values.items():
             if len(listed) > 1 and name not in by:
                 by.append(name)
@@ -212,41 +214,6 @@ class QuestionParser:
             if any(w in stems for p in phrases for w in p):
                 out.append(metric.name)
         return out
-
-    def _periods(self, meaningful: list[Sense], draft: _Draft) -> tuple[list[Period], list[Sense]]:
-        """The periods named, and the months or quarters that lack their year (and
-        relative periods: "last year")."""
-        years = [(i, s) for i, s in enumerate(meaningful) if s.kind == "year"]
-        parts = [(i, s) for i, s in enumerate(meaningful) if s.kind in ("month", "quarter", "range")]
-        used: set[int] = set()
-        periods: list[Period] = []
-        needs_year: list[Sense] = [s for s in meaningful if s.kind == "relative"]
-        for i, part in parts:
-            year = None
-            for j in (i + 1, i - 1):
-                if 0 <= j < len(meaningful) and meaningful[j].kind == "year" and j not in used:
-                    year = meaningful[j].number
-                    used.add(j)
-                    break
-            if year is None:
-                free = [(j, s) for j, s in years if j not in used]
-                if len(free) == 1 and len(parts) == 1:
-                    year = free[0][1].number
-                    used.add(free[0][0])
-                elif not free:
-                    needs_year.append(part)
-                    continue
-                else:
-                    draft.problems.append("the question names several years and months: say which month of which year")
-                    continue
-            try:
-                periods += _expand(part, year)
-            except SemanticQueryError as exc:
-                draft.problems.append(str(exc))
-        periods += [Period.parse(str(s.number)) for j, s in years if j not in used]
-        if len({p.grain for p in periods}) > 1:
-            draft.problems.append("the question mixes whole years with months or quarters")
-        return list(dict.fromkeys(periods)), needs_year
 
     def _ranking(self, meaningful: list[Sense], draft: _Draft) -> tuple[bool | None, int | None]:
         directions = [(i, s) for i, s in enumerate(meaningful) if s.kind == "direction"]
@@ -304,7 +271,7 @@ class QuestionParser:
             for year in self.years[:2]:
                 added: list[Period] = []
                 for part in needs_year:
-                    added += [Period.parse(str(year))] if part.kind == "relative" else _expand(part, year)
+                    added += [Period.parse(str(year))] if part.kind == "relative" else expand_period(part, year)
                 periods = tuple(dict.fromkeys((*base.periods, *added)))
                 by, grain = base.by, base.grain
                 if len(periods) > 1 and TIME not in by:
@@ -324,19 +291,6 @@ class QuestionParser:
             except SemanticQueryError:
                 continue
         return out
-
-
-def _expand(part: Sense, year: int) -> list[Period]:
-    if part.kind == "month":
-        return [Period.parse(f"{year}-{part.number:02d}")]
-    if part.kind == "quarter":
-        return [Period.parse(f"{year}-Q{part.number}")]
-    (kind, first), (_, last) = part.extra
-    if last < first:
-        raise SemanticQueryError("a range runs forwards (from March to June)")
-    if kind == "month":
-        return [Period.parse(f"{year}-{m:02d}") for m in range(first, last + 1)]
-    return [Period.parse(f"{year}-Q{q}") for q in range(first, last + 1)]
 
 
 def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:
