@@ -29,15 +29,14 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from baton.memory import confidence as conf
+from baton.memory import record_events
 from baton.memory.access import Authenticator, Principal, TokenAuthenticator, WorkspaceScope
 from baton.memory.engine import BUSY_TIMEOUT_MS, make_engine
 from baton.memory.errors import InvalidRecordError, MemoryUnavailableError, RecordNotFoundError, WorkspaceAccessError
-from baton.memory.gate import independent
 from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent, anchor_of
 from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
 from baton.memory.projection import Projector, from_row, stream_of
-from baton.memory.schema import FORGOTTEN, build_tables, install
+from baton.memory.schema import build_tables, install
 from baton.memory.writer import CandidateVerdict, WriteResult, judge, remember_in, subject_records
 
 T = TypeVar("T")
@@ -75,17 +74,6 @@ class Tx:
 
     def record_event(self, rec: Record, type: str, payload: dict[str, Any], provenance: Provenance | None = None) -> Record:
         return self.append([NewEvent(stream_of(rec.id), type, payload, rec.version, provenance)], {rec.id: rec})[rec.id]
-
-
-_INSIGHT_STEPS = {"resurfaced": conf.resurfaced, "dismissed": conf.dismissed}
-
-
-def _adjusted(tx: Tx, rec: Record, how: str, provenance: Provenance | None) -> Record:
-    if rec.kind != "insight" or not rec.is_active:
-        raise InvalidRecordError("only active insights are resurfaced or dismissed")
-    value = _INSIGHT_STEPS[how](rec.confidence)
-    return tx.record_event(rec, "record.adjusted", {"confidence": value, "status": conf.status_for("insight", value),
-                                                    "reason": how}, provenance)
 
 
 class MemoryStore:
@@ -207,35 +195,22 @@ class MemoryStore:
         draft = draft.validated()
         return self.transact(scope, lambda tx: remember_in(tx, draft, initial=initial), now=now)
 
-    # --- single-record events ---------------------------------------------------------
+    # --- single-record events (what each appends: record_events.py) -------------------
     def corroborate(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
         """Independent evidence for an existing record: +step (capped); a repeat of
         provenance already on the record changes nothing."""
-        def op(tx: Tx) -> Record:
-            rec = tx.load(record_id)
-            if not rec.is_active or not independent(rec.provenance, provenance):
-                return rec
-            return tx.record_event(rec, "record.corroborated", {"confidence": conf.corroborated(rec.kind, rec.confidence)}, provenance)
-        return self.transact(scope, op, now=now)
+        return self.transact(scope, lambda tx: record_events.corroborate_in(tx, record_id, provenance), now=now)
 
     def verify_note(self, scope: WorkspaceScope, record_id: str, provenance: Provenance, *, now: Any = None) -> Record:
         """A note verified against data: +0.15 once, exempt from decay from then on."""
-        def op(tx: Tx) -> Record:
-            rec = tx.load(record_id)
-            if rec.kind != "note":
-                raise InvalidRecordError("only session notes are verified")
-            if rec.verified:
-                return rec
-            return tx.record_event(rec, "record.verified", {"confidence": conf.verified("note", rec.confidence)}, provenance)
-        return self.transact(scope, op, now=now)
+        return self.transact(scope, lambda tx: record_events.verify_note_in(tx, record_id, provenance), now=now)
 
     def adjust_insight(self, scope: WorkspaceScope, record_id: str, how: str, provenance: Provenance | None = None,
                        *, now: Any = None) -> Record:
         """``how``: ``resurfaced`` (+0.05) or ``dismissed`` (-0.2, expiring under 0.15)."""
-        if how not in _INSIGHT_STEPS:
+        if how not in record_events.INSIGHT_STEPS:
             raise InvalidRecordError("adjust_insight takes 'resurfaced' or 'dismissed'")
-
-        return self.transact(scope, lambda tx: _adjusted(tx, tx.load(record_id), how, provenance), now=now)
+        return self.transact(scope, lambda tx: record_events.adjust_in(tx, tx.load(record_id), how, provenance), now=now)
 
     def remember_insight(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None) -> WriteResult:
         """Store an insight, or resurface (+0.05) the active insight already about the
@@ -245,51 +220,27 @@ class MemoryStore:
         draft = draft.validated()
         if draft.kind != "insight":
             raise InvalidRecordError("remember_insight takes insight drafts")
-
-        def op(tx: Tx) -> WriteResult:
-            known = subject_records(tx.conn, self.tables, tx.workspace, draft)
-            if not known:
-                return remember_in(tx, draft)
-            best = max(known, key=lambda r: (r.confidence, r.id))
-            if best.is_active and best.kind == "insight" and conf.resurfaced(best.confidence) == best.confidence:
-                return WriteResult("unchanged", best)  # already at the cap: an event would change nothing
-            rec = _adjusted(tx, best, "resurfaced", draft.provenance)
-            return WriteResult("resurfaced", rec, seq=tx.events[-1].seq)
-        return self.transact(scope, op, now=now)
+        return self.transact(scope, lambda tx: record_events.remember_insight_in(tx, draft), now=now)
 
     def mark_applied(self, scope: WorkspaceScope, record_ids: list[str], *, now: Any = None) -> None:
         """Count a use (a usage statistic; confidence does not move)."""
-        def op(tx: Tx) -> None:
-            loaded = self.projector.load(tx.conn, tx.workspace, record_ids)
-            tx.append([NewEvent(stream_of(rid), "record.applied", {}, rec.version) for rid, rec in loaded.items()], loaded)
-        self.transact(scope, op, now=now)
+        self.transact(scope, lambda tx: record_events.mark_applied_in(tx, record_ids), now=now)
 
     def flag_stale(self, scope: WorkspaceScope, record_id: str, reason: str, *, now: Any = None) -> Record:
-        def op(tx: Tx) -> Record:
-            rec = tx.load(record_id)
-            return rec if rec.stale else tx.record_event(rec, "record.flagged", {"stale": True, "reason": reason})
-        return self.transact(scope, op, now=now)
+        return self.transact(scope, lambda tx: record_events.flag_stale_in(tx, record_id, reason), now=now)
 
     def set_status(self, scope: WorkspaceScope, record_id: str, status: str, reason: str = "", *, now: Any = None) -> Record:
         """Retire, expire or reinstate (``active``) a record; history keeps every state."""
         if status not in ("active", "retired", "expired", "deactivated"):
             raise InvalidRecordError(f"cannot set status {status!r}")
-
-        def op(tx: Tx) -> Record:
-            rec = tx.load(record_id)
-            return rec if rec.status == status else tx.record_event(rec, "record.status", {"status": status, "reason": reason})
-        return self.transact(scope, op, now=now)
+        return self.transact(scope, lambda tx: record_events.set_status_in(tx, record_id, status, reason), now=now)
 
     def forget(self, scope: WorkspaceScope, record_id: str, *, reason: str = "", provenance: Provenance | None = None,
                expected_version: int | None = None, now: Any = None) -> int:
         """Erase a record: tombstone in the journal, content gone from the projection and
         from every payload of its stream. Returns the number of payloads erased."""
-        def op(tx: Tx) -> int:
-            rec = tx.load(record_id)
-            version = rec.version if expected_version is None else expected_version
-            tx.append([NewEvent(stream_of(record_id), FORGOTTEN, {"reason": reason}, version, provenance)], {rec.id: rec})
-            return self.journal.erase_stream(tx.conn, tx.workspace, stream_of(record_id))
-        erased = self.transact(scope, op, now=now)
+        erased = self.transact(scope, lambda tx: record_events.forget_in(tx, record_id, reason, provenance, expected_version),
+                               now=now)
         self._checkpoint(retries=(0.02, 0.05, 0.1, 0.2, 0.4))
         return erased
 
