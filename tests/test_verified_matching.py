@@ -184,3 +184,14 @@ async def test_a_bound_year_runs_the_verified_sql_for_that_year_with_no_model(de
 def test_a_choice_slot_refuses_what_matching_could_not_bind_one_way(default, column, choices, words):
     with pytest.raises(SlotError, match=words):
         Slot("unit", "choice", default, column=column, choices=choices)
+
+
+def test_a_vocabulary_remembers_a_texts_tokens_and_hands_out_copies():
+    """The orchestrator and the specialist read one question twice: the second read is the
+    first's tokens, in a list of its own (a caller that edits it changes nothing remembered)."""
+    vocabulary = Vocabulary(synonyms={"turnover": "revenue"})
+    first = vocabulary.tokens("Turnover by month in FY24")
+    first.append(first[0])
+    again = vocabulary.tokens("Turnover by month in FY24")
+    assert [t.key for t in again] == ["revenue", "month", "<year>2024"]
+    assert vocabulary.tokens("Turnover by month in FY24", keep_stop_words=True) != again  # "by", "in" kept

@@ -147,6 +147,9 @@ def raw_words(text: str) -> list[str]:
     return out
 
 
+_RECENT_TEXTS = 256  # questions whose tokens a vocabulary remembers (Vocabulary.tokens)
+
+
 class Vocabulary:
     """Synonyms, phrases and entity names: how one workspace's questions are normalised.
 
@@ -162,6 +165,7 @@ class Vocabulary:
         # entity word -> words that name its type ("pokemon" -> {"unit", "business"})
         self.entities: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in (entities or {}).items()}
         self._longest = max((len(p) for p in self.phrases), default=1)
+        self._recent: dict[tuple[str, bool], tuple[Token, ...]] = {}
 
     def merged(self, other: Vocabulary) -> Vocabulary:
         """A vocabulary knowing both (``other`` wins on conflicts)."""
@@ -179,7 +183,19 @@ class Vocabulary:
         return self.synonyms.get(stemmed, self.synonyms.get(word, stemmed))
 
     def tokens(self, text: str, *, keep_stop_words: bool = False) -> list[Token]:
-        """The normalised tokens of ``text`` (module docstring), in order."""
+        """The normalised tokens of ``text`` (module docstring), in order. The last few
+        texts' tokens are remembered: one question is read by the orchestrator's verified
+        match and again by the specialist's (the vocabulary never changes, so they hold)."""
+        known = self._recent.get((text, keep_stop_words))
+        if known is not None:
+            return list(known)
+        tokens = self._tokens(text, keep_stop_words)
+        if len(self._recent) >= _RECENT_TEXTS:
+            self._recent.clear()
+        self._recent[(text, keep_stop_words)] = tuple(tokens)
+        return tokens
+
+    def _tokens(self, text: str, keep_stop_words: bool) -> list[Token]:
         words = raw_words(text)
         out: list[Token] = []
         i = 0

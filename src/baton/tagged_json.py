@@ -124,6 +124,11 @@ _TAGGED: TypeAdapter[_Tagged] = TypeAdapter(
     Annotated[_Dict | _Iso | _Timedelta | _Decimal | _Bytes | _Float | _Frame, Field(discriminator="tag")])
 
 
+# Values written as they are, checked inline by exact type (no call per table cell); floats
+# are not among them (NaN and the infinities are tagged), nor subclasses (a StrEnum's value).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def to_jsonable(value: Any) -> Any:
     """Convert ``value`` to JSON-compatible data, tagging types JSON cannot hold."""
     if value is None or isinstance(value, (bool, int, str)):
@@ -133,12 +138,12 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, dict):
-        converted = {str(k): to_jsonable(v) for k, v in value.items()}
+        converted = {str(k): v if type(v) in _PLAIN else to_jsonable(v) for k, v in value.items()}
         # A user's own dict with a "$type" key (JSON columns, .NET payloads) must not be read
         # back as one of our tags: wrap it.
         return {_TAG: "dict", "value": converted} if _TAG in converted else converted
     if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
+        return [v if type(v) in _PLAIN else to_jsonable(v) for v in value]
     if isinstance(value, dt.datetime):
         return {_TAG: "datetime", "value": value.isoformat()}
     if isinstance(value, dt.date):

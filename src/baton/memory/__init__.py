@@ -10,7 +10,8 @@ Entry points::
     answer.metadata["memory_lock"] = bundle.lock.to_dict()
 
 Modules: ``journal`` (events, hash chain, erasure), ``projection`` (rebuildable registers),
-``store`` (the door: writes, reads, integrity), ``writer`` (dedup -> gate -> verdict),
+``store`` (the door: writes, reads, integrity), ``record_events`` (what each operation on one
+record appends), ``writer`` (dedup -> gate -> verdict),
 ``gate``, ``dedup``, ``confidence``, ``lifecycle`` (decay, promotion), ``transfer``
 (siblings, global, artifacts), ``bundle``, ``doctrine``, ``feedback``, ``validation``.
 Importing this package touches no file and opens no connection.

@@ -151,10 +151,10 @@ def _periods(meaningful: list[Sense]) -> list[Period] | None:
     if parts:
         if len(years) != 1:
             return None
-        from baton.semantic.named_periods import expand_period as _expand
+        from baton.semantic.named_periods import expand_period
 
         for part in parts:
-            out += _expand(part, years[0])
+            out += expand_period(part, years[0])
         return out
     return [Period.parse(str(y)) for y in years]
 
