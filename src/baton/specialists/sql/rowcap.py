@@ -24,6 +24,7 @@ statement under ``LIMIT 0``, compiled but not evaluated, to learn the result's w
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sqlglot import exp
@@ -33,9 +34,11 @@ from sqlglot.tokens import TokenType
 from baton.specialists.sql.classify import ROW_LIMIT_MARKER
 
 
+@functools.lru_cache(maxsize=512)
 def cap_rows(sql: str, dialect: str, limit: int) -> str | None:
     """``sql`` returning at most ``limit`` rows, or None when it is not a single query
-    (EXPLAIN, VALUES, SHOW, unparseable text) and runs as written."""
+    (EXPLAIN, VALUES, SHOW, unparseable text) and runs as written. Remembered per text: a
+    verified question's SQL runs again and again, and the answer depends on the text alone."""
     try:
         engine = Dialect.get_or_raise(dialect)
         tokens = engine.tokenize(sql)
