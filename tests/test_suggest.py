@@ -122,3 +122,22 @@ def test_generate_followups_with_a_result_draws_from_the_fitting_pool_only():
         assert len(drawn) == 3 and set(drawn) <= set(fitting_followups(MONTHS, query=MONTHLY_SQL, viz_type="line"))
         assert not set(drawn) & {"What is the trend over time?", "Average instead of count?"}
     assert generate_followups(None, ["a"], 0, result=QueryResult(["a"], [])) == []
+
+
+@pytest.mark.parametrize(("column", "values", "additive"), [
+    ("revenue", [5, 7], True), ("minutes_played", [5, 7], True), ("Units Sold", [1, 2], True),
+    ("avg_price", [5, 7], False), ("avgprice", [5, 7], False), ("conversion_rate", [0.1, 0.2], False),
+    ("revenue_per_user", [5, 7], False), ("max_temp", [5, 7], False), ("credit_score", [5, 7], False),
+    ("SalesRank", [1, 2], False), ("avgPrice", [1, 2], False), ("sales rank", [1, 2], False), ("Share", [0.4, 0.6], False),
+    ("profit", [-5, 7], False),  # a negative value: no share of a whole
+])
+def test_one_meaning_of_additive_for_shares_follow_ups_and_insights(column, values, additive):
+    """Suggestions, the no-model "as a share" follow-up and insights used three word lists
+    that disagreed ("score" and "rank" were additive to one of them); now one property."""
+    from baton.viz.profile import profile_result
+
+    profile = profile_result(["region", column], [["a", values[0]], ["b", values[1]]], [])
+    (measure,) = profile.measures
+    assert measure.additive is additive
+    offered = "Show percentage breakdown" in fitting_followups(QueryResult(["region", column], [["a", values[0]], ["b", values[1]]]))
+    assert offered is additive

@@ -87,8 +87,6 @@ def generate_followups(
     return pool[:k]
 
 
-_NON_ADDITIVE = re.compile(r"(^|_)(avg|average|mean|median|rate|ratio|pct|percent|percentage|share|min|max|price|score|rank)(_|$)",
-                           re.IGNORECASE)
 _COARSER = {"day": ("month", "Break this down by month"), "month": ("quarter", "Break this down by quarter"),
             "quarter": ("year", "Break this down by year")}
 
@@ -123,7 +121,7 @@ def fitting_followups(result: Any, *, query: str | None = None, dialect: str | N
     last = m[-1]
     if profile.row_count > 1 and not _sorted_descending(result, last.index):
         pool.append(f"Sort by {last.source} descending")
-    additive = [c for c in m if not _NON_ADDITIVE.search(c.source) and (c.minimum or 0) >= 0 and c.maximum]
+    additive = [c for c in m if c.additive and c.maximum]
     if profile.row_count > 1 and len(d) + len(t) == 1 and additive and "share_pct" not in result.columns:
         pool.append("Show percentage breakdown")
     if query and len(t) == 1 and t[0].time_unit in _COARSER and len(d) <= 1:

@@ -46,13 +46,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 import statistics
 from collections import defaultdict
 from typing import Any
 
 from baton.response import QueryResult
-from baton.viz.profile import ColumnProfile, ResultProfile, next_period, parse_temporal, profile_result, to_number
+from baton.viz.profile import ResultProfile, next_period, parse_temporal, profile_result, to_number
 
 MAX_INSIGHT_ROWS = 50_000
 MAX_MEASURES = 3
@@ -60,12 +59,6 @@ MAX_OUTLIERS_PER_MEASURE = 3
 MIN_PERIODS = 3
 MIN_OUTLIER_VALUES = 8
 OUTLIER_Z = 3.5
-
-_NON_ADDITIVE = {
-    "avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "percentage", "share", "min",
-    "max", "minimum", "maximum", "price", "score", "rank", "per", "stddev", "std", "variance", "fraction",
-}
-
 
 def insight_id(kind: str, *key: Any) -> str:
     """A stable id for a finding: the same kind and identity give the same id."""
@@ -114,12 +107,6 @@ def _period_label(moment: dt.datetime, unit: str | None) -> str:
     if unit == "day":
         return moment.date().isoformat()
     return moment.isoformat(sep=" ")
-
-
-def _additive(column: ColumnProfile) -> bool:
-    name = column.source.lower()
-    tokens = set(re.split(r"[^a-z0-9]+|_", name))
-    return not (tokens & _NON_ADDITIVE or name.startswith(("avg", "mean", "median", "min", "max", "pct")))
 
 
 def _insight(kind: str, key: tuple, title: str, text: str, columns: list[str], rows: list[list[Any]],
@@ -198,7 +185,7 @@ def _top_share(profile: ResultProfile, result: QueryResult, rows: list[list[Any]
     if profile.temporal or len(profile.dimensions) != 1:
         return []
     category = profile.dimensions[0]
-    measure = next((m for m in profile.measures if _additive(m)), None)
+    measure = next((m for m in profile.measures if m.additive), None)
     if measure is None or (measure.minimum or 0) < 0:
         return []
     totals_here: dict[Any, float] = defaultdict(float)

@@ -82,6 +82,25 @@ class ColumnProfile:
     def is_dimension(self) -> bool:
         return self.role in (CATEGORY, ORDINAL)
 
+    @property
+    def additive(self) -> bool:
+        """Whether the column's values add up to a meaningful total, by its name: not an
+        average, rate, share, extreme, price, score or rank ("avg_price", "conversion_rate",
+        "revenue_per_user", "max_temp"), and never negative. Shares, totals, "as a share"
+        follow-ups and insights all ask this one question."""
+        if self.minimum is not None and self.minimum < 0:
+            return False
+        name = _CAMEL_HUMP.sub(" ", self.source).lower()  # "SalesRank": "sales rank"
+        words = set(re.split(r"[^a-z0-9]+", name))
+        return not (words & _NON_ADDITIVE_WORDS or name.startswith(_NON_ADDITIVE_PREFIXES))
+
+
+_NON_ADDITIVE_WORDS = frozenset({
+    "avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "percentage", "share", "fraction", "min",
+    "max", "minimum", "maximum", "price", "score", "rank", "per", "stddev", "std", "variance"})
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NON_ADDITIVE_PREFIXES = ("avg", "mean", "median", "pct")  # "avgprice"; not "min"/"max": "minutes", "maxwell"
+
 
 @dataclass(frozen=True, slots=True)
 class ResultProfile:

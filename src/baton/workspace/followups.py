@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 NEEDS_MODEL = "This follow-up needs a language model, and none is configured"
 # metadata["followup"]: rechart, top_n, bottom_n, sort, filter, share, regroup, compare, needs_model
 KIND_NAMES = {"top": "top_n", "bottom": "bottom_n"}
-_ADDITIVE_SKIP = ("avg", "average", "mean", "median", "rate", "ratio", "pct", "percent", "share", "min", "max", "price")
 
 
 def _profile(result: QueryResult) -> ResultProfile:
@@ -64,8 +63,7 @@ def _title(previous: AIMessage) -> str:
 
 
 def _additive(profile: ResultProfile) -> tuple[str, ...]:
-    return tuple(c.source for c in profile.measures
-                 if not any(part in _ADDITIVE_SKIP for part in c.source.lower().split("_")) and (c.minimum or 0) >= 0)
+    return tuple(c.source for c in profile.measures if c.additive)
 
 
 def _view_of(previous: AIMessage, additive: Callable[[], tuple[str, ...]]) -> View | None:
