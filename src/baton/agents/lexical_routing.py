@@ -18,7 +18,7 @@ here: the orchestrator routes it straight to its specialist, ``baton.verified``.
    without a model (a SQL specialist only runs verified SQL), so the router answers itself:
    "Did you mean ...?" with the three closest verified questions (``closest_verified``), or,
    with no verified question yet, how to add one (``baton verified add``) or set a model.
-   The answer starts with ``NO_MODEL_ANSWER``'s first sentence, which callers recognise.
+   The answer starts with ``NO_MODEL_ANSWER``'s first sentence (``is_no_model_answer``).
 4. Otherwise (specialists that can answer without a model, e.g. table doubles) it calls
    the one tool whose name, description and example questions share the most words with
    the question; when nothing matches well enough it answers that no model is configured.
@@ -50,6 +50,15 @@ NO_MODEL_ANSWER = (
 )
 NO_MODEL_SENTENCE = NO_MODEL_ANSWER.split(". ")[0] + "."
 SET_A_MODEL = NO_MODEL_ANSWER[len(NO_MODEL_SENTENCE):].strip()
+
+
+def is_no_model_answer(content: str | None) -> bool:
+    """Whether an answer's text is the no-model answer (``NO_MODEL_ANSWER`` or a
+    ``did_you_mean`` list): the one place its shape is recognised (the verified-questions
+    hook, ``baton eval``)."""
+    return (content or "").lstrip().startswith(NO_MODEL_SENTENCE)
+
+
 ADD_VERIFIED = (
     'To teach it one, run: baton verified add "<question>" "<SQL that answers it>" '
     "(or save an answer as a verified question)."

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from baton.agents.lexical_routing import NO_MODEL_ANSWER
+from baton.agents.lexical_routing import is_no_model_answer
 from baton.evaluation.compare import compare_results
 from baton.evaluation.golden import GoldenQuestion, Tolerance
 from baton.evaluation.results import QuestionResult, Table
@@ -106,7 +106,7 @@ def produced_table(message: AIMessage) -> tuple[list[str], list[list[Any]], bool
 
 
 def needs_model(message: AIMessage, facts: TraceFacts) -> bool:
-    return facts.needs_model or (message.content or "").strip().startswith(NO_MODEL_ANSWER[:60])
+    return facts.needs_model or is_no_model_answer(message.content)
 
 
 def judge(q: GoldenQuestion, result: QuestionResult, message: AIMessage, facts: TraceFacts, *,

@@ -284,9 +284,9 @@ async def remove_verified_question(ws: Workspace, question: str) -> VerifiedQues
 
 
 def _could_not_answer(message: AIMessage) -> bool:
-    from baton.agents.lexical_routing import NO_MODEL_SENTENCE
+    from baton.agents.lexical_routing import is_no_model_answer
 
-    return message.data is None and (message.content or "").startswith(NO_MODEL_SENTENCE)
+    return message.data is None and is_no_model_answer(message.content)
 
 
 async def annotate_answer(ws: Workspace, message: AIMessage) -> None:
