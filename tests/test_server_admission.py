@@ -103,3 +103,15 @@ async def test_the_busy_share_is_measured_only_while_two_or_more_are_in_flight()
         await asyncio.sleep(3 * TICK_S)  # one left in flight
         assert admission._watch.done() and admission.busy == 0.0
     admission.close()
+
+
+def test_the_interpreter_lock_is_counted_when_the_loop_is_busy_but_not_native_threads_beside_an_idle_loop():
+    """A worker whose loop thread is at 80 % while the process uses a whole core is saturated
+    (its threads hold the interpreter lock the loop needs); a DuckDB query on three cores
+    beside an idle loop is not the loop's saturation."""
+    from baton.server.admission import busy_share
+
+    assert busy_share(0.80, 1.05) == 1.0 > 0.85  # refused at the default max_busy
+    assert busy_share(0.60, 0.70) == 0.70
+    assert busy_share(0.10, 3.0) == 0.10  # native threads, idle loop: admitted
+    assert busy_share(0.90, 0.90) == 0.90
