@@ -47,6 +47,14 @@ def openai_error(status: int, message: str, *, type: str = "invalid_request_erro
                         status_code=status, headers=headers)
 
 
+def overloaded_body(openai: bool) -> dict[str, Any]:
+    """A full server's 503 body in the route's shape: the ``Overloaded`` handler's and the
+    request guard's (which refuses before any parsing), one spelling."""
+    if openai:
+        return {"error": {"message": OVERLOADED, "type": "service_unavailable", "param": None, "code": "overloaded"}}
+    return {"detail": OVERLOADED, "error_code": "overloaded"}
+
+
 def dependency_code(exc: DependencyUnavailable) -> str:
     return "memory_unavailable" if exc.dependency.startswith(("memory", "insights")) else "state_unavailable"
 
@@ -102,10 +110,7 @@ def register_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Overloaded)
     async def overloaded(request: Request, exc: Overloaded) -> JSONResponse:
-        headers = retry_headers(exc.retry_after)
-        if is_openai(request):
-            return openai_error(503, OVERLOADED, type="service_unavailable", code="overloaded", headers=headers)
-        return JSONResponse({"detail": OVERLOADED, "error_code": "overloaded"}, status_code=503, headers=headers)
+        return JSONResponse(overloaded_body(is_openai(request)), status_code=503, headers=retry_headers(exc.retry_after))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

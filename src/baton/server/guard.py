@@ -34,8 +34,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from baton.server.admission import OVERLOADED, RETRY_AFTER_S, Admission
-from baton.server.errors import OPENAI_PATHS
+from baton.server.admission import RETRY_AFTER_S, Admission
+from baton.server.errors import OPENAI_PATHS, overloaded_body
 from baton.server.limits import Limits
 
 Scope = dict[str, Any]
@@ -213,14 +213,13 @@ async def _overloaded(send: Send, path: str, admission: Admission) -> None:
     """The 503 the ``Overloaded`` handler (``errors.py``) would send, sent before any parsing:
     a saturated process refuses for next to nothing. The connection stays open (the body
     was read)."""
-    if path.startswith(OPENAI_PATHS):
-        payload: dict[str, Any] = {"error": {"message": OVERLOADED, "type": "service_unavailable", "param": None, "code": "overloaded"}}
-    else:
-        payload = {"detail": OVERLOADED, "error_code": "overloaded"}
+    await _send_json(send, 503, overloaded_body(path.startswith(OPENAI_PATHS)), (b"retry-after", str(RETRY_AFTER_S).encode()))
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any], header: tuple[bytes, bytes]) -> None:
     data = json.dumps(payload).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-               (b"retry-after", str(RETRY_AFTER_S).encode())]
-    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), header]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
@@ -238,7 +237,4 @@ async def _reply(send: Send, path: str, status: int, message: str) -> None:
         status = 400 if status == 422 else status
     else:
         payload = {"detail": message}
-    data = json.dumps(payload).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), (b"connection", b"close")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data, "more_body": False})
+    await _send_json(send, status, payload, (b"connection", b"close"))
