@@ -54,6 +54,7 @@ log = logging.getLogger("baton.server.admission")
 RETRY_AFTER_S = 1
 TICK_S = 0.05
 LOCK_BOUND_LOOP = 0.5  # busy_share: a loop thread this busy shares the interpreter lock with its threads
+WARN_AFTER_TICKS = 4  # the idle-CPU warning needs this many measurements first (a burst's first instant reads 0 %)
 IDLE_CPU_WARNING_S = 60.0  # at most one "the limit, not the CPU, refused" warning a minute
 OVERLOADED = "the server is answering as many questions as it can; try again shortly"
 
@@ -88,6 +89,7 @@ class Admission:
         self.busy = 0.0
         self._watch: asyncio.Task | None = None
         self._warned_at = -IDLE_CPU_WARNING_S
+        self._ticks = 0  # busy-share measurements since the measuring task last started
 
     def _watch_busy(self) -> None:
         if self.max_busy is None:
@@ -97,8 +99,10 @@ class Admission:
 
     async def _measure(self) -> None:
         wall, loop_cpu, process_cpu = time.monotonic(), time.thread_time(), time.process_time()  # on the loop's thread
+        self._ticks = 0
         while True:
             await asyncio.sleep(TICK_S)
+            self._ticks += 1
             now_wall, now_loop, now_process = time.monotonic(), time.thread_time(), time.process_time()
             elapsed = max(1e-6, now_wall - wall)
             share = busy_share((now_loop - loop_cpu) / elapsed, (now_process - process_cpu) / elapsed)
@@ -128,7 +132,8 @@ class Admission:
         the operator's fix is a larger ``BATON_MAX_IN_FLIGHT``, and nothing else would tell."""
         self.refused += 1
         now = time.monotonic()
-        if (self.saturated() is None and self.busy < 0.5 and self.in_flight >= self.max_in_flight
+        measured = self._watch is not None and not self._watch.done() and self._ticks >= WARN_AFTER_TICKS  # not a burst's first instant
+        if (measured and self.saturated() is None and self.busy < 0.5 and self.in_flight >= self.max_in_flight
                 and now - self._warned_at >= IDLE_CPU_WARNING_S):
             self._warned_at = now
             log.warning("refused a question at %d in flight (BATON_MAX_IN_FLIGHT) while the event loop was %.0f%% busy: "
