@@ -24,7 +24,6 @@ import time
 from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
-from baton.events import SQLAttempt
 from baton.response import AIMessage, ResponseType
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.parser import AskBack, NotMetric, Parsed
@@ -78,9 +77,7 @@ class SemanticAgent(BaseAgent):
             compiled, report = await self.layer.run(query)
         except SemanticQueryError as exc:
             return self._error(question, str(exc), "semantic_query_invalid", started)
-        context.emit(SQLAttempt(sql=report.attempt.sql, attempt=1, outcome=report.attempt.outcome,
-                                error_class=report.attempt.error_class, row_count=report.attempt.row_count,
-                                duration_ms=report.attempt.duration_ms, connection_id=self.layer.connection.id))
+        context.emit(report.attempt.event(self.layer.connection.id))
         if report.result is None:  # an unsafe query's attempt carries the verdict (error_class unsafe_sql)
             reason = report.attempt.error
             code = report.attempt.error_class or "sql_failed"

@@ -51,7 +51,6 @@ from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.agents.lexical_routing import NO_MODEL_ANSWER
-from baton.events import SQLAttempt
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, QueryResult, ResponseType, staleness_warning
@@ -193,7 +192,7 @@ class SQLAgent(BaseAgent):
                 learnings=active, plan_warned=plan_warned,
             )
             out.attempts.append(report.attempt)
-            self._emit_attempt(context, report)
+            context.emit(report.attempt.event(self.connection.id))
             if report.unsafe is not None:
                 return self._finish(out, started, error=(f"unsafe SQL refused: {report.unsafe.reason}", "unsafe_sql"))
             if report.fatal is not None:
@@ -262,12 +261,6 @@ class SQLAgent(BaseAgent):
         await memory.record_validation(question=question, connection_id=self.connection.id, learnings=list(out.learnings),
                                        attempts=[a.to_dict() for a in out.attempts], model=model)
 
-    def _emit_attempt(self, context: AgentContext, report: AttemptReport) -> None:
-        attempt = report.attempt
-        context.emit(SQLAttempt(sql=attempt.sql, attempt=attempt.number, outcome=attempt.outcome,
-                                error_class=attempt.error_class, row_count=attempt.row_count,
-                                duration_ms=attempt.duration_ms, connection_id=self.connection.id))
-
     async def _run_verified(self, context: AgentContext, out: SQLAgentResult, match: VerifiedQuestion, started: float,
                             *, label: str = "verified_question") -> SQLAgentResult:
         """The LLM-free fast path: run the verified SQL through the same checks and engine.
@@ -277,7 +270,7 @@ class SQLAgent(BaseAgent):
         report = await validate_and_run(match.sql, number=1, connection=self.connection,
                                         schema=await self.connection.schema(), explanation=explanation)
         out.attempts.append(report.attempt)
-        self._emit_attempt(context, report)
+        context.emit(report.attempt.event(self.connection.id))
         if report.result is None:
             return self._finish(out, started, error=(f"the verified query failed: {report.attempt.error}",
                                                      report.attempt.error_class or "sql_failed"))

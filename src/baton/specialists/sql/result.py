@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from baton.agents import AgentResult
+from baton.events import SQLAttempt
 from baton.response import QueryResult
 
 # what happened to one candidate, in validation-loop order
@@ -43,6 +44,11 @@ class QueryAttempt:
     @property
     def succeeded(self) -> bool:
         return self.outcome == "success"
+
+    def event(self, connection_id: str) -> SQLAttempt:
+        """This attempt as the ``sql.attempt`` event (the SQL and semantic specialists emit it)."""
+        return SQLAttempt(sql=self.sql, attempt=self.number, outcome=self.outcome, error_class=self.error_class,
+                          row_count=self.row_count, duration_ms=self.duration_ms, connection_id=connection_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {
