@@ -113,10 +113,10 @@ class Admission:
                 return  # one question alone is always admitted: stop measuring until a second comes
 
     def saturated(self) -> str | None:
-        """Why the loop cannot take another question now (its thread is over ``max_busy``
-        busy), or None; never while nothing is in flight."""
+        """Why the process cannot take another question now (its busy share, ``busy_share``,
+        is over ``max_busy``), or None; never while nothing is in flight."""
         if self.in_flight and self.max_busy is not None and self.busy > self.max_busy:
-            return f"the event loop's thread is {self.busy:.0%} busy: the CPU is saturated"
+            return f"the event loop and its threads are {self.busy:.0%} busy: the CPU is saturated"
         return None
 
     def refuses(self) -> bool:
@@ -136,7 +136,7 @@ class Admission:
         if (measured and self.saturated() is None and self.busy < 0.5 and self.in_flight >= self.max_in_flight
                 and now - self._warned_at >= IDLE_CPU_WARNING_S):
             self._warned_at = now
-            log.warning("refused a question at %d in flight (BATON_MAX_IN_FLIGHT) while the event loop was %.0f%% busy: "
+            log.warning("refused a question at %d in flight (BATON_MAX_IN_FLIGHT) while the event loop and its threads were %.0f%% busy: "
                         "the limit, not the CPU, is the bottleneck; raise BATON_MAX_IN_FLIGHT to about the model "
                         "latency chain / 4 ms", self.in_flight, self.busy * 100)
 

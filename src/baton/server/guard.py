@@ -134,7 +134,7 @@ class RequestGuard:
         admission = self.admission
         if admission is not None and path in QUESTION_PATHS and scope.get("method") == "POST" and admission.refuses():
             admission.count_refusal()
-            await _overloaded(send, path, admission)
+            await _overloaded(send, path)
             return
         await self._run(scope, receive, send, body)
 
@@ -209,7 +209,7 @@ class RequestGuard:
                 task.cancel()
 
 
-async def _overloaded(send: Send, path: str, admission: Admission) -> None:
+async def _overloaded(send: Send, path: str) -> None:
     """The 503 the ``Overloaded`` handler (``errors.py``) would send, sent before any parsing:
     a saturated process refuses for next to nothing. The connection stays open (the body
     was read)."""

@@ -13,7 +13,7 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_IN_FLIGHT`` | 48 | questions answered at once by one process (``admission.py``: why 48) |
 | ``BATON_ADMISSION_QUEUE`` | 0 | questions waiting for a slot; beyond: 503 + ``Retry-After`` |
 | ``BATON_ADMISSION_WAIT`` | 0.25 s | longest wait for a slot (with a queue) |
-| ``BATON_ADMISSION_MAX_BUSY`` | 0.85 | share of the event loop's thread's time spent computing over which new questions are refused (CPU saturated) |
+| ``BATON_ADMISSION_MAX_BUSY`` | 0.85 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``admission.busy_share``) over which new questions are refused (CPU saturated) |
 """
 
 from __future__ import annotations

@@ -180,28 +180,12 @@ class Match:
     specificity: int
 
 
-class _QuestionTokens:
-    """The question's tokens under each vocabulary, read once per vocabulary: candidates
-    mostly share one, and a workspace may have hundreds of candidates."""
-
-    def __init__(self, question: str) -> None:
-        self.question = question
-        self._by_vocabulary: dict[int, tuple[Vocabulary, list[Token]]] = {}
-
-    def under(self, vocabulary: Vocabulary) -> list[Token]:
-        known = self._by_vocabulary.get(id(vocabulary))
-        if known is None or known[0] is not vocabulary:
-            known = self._by_vocabulary[id(vocabulary)] = (vocabulary, vocabulary.tokens(self.question))
-        return known[1]
-
-
 def match_verified(question: str, candidates: Iterable[VerifiedQuestion]) -> Match | None:
     """The verified question asking the same thing as ``question`` (module docstring), bound."""
     best: list[tuple[int, VerifiedQuestion, dict[str, str]]] = []
-    question_tokens = _QuestionTokens(question)
     for candidate in candidates:
         vocabulary = _vocabulary(candidate)
-        tokens = question_tokens.under(vocabulary)
+        tokens = vocabulary.tokens(question)  # read once per vocabulary: it remembers
         if not tokens:
             continue
         bound = _bind_question(tokens, candidate, vocabulary)
@@ -235,10 +219,9 @@ def closest_verified(question: str, candidates: Sequence[VerifiedQuestion], k: i
     first); for "Did you mean ...?". Slot values count as shared ("2024" near a question
     with a year slot). Ties keep the candidates' order."""
     scored = []
-    question_tokens = _QuestionTokens(question)
     for position, candidate in enumerate(candidates):
         vocabulary = _vocabulary(candidate)
-        tokens = question_tokens.under(vocabulary)
+        tokens = vocabulary.tokens(question)  # read once per vocabulary: it remembers
         bound = _bind_question(tokens, candidate, vocabulary) or (frozenset(t.key for t in tokens), {})
         asked = bound[0]
         profile = _profile(candidate.question, candidate.sql, candidate.slots, vocabulary)

@@ -186,7 +186,7 @@ def _top_share(profile: ResultProfile, result: QueryResult, rows: list[list[Any]
         return []
     category = profile.dimensions[0]
     measure = next((m for m in profile.measures if m.additive), None)
-    if measure is None or (measure.minimum or 0) < 0:
+    if measure is None:  # additive: never negative either
         return []
     totals_here: dict[Any, float] = defaultdict(float)
     evidence: dict[Any, list[list[Any]]] = defaultdict(list)
