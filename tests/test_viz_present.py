@@ -7,6 +7,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 import baton.viz.presentation as presentation
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.suggest import generate_followups
@@ -42,7 +44,9 @@ def test_present_fills_chart_followups_and_insights_on_a_copy():
     assert shown.content == message.content and shown.turn_id == message.turn_id
 
 
-async def test_present_async_dresses_in_a_worker_thread_with_the_same_result(monkeypatch):
+@pytest.fixture
+def chart_threads(monkeypatch) -> list[int]:
+    """The threads the chart was chosen on, one entry per ``choose_chart`` call."""
     threads: list[int] = []
     real = presentation.choose_chart
 
@@ -51,6 +55,11 @@ async def test_present_async_dresses_in_a_worker_thread_with_the_same_result(mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(presentation, "choose_chart", spy)
+    return threads
+
+
+async def test_present_async_dresses_in_a_worker_thread_with_the_same_result(chart_threads, monkeypatch):
+    threads = chart_threads
     monkeypatch.setattr(presentation, "INLINE_ROWS", 3)  # these 4 rows count as a large result
     message = answer(input="Revenue by region, dressed off the loop")  # a question no other test dressed (the cache)
     shown = await present_async(message, seed=3)
@@ -60,15 +69,8 @@ async def test_present_async_dresses_in_a_worker_thread_with_the_same_result(mon
     assert await present_async(plain) is plain
 
 
-async def test_present_async_dresses_a_small_result_on_the_loop(monkeypatch):
-    threads: list[int] = []
-    real = presentation.choose_chart
-
-    def spy(*args, **kwargs):
-        threads.append(threading.get_ident())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(presentation, "choose_chart", spy)
+async def test_present_async_dresses_a_small_result_on_the_loop(chart_threads):
+    threads = chart_threads
     message = answer(input="Revenue by region, dressed on the loop")  # 4 rows: no thread hop
     shown = await present_async(message, seed=3)
     assert threads == [threading.get_ident()]
