@@ -18,9 +18,11 @@ SQLite file.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,17 @@ class FaultyProvider:
             return fault_reply(fault, streaming)
         return self.healthy(site, body, streaming)
 
+    async def calls_at(self, site: str, expected: int, within: float = 10.0) -> int:
+        """The calls ``site`` has received, once ``expected`` have arrived or ``within`` s passed.
+
+        The stub counts a call when its thread has read the request; on a loaded machine the
+        last request of a hang (the SDK gave up on it after the call timeout) can still be
+        unread in the socket when the answer is already back, so a count read at once is low."""
+        deadline = time.monotonic() + within
+        while self.calls.get(site, 0) < expected and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return self.calls.get(site, 0)
+
     def healthy(self, site: str, body: dict[str, Any], streaming: bool) -> Reply:
         messages = body["messages"]
         question = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
@@ -141,7 +154,10 @@ def sales_database(folder: Path) -> str:
 
 
 def faulty_workspace(stub: StubLLMServer, folder: Path, *, name: str = "faults", policy: RetryPolicy = FAST_POLICY,
-                     deadline_s: float = 5.0, planning: bool = False) -> Workspace:
+                     deadline_s: float = 20.0, planning: bool = False) -> Workspace:
+    """A workspace of two SQL specialists on one SQLite file, every model call to ``stub``.
+    The default deadline is far past the policy's three 0.4 s tries, so that on a loaded
+    machine a count of tries is never cut short by the deadline instead."""
     model = OpenAICompatible("stub-model", api_key=SECRET_KEY, base_url=stub.openai_base_url, timeout=30)
     url = sales_database(folder)
     orchestrator = OrchestratorAgent(f"{name}-orchestrator", model=model, policy=policy)
