@@ -29,6 +29,7 @@ from typing import Any
 from baton.errors import ConfigurationError, ProviderError
 from baton.llm.arguments import parse_tool_call
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
+from baton.llm.transport import LoopClients, sdk_http_client
 from baton.messages import LLMResponse, Message, StreamChunk, Tool
 
 DEFAULT_MAX_TOKENS = 4096
@@ -109,18 +110,28 @@ class Anthropic:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.context_window = context_window
+        fresh = None
         if client is None:
+            def fresh() -> Any:
+                return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0,
+                                                http_client=sdk_http_client(anthropic))
+
             try:
-                client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+                client = fresh()
             except anthropic.AnthropicError as exc:
                 raise ConfigurationError(f"anthropic:{model}: {exc}") from exc
             if not any(getattr(client, name, None) for name in ("api_key", "auth_token", "credentials")):
                 # The SDK would only notice at the first request, with a bare TypeError.
                 raise ConfigurationError(f"anthropic:{model} has no credentials: pass api_key= or set ANTHROPIC_API_KEY")
-        self._client = client
+        self._clients = LoopClients(client, fresh)
         # json.JSONDecodeError: the SDK parses bodies and SSE frames with json.loads
         self._sdk_errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, json.JSONDecodeError, *transport_errors())
         self.base_url = str(client.base_url).rstrip("/")
+
+    @property
+    def _client(self) -> Any:
+        """The SDK client of the running event loop (``baton.llm.transport``)."""
+        return self._clients.current()
 
     def __repr__(self) -> str:
         return f"Anthropic({self.model} @ {self.base_url})"
@@ -246,4 +257,4 @@ class Anthropic:
         return windows
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._clients.aclose()

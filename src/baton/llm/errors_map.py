@@ -160,10 +160,13 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str, secrets: Ite
     if isinstance(exc, ValueError):  # json.JSONDecodeError from an SDK's body or SSE parser
         return ProviderServerError(f"{provider}/{model}: the provider sent data that is not valid JSON",
                                    code="model_bad_response", **kw)
-    if "Timeout" in name:  # APITimeoutError, httpx ReadTimeout/ConnectTimeout/PoolTimeout
+    from_aiohttp = type(exc).__module__.startswith("aiohttp")  # one the SDK's mapping let through
+    if ("Timeout" in name and not _dropped(exc)) or (from_aiohttp and isinstance(exc, TimeoutError)):
+        # APITimeoutError, httpx ReadTimeout/ConnectTimeout/PoolTimeout, aiohttp's timeouts
         return ProviderTimeoutError(f"{provider}/{model}: request timed out", **kw)
-    if "Connection" in name or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}:
-        cause = exc.__cause__ or exc
+    if ("Timeout" in name or from_aiohttp or "Connection" in name
+            or name in {"ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}):
+        cause = _root_cause(exc) if "Timeout" in name else exc.__cause__ or exc
         detail = provider_text(str(cause), secrets=secrets) or type(cause).__name__
         return ProviderConnectionError(f"{provider}/{model}: cannot reach the provider ({detail})", **kw)
 
@@ -180,6 +183,25 @@ def map_sdk_error(exc: BaseException, *, provider: str, model: str, secrets: Ite
     if type_:
         return ProviderBadRequestError(text, **kw)
     return ProviderServerError(text, **kw)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+def _dropped(exc: BaseException) -> bool:
+    """A "timeout" that was a failed or dropped connection: the SDKs' aiohttp transport
+    reports every ``aiohttp.ClientConnectionError`` (a refused connection, a server
+    disconnect) as httpx's ``ConnectTimeout``; the first aiohttp error in the chain says
+    which it was."""
+    cause = exc.__cause__
+    while cause is not None:
+        if type(cause).__module__.startswith("aiohttp"):
+            return not isinstance(cause, TimeoutError)
+        cause = cause.__cause__
+    return False
 
 
 def _with_retry_after(error: ProviderError, headers: Mapping[str, str] | None) -> ProviderError:
@@ -199,14 +221,15 @@ def unexpected_response(body: Any, *, provider: str, model: str) -> ProviderBadR
 
 @functools.cache
 def transport_errors() -> tuple[type[BaseException], ...]:
-    """The HTTP clients' transport errors (a stream cut mid-body surfaces as one of these)."""
+    """The HTTP clients' transport errors (a stream cut mid-body surfaces as one of these;
+    aiohttp's own when an error escapes the SDK's mapping of them)."""
     found: list[type[BaseException]] = []
-    for module_name in ("httpx2", "httpx"):
+    for module_name, error_name in (("httpx2", "TransportError"), ("httpx", "TransportError"), ("aiohttp", "ClientError")):
         try:
             module = __import__(module_name)
         except ImportError:
             continue
-        error = getattr(module, "TransportError", None)
+        error = getattr(module, error_name, None)
         if isinstance(error, type):
             found.append(error)
     return tuple(found)

@@ -4,9 +4,10 @@ One class serves OpenAI, OpenRouter, Ollama (``/v1``), vLLM, llama.cpp server an
 Studio: they differ only in base URL, key and a few quirks handled here.
 
 Decisions:
-- One ``AsyncOpenAI`` client per instance, created in ``__init__`` and shared by every
-  request: the SDK's transport pools connections and holds up under hundreds of
-  concurrent calls where a hand-rolled httpx client did not (FACTS.md).
+- One ``AsyncOpenAI`` client per instance and event loop, shared by every request there:
+  the SDK's transport pools connections and holds up under hundreds of concurrent calls
+  where a hand-rolled httpx client did not (FACTS.md); its aiohttp transport when installed,
+  which costs less CPU per call (``baton.llm.transport``).
 - ``max_retries=0`` on the SDK: ``LLMRouter`` owns retries, so a 429 is never retried
   twice by two layers with two policies.
 - Calls are posted with the SDK's own client (``AsyncOpenAI.post``: its transport,
@@ -36,6 +37,7 @@ from typing import Any
 from baton.errors import ConfigurationError, ProviderConnectionError, ProviderError
 from baton.llm.arguments import parse_tool_call, wire_arguments
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
+from baton.llm.transport import LoopClients, sdk_http_client
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -109,21 +111,29 @@ class OpenAICompatible:
         self.temperature = temperature
         self.context_window = context_window
         self.stream_usage = stream_usage
+        fresh = None
         if client is None:
+            def fresh() -> Any:
+                return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0,
+                                          default_headers=dict(default_headers or {}) or None,
+                                          http_client=sdk_http_client(openai))
+
             try:
-                client = openai.AsyncOpenAI(
-                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0,
-                    default_headers=dict(default_headers or {}) or None,
-                )
+                client = fresh()
             except openai.OpenAIError as exc:
                 raise ConfigurationError(f"{provider or 'openai'}:{model}: {exc}") from exc
-        self._client = client
+        self._clients = LoopClients(client, fresh)
         self._direct = _direct_post(client)
         # json.JSONDecodeError: the SDK parses bodies and SSE frames with json.loads
         self._sdk_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, json.JSONDecodeError, *transport_errors())
         self.base_url = str(client.base_url).rstrip("/")
         self._max_tokens_param = "max_completion_tokens" if self.base_url == OPENAI_BASE_URL else "max_tokens"
         self.provider = provider or ("openai" if self.base_url == OPENAI_BASE_URL else "openai-compatible")
+
+    @property
+    def _client(self) -> Any:
+        """The SDK client of the running event loop (``baton.llm.transport``)."""
+        return self._clients.current()
 
     def __repr__(self) -> str:
         return f"OpenAICompatible({self.provider}:{self.model} @ {self.base_url})"
@@ -277,7 +287,7 @@ class OpenAICompatible:
         return windows
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._clients.aclose()
 
 
 def _direct_post(client: Any) -> tuple[Any, Any, Any] | None:
