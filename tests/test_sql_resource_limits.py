@@ -266,3 +266,41 @@ async def test_a_row_over_the_limit_after_others_ends_the_result_as_truncated(ma
     kept = 1 if kind == "sqlite" else 2  # the sqlite3 module steps one row ahead of the row it returns
     assert result.truncated and result.rows == [[1, "small"], [2, "small"]][:kept]
     await still_answers(conn)
+
+
+# --- SQLite: a statement's column count is remembered, and corrected when the schema changes -----
+
+
+async def test_sqlite_a_statement_run_again_is_not_compiled_again_to_count_its_columns(make_db):
+    db = make_db("sqlite", "CREATE TABLE sales (month TEXT, revenue INTEGER)", "INSERT INTO sales VALUES ('2025-01', 1)")
+    conn = db.connection(pool_size=1)
+    compiled: list[str] = []
+    raw = conn.engine.raw_connection()
+    raw.dbapi_connection.set_trace_callback(compiled.append)
+    raw.close()
+    for _ in range(3):
+        assert (await conn.execute_readonly("SELECT month, revenue FROM sales")).rows == [["2025-01", 1]]
+    assert sum("LIMIT 0" in statement for statement in compiled) == 1  # the probe, on the first run only
+    assert sum("FROM sales" in statement for statement in compiled) == 4
+
+
+async def test_sqlite_a_statement_widened_by_a_schema_change_is_bounded_by_its_new_width(make_db):
+    import sqlalchemy as sa
+
+    db = make_db("sqlite", "CREATE TABLE docs (a TEXT)", "INSERT INTO docs VALUES ('x')")
+    conn = db.connection(pool_size=1, max_row_bytes=ROW_LIMIT)
+    assert (await conn.execute_readonly("SELECT * FROM docs")).rows == [["x"]]  # one column, remembered
+    with db.admin().begin() as owner:  # the owner widens the table: two 600 kB values a row, 1.2 MB
+        owner.execute(sa.text("ALTER TABLE docs ADD COLUMN b TEXT"))
+        owner.execute(sa.text("UPDATE docs SET a = replace(hex(zeroblob(300000)), '00', 'xx'), "
+                              "b = replace(hex(zeroblob(300000)), '00', 'yy')"))
+        owner.execute(sa.text("INSERT INTO docs SELECT a, b FROM docs"))
+    try:
+        first = await conn.execute_readonly("SELECT * FROM docs")
+    except SQLExecutionError as error:
+        assert error.error_class is ErrorClass.RESOURCE_LIMIT
+    else:  # the rows after the first compiled are held to the new width: none over the limit
+        assert first.truncated and not any(len(a) + len(b) > ROW_LIMIT for a, b in first.rows)
+    error = await refused(conn, "SELECT * FROM docs")  # the next run knows its two columns from the start
+    assert (error.error_class, error.error.code) == (ErrorClass.RESOURCE_LIMIT, "SQLITE_TOOBIG")
+    await still_answers(conn)

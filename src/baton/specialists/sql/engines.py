@@ -159,6 +159,7 @@ class SQLConnection:
         self._schema: SchemaInfo | None = None
         self._schema_lock = threading.Lock()
         self.server_flavor: str | None = None  # "mariadb" | "mysql" once seen
+        self.sqlite_columns: dict[str, int] = {}  # SQLite: a statement's result columns, as last run (rowstream.py)
         # the data's age, when the options say how to learn it (FreshnessQueryError for an unsafe query)
         self.freshness = FreshnessProbe(self, self.options.freshness) if self.options.freshness is not None else None
 

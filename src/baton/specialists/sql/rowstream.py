@@ -56,8 +56,7 @@ def open_rows(conn: SQLConnection, raw: Any, cursor: Any, sql: str, reader: RowR
     if conn.dialect == "mysql":
         return _open_mysql(raw, cursor, sql, reader)
     if conn.dialect == "sqlite":
-        # a capped query (reader.bounded) is already trimmed; printf replaced: not pooled again
-        reader.abandoned = _bound_sqlite_values(conn, raw.dbapi_connection, sql, trimmed=reader.bounded)
+        return _open_sqlite(conn, raw.dbapi_connection, cursor, sql, reader)
     cursor.execute(sql)
     reader.rows, reader.description = iter(cursor.fetchone, None), lambda: cursor.description
 
@@ -120,21 +119,50 @@ def _refuse_mysql_truncated_values(driver: Any) -> None:
             raise SQLExecutionError(ClassifiedError(ErrorClass.RESOURCE_LIMIT, str(message), str(code)))
 
 
-def _bound_sqlite_values(conn: SQLConnection, driver: sqlite3.Connection, sql: str, *, trimmed: bool) -> bool:
-    """No string or blob over ``max_row_bytes / columns`` for this statement (limits.py).
-    True when ``printf``/``format`` were replaced by their bounded version."""
+def _open_sqlite(conn: SQLConnection, driver: sqlite3.Connection, cursor: Any, sql: str, reader: RowReader) -> None:
+    """The statement under a value-length limit of ``max_row_bytes / columns``
+    (``limits.py``), so that no row it returns is over ``max_row_bytes``.
+
+    The column count of a statement run before is remembered (``conn.sqlite_columns``):
+    learning it means compiling the statement once more (``sqlite_probe``), and on a
+    server each compile calls the read-only authorizer, a Python callback, several times:
+    each call waits for the interpreter lock while the event loop holds it. If the schema
+    changed since, the count is corrected from the statement's own description as soon as it
+    runs and the limit tightened for its remaining rows."""
+    statement = sql if reader.bounded else trimmed_statement(sql, "sqlite")  # a capped query is trimmed already
     limit = conn.options.max_row_bytes
-    statement = sql if trimmed else trimmed_statement(sql, "sqlite")
-    columns = None
+    known = conn.sqlite_columns.get(statement) if statement is not None else None
+    columns = known if known is not None else _probe_columns(driver, statement)
+    driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, sqlite_value_limit(limit, columns))
+    reader.abandoned = _bound_printf(driver, sql, sqlite_value_limit(limit, columns))  # replaced: not pooled again
+    cursor.execute(sql)
+    actual = len(cursor.description) if cursor.description is not None else None
+    if statement is not None and actual is not None:
+        if actual > columns:
+            driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, sqlite_value_limit(limit, actual))
+        if len(conn.sqlite_columns) >= _REMEMBERED_STATEMENTS:
+            conn.sqlite_columns.clear()
+        conn.sqlite_columns[statement] = actual
+    reader.rows, reader.description = iter(cursor.fetchone, None), lambda: cursor.description
+
+
+_REMEMBERED_STATEMENTS = 1024
+
+
+def _probe_columns(driver: sqlite3.Connection, statement: str | None) -> int:
+    """How many columns ``statement`` returns, compiled and not run; 8 (EXPLAIN's) when it is
+    not a query or one SQLite will refuse anyway."""
     if statement is not None:
         try:
-            columns = len(driver.execute(sqlite_probe(statement)).description or ())
+            return len(driver.execute(sqlite_probe(statement)).description or ())
         except sqlite3.Error:
-            columns = None
-    if columns is None:
-        columns = 8  # not a query (EXPLAIN's 8 columns), or one SQLite will refuse anyway
-    value_limit = sqlite_value_limit(limit, columns)
-    driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit)
+            pass
+    return 8
+
+
+def _bound_printf(driver: sqlite3.Connection, sql: str, value_limit: int) -> bool:
+    """``printf``/``format`` replaced by versions bounded to ``value_limit`` when ``sql``
+    names them; True when replaced."""
     if not _SQLITE_PRINTF.search(sql):
         return False
     for name in ("printf", "format"):
