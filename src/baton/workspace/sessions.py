@@ -45,6 +45,7 @@ from baton.errors import BatonError
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkhead
+from baton.workspace.group_commit import GroupCommit
 from baton.workspace.migrations import Migration, migrate
 
 TITLE_LENGTH = 80
@@ -52,6 +53,8 @@ MAX_THREADS = 4
 TIMEOUT_S = 5.0
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
+# one turn to append: workspace, session id (None: a new one), question, answer, reply digest, new, answer JSON
+_Append = tuple[str, "str | None", str, AIMessage, str, bool, "str | None"]
 
 _md = sa.MetaData()
 SESSIONS = sa.Table(
@@ -161,6 +164,7 @@ class SessionStore:
         self._write_lock = threading.Lock() if self.engine.dialect.name == "sqlite" and not self._single else None
         migrate(self.engine, "sessions", MIGRATIONS)
         self.bulkhead = Bulkhead("sessions", threads=max_threads, queue=64, timeout_s=timeout_s)
+        self._appends: GroupCommit[_Append, str] = GroupCommit(lambda group: self._run(self._append_group, group))
         self._closed = False
 
     def close(self) -> None:
@@ -205,8 +209,8 @@ class SessionStore:
         ``answer_json``: the answer already serialised (``AIMessage.to_json``), if it was."""
         from baton.workspace.markdown import to_markdown
 
-        return await self._run(self._append, workspace, session_id, question, answer, reply_digest(to_markdown(answer)),
-                               new, answer_json)
+        return await self._appends.submit((workspace, session_id, question, answer, reply_digest(to_markdown(answer)),
+                                           new, answer_json))
 
     @staticmethod
     def new_id() -> str:
@@ -268,22 +272,43 @@ class SessionStore:
                 return False
         return True
 
-    def _append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage, digest: str,
-                new: bool = False, answer_json: str | None = None) -> str:
+    def _append_group(self, group: builtins.list[_Append]) -> builtins.list[str | Exception]:
+        """The turns appended while the last group committed, in one transaction (group
+        commit, ``group_commit.py``), sessions locked in id order so that two replicas'
+        groups never wait on each other in a cycle. A turn that fails on its own (an unknown
+        session, a duplicate id) fails its group: then each is written alone, and only it fails."""
+        order = sorted(range(len(group)), key=lambda i: group[i][1] or "")  # stable: one session's turns keep their order
+        try:
+            with self._write() as conn, conn.begin():
+                ids = {i: self._append_in(conn, *group[i]) for i in order}
+            return [ids[i] for i in range(len(group))]
+        except (SessionNotFound, sa.exc.IntegrityError):
+            if len(group) == 1:
+                raise
+        results: builtins.list[str | Exception] = []
+        for turn in group:
+            try:
+                with self._write() as conn, conn.begin():
+                    results.append(self._append_in(conn, *turn))
+            except (SessionNotFound, sa.exc.IntegrityError) as exc:
+                results.append(exc)
+        return results
+
+    def _append_in(self, conn: Connection, workspace: str, session_id: str | None, question: str, answer: AIMessage,
+                   digest: str, new: bool = False, answer_json: str | None = None) -> str:
         text = answer_json if answer_json is not None else answer.to_json()
-        with self._write() as conn, conn.begin():
-            if session_id is None or new:
-                session_id = self._create(workspace, question, conn, session_id)
-                seq = 1
-            else:
-                self._owned(conn, workspace, session_id, lock=True)
-                seq = conn.execute(_NEXT_SEQ, {"sid": session_id}).scalar_one()
-            now = _now()
-            conn.execute(_INSERT_TURN, {"session_id": session_id, "seq": seq, "turn_id": answer.turn_id, "question": question,
-                                        "answer": text, "created_at": now})
-            conn.execute(_INSERT_REPLY, {"workspace": workspace, "digest": digest, "turn_id": answer.turn_id, "created_at": now})
-            if seq > 1:
-                conn.execute(_TOUCH, {"sid": session_id, "now": now})
+        if session_id is None or new:
+            session_id = self._create(workspace, question, conn, session_id)
+            seq = 1
+        else:
+            self._owned(conn, workspace, session_id, lock=True)
+            seq = conn.execute(_NEXT_SEQ, {"sid": session_id}).scalar_one()
+        now = _now()
+        conn.execute(_INSERT_TURN, {"session_id": session_id, "seq": seq, "turn_id": answer.turn_id, "question": question,
+                                    "answer": text, "created_at": now})
+        conn.execute(_INSERT_REPLY, {"workspace": workspace, "digest": digest, "turn_id": answer.turn_id, "created_at": now})
+        if seq > 1:
+            conn.execute(_TOUCH, {"sid": session_id, "now": now})
         return session_id
 
     def _find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
