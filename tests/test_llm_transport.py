@@ -78,6 +78,26 @@ async def test_aclose_of_an_unused_model_closes_its_client(stub):
     assert client.is_closed()
 
 
+async def test_aclose_closes_the_client_of_a_loop_running_on_another_thread(stub):
+    # as a durable worker's loop: the stages used the model there, the workspace closes it here
+    import threading
+
+    model = make(stub)
+    stub.script("openai", openai_text("there"))
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        answer = asyncio.run_coroutine_threadsafe(model.complete([Message.user("q")]), other).result(10)
+        assert answer.content == "there"
+        await model.aclose()
+        assert model._clients.first.is_closed()  # the client the other loop took
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(5)
+        other.close()
+
+
 def _sdk_timeout_from(cause: BaseException) -> openai.APITimeoutError:
     """What the SDK raises when its aiohttp transport fails: aiohttp's error, mapped to an
     httpx timeout by the transport, wrapped in ``APITimeoutError`` by the SDK."""

@@ -19,6 +19,7 @@ An injected client is used as given, on whatever loop calls it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -27,6 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from baton.errors import ConfigurationError
 
 TRANSPORTS = ("aiohttp", "httpx")
+CLOSE_ELSEWHERE_S = 2.0  # aclose waits this long for a client to close on another thread's loop
 
 
 class _Closable(Protocol):
@@ -88,12 +90,18 @@ class LoopClients(Generic[Client]):
         return client
 
     async def aclose(self) -> None:
-        """Close the running loop's client, and ``first`` if no loop took it (or it was
-        injected); clients of other loops cannot be closed from here and are dropped."""
-        here = self._by_loop.pop(asyncio.get_running_loop(), None)
-        self._by_loop.clear()
-        closing = [] if here is None else [here]
-        if not self._first_taken and self.first is not here:
+        """Close every client: the running loop's here, another running loop's on its own
+        thread (a durable worker's loop), ``first`` if no loop took it (or it was injected).
+        A client whose loop has stopped cannot be closed any more and is dropped."""
+        here = asyncio.get_running_loop()
+        clients, self._by_loop = self._by_loop, {}
+        closing = [client for loop, client in clients.items() if loop is here]
+        if not self._first_taken and all(client is not self.first for client in closing):
             closing.append(self.first)
         for client in closing:
             await client.close()
+        for loop, client in clients.items():
+            if loop is not here and loop.is_running():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.wrap_future(asyncio.run_coroutine_threadsafe(client.close(), loop)),
+                                           CLOSE_ELSEWHERE_S)
