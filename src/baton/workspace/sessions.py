@@ -10,9 +10,11 @@ created and upgraded by versioned migrations (``migrations.py``), safe when seve
 processes open the same database at once. A SQLite file from before the migrations (tables
 ``sessions``/``turns``/``feedback``) is renamed in place: its conversations are kept.
 
-Appending a turn is one transaction that locks the session (``SELECT ... FOR UPDATE`` on
+Appending a turn locks the session in its transaction (``SELECT ... FOR UPDATE`` on
 PostgreSQL, the write lock on SQLite), so two replicas appending to one conversation at the
-same moment get consecutive turn numbers, never a collision.
+same moment get consecutive turn numbers, never a collision. Turns appended while another
+group commits share the next transaction (``group_commit.py``); each caller returns once
+its turn is committed.
 
 ``baton_replies`` maps the digest of each answer's Markdown (what a chat client shows and
 sends back as the assistant's message) to its turn: a chat client that keeps the
