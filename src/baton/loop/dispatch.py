@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from baton.errors import ConfigurationError, ToolArgumentsError, ToolError, ToolExecutionError, UnknownToolError
 from baton.events import Event, ToolEnd, ToolStart
@@ -49,7 +49,7 @@ class _Entry:
 _CALL_AWARE: dict[type, bool] = {}
 
 
-def _call_aware(tool: RunnableTool) -> bool:
+def _call_aware(tool: RunnableTool) -> TypeGuard[CallAwareTool]:
     """``isinstance(tool, CallAwareTool)``, decided once per class: a check against a
     runtime protocol inspects every member (~13 us), and a dispatcher is built per loop run."""
     kind = type(tool)
