@@ -18,6 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from baton.demo.data import build_demo_database
+from baton.semantic.compiler import TOTAL_ROWS, totals_query
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.parser import AskBack, Parsed
@@ -88,6 +89,16 @@ async def test_every_metric_query_gives_the_same_rows_on_each_engine(make_db, ki
             assert rows_match(report.result.rows, base.result.rows, ordered=True), (question, compiled.sql,
                                                                                    report.result.rows[:5], base.result.rows[:5])
             assert list(report.result.columns) == list(base.result.columns)
+            if not report.result.truncated:  # the totals a top N's shares are of, summed by this engine
+                metrics = list(compiled.query.metrics)
+                totals = await layer.run_sql(totals_query(compiled, metrics), "totals")
+                assert totals.unsafe is None and totals.result is not None, (question, totals.attempt.error)
+                row = dict(zip(totals.result.columns, totals.result.rows[0], strict=True))
+                assert row[TOTAL_ROWS] == report.result.row_count
+                for metric in metrics:
+                    index = list(report.result.columns).index(metric)
+                    expected_sum = sum(float(r[index] or 0) for r in report.result.rows)
+                    assert float(row[metric] or 0) == pytest.approx(expected_sum, rel=1e-9, abs=1e-6), (question, metric)
     finally:
         await reference.connection.aclose()
 

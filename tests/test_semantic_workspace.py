@@ -98,17 +98,21 @@ async def test_follow_ups_edit_the_semantic_query(demo_dir):
         assert yearly.metadata["followup"] == "semantic_edit" and len(yearly.data) == 2
 
 
-async def test_a_top_n_share_is_of_the_whole_ranking_and_never_of_a_capped_one(demo_dir):
+async def test_a_top_n_share_is_of_the_whole_ranking_even_one_longer_than_the_row_cap(demo_dir):
     async with build_demo_workspace(demo_dir) as ws:
         first = await ws.answer("Revenue by product in 2025")
         whole = await ws.answer("top 3", first.session_id)
         share = next(i for i in whole.insights if i["kind"] == "top_share")
         assert f"across all {len(first.data)} product values" in share["text"]
+        top, total = max(row["revenue"] for row in first.data), sum(row["revenue"] for row in first.data)
+        assert f"{100 * top / total:.1f}%" in share["text"]
         connection = ws.semantic.connection
-        connection.options = dataclasses.replace(connection.options, row_cap=4)  # the full ranking no longer fits
+        connection.options = dataclasses.replace(connection.options, row_cap=4)  # the ranking no longer fits a result
         again = await ws.answer("Revenue by product in 2025")  # a new conversation
         capped = await ws.answer("top 3", again.session_id)
-    assert capped.results.row_count == 3 and not any(i["kind"] == "top_share" for i in capped.insights)
+    assert again.results.truncated and capped.results.row_count == 3
+    # the database totals the whole ranking in one aggregate query: the same share as uncapped
+    assert next(i for i in capped.insights if i["kind"] == "top_share")["text"] == share["text"]
 
 
 async def test_a_semantic_answer_can_be_saved_as_a_verified_question(demo_dir):

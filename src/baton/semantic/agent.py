@@ -107,10 +107,12 @@ class SemanticAgent(BaseAgent):
                            execution_time=time.perf_counter() - started, metadata={"semantic_query": compiled.query.to_dict()})
 
     async def _full_insights(self, query: SemanticQuery, shown: Any) -> list[dict[str, Any]]:
-        """Insights of a top-N answer with the totals of the whole ranking: the same query
-        without its limit gives each additive metric's total and the row count."""
+        """Insights of a top-N answer with the totals of the whole ranking: the database sums
+        each additive metric over the query without its limit, and counts its rows, in one
+        aggregate query (``compiler.totals_query``): exact however long the ranking."""
         from dataclasses import replace
 
+        from baton.semantic.compiler import TOTAL_ROWS, totals_query
         from baton.viz.insights import find_insights
 
         model = self.layer.model
@@ -119,12 +121,13 @@ class SemanticAgent(BaseAgent):
         totals: dict[str, Any] = {}
         total_rows = None
         if additive:
-            _, report = await self.layer.run(replace(query, limit=None))
-            if report.result is not None and not report.result.truncated:  # capped rows are no total: no share then
-                total_rows = report.result.row_count
-                for name in additive:
-                    index = list(report.result.columns).index(name)
-                    totals[name] = sum(float(row[index] or 0) for row in report.result.rows)
+            whole = self.layer.compile(replace(query, limit=None))
+            report = await self.layer.run_sql(totals_query(whole, additive),
+                                              f"Totals of: {whole.query.describe(model)}")
+            if report.result is not None and report.result.rows:
+                row = dict(zip(report.result.columns, report.result.rows[0], strict=True))
+                total_rows = int(row[TOTAL_ROWS] or 0)
+                totals = {name: float(row[name] or 0) for name in additive}
         found = find_insights(shown, totals=totals or None, total_rows=total_rows)
         return [i for i in found if totals or "share" not in str(i.get("kind", ""))]
 

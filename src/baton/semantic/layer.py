@@ -149,13 +149,16 @@ class SemanticLayer:
     async def run(self, query: SemanticQuery, *, number: int = 1) -> tuple[CompiledQuery, AttemptReport]:
         """Compile and run ``query`` through the validation pass (safety check, schema
         pre-validation, read-only engine)."""
-        from baton.specialists.sql.validation import validate_and_run
-
         await self.ready()
         compiled = self.compile(query)
-        report = await validate_and_run(compiled.sql, number=number, connection=self.connection,
-                                        schema=await self.connection.schema(), explanation=f"Semantic query: {compiled.query.describe(self.model)}")
-        return compiled, report
+        return compiled, await self.run_sql(compiled.sql, f"Semantic query: {compiled.query.describe(self.model)}", number=number)
+
+    async def run_sql(self, sql: str, explanation: str, *, number: int = 1) -> AttemptReport:
+        """``sql`` built from the model (``compiler.py``) through the same validation pass."""
+        from baton.specialists.sql.validation import validate_and_run
+
+        return await validate_and_run(sql, number=number, connection=self.connection, schema=await self.connection.schema(),
+                                      explanation=explanation)
 
 
 __all__ = ["SemanticLayer"]
