@@ -163,3 +163,30 @@ async def test_baton_serve_with_environment_keys_shares_login_sessions_across_it
         for app in workers:
             await app.state.workspaces.aclose()
             app.state.login_tokens.close()
+
+
+async def test_a_frozen_token_store_fails_a_login_in_seconds_on_the_key_lookups_own_threads():
+    import threading
+
+    from baton.workspace.bulkheads import Bulkhead
+
+    release = threading.Event()
+    ran_on: list[str] = []
+
+    class FrozenTokens(LoginTokens):  # the state database stopped answering
+        def issue(self, workspace: str, key_digest: str) -> str:
+            ran_on.append(threading.current_thread().name)
+            release.wait(10)
+            return super().issue(workspace, key_digest)
+
+    app = create_app(Workspaces([Workspace("acme", OrchestratorAgent("acme-o"), SessionStore())]), ApiKeys({KEY: "acme"}),
+                     login_tokens=FrozenTokens.in_memory())
+    try:
+        async with app.router.lifespan_context(app), client(app) as c:
+            app.state.key_lookups = Bulkhead("keys", threads=1, queue=4, timeout_s=0.3)
+            response = await c.post("/login", json={"key": KEY})
+            assert response.status_code == 503 and "set-cookie" not in response.headers
+            assert ran_on and ran_on[0].startswith("baton-keys")  # never the threads every other part shares
+            assert (await c.get("/v1/agents", headers={"Authorization": f"Bearer {KEY}"})).status_code == 200
+    finally:
+        release.set()

@@ -28,8 +28,9 @@ else in the process (an app built in code with its keys given, as tests do).
 
 from __future__ import annotations
 
-import asyncio
 import os
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
@@ -40,6 +41,7 @@ from baton.workspace.keys import ApiKeys, Principal, digest
 from baton.workspace.login_tokens import MISS, LoginTokens
 
 COOKIE_PREFIX = "baton_session"
+T = TypeVar("T")
 
 
 def cookie_name(request: Request) -> str:
@@ -69,17 +71,24 @@ async def session_principal(request: Request) -> Principal | None:
     if not token or tokens is None:
         return None
     known = tokens.cached(token)
-    found = await asyncio.to_thread(tokens.lookup, token) if known is MISS else known
+    found = await _state(request, tokens.lookup, token) if known is MISS else known
     if found is None:
         return None
     workspace, key_digest = found
     keys: ApiKeys = request.app.state.keys
     principal = keys.resolve_digest(key_digest, store=False)
     if principal is None and keys.store is not None:  # a key kept in the state store: a query, off the loop
-        principal = await asyncio.to_thread(keys.resolve_digest, key_digest)
+        principal = await _state(request, keys.resolve_digest, key_digest)
     if principal is None or principal.workspace != workspace or workspace not in request.app.state.workspaces.names():
         return None
     return principal
+
+
+def _state(request: Request, fn: Callable[..., T], *args: Any) -> Awaitable[T]:
+    """``fn(*args)`` (a read or write of keys and login tokens, in the state database) on the
+    key lookups' own bulkhead: a slow state database fails a login in seconds
+    (``DependencyUnavailable``, 503) and never holds the threads everything else shares."""
+    return request.app.state.key_lookups.run(fn, *args)
 
 
 def _same_site(request: Request) -> None:
@@ -96,10 +105,10 @@ def register_login_routes(app: FastAPI, tokens: LoginTokens | None = None) -> No
         """Exchange a key for a login session (module docstring)."""
         _same_site(request)
         keys: ApiKeys = request.app.state.keys
-        principal = await asyncio.to_thread(keys.resolve, body.key)
+        principal = await _state(request, keys.resolve, body.key)
         if principal is None or principal.workspace not in request.app.state.workspaces.names():
             raise HTTPException(status_code=401, detail="missing or invalid API key")
-        token = await asyncio.to_thread(request.app.state.login_tokens.issue, principal.workspace, digest(body.key))
+        token = await _state(request, request.app.state.login_tokens.issue, principal.workspace, digest(body.key))
         response = Response(status_code=204)
         https = request.url.scheme == "https"
         response.set_cookie(cookie_name(request), token, max_age=int(request.app.state.login_tokens.ttl_s), path="/",
@@ -111,7 +120,7 @@ def register_login_routes(app: FastAPI, tokens: LoginTokens | None = None) -> No
         """End this browser's login session: the token is revoked, the cookie cleared."""
         _same_site(request)
         name = cookie_name(request)
-        await asyncio.to_thread(request.app.state.login_tokens.revoke, request.cookies.get(name))
+        await _state(request, request.app.state.login_tokens.revoke, request.cookies.get(name))
         response = Response(status_code=204)
         response.delete_cookie(name, path="/", httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return response
