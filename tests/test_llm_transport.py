@@ -62,6 +62,36 @@ def test_one_model_answers_on_one_event_loop_after_another(stub, monkeypatch, tr
     asyncio.run(close())
 
 
+def test_loops_on_two_threads_at_once_each_get_their_own_client(stub):
+    import threading
+
+    model = make(stub)
+    stub.script("openai", *(openai_text("hi") for _ in range(8)))
+    used: dict[str, object] = {}
+    failures: list[BaseException] = []
+    start = threading.Barrier(2)
+
+    def thread_main(name: str) -> None:
+        async def run() -> None:
+            start.wait()  # both loops bind at the same moment
+            for _ in range(4):
+                assert (await model.complete([Message.user("q")])).content == "hi"
+            used[name] = model._client
+
+        try:
+            asyncio.run(run())
+        except BaseException as exc:  # reported below, on the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=thread_main, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not failures and used["a"] is not used["b"]
+    asyncio.run(model.aclose())  # their loops have ended: their clients are dropped
+
+
 async def test_aclose_closes_the_client_of_this_loop(stub):
     model = make(stub)
     stub.script("openai", openai_text("hi"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
@@ -70,6 +71,7 @@ class LoopClients(Generic[Client]):
         self._fresh = fresh
         self._by_loop: dict[asyncio.AbstractEventLoop, Client] = {}
         self._first_taken = False
+        self._lock = threading.Lock()
 
     def current(self) -> Client:
         try:
@@ -82,12 +84,12 @@ class LoopClients(Generic[Client]):
     def _bind(self, loop: asyncio.AbstractEventLoop) -> Client:
         if self._fresh is None:
             return self.first
-        for ended in [other for other in self._by_loop if other.is_closed()]:
-            del self._by_loop[ended]
-        client = self._fresh() if self._first_taken else self.first
-        self._first_taken = True
-        self._by_loop[loop] = client
-        return client
+        with self._lock:  # two loops' threads binding at once must not both take ``first``
+            live = {other: client for other, client in self._by_loop.items() if not other.is_closed()}
+            client = self._fresh() if self._first_taken else self.first
+            self._first_taken = True
+            self._by_loop = {**live, loop: client}  # replaced whole: other threads read it without the lock
+            return client
 
     async def aclose(self) -> None:
         """Close every client: the running loop's here, another running loop's on its own
