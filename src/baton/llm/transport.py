@@ -92,9 +92,10 @@ class LoopClients(Generic[Client]):
             return client
 
     async def aclose(self) -> None:
-        """Close every client: the running loop's here, another running loop's on its own
-        thread (a durable worker's loop), ``first`` if no loop took it (or it was injected).
-        A client whose loop has stopped cannot be closed any more and is dropped."""
+        """Close every client (the model is done: call it once, when no loop uses it any
+        more): the running loop's here, another running loop's on its own thread (a durable
+        worker's loop), ``first`` if no loop took it (or it was injected). A client whose loop
+        has stopped cannot be closed any more and is dropped."""
         here = asyncio.get_running_loop()
         clients, self._by_loop = self._by_loop, {}
         closing = [client for loop, client in clients.items() if loop is here]
