@@ -136,8 +136,9 @@ def api_keys(workspaces: Workspaces, state: State | None = None) -> tuple[ApiKey
 
 
 def configure_logging(level: str) -> None:
-    """Readable logs on stderr. Every step's event is a JSON line on ``baton.events``: shown
-    at ``debug`` only (at ``info`` the server says what happens, not every token)."""
+    """Readable logs on stderr. Every step's event is a JSON line on ``baton.events``, and the
+    provider SDKs' HTTP clients log every request: both shown at ``debug`` only (at ``info``
+    the server says what happens, a line per answer, not every token or call)."""
     import logging
 
     numeric = getattr(logging, level.upper(), None)
@@ -145,6 +146,11 @@ def configure_logging(level: str) -> None:
         raise ValueError(f"unknown log level {level!r} (debug, info, warning, error)")
     logging.basicConfig(level=numeric, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s")
     logging.getLogger("baton.events").setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
+    for name in HTTP_CLIENT_LOGGERS:  # a line per model call at info: Baton's own line per answer says enough
+        logging.getLogger(name).setLevel(logging.DEBUG if numeric <= logging.DEBUG else max(numeric, logging.WARNING))
+
+
+HTTP_CLIENT_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
 def serve_app(app, host: str, port: int, log_level: str = "info") -> None:
