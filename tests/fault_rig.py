@@ -153,12 +153,36 @@ def sales_database(folder: Path) -> str:
     return f"sqlite:///{path}"
 
 
+class TriesBySite(OpenAICompatible):
+    """The stub's model, counting per call site the tries Baton makes (``tries``). The stub
+    counts what reached it; on a loaded machine a try can end at the call timeout before its
+    request was sent, and the policy's count of tries is Baton's, so it is counted here."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tries: dict[str, int] = {}
+
+    def _count(self, messages: Any, tools: Any) -> None:
+        from baton.llm.openai_compat import to_openai_messages, to_openai_tools
+
+        site = site_of({"messages": to_openai_messages(messages), "tools": to_openai_tools(tools) if tools else None})
+        self.tries[site] = self.tries.get(site, 0) + 1
+
+    async def complete(self, messages: Any, tools: Any = None, **kwargs: Any) -> Any:
+        self._count(messages, tools)
+        return await super().complete(messages, tools, **kwargs)
+
+    def stream(self, messages: Any, tools: Any = None, **kwargs: Any) -> Any:
+        self._count(messages, tools)
+        return super().stream(messages, tools, **kwargs)
+
+
 def faulty_workspace(stub: StubLLMServer, folder: Path, *, name: str = "faults", policy: RetryPolicy = FAST_POLICY,
                      deadline_s: float = 20.0, planning: bool = False) -> Workspace:
     """A workspace of two SQL specialists on one SQLite file, every model call to ``stub``.
     The default deadline is far past the policy's three 0.4 s tries, so that on a loaded
     machine a count of tries is never cut short by the deadline instead."""
-    model = OpenAICompatible("stub-model", api_key=SECRET_KEY, base_url=stub.openai_base_url, timeout=30)
+    model = TriesBySite("stub-model", api_key=SECRET_KEY, base_url=stub.openai_base_url, timeout=30)
     url = sales_database(folder)
     orchestrator = OrchestratorAgent(f"{name}-orchestrator", model=model, policy=policy)
     connections = []
