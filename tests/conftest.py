@@ -67,6 +67,16 @@ def postgres_url() -> str:
 
 
 @pytest.fixture
+def state_db(postgres_url):
+    """The URL of a PostgreSQL database created for this test and dropped after it (a state
+    database shared by replicas)."""
+    from pg_fresh import fresh_database
+
+    with fresh_database(postgres_url) as url:
+        yield url
+
+
+@pytest.fixture
 def mysql_url() -> str:
     return _server_url("BATON_TEST_MYSQL_URL")
 

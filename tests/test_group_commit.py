@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from baton.response import AIMessage
 from baton.workspace import SessionNotFound, SessionStore
 from baton.workspace.group_commit import GroupCommit
-from pg_fresh import fresh_database
 
 
 def counted_commits(store: SessionStore) -> list[int]:
@@ -92,12 +91,6 @@ async def test_a_cancelled_caller_does_not_disturb_its_group():
     dropped.cancel()
     release.set()
     assert await kept == 1 and dropped.cancelled()
-
-
-@pytest.fixture
-def state_db(postgres_url):
-    with fresh_database(postgres_url) as url:
-        yield url
 
 
 @pytest.mark.postgres

@@ -11,16 +11,9 @@ from baton.llm import FunctionModel
 from baton.workspace import ApiKeys
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
-from pg_fresh import fresh_database
 from workspace_doubles import routed, sales_db
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def state_url(postgres_url):
-    with fresh_database(postgres_url) as url:
-        yield url
 
 
 @pytest.fixture
@@ -31,9 +24,9 @@ def shop(tmp_path):
 model = routed("Sales by region.")
 
 
-async def test_two_processes_on_one_state_share_conversations_memory_and_keys(state_url, shop, tmp_path):
-    one = State.from_env({}, url=state_url, home=tmp_path / "one")  # two replicas: different homes, one URL
-    two = State.from_env({}, url=state_url, home=tmp_path / "two")
+async def test_two_processes_on_one_state_share_conversations_memory_and_keys(state_db, shop, tmp_path):
+    one = State.from_env({}, url=state_db, home=tmp_path / "one")  # two replicas: different homes, one URL
+    two = State.from_env({}, url=state_db, home=tmp_path / "two")
     async with open_database_workspace(shop, FunctionModel(model), state=one) as a, \
             open_database_workspace(shop, FunctionModel(model), state=two) as b:
         first = await a.answer("Sales by region?")
@@ -65,14 +58,14 @@ def sa_digest(key):
     return digest(key)
 
 
-def test_processes_starting_together_on_an_empty_database_install_it_once(state_url, tmp_path):
+def test_processes_starting_together_on_an_empty_database_install_it_once(state_db, tmp_path):
     from baton.memory import MemoryStore, TrustedAuthenticator
     from baton.workspace import SessionStore
 
     go = threading.Barrier(6, timeout=60)
 
     def start(i):
-        state = State.from_env({}, url=state_url, home=tmp_path / str(i))
+        state = State.from_env({}, url=state_db, home=tmp_path / str(i))
         go.wait()
         sessions, keys = SessionStore(state.url), state.keys()
         memory = MemoryStore(state.url, authenticator=TrustedAuthenticator())
@@ -84,7 +77,7 @@ def test_processes_starting_together_on_an_empty_database_install_it_once(state_
         started = [pool.submit(start, i) for i in range(6)]
     failures = [repr(f.exception()) for f in started if f.exception() is not None]  # any failure is the finding
     assert failures == []
-    engine = sa.create_engine(state_url)
+    engine = sa.create_engine(state_db)
     with engine.connect() as conn:
         versions = dict(conn.execute(sa.text("SELECT component, version FROM baton_schema_versions")).all())
         defaults = conn.execute(sa.text("SELECT COUNT(*) FROM baton_api_keys WHERE default_for = 'demo'")).scalar_one()

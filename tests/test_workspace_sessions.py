@@ -10,7 +10,6 @@ import sqlalchemy as sa
 from baton.response import AIMessage
 from baton.workspace import SessionNotFound, SessionStore
 from baton.workspace.migrations import Migration, StateSchemaError, migrate
-from pg_fresh import fresh_database
 
 OLD_SCHEMA = """
 CREATE TABLE sessions (session_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, title TEXT NOT NULL,
@@ -54,12 +53,6 @@ async def test_a_closed_store_refuses_work():
     store.close()
     with pytest.raises(RuntimeError, match="closed"):
         await store.create("demo")
-
-
-@pytest.fixture
-def state_db(postgres_url):
-    with fresh_database(postgres_url) as url:
-        yield url
 
 
 @pytest.mark.postgres
