@@ -252,9 +252,6 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     return CompiledQuery(render_sql(select, dialect), q, (*names, *q.metrics), dialect)
 
 
-__all__ = ["CompiledQuery", "compile_query", "output_name"]
-
-
 TOTAL_ROWS = "baton_total_rows"
 
 
@@ -270,3 +267,6 @@ def totals_query(compiled: CompiledQuery, metrics: list[str]) -> str:
     sums = [exp.alias_(exp.Sum(this=exp.column(name, table="ranked", quoted=True)), name, quoted=True) for name in metrics]
     outer = exp.select(exp.alias_(exp.Count(this=exp.Star()), TOTAL_ROWS), *sums).from_(inner.subquery("ranked"))
     return render_sql(outer, compiled.dialect)
+
+
+__all__ = ["TOTAL_ROWS", "CompiledQuery", "compile_query", "output_name", "totals_query"]

@@ -281,8 +281,7 @@ class SessionStore:
         session, a duplicate id) fails its group: then each is written alone, and only it fails."""
         order = sorted(range(len(group)), key=lambda i: group[i][1] or "")  # stable: one session's turns keep their order
         try:
-            with self._write() as conn, conn.begin():
-                ids = {i: self._append_in(conn, *group[i]) for i in order}
+            ids = dict(zip(order, self._append_all([group[i] for i in order]), strict=True))
             return [ids[i] for i in range(len(group))]
         except (SessionNotFound, sa.exc.IntegrityError):
             if len(group) == 1:
@@ -290,11 +289,15 @@ class SessionStore:
         results: builtins.list[str | Exception] = []
         for turn in group:
             try:
-                with self._write() as conn, conn.begin():
-                    results.append(self._append_in(conn, *turn))
+                results.extend(self._append_all([turn]))
             except (SessionNotFound, sa.exc.IntegrityError) as exc:
                 results.append(exc)
         return results
+
+    def _append_all(self, turns: builtins.list[_Append]) -> builtins.list[str]:
+        """``turns`` appended in one transaction, in order; their sessions' ids."""
+        with self._write() as conn, conn.begin():
+            return [self._append_in(conn, *turn) for turn in turns]
 
     def _append_in(self, conn: Connection, workspace: str, session_id: str | None, question: str, answer: AIMessage,
                    digest: str, new: bool = False, answer_json: str | None = None) -> str:

@@ -133,8 +133,9 @@ def _open_sqlite(conn: SQLConnection, driver: sqlite3.Connection, cursor: Any, s
     limit = conn.options.max_row_bytes
     known = conn.sqlite_columns.get(statement) if statement is not None else None
     columns = known if known is not None else _probe_columns(driver, statement)
-    driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, sqlite_value_limit(limit, columns))
-    reader.abandoned = _bound_printf(driver, sql, sqlite_value_limit(limit, columns))  # replaced: not pooled again
+    value_limit = sqlite_value_limit(limit, columns)
+    driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, value_limit)
+    reader.abandoned = _bound_printf(driver, sql, value_limit)  # replaced: not pooled again
     cursor.execute(sql)
     actual = len(cursor.description) if cursor.description is not None else None
     if statement is not None and actual is not None:
