@@ -78,14 +78,16 @@ async def check_model(model: SemanticModel, connection: SQLConnection) -> CheckR
 
     for entity in model.entities:
         if entity.time is not None:
-            need(entity.name, [entity.time.column], f"entity {entity.name} time")
+            need(entity.name, columns_of(entity.time.column, f"entity {entity.name} time"), f"entity {entity.name} time")
         for join in entity.joins:
             need(entity.name, [local for local, _ in join.on], f"entity {entity.name} join to {join.to}")
             need(join.to, [remote for _, remote in join.on], f"entity {entity.name} join to {join.to}")
     for measure in model.measures:
         need(measure.entity, columns_of(measure.expr, f"measure {measure.name}"), f"measure {measure.name}")
+        if measure.time is not None:
+            need(measure.entity, columns_of(measure.time.column, f"measure {measure.name} time"), f"measure {measure.name} time")
         if measure.filter:
-            need(measure.entity, columns_of(measure.filter, f"measure {measure.name} filter"), f"measure {measure.name} filter")
+            need(measure.entity, columns_of(measure.filter, f"measure {measure.name} filter", dimensions=True), f"measure {measure.name} filter")
     for dimension in model.dimensions:
         need(dimension.entity, columns_of(dimension.expr, f"dimension {dimension.name}"), f"dimension {dimension.name}")
     layer = SemanticLayer(model, connection)

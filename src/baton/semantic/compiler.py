@@ -13,8 +13,9 @@ Plan (the way MetricFlow plans, in one statement):
    by the dimensions, so measures never multiply through a join (no fan-out) and no
    ``FULL OUTER JOIN`` is needed (MySQL/MariaDB have none).
 3. Ratios divide as decimals (``1.0 * a / NULLIF(b, 0)``: engines divide integers
-   differently) and every metric is rounded to its ``decimals`` (PostgreSQL rounds only
-   NUMERIC, so there it is cast first; ``decimals: 0`` is a whole number, cast to BIGINT).
+   differently). Values are **exact**: nothing is rounded in SQL (a ratio of 0.0012 rounded
+   to two places would read 0.0 — a confident wrong number); display rounding is the
+   presenter's, and keeps at least three significant digits.
 4. Order: the query's, then every group-by dimension ascending, so ties come out the same on
    every engine; then the limit.
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import parse_fragment, parse_metric_expression, render_sql
-from baton.semantic.model import TIME, SemanticModel
+from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.timegrain import grain_expression, period_condition
 
@@ -59,6 +60,11 @@ def _qualify(tree: exp.Expr, alias: str) -> exp.Expr:
     return tree.copy().transform(visit)
 
 
+def time_value(time: TimeColumn, alias: str) -> exp.Expr:
+    """A time column (or a MetricFlow time dimension's SQL expression) on ``alias``'s rows."""
+    return _qualify(parse_fragment(time.column, "time column"), alias)
+
+
 def _string_literal(_dimension: str, value: str) -> exp.Expr:
     from sqlglot import exp
 
@@ -66,12 +72,12 @@ def _string_literal(_dimension: str, value: str) -> exp.Expr:
 
 
 class _Branch:
-    """One (entity, filter) group: its FROM/JOINs, and aliases per join path."""
+    """One (entity, filter, time column) group: its FROM/JOINs, and aliases per join path."""
 
-    def __init__(self, model: SemanticModel, entity: str) -> None:
-
+    def __init__(self, model: SemanticModel, entity: str, time: TimeColumn | None) -> None:
         self.model = model
         self.root = model.entity(entity)
+        self.time = time
         self.aliases: dict[tuple, str] = {(): self.root.name}
         self.joins: list[exp.Expr] = []
         self.used = {self.root.name}
@@ -108,15 +114,33 @@ class _Branch:
 
 
 def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grain: str | None, dialect: str) -> exp.Expr:
-    from sqlglot import exp
 
     if name == TIME:
-        time = branch.root.time
+        time = branch.time
         assert time is not None
-        return grain_expression(exp.column(time.column, table=branch.root.name), time, grain or "month", dialect)
+        return grain_expression(time_value(time, branch.root.name), time, grain or "month", dialect)
     dimension = model.dimension(name)
+    local = dimension.local_expr(branch.root.name)
+    if local is not None:
+        return _qualify(parse_fragment(local, f"dimension {name}"), branch.root.name)
     alias = branch.alias_for(dimension.entity)
     return _qualify(parse_fragment(dimension.expr, f"dimension {name}"), alias)
+
+
+def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str | None, dialect: str) -> exp.Expr:
+    """A measure's row filter: its own columns on the branch's table, ``dimension.<name>``
+    as that dimension through the model's joins (a MetricFlow filter on a joined entity)."""
+    from sqlglot import exp
+
+    def visit(node):
+        if isinstance(node, exp.Column):
+            if node.table == "dimension":
+                return _dimension_expression(branch, model, node.name, grain, dialect)
+            if not node.table:
+                return exp.column(node.name, table=branch.root.name)
+        return node
+
+    return parse_fragment(text, "measure filter", dimensions=True).copy().transform(visit)
 
 
 def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
@@ -150,15 +174,6 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str],
     return parse_metric_expression(metric.expr or "", f"metric {name}").copy().transform(visit)
 
 
-def _rounded(value: exp.Expr, decimals: int, dialect: str) -> exp.Expr:
-    from sqlglot import exp
-
-    if dialect == "postgres":
-        value = exp.Cast(this=value, to=exp.DataType.build("NUMERIC"))
-    rounded = exp.Round(this=value, decimals=exp.Literal.number(decimals))
-    return exp.Cast(this=rounded, to=exp.DataType.build("BIGINT")) if decimals == 0 else rounded  # counts stay whole numbers
-
-
 def output_name(name: str, query: SemanticQuery) -> str:
     return (query.grain or "month") if name == TIME else name
 
@@ -171,29 +186,27 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     literal = literal or _string_literal
     q = query.check(model)
     measures = list(dict.fromkeys(x for name in q.metrics for x in model.measures_of(name)))
-    groups: dict[tuple[str, str | None], list[str]] = {}
+    groups: dict[tuple[str, str | None, TimeColumn | None], list[str]] = {}
     for name in measures:
         measure = model.measure(name)
-        groups.setdefault((measure.entity, measure.filter), []).append(name)
+        groups.setdefault((measure.entity, measure.filter, model.time_of(name)), []).append(name)
     dims = list(q.by)
     names = [output_name(d, q) for d in dims]
     branches = []
-    for (entity, row_filter), members in groups.items():
-        branch = _Branch(model, entity)
-        select = exp.Select()
+    for (entity, row_filter, time), members in groups.items():
+        branch = _Branch(model, entity, time)
         dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
         conditions: list[exp.Expr] = []
         if row_filter:
-            conditions.append(_qualify(parse_fragment(row_filter, f"measure filter on {entity}"), branch.root.name))
+            conditions.append(_measure_filter(branch, model, row_filter, q.grain, dialect))
         for dimension, values in q.where:
             subject = _dimension_expression(branch, model, dimension, q.grain, dialect)
             literals = [literal(dimension, v) for v in values]
             conditions.append(exp.EQ(this=subject, expression=literals[0]) if len(literals) == 1
                               else exp.In(this=subject, expressions=literals))
         if q.periods:
-            time = branch.root.time
             assert time is not None
-            column = exp.column(time.column, table=branch.root.name)
+            column = time_value(time, branch.root.name)
             ranges = [period_condition(column, time, p) for p in q.periods]
             conditions.append(ranges[0] if len(ranges) == 1 else exp.Paren(this=exp.or_(*ranges)))
         aggregates = {m: _aggregate(model.measure(m).agg, _qualify(parse_fragment(model.measure(m).expr, f"measure {m}"),
@@ -202,8 +215,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
 
     def finish(select: exp.Select, value_of: Callable[[str], exp.Expr]) -> exp.Select:
         for name in q.metrics:
-            select = select.select(exp.alias_(_rounded(_metric_tree(model, name, value_of), model.metric(name).decimals, dialect),
-                                              name), copy=False)
+            select = select.select(exp.alias_(_metric_tree(model, name, value_of), name), copy=False)
         ordered = [(output_name(n, q), desc) for n, desc in q.order]
         ordered += [(n, False) for n in names if n not in {o for o, _ in ordered}]
         for name, desc in ordered:
@@ -269,4 +281,4 @@ def totals_query(compiled: CompiledQuery, metrics: list[str]) -> str:
     return render_sql(outer, compiled.dialect)
 
 
-__all__ = ["TOTAL_ROWS", "CompiledQuery", "compile_query", "output_name", "totals_query"]
+__all__ = ["TOTAL_ROWS", "CompiledQuery", "compile_query", "output_name", "time_value", "totals_query"]

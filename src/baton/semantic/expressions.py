@@ -58,8 +58,10 @@ def identifier(name: str, what: str) -> str:
 
 
 @functools.lru_cache(maxsize=2048)
-def parse_fragment(text: str, where: str) -> exp.Expr:
-    """The tree of a row expression or filter (module docstring), or ``SemanticModelError``."""
+def parse_fragment(text: str, where: str, *, dimensions: bool = False) -> exp.Expr:
+    """The tree of a row expression or filter (module docstring), or ``SemanticModelError``.
+    ``dimensions``: a measure filter, which may also name a dimension as ``dimension.<name>``
+    (compiled through the model's joins, never as a table)."""
     import sqlglot
     from sqlglot import exp
 
@@ -82,6 +84,9 @@ def parse_fragment(text: str, where: str) -> exp.Expr:
             raise SemanticModelError(f"{where}: {node.key.upper()} is not allowed in a semantic model expression "
                                      f"(columns, literals, arithmetic, comparisons, CASE, CAST, COALESCE and a few pure functions)")
         if isinstance(node, exp.Column):
+            if dimensions and node.table == "dimension" and not node.args.get("db") and not node.args.get("catalog"):
+                identifier(node.name, f"{where}: dimension")
+                continue
             if node.table or node.args.get("db") or node.args.get("catalog"):
                 raise SemanticModelError(f"{where}: column {node.sql()!r} names a table; use the entity's own columns only")
             identifier(node.name, f"{where}: column")
@@ -90,10 +95,20 @@ def parse_fragment(text: str, where: str) -> exp.Expr:
     return tree
 
 
-def columns_of(text: str, where: str) -> tuple[str, ...]:
+def columns_of(text: str, where: str, *, dimensions: bool = False) -> tuple[str, ...]:
+    """The entity's own columns ``text`` reads (``dimension.<name>`` references aside)."""
     from sqlglot import exp
 
-    return tuple(dict.fromkeys(c.name for c in parse_fragment(text, where).find_all(exp.Column)))
+    tree = parse_fragment(text, where, dimensions=dimensions)
+    return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column) if c.table != "dimension"))
+
+
+def dimensions_of(text: str, where: str) -> tuple[str, ...]:
+    """The dimensions a measure filter names as ``dimension.<name>``."""
+    from sqlglot import exp
+
+    tree = parse_fragment(text, where, dimensions=True)
+    return tuple(dict.fromkeys(c.name for c in tree.find_all(exp.Column) if c.table == "dimension"))
 
 
 @functools.lru_cache(maxsize=512)
@@ -121,7 +136,7 @@ def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["columns_of", "identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
+__all__ = ["columns_of", "dimensions_of", "identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
 
 
 @functools.cache

@@ -64,7 +64,7 @@ class SemanticLayer:
     async def _index(self) -> None:
         from sqlglot import exp
 
-        from baton.semantic.compiler import _qualify
+        from baton.semantic.compiler import _qualify, time_value
         from baton.semantic.expressions import parse_fragment
 
         values: dict[str, dict[str, Any]] = {}
@@ -87,15 +87,16 @@ class SemanticLayer:
                 log.warning("dimension %s has more than %d values: only the first are recognised in questions", dimension.name, MAX_VALUES)
             values[dimension.name] = {str(row[0]): row[0] for row in result.rows[:MAX_VALUES]}
         years: set[int] = set()
-        for entity in self.model.entities:
-            if entity.time is None:
-                continue
-            column = exp.column(entity.time.column, table="t")
+        times = {(e.name, e.time) for e in self.model.entities if e.time is not None}
+        times |= {(m.entity, m.time) for m in self.model.measures if m.time is not None}
+        for name, time in sorted(times, key=lambda t: (t[0], t[1].column)):
+            entity = self.model.entity(name)
+            column = time_value(time, "t")
             table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
                                          db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)
             from baton.semantic.timegrain import grain_expression
 
-            year = grain_expression(column, entity.time, "year", self.dialect)
+            year = grain_expression(column, time, "year", self.dialect)
             sql = render_sql(exp.select(exp.alias_(exp.Min(this=year), "lo"), exp.alias_(exp.Max(this=year.copy()), "hi")).from_(table),
                              self.dialect)
             try:

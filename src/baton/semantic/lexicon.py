@@ -68,7 +68,8 @@ def phrase_of(text: str) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class Sense:
     """What a span of the question means. ``kind``: metric, dimension, value, entity, grain,
-    direction, verb, number, year, quarter, month, range, negation, compare, unknown, filler."""
+    direction, verb, number, year, quarter, month, range, negation, compare, unknown, filler,
+    refused (a metric or dimension the model reads but Baton does not compute: ``value`` is its kind)."""
 
     kind: str
     name: str = ""  # metric / dimension / entity name, grain, verb
@@ -98,6 +99,10 @@ class Lexicon:
             self._add_phrase(phrase_of(dimension.name.replace("_", " ")), Sense("dimension", dimension.name))
             for text in (dimension.label, *dimension.synonyms):
                 self._add(text, Sense("dimension", dimension.name))
+        for refusal in model.refused:  # read, so a question naming one is refused by name, never read as another
+            if refusal.kind in ("metric", "dimension"):
+                for text in (refusal.name.replace("_", " "), *refusal.words):
+                    self._add(text, Sense("refused", refusal.name, refusal.kind))
         for entity in model.entities:
             for text in (entity.name.replace("_", " "), *entity.synonyms):
                 self._add(text, Sense("entity", entity.name))

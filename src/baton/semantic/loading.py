@@ -1,7 +1,8 @@
 """Reading a semantic model from a file, and its saved queries as verified questions.
 
-``load_model(path)`` reads Baton's YAML or a dbt MetricFlow file (told apart by their
-top-level keys: ``semantic_models:`` is MetricFlow's) and checks it. ``saved_verified``
+``load_model(path)`` reads Baton's YAML or a dbt MetricFlow project (a directory, a
+``semantic_manifest.json``, or a YAML file told apart by its top-level keys:
+``semantic_models:``/``semantic_model:``/``metrics:`` are MetricFlow's) and checks it. ``saved_verified``
 turns the model's saved queries into verified questions, their SQL compiled for the layer's
 engine. Putting a model to work in a workspace is the workspace's business
 (``baton.workspace.semantic.attach_semantic``): this module knows no workspace.
@@ -18,17 +19,24 @@ from baton.semantic.model import SemanticModel
 
 
 def load_model(path: str | Path) -> SemanticModel:
-    """A checked model from Baton's YAML or a dbt MetricFlow semantic-model file."""
+    """A checked model from Baton's YAML, or a dbt MetricFlow project: a directory, a YAML
+    file (dbt's or MetricFlow's test format) or a ``semantic_manifest.json``."""
+    from baton.semantic.metricflow import load_metricflow
+    from baton.semantic.mf_project import is_metricflow, yaml_documents
     from baton.semantic.native import model_from_dict, read_yaml
 
-    data = read_yaml(path)
-    if isinstance(data, dict) and ("semantic_models" in data or "models" in data and "metrics" in data and "entities" not in data):
-        from baton.semantic.metricflow import model_from_metricflow
-
-        return model_from_metricflow(data, default_name=Path(path).stem)
-    if not isinstance(data, dict):
-        raise SemanticModelError(f"{path}: a semantic model is a YAML mapping")
-    return model_from_dict(data, default_name=Path(path).stem)
+    path = Path(path)
+    if path.is_dir() or path.suffix.lower() == ".json":
+        return load_metricflow(path)
+    if not path.exists():
+        raise SemanticModelError(f"{path}: no such file or directory")
+    documents = yaml_documents(path)
+    if any(is_metricflow(d) for d in documents):
+        return load_metricflow(path)
+    if len(documents) == 1 and isinstance(documents[0], dict):
+        return model_from_dict(read_yaml(path), default_name=path.stem)  # Baton's own (read_yaml: 1 MB at most)
+    raise SemanticModelError(f"{path}: neither a Baton semantic model (entities, measures, metrics) "
+                             "nor MetricFlow YAML (semantic_models, metrics)")
 
 
 def saved_verified(layer: SemanticLayer, agent: str) -> list[Any]:

@@ -1,201 +1,339 @@
-"""Reading a dbt MetricFlow semantic-model file into Baton's model.
+"""A dbt MetricFlow project as Baton's semantic model: what it computes, and what it refuses by name.
 
-The file is what a dbt project holds (the standalone ``semantic_models:`` + ``metrics:`` spec
-of dbt 1.6+); the demo's is ``baton/demo/metricflow.yaml``. How it maps:
+The project is read as it is (``mf_project.py``: a directory, a file, MetricFlow's test
+format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``):
 
 - each **semantic model** is one Baton entity named after it, reading the table of its
-  ``model: ref('table')`` (or ``node_relation: {alias, schema_name}``);
-- **entities**: a ``foreign`` entity joins the semantic model whose ``primary`` (or
-  ``unique``/``natural``) entity has the same name, on the two entities' ``expr`` columns;
-- **dimensions**: ``categorical`` ones keep their name (a name used by two semantic models is
-  an error: questions name dimensions without their entity); the ``agg_time_dimension``
-  (``defaults`` or the measure's) is the entity's time column; MetricFlow assumes DATE or
-  TIMESTAMP columns, so a column stored as text says how in ``config.meta.baton_time_format``
-  (``month``, ``date``, ``timestamp``), else it is ``native``;
+  ``model: ref('table')`` or ``node_relation``;
+- **entities**: a semantic model joins every other one whose ``primary``, ``unique`` or
+  ``natural`` entity has the name of one of its own entities (foreign: many-to-one; primary
+  to primary: one-to-one), on the two ``expr`` columns; a foreign entity that no semantic
+  model has as primary is simply not joined. An entity is also a dimension of its own
+  (``customer``: the key), so "revenue by customer" groups by it, beside the entity's name
+  dimension when it has one;
+- **dimensions**: a categorical dimension keeps its name when no other semantic model uses it,
+  else it is named as MetricFlow qualifies it (``customer__country``); every dimension also
+  answers to MetricFlow's qualified names in structured queries. The ``agg_time_dimension``
+  (the semantic model's default, or a measure's own) is the time a measure is counted by; its
+  ``expr`` may be SQL of the allowed subset (``cast(ordered_at as date)``). MetricFlow assumes
+  DATE or TIMESTAMP columns: a column stored as text says how in
+  ``config.meta.baton_time_format`` (``month``, ``date``, ``timestamp``), else it is ``native``;
 - **measures**: ``sum``, ``count``, ``count_distinct``, ``min``, ``max``, ``average``,
-  ``sum_boolean``; others (``percentile``, ``median``) are refused;
-- **metrics**: ``simple`` (``type_params.measure``, a name or ``{name: ...}``; its ``filter``
-  of the form ``{{ Dimension('entity__dimension') }} <condition>`` becomes the measure's own
-  row filter, the dimension replaced by its expression), ``ratio`` and ``derived`` (over
-  metrics); ``cumulative`` and ``conversion`` metrics are refused;
-- synonyms, which MetricFlow has no field for, are read from ``config.meta.synonyms`` (or
-  ``meta.synonyms``) of metrics, dimensions and semantic models; a dimension with
-  ``config.meta.hidden: true`` serves metric filters only (``deleted_at``), never questions;
-  ``config.meta.decimals`` sets a metric's rounding.
+  ``sum_boolean`` (as a sum of ``CASE WHEN ... THEN 1 ELSE 0 END``: PostgreSQL has no
+  ``sum(boolean)``); ``create_metric: true`` makes its simple metric.
 
-Everything then goes through the same checks as Baton's own YAML (``native.validate``).
+**Never silently**: a construct Baton does not compute yet — ``non_additive_dimension``,
+``percentile``/``median``, cumulative and conversion metrics, ``offset_window``,
+filters on ratio and derived metrics or their inputs, ``fill_nulls_with``,
+``join_to_timespine``, SCD ``validity_params``, ``TimeDimension``/``Metric`` in filters — is
+a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
+line: ``baton semantic check`` lists them and fails, and a question that needs one is told
+so by name, never answered without it. Errors in the project itself (an unknown measure, a
+cycle of derived metrics, unknown Jinja, an unknown key) stop the load with file and line.
+
+Synonyms, which MetricFlow has no field for, are read from ``config.meta.synonyms`` (or
+``meta.synonyms``) of metrics, dimensions and semantic models; a dimension with
+``config.meta.hidden: true`` serves metric filters only, never questions.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from baton.semantic.errors import SemanticModelError
-from baton.semantic.model import (
-    Dimension,
-    Entity,
-    Join,
-    Measure,
-    Metric,
-    SemanticModel,
-    TimeColumn,
-)
-from baton.semantic.native import validate
+from baton.semantic.expressions import parse_fragment
+from baton.semantic.mf_project import MetricFlowProject, _collect, check_schema, read_project, where
+from baton.semantic.model import Dimension, Entity, Join, Measure, Refusal, SemanticModel, TimeColumn
 
-_REF = re.compile(r"""^\s*ref\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\)\s*$""")
-_DIMENSION = re.compile(r"""\{\{\s*Dimension\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\)\s*\}\}""")
+_REF = re.compile(r"""^\s*ref\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*(?:,\s*v(?:ersion)?\s*=\s*\d+\s*)?\)\s*$""")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _AGGS = {"sum": "sum", "count": "count", "count_distinct": "count_distinct", "min": "min", "max": "max",
          "average": "avg", "avg": "avg", "sum_boolean": "sum"}
+_UNCOMPUTED_AGGS = {"percentile": "the percentile aggregation", "median": "the median aggregation"}
+_NAME_DIMENSIONS = ("name", "full_name", "display_name", "label", "title")
+JOINABLE = ("primary", "unique", "natural")
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
+def mapping(value: object) -> Mapping[str, Any]:
     """``value`` when it is a mapping, else an empty one (a YAML field may hold anything)."""
     return value if isinstance(value, Mapping) else {}
 
 
-def _meta(node: Mapping) -> Mapping:
-    meta = _mapping(node.get("config")).get("meta")
-    return meta if isinstance(meta, Mapping) else _mapping(node.get("meta"))
+def meta(node: Mapping) -> Mapping:
+    found = mapping(node.get("config")).get("meta")
+    return found if isinstance(found, Mapping) else mapping(node.get("meta"))
 
 
-class _MetricCommon(TypedDict, total=False):
-    """The ``Metric`` fields every kind of metric reads the same way."""
-
-    label: str
-    synonyms: tuple[str, ...]
-    description: str
-    decimals: int
-
-
-def _synonyms(node: Mapping) -> tuple[str, ...]:
-    found = _meta(node).get("synonyms") or ()
+def synonyms(node: Mapping) -> tuple[str, ...]:
+    found = meta(node).get("synonyms") or ()
     if not isinstance(found, (list, tuple)) or any(not isinstance(s, str) for s in found):
-        raise SemanticModelError(f"{node.get('name')!r}: meta.synonyms is a list of strings")
+        raise SemanticModelError(f"{where(node)}: {node.get('name')!r}: meta.synonyms is a list of strings")
     return tuple(found)
+
+
+def _expr(node: Mapping, default: str) -> str:
+    value = node.get("expr")
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    return str(value).strip()
+
+
+@dataclass
+class SemanticModelInfo:
+    """One semantic model as read: its entity names, dimensions and time columns."""
+
+    name: str
+    node: Mapping
+    own: list[str] = field(default_factory=list)  # its primary/unique/natural entity names (and primary_entity)
+    keys: dict[str, str] = field(default_factory=dict)  # entity name -> key expression (every entity it has)
+    categorical: dict[str, str] = field(default_factory=dict)  # dimension -> expr
+    times: dict[str, TimeColumn | str] = field(default_factory=dict)  # time dimension -> column, or why it is not read
+    hidden: set[str] = field(default_factory=set)
+    scd: str = ""  # where validity_params are declared: its dimensions are refused
+
+
+@dataclass
+class Reading:
+    """What the reader knows while it builds the model (shared by ``mf_metrics``)."""
+
+    models: dict[str, SemanticModelInfo] = field(default_factory=dict)
+    measures: dict[str, Measure] = field(default_factory=dict)
+    measure_refused: dict[str, str] = field(default_factory=dict)  # measure -> construct
+    measure_node: dict[str, Mapping] = field(default_factory=dict)
+    dimensions: dict[str, Dimension] = field(default_factory=dict)
+    by_qualified: dict[str, str] = field(default_factory=dict)  # "customer__country" -> Baton dimension name
+    refused: list[Refusal] = field(default_factory=list)
+
+    def dimension_named(self, path: tuple[str, ...]) -> tuple[SemanticModelInfo, str] | None:
+        """The semantic model and dimension a MetricFlow element path names (its last entity hop
+        and the dimension: ``('customer', 'country', 'region')`` -> region of the model whose
+        own entity is ``country``)."""
+        if len(path) < 2:
+            return None
+        entity, name = path[-2], path[-1]
+        for info in self.models.values():
+            if entity in info.own and (name in info.categorical or name in info.times or name in info.hidden):
+                return info, name
+        return None
 
 
 def _table(node: Mapping) -> tuple[str, str | None]:
     relation = node.get("node_relation")
     if isinstance(relation, Mapping) and relation.get("alias"):
-        return str(relation["alias"]), (str(relation["schema_name"]) if relation.get("schema_name") else None)
+        schema = relation.get("schema_name")
+        return str(relation["alias"]), (str(schema) if schema and not str(schema).startswith("$") else None)
     m = _REF.match(str(node.get("model") or ""))
     if not m:
-        raise SemanticModelError(f"semantic model {node.get('name')!r}: model must be ref('table') (or node_relation)")
+        raise SemanticModelError(f"{where(node)}: semantic model {node.get('name')!r}: model must be ref('table') "
+                                 "(or node_relation)")
     return m.group(1), None
 
 
-def _list(node: Mapping, key: str) -> list:
-    value = node.get(key) or []
-    if not isinstance(value, list) or any(not isinstance(v, Mapping) for v in value):
-        raise SemanticModelError(f"{node.get('name')!r}: {key} is a list of mappings")
-    return value
+def _time_column(dim: Mapping, place: str) -> TimeColumn | str:
+    fmt = str(meta(dim).get("baton_time_format") or "native")
+    if fmt not in ("month", "date", "timestamp", "native"):
+        raise SemanticModelError(f"{place}: baton_time_format {fmt!r} is not month, date, timestamp or native")
+    expr = _expr(dim, str(dim.get("name") or ""))
+    try:
+        parse_fragment(expr, f"time dimension {dim.get('name')}")
+    except SemanticModelError as exc:
+        return f"a time expression Baton does not read ({exc})"
+    return TimeColumn(expr, fmt)
+
+
+def _read_semantic_model(node: Mapping, reading: Reading) -> SemanticModelInfo:
+    name = str(node.get("name") or "")
+    info = SemanticModelInfo(name, node)
+    for entity in node.get("entities") or []:
+        entity_name = str(entity.get("name") or "")
+        info.keys[entity_name] = _expr(entity, entity_name)
+        if str(entity.get("type") or "").lower() in JOINABLE:
+            info.own.append(entity_name)
+    if node.get("primary_entity") and str(node["primary_entity"]) not in info.own:
+        info.own.append(str(node["primary_entity"]))
+    for dim in node.get("dimensions") or []:
+        dim_name = str(dim.get("name") or "")
+        if mapping(dim.get("type_params")).get("validity_params"):
+            info.scd = where(dim, where(node))
+        if str(dim.get("type") or "").lower() == "time":
+            info.times[dim_name] = _time_column(dim, where(dim, where(node)))
+        elif meta(dim).get("hidden"):
+            info.hidden.add(dim_name)
+            info.categorical[dim_name] = _expr(dim, dim_name)
+        else:
+            info.categorical[dim_name] = _expr(dim, dim_name)
+    return info
+
+
+def _joins(info: SemanticModelInfo, reading: Reading) -> tuple[Join, ...]:
+    joins = []
+    for entity, local in info.keys.items():
+        for other in reading.models.values():
+            if other.name == info.name or entity not in other.own or other.scd:
+                continue
+            remote = other.keys.get(entity)
+            if remote and _IDENT.match(local) and _IDENT.match(remote):
+                joins.append(Join(other.name, ((local, remote),)))
+    return tuple(joins)
+
+
+def _categorical_dimensions(reading: Reading, metric_names: set[str]) -> None:
+    """Every categorical dimension, named as the module docstring says."""
+    counts: dict[str, int] = {}
+    for info in reading.models.values():
+        for dim in info.categorical:
+            if dim not in info.hidden:
+                counts[dim] = counts.get(dim, 0) + 1
+    for info in reading.models.values():
+        nodes = {str(d.get("name")): d for d in info.node.get("dimensions") or []}
+        for dim, expr in info.categorical.items():
+            if dim in info.hidden:
+                continue
+            node = nodes[dim]
+            prefix = info.own[0] if info.own else info.name
+            name = dim if counts[dim] == 1 and dim not in metric_names else f"{prefix}__{dim}"
+            if name in reading.dimensions or name in metric_names:
+                name = f"{info.name}__{dim}"
+            qualified = tuple(f"{entity}__{dim}" for entity in info.own)
+            if info.scd:
+                reading.refused.append(Refusal(name, "dimension", "a slowly changing dimension (SCD validity_params)",
+                                               info.scd, tuple(w for w in (str(node.get("label") or ""),) if w)))
+                continue
+            try:
+                parse_fragment(expr, f"dimension {dim}")
+            except SemanticModelError as exc:
+                reading.refused.append(Refusal(name, "dimension", f"an expression Baton does not read ({exc})", where(node)))
+                continue
+            reading.dimensions[name] = Dimension(name, info.name, expr, str(node.get("label") or dim.replace("_", " ")),
+                                                 synonyms(node), description=str(node.get("description") or ""),
+                                                 qualified=qualified)
+            for q in qualified:
+                reading.by_qualified.setdefault(q, name)
+
+
+def _entity_dimensions(reading: Reading, metric_names: set[str]) -> None:
+    """An entity as a dimension: its key, read where the measure's own table holds it."""
+    for info in reading.models.values():
+        for entity in info.own:
+            if entity in reading.dimensions or entity in metric_names or info.scd or entity not in info.keys:
+                continue
+            key = info.keys[entity]
+            try:
+                parse_fragment(key, f"entity {entity}")
+            except SemanticModelError:
+                continue
+            shown = tuple(reading.by_qualified[f"{entity}__{n}"] for n in (*_NAME_DIMENSIONS, f"{entity}_name")
+                          if f"{entity}__{n}" in reading.by_qualified and reading.dimensions[reading.by_qualified[f"{entity}__{n}"]].entity == info.name)
+            local = tuple((other.name, other.keys[entity]) for other in reading.models.values()
+                          if other.name != info.name and entity in other.keys and _IDENT.match(other.keys[entity]))
+            node: Mapping = next((e for e in info.node.get("entities") or [] if str(e.get("name")) == entity), {})
+            reading.dimensions[entity] = Dimension(entity, info.name, key, str(node.get("label") or entity.replace("_", " ")),
+                                                   synonyms(node), index_values=False,
+                                                   description=str(node.get("description") or ""), qualified=(entity,),
+                                                   shown_with=shown[:1], local=local)
+            reading.by_qualified.setdefault(entity, entity)
+    owned = {e for info in reading.models.values() for e in info.own}
+    for info in reading.models.values():  # a foreign entity no semantic model owns: its key on the rows that hold it
+        for entity, key in info.keys.items():
+            if entity in owned or entity in reading.dimensions or entity in metric_names or not _IDENT.match(key):
+                continue
+            local = tuple((other.name, other.keys[entity]) for other in reading.models.values()
+                          if other.name != info.name and entity in other.keys and _IDENT.match(other.keys[entity]))
+            reading.dimensions[entity] = Dimension(entity, info.name, key, entity.replace("_", " "), index_values=False,
+                                                   qualified=(entity,), local=local)
+            reading.by_qualified.setdefault(entity, entity)
+
+
+def _measures(info: SemanticModelInfo, reading: Reading) -> None:
+    defaults = mapping(info.node.get("defaults"))
+    default_time = defaults.get("agg_time_dimension")
+    for node in info.node.get("measures") or []:
+        name = str(node.get("name") or "")
+        agg = str(node.get("agg") or "").lower()
+        reading.measure_node[name] = node
+        if name in reading.measures or name in reading.measure_refused:
+            raise SemanticModelError(f"{where(node)}: measure {name!r} is defined twice")
+        time_name = node.get("agg_time_dimension") or default_time
+        time: TimeColumn | str | None = info.times.get(str(time_name)) if time_name else None
+        if time_name and str(time_name) not in info.times:
+            raise SemanticModelError(f"{where(node)}: measure {name!r}: agg_time_dimension {time_name!r} is no time "
+                                     f"dimension of {info.name}")
+        construct = ""
+        if agg in _UNCOMPUTED_AGGS:
+            construct = _UNCOMPUTED_AGGS[agg]
+        elif node.get("non_additive_dimension"):
+            construct = "non_additive_dimension (a semi-additive measure: balances that must not be summed over time)"
+        elif isinstance(time, str):
+            construct = time
+        expr = _expr(node, name)
+        if agg == "sum_boolean":
+            expr = f"CASE WHEN ({expr}) THEN 1 ELSE 0 END"
+        if not construct:
+            try:
+                parse_fragment(expr, f"measure {name}")
+            except SemanticModelError as exc:
+                construct = f"an expression Baton does not read ({exc})"
+        if construct:
+            reading.measure_refused[name] = construct
+            continue
+        entity_time = info.times.get(str(default_time)) if default_time else None
+        own_time = time if isinstance(time, TimeColumn) and time != entity_time else None
+        reading.measures[name] = Measure(name, info.name, _AGGS[agg], expr, description=str(node.get("description") or ""),
+                                         time=own_time)
+
+
+def read_models(project: MetricFlowProject, metric_names: set[str]) -> tuple[Reading, list[Entity]]:
+    """Entities, measures and dimensions of every semantic model (module docstring)."""
+    reading = Reading()
+    for node in project.semantic_models:
+        info = _read_semantic_model(node, reading)
+        if info.name in reading.models:
+            raise SemanticModelError(f"{where(node)}: semantic model {info.name!r} is defined twice")
+        reading.models[info.name] = info
+    entities = []
+    for info in reading.models.values():
+        table, schema = _table(info.node)
+        default_time = mapping(info.node.get("defaults")).get("agg_time_dimension")
+        time = info.times.get(str(default_time)) if default_time else None
+        if default_time is None and len(info.times) == 1:
+            time = next(iter(info.times.values()))
+        entities.append(Entity(info.name, table, schema, time if isinstance(time, TimeColumn) else None,
+                               _joins(info, reading), synonyms(info.node), str(info.node.get("description") or "")))
+        _measures(info, reading)
+    _categorical_dimensions(reading, metric_names)
+    _entity_dimensions(reading, metric_names)
+    return reading, entities
+
+
+def model_from_project(project: MetricFlowProject, *, default_name: str = "metricflow") -> SemanticModel:
+    """A checked ``SemanticModel`` from a read project (module docstring)."""
+    from baton.semantic.mf_metrics import build_model
+
+    return build_model(project, default_name)
 
 
 def model_from_metricflow(data: Any, *, default_name: str = "metricflow") -> SemanticModel:
-    """A checked ``SemanticModel`` from a parsed MetricFlow YAML file (module docstring)."""
+    """A checked ``SemanticModel`` from one parsed MetricFlow YAML document."""
     if not isinstance(data, Mapping):
         raise SemanticModelError("a MetricFlow file is a YAML mapping with semantic_models and metrics")
-    models = _list(data, "semantic_models")
-    primary: dict[str, tuple[str, str]] = {}  # entity name -> (semantic model, key column)
-    for sm in models:
-        for entity in _list(sm, "entities"):
-            if entity.get("type") in ("primary", "unique", "natural"):
-                primary[str(entity["name"])] = (str(sm["name"]), str(entity.get("expr") or entity["name"]))
-    entities, measures, dimensions = [], [], []
-    measure_home: dict[str, str] = {}
-    dimension_expr: dict[str, tuple[str, str]] = {}  # "entity__dimension" and bare name -> (semantic model, expr)
-    for sm in models:
-        name = str(sm.get("name") or "")
-        table, schema = _table(sm)
-        joins = []
-        own = [str(e["name"]) for e in _list(sm, "entities") if e.get("type") in ("primary", "unique", "natural")]
-        for entity in _list(sm, "entities"):
-            if entity.get("type") == "foreign":
-                target = primary.get(str(entity["name"]))
-                if target is None:
-                    raise SemanticModelError(f"{name}: foreign entity {entity['name']!r} is no semantic model's primary entity")
-                joins.append(Join(target[0], ((str(entity.get("expr") or entity["name"]), target[1]),)))
-        defaults = sm.get("defaults") if isinstance(sm.get("defaults"), Mapping) else {}
-        time_name = defaults.get("agg_time_dimension")
-        time = None
-        for dim in _list(sm, "dimensions"):
-            dim_name = str(dim.get("name") or "")
-            expr = str(dim.get("expr") or dim_name)
-            for prefix in own:
-                dimension_expr[f"{prefix}__{dim_name}"] = (name, expr)
-            dimension_expr.setdefault(dim_name, (name, expr))
-            if dim.get("type") == "time":
-                if time_name is None or dim_name == time_name:
-                    fmt = str(_meta(dim).get("baton_time_format") or "native")
-                    time = TimeColumn(expr, fmt)
-                continue
-            if _meta(dim).get("hidden"):  # filters may use it; questions never group by it
-                continue
-            dimensions.append(Dimension(dim_name, name, expr, str(dim.get("label") or ""), _synonyms(dim),
-                                        description=str(dim.get("description") or "")))
-        for measure in _list(sm, "measures"):
-            agg = _AGGS.get(str(measure.get("agg") or "").lower())
-            if agg is None:
-                raise SemanticModelError(f"measure {measure.get('name')!r}: aggregation {measure.get('agg')!r} is not supported")
-            expr = str(measure.get("expr") if measure.get("expr") is not None else ("1" if agg == "count" else measure["name"]))
-            measures.append(Measure(str(measure["name"]), name, agg, expr, description=str(measure.get("description") or "")))
-            measure_home[str(measure["name"])] = name
-        entities.append(Entity(name, table, schema, time, tuple(joins), _synonyms(sm), str(sm.get("description") or "")))
-    metrics = []
-    for raw in _list(data, "metrics"):
-        metrics.append(_metric(raw, measures, measure_home, dimension_expr))
-    model = SemanticModel(str(data.get("name") or default_name), tuple(entities), tuple(measures), tuple(metrics),
-                          tuple(dimensions))
-    validate(model)
-    return model
+    project = MetricFlowProject(Path(default_name))
+    _collect(project, [data], Path(default_name))
+    check_schema(project)
+    return model_from_project(project, default_name=default_name)
 
 
-def _metric(raw: Mapping, measures: list[Measure], home: dict[str, str], dimension_expr: dict) -> Metric:
-    name = str(raw.get("name") or "")
-    kind = str(raw.get("type") or "simple").lower()
-    params = _mapping(raw.get("type_params"))
-    common: _MetricCommon = {"label": str(raw.get("label") or ""), "synonyms": _synonyms(raw), "description": str(raw.get("description") or "")}
-    decimals = _meta(raw).get("decimals")
-    if decimals is not None:
-        common["decimals"] = int(decimals)
-    if kind == "simple":
-        measure = params.get("measure")
-        measure = str(measure.get("name") if isinstance(measure, Mapping) else measure or "")
-        if measure not in home:
-            raise SemanticModelError(f"metric {name!r}: measure {measure!r} is not defined")
-        if raw.get("filter"):
-            measure = _filtered(name, measure, str(raw["filter"]), measures, home, dimension_expr)
-        return Metric(name, "simple", measure=measure, **common)
-    if kind == "ratio":
-        def ref(value: Any) -> str:
-            return str(value.get("name") if isinstance(value, Mapping) else value or "")
-
-        return Metric(name, "ratio", numerator=ref(params.get("numerator")), denominator=ref(params.get("denominator")), **common)
-    if kind == "derived":
-        return Metric(name, "derived", expr=str(params.get("expr") or ""), **common)
-    raise SemanticModelError(f"metric {name!r}: {kind} metrics are not supported (simple, ratio and derived are)")
+def load_metricflow(path: str | Path) -> SemanticModel:
+    """A checked ``SemanticModel`` from a project directory, a YAML file or a manifest."""
+    project = read_project(path)
+    name = Path(path).name if Path(path).is_dir() else Path(path).stem
+    return model_from_project(project, default_name=name or "metricflow")
 
 
-def _filtered(metric: str, measure: str, text: str, measures: list[Measure], home: dict[str, str], dimension_expr: dict) -> str:
-    """A copy of ``measure`` whose row filter is the metric's filter, dimensions resolved."""
-    entity = home[measure]
-
-    def resolve(m: re.Match) -> str:
-        found = dimension_expr.get(m.group(1))
-        if found is None or found[0] != entity:
-            raise SemanticModelError(f"metric {metric!r}: its filter's dimension {m.group(1)!r} is not on the measure's semantic model")
-        return f"({found[1]})"
-
-    condition = _DIMENSION.sub(resolve, text)
-    if "{{" in condition or "{%" in condition:
-        raise SemanticModelError(f"metric {metric!r}: only {{{{ Dimension('...') }}}} may appear in a filter")
-    base = next(m for m in measures if m.name == measure)
-    copy_name = f"{measure}__{metric}"
-    measures.append(Measure(copy_name, base.entity, base.agg, base.expr, condition, base.description))
-    home[copy_name] = entity
-    return copy_name
-
-
-__all__ = ["model_from_metricflow"]
+__all__ = ["Reading", "SemanticModelInfo", "load_metricflow", "mapping", "meta", "model_from_metricflow",
+           "model_from_project", "read_models", "synonyms"]

@@ -72,8 +72,9 @@ class Measure:
     entity: str
     agg: str
     expr: str = "1"
-    filter: str | None = None
+    filter: str | None = None  # may name dimensions of joined entities as ``dimension.<name>``
     description: str = ""
+    time: TimeColumn | None = None  # its own time column, when not its entity's (MetricFlow's agg_time_dimension)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,13 @@ class Dimension:
     synonyms: tuple[str, ...] = ()
     index_values: bool = True  # its distinct values are indexed for questions ("Epson", "Paris")
     description: str = ""
+    qualified: tuple[str, ...] = ()  # other names it answers to in structured queries (MetricFlow's ``customer__country``)
+    shown_with: tuple[str, ...] = ()  # dimensions grouped beside it when a question groups by it (an entity's key: its name)
+    local: tuple[tuple[str, str], ...] = ()  # (entity, expr): other entities whose own rows hold its value (a foreign key)
+
+    def local_expr(self, entity: str) -> str | None:
+        """Its expression on ``entity``'s own rows, when that entity holds it without a join."""
+        return next((expr for name, expr in self.local if name == entity), None)
 
     @property
     def title(self) -> str:
@@ -116,6 +124,27 @@ class SavedQuery:
 
     question: str
     query: Mapping = field(default_factory=dict)
+    name: str = ""  # the source's own name for it (a MetricFlow saved query's)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A part of the model Baton reads but does not compute (yet): questions that need it are
+    refused by name, never answered without it."""
+
+    name: str  # the metric, dimension or saved query it stops
+    kind: str  # metric | dimension | saved query
+    construct: str  # what Baton does not compute: "non_additive_dimension (semi-additive measure)" ...
+    where: str = ""  # file:line
+    words: tuple[str, ...] = ()  # its label and synonyms: a question naming it is refused by name
+
+    @property
+    def message(self) -> str:
+        return f"The {self.kind} “{self.name}” uses {self.construct}, which Baton does not compute yet"
+
+    @property
+    def detail(self) -> str:
+        return f"{self.kind} {self.name}: {self.construct}" + (f" ({self.where})" if self.where else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +157,16 @@ class SemanticModel:
     saved_queries: tuple[SavedQuery, ...] = ()
     time_synonyms: tuple[str, ...] = ()
     description: str = ""
+    refused: tuple[Refusal, ...] = ()
+
+    def refusal(self, name: str, kind: str | None = None) -> Refusal | None:
+        """Why ``name`` (a metric, dimension or saved query of the source) is not computed, if it is not."""
+        return next((r for r in self.refused if r.name == name and (kind is None or r.kind == kind)), None)
+
+    def time_of(self, measure: str) -> TimeColumn | None:
+        """The time column ``measure`` is counted by: its own, else its entity's."""
+        m = self.measure(measure)
+        return m.time or self.entity(m.entity).time
 
     def entity(self, name: str) -> Entity:
         for e in self.entities:
@@ -203,14 +242,15 @@ class SemanticModel:
         has a time column)."""
         entity = self.measure(measure).entity
         if dimension == TIME:
-            return self.entity(entity).time is not None
-        return self.path(entity, self.dimension(dimension).entity) is not None
+            return self.time_of(measure) is not None
+        found = self.dimension(dimension)
+        return found.local_expr(entity) is not None or self.path(entity, found.entity) is not None
 
     def finest_grain(self, measures: tuple[str, ...]) -> str | None:
         """The finest time grain every one of ``measures`` has (None: one has no time)."""
         finest = None
         for name in measures:
-            time = self.entity(self.measure(name).entity).time
+            time = self.time_of(name)
             if time is None:
                 return None
             if finest is None or GRAINS.index(time.finest) > GRAINS.index(finest):
@@ -219,6 +259,6 @@ class SemanticModel:
 
 
 __all__ = [
-    "AGGREGATIONS", "Dimension", "Entity", "GRAINS", "Join", "METRIC_TYPES", "Measure", "Metric", "SavedQuery",
+    "AGGREGATIONS", "Dimension", "Entity", "GRAINS", "Join", "METRIC_TYPES", "Measure", "Metric", "Refusal", "SavedQuery",
     "SemanticModel", "TIME", "TimeColumn",
 ]

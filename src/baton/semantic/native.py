@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.semantic.errors import SemanticModelError
-from baton.semantic.expressions import columns_of, identifier, metric_references, parse_fragment
+from baton.semantic.expressions import columns_of, dimensions_of, identifier, metric_references
 from baton.semantic.model import (
     AGGREGATIONS,
     METRIC_TYPES,
@@ -250,7 +250,10 @@ def validate(model: SemanticModel) -> None:
             raise SemanticModelError(f"measure {measure.name!r} is on entity {measure.entity!r}, which is no entity")
         columns_of(measure.expr, f"measure {measure.name}")
         if measure.filter:
-            parse_fragment(measure.filter, f"measure {measure.name} filter")
+            for name in dimensions_of(measure.filter, f"measure {measure.name} filter"):
+                if not model.has_dimension(name) or name == TIME or not model.reachable(measure.name, name):
+                    raise SemanticModelError(f"measure {measure.name!r}: its filter's dimension {name!r} is no dimension "
+                                             "its entity reaches")
     measures = {m.name for m in model.measures}
     for metric in model.metrics:
         if metric.type == "simple" and metric.measure not in measures:

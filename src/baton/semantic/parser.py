@@ -57,7 +57,7 @@ class Parsed:
 
 @dataclass(frozen=True, slots=True)
 class AskBack:
-    reason: str  # ambiguous | unknown_words | cannot_answer | needs_period
+    reason: str  # ambiguous | unknown_words | cannot_answer | needs_period | not_computed
     message: str
     readings: tuple[SemanticQuery, ...] = ()
     questions: tuple[str, ...] = ()  # each reading said as a question (clickable)
@@ -78,6 +78,7 @@ class _Draft:
     unknown: list[str] = field(default_factory=list)
     repairs: list[SemanticQuery] = field(default_factory=list)
     segments: int = 0  # senses the words were read as: fewer means longer phrases of the model's own
+    refusal: str = ""  # the reading names a metric or dimension Baton does not compute (``Refusal.message``)
 
 
 class QuestionParser:
@@ -99,7 +100,10 @@ class QuestionParser:
         words = raw_words(question)[:60]
         drafts = [d for seq in self._segmentations(words) for d in self._assemble(seq, words)]
         good = [d for d in drafts if d.query is not None and not d.problems]
-        fewest = min((d.segments for d in good), default=0)
+        refusing = [d for d in drafts if d.refusal]
+        fewest = min((d.segments for d in (*good, *refusing)), default=0)
+        if any(d.segments == fewest for d in refusing):  # "total transactions" names a metric not computed: never
+            return drafts, []  # answer another that shares its words ("transactions")
         return drafts, _distinct([d.query for d in good if d.segments == fewest and d.query is not None])
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019  (as above)
@@ -107,6 +111,9 @@ class QuestionParser:
         drafts, valid = self._readings(question)
         if not drafts:
             return NotMetric()
+        refusal = next((d.refusal for d in sorted(drafts, key=lambda d: d.segments) if d.refusal), "")
+        if not valid and refusal:
+            return AskBack("not_computed", f"{refusal}, so I won't answer it without it.")
         if len(valid) == 1:
             return Parsed(valid[0])
         if len(valid) > 1:
@@ -152,6 +159,10 @@ class QuestionParser:
     # --- assembling a reading -----------------------------------------------------------------
 
     def _assemble(self, seq: tuple[Sense, ...], words: list[str]) -> list[_Draft]:
+        refused = [s for s in seq if s.kind == "refused"]
+        if refused:
+            refusal = self.model.refusal(refused[0].name, refused[0].value or None)
+            return [_Draft(problems=["not computed"], segments=len(seq), refusal=refusal.message if refusal else "")]
         metrics = list(dict.fromkeys(s.name for s in seq if s.kind == "metric"))
         verbs = [s for s in seq if s.kind == "verb"]
         if not metrics and not verbs:

@@ -169,11 +169,17 @@ class SemanticQuery:
         if not self.metrics:
             raise SemanticQueryError("a semantic query needs at least one metric")
         for name in self.metrics:
+            refusal = model.refusal(name, "metric")
+            if refusal is not None:
+                raise SemanticQueryError(refusal.message)
             if not model.has_metric(name):
                 raise SemanticQueryError(f"no metric {name!r} (metrics: {', '.join(m.name for m in model.metrics)})")
         measures = tuple(dict.fromkeys(x for name in self.metrics for x in model.measures_of(name)))
         names = [*self.by, *(name for name, _ in self.where)]
         for name in names:
+            refusal = model.refusal(name, "dimension")
+            if refusal is not None:
+                raise SemanticQueryError(refusal.message)
             if not model.has_dimension(name):
                 raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)}, time)")
         if len(set(self.by)) != len(self.by):

@@ -1,0 +1,260 @@
+"""MetricFlow metrics as Baton's: simple, ratio, derived — and every other construct refused by name.
+
+Computed: ``simple`` metrics (their measure, with the metric's ``filter:`` and the input
+measure's ``filter:`` as the measure's row filter: a dimension of the measure's own semantic
+model as its expression, a dimension of a joined one through the model's joins, an
+``Entity(...)`` of its own rows as its key), ``ratio`` and ``derived`` metrics (derived inputs
+may be renamed with ``alias``), and ``create_metric: true`` measures.
+
+Refused, naming the construct (``Refusal``): cumulative and conversion metrics,
+``offset_window``/``offset_to_grain``, filters on ratio or derived metrics and on their
+inputs, ``join_to_timespine``/``fill_nulls_with``, a metric's ``time_granularity``,
+``TimeDimension``/``Metric`` calls in filters, and any metric built on a refused measure or
+metric. A derived metric's expression outside arithmetic over its inputs is refused too.
+
+Errors (the load stops, with file and line): a measure or metric that is not defined, a
+cycle of derived metrics, a filter naming a dimension that does not exist.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.expressions import parse_fragment, parse_metric_expression
+from baton.semantic.metricflow import Reading, mapping, meta, read_models, synonyms
+from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
+from baton.semantic.mf_project import MetricFlowProject, where
+from baton.semantic.model import Measure, Metric, Refusal, SavedQuery, SemanticModel
+from baton.semantic.native import validate
+
+_WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+
+class _Refused(Exception):
+    """A construct Baton does not compute: the metric that needs it is refused, not the project."""
+
+    def __init__(self, construct: str) -> None:
+        super().__init__(construct)
+        self.construct = construct
+
+
+def _name(value: object) -> str:
+    return str(value.get("name") if isinstance(value, Mapping) else value or "")
+
+
+# --- filters ------------------------------------------------------------------------------------
+
+def _resolve(call: JinjaCall, home: str, reading: Reading, place: str) -> str:
+    """The SQL a filter's call stands for on the rows of semantic model ``home``."""
+    if call.function == "Metric":
+        raise _Refused("a Metric(...) filter (rows filtered by another metric's value)")
+    if call.function == "TimeDimension" or call.grain or call.date_part:
+        raise _Refused("a time dimension in a filter (TimeDimension, .grain or date_part)")
+    info = reading.models[home]
+    if call.function == "Entity":
+        if len(call.path) == 1 and call.path[0] in info.keys:
+            return f"({info.keys[call.path[0]]})"
+        raise _Refused(f"an Entity filter across semantic models ({call.name})")
+    found = reading.dimension_named(call.path)
+    if found is None:
+        raise SemanticModelError(f"{place}: the filter names {call.name!r}"
+                                 f"{' via ' + '/'.join(call.entity_path) if call.entity_path else ''}, "
+                                 "which is no dimension of the project")
+    target, dim = found
+    if dim in target.times:
+        if target.name == home and not isinstance(target.times[dim], str):
+            return f"({target.times[dim].column})"  # type: ignore[union-attr]
+        raise _Refused("a time dimension of another semantic model in a filter")
+    if target.name == home:
+        return f"({target.categorical[dim]})"
+    if dim in target.hidden:
+        raise _Refused("a filter on a hidden dimension of another semantic model")
+    qualified = f"{call.path[-2]}__{dim}"
+    name = reading.by_qualified.get(qualified)
+    if name is None:
+        raise _Refused(f"a filter on dimension {qualified}, which Baton does not read")
+    return f"dimension.{name}"
+
+
+def measure_filter(texts: list[str], home: str, reading: Reading, place: str) -> str | None:
+    """MetricFlow filters (ANDed) as one measure row filter on ``home``'s rows, or ``_Refused``."""
+    parts = []
+    for text in texts:
+        condition = text
+        for block, call in calls_in(text, place):
+            condition = condition.replace(block, _resolve(call, home, reading, place))
+        try:
+            parse_fragment(condition.strip(), "metric filter", dimensions=True)
+        except SemanticModelError as exc:
+            raise _Refused(f"a filter Baton does not read ({exc})") from None
+        parts.append(f"({condition.strip()})")
+    return " AND ".join(parts) or None
+
+
+# --- metrics ------------------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self, project: MetricFlowProject, reading: Reading) -> None:
+        self.reading = reading
+        self.nodes = {str(m.get("name") or ""): m for m in project.metrics}
+        for measure, node in reading.measure_node.items():
+            if node.get("create_metric") and measure not in self.nodes:
+                self.nodes[measure] = {"name": measure, "type": "simple", "type_params": {"measure": measure},
+                                       "label": node.get("create_metric_display_name") or "", "description":
+                                       node.get("description") or ""}
+        self.metrics: dict[str, Metric] = {}
+        self.refused: dict[str, str] = {}
+        self.extra_measures: list[Measure] = []
+        self._active: list[str] = []
+
+    def build(self) -> None:
+        for name in self.nodes:
+            self.metric(name, where(self.nodes[name]))
+
+    def metric(self, name: str, place: str) -> Metric | None:
+        """The metric ``name`` (built once), or None when it is refused."""
+        if name in self.metrics:
+            return self.metrics[name]
+        if name in self.refused:
+            return None
+        node = self.nodes.get(name)
+        if node is None:
+            raise SemanticModelError(f"{place}: metric {name!r} is not defined")
+        if name in self._active:
+            cycle = " -> ".join([*self._active[self._active.index(name):], name])
+            raise SemanticModelError(f"{where(node)}: a cycle of derived metrics: {cycle}")
+        self._active.append(name)
+        try:
+            built = self._build(name, node)
+        except _Refused as refused:
+            self.refused[name] = refused.construct
+            return None
+        finally:
+            self._active.pop()
+        self.metrics[name] = built
+        return built
+
+    def _input(self, name: str, place: str) -> str:
+        if self.metric(name, place) is None:
+            raise _Refused(f"its input metric “{name}”, which uses {self.refused[name]}")
+        return name
+
+    def _build(self, name: str, node: Mapping) -> Metric:
+        place = where(node)
+        kind = str(node.get("type") or "simple").lower()
+        params = mapping(node.get("type_params"))
+        common = {"label": str(node.get("label") or ""), "synonyms": synonyms(node),
+                  "description": str(node.get("description") or "")}
+        decimals = meta(node).get("decimals")
+        if isinstance(decimals, int) and not isinstance(decimals, bool) and 0 <= decimals <= 6:
+            common["decimals"] = decimals  # type: ignore[assignment]
+        if kind in ("cumulative", "conversion"):
+            raise _Refused(f"a {kind} metric")
+        if node.get("time_granularity"):
+            raise _Refused("a metric's own time_granularity")
+        filters = filters_of(node.get("filter"), place)
+        if kind == "simple":
+            return Metric(name, "simple", measure=self._simple_measure(name, params, filters, place), **common)  # type: ignore[arg-type]
+        if filters:
+            raise _Refused(f"a filter on a {kind} metric")
+        if kind == "ratio":
+            parts = []
+            for side in ("numerator", "denominator"):
+                value = params.get(side)
+                if isinstance(value, Mapping) and filters_of(value.get("filter"), place):
+                    raise _Refused(f"a filter on a ratio's {side}")
+                parts.append(self._input(_name(value), place))
+            return Metric(name, "ratio", numerator=parts[0], denominator=parts[1], **common)  # type: ignore[arg-type]
+        return Metric(name, "derived", expr=self._derived_expr(params, place), **common)  # type: ignore[arg-type]
+
+    def _simple_measure(self, metric: str, params: Mapping, filters: list[str], place: str) -> str:
+        value = params.get("measure")
+        measure = _name(value)
+        if isinstance(value, Mapping):
+            if value.get("join_to_timespine"):
+                raise _Refused("join_to_timespine (rows for periods without data)")
+            if value.get("fill_nulls_with") is not None:
+                raise _Refused("fill_nulls_with (a value for periods without data)")
+            filters = [*filters, *filters_of(value.get("filter"), place)]
+        if measure in self.reading.measure_refused:
+            raise _Refused(f"its measure “{measure}”, which uses {self.reading.measure_refused[measure]}")
+        base = self.reading.measures.get(measure)
+        if base is None:
+            raise SemanticModelError(f"{place}: metric {metric!r}: measure {measure!r} is not defined")
+        if not filters:
+            return measure
+        condition = measure_filter(filters, base.entity, self.reading, place)
+        copy = Measure(f"{measure}__{metric}", base.entity, base.agg, base.expr, condition, base.description, base.time)
+        self.extra_measures.append(copy)
+        return copy.name
+
+    def _derived_expr(self, params: Mapping, place: str) -> str:
+        expr = str(params.get("expr") or "").strip()
+        if not expr:
+            raise SemanticModelError(f"{place}: a derived metric needs an expr")
+        renames = {}
+        for item in params.get("metrics") or []:
+            name = _name(item)
+            item = mapping(item)
+            if item.get("offset_window") or item.get("offset_to_grain"):
+                raise _Refused("offset_window / offset_to_grain (an input from another period)")
+            if filters_of(item.get("filter"), place):
+                raise _Refused("a filter on a derived metric's input")
+            self._input(name, place)
+            if item.get("alias"):
+                renames[str(item["alias"])] = name
+        if renames:
+            expr = _WORD.sub(lambda m: renames.get(m.group(0), m.group(0)), expr)
+        try:
+            tree = parse_metric_expression(expr, "derived metric")
+        except SemanticModelError as exc:
+            raise _Refused(f"a derived expression Baton does not compute ({exc})") from None
+        from sqlglot import exp
+
+        for column in tree.find_all(exp.Column):
+            self._input(column.name, place)
+        return expr
+
+
+def _saved_queries(project: MetricFlowProject, model: SemanticModel, refused: list[Refusal]) -> tuple[SavedQuery, ...]:
+    from baton.semantic.mf_query import query_from_params
+    from baton.semantic.query import SemanticQueryError
+
+    out = []
+    for node in project.saved_queries:
+        name = str(node.get("name") or "")
+        question = str(node.get("label") or name.replace("_", " ")).strip()
+        try:
+            query = query_from_params(model, mapping(node.get("query_params")))
+        except SemanticQueryError as exc:
+            refused.append(Refusal(name, "saved query", str(exc), where(node)))
+            continue
+        out.append(SavedQuery(question, query.to_dict(), name))
+    return tuple(out)
+
+
+def build_model(project: MetricFlowProject, default_name: str) -> SemanticModel:
+    """The checked model of a project, its refusals recorded (module docstring)."""
+    names = {str(m.get("name") or "") for m in project.metrics}
+    reading, entities = read_models(project, names)
+    builder = _Builder(project, reading)
+    builder.build()
+    refused = list(reading.refused)
+    for name, construct in builder.refused.items():
+        node = builder.nodes[name]
+        words = tuple(w for w in (str(node.get("label") or ""), *synonyms(node)) if w)
+        refused.append(Refusal(name, "metric", construct, where(node), words))
+    model = SemanticModel(default_name, tuple(entities), (*reading.measures.values(), *builder.extra_measures),
+                          tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused))
+    if not model.metrics and refused:
+        raise SemanticModelError("no metric of the project can be computed: " + "; ".join(r.detail for r in refused[:5]))
+    validate(model)
+    saved = _saved_queries(project, model, refused)
+    from dataclasses import replace
+
+    return replace(model, saved_queries=saved, refused=tuple(refused))
+
+
+__all__ = ["build_model", "measure_filter"]

@@ -1,0 +1,191 @@
+"""A MetricFlow query (``mf query`` / a saved query's ``query_params``) as a ``SemanticQuery``.
+
+MetricFlow names what a query groups by as ``metric_time__month``, ``customer__country``,
+``customer`` (an entity), or as calls: ``TimeDimension('metric_time', 'day')``,
+``Dimension('customer__country')``, ``Entity('customer')``. Its ``where`` is a list of
+filters with the same calls; ``order_by`` names outputs, ``-`` first for descending.
+
+Read here: group-by on ``metric_time`` at day, week, month, quarter or year (without a grain,
+the finest the metrics are kept by, as MetricFlow does) and on every dimension and entity
+the model has (by its own name or any of MetricFlow's qualified names); filters of the forms
+``{{ Dimension(...) }} = 'value'`` and ``IN ('a', 'b')``, and ranges on metric time that are
+whole days, months, quarters or years (``>= '2022-01-01' AND < '2022-04-01'``). Anything else
+is a ``SemanticQueryError`` saying what is not read — never a query that quietly means less.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of, parse_call
+from baton.semantic.model import GRAINS, TIME, SemanticModel
+from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
+
+METRIC_TIME = "metric_time"
+
+
+def _element(text: str) -> JinjaCall:
+    text = text.strip()
+    if "(" in text:
+        try:
+            return parse_call(text)
+        except ValueError as exc:
+            raise SemanticQueryError(f"group by {text!r}: {exc}") from None
+    parts = text.split("__")
+    if parts[-1] in (*GRAINS, "hour", "minute", "second", "millisecond") and len(parts) > 1:
+        return JinjaCall("TimeDimension", "__".join(parts[:-1]), grain=parts[-1])
+    return JinjaCall("Dimension", text)
+
+
+def _dimension(model: SemanticModel, call: JinjaCall) -> str:
+    """The model's dimension a MetricFlow element names (by name or qualified name)."""
+    path = call.path
+    wanted = {"__".join(path[-2:]), "__".join(path)} if len(path) > 1 else {path[0]}
+    for dimension in model.dimensions:
+        if wanted & set(dimension.qualified) or (len(path) == 1 and dimension.name == path[0]):
+            return dimension.name
+    for name in wanted:
+        refusal = model.refusal(name, "dimension")
+        if refusal is not None:
+            raise SemanticQueryError(refusal.message)
+    raise SemanticQueryError(f"no dimension or entity {call.name!r} in the model")
+
+
+def _is_metric_time(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...]) -> bool:
+    """``metric_time``, or a time dimension that is every measure's own time (``booking__ds``)."""
+    if call.path[-1] == METRIC_TIME:
+        return True
+    if call.function == "Dimension" and not call.grain:
+        return False
+    column = call.path[-1]
+    times = {model.time_of(m) for m in measures}
+    if len(times) == 1 and None not in times and next(iter(times)).column == column:  # type: ignore[union-attr]
+        return True
+    raise SemanticQueryError(f"grouping by the time dimension {call.name!r}, which is not the metrics' own time "
+                             "(metric_time)")
+
+
+def _grain(call: JinjaCall) -> str | None:
+    if call.date_part:
+        raise SemanticQueryError(f"date_part {call.date_part!r} of metric time")
+    if call.grain is not None and call.grain.lower() not in GRAINS:
+        raise SemanticQueryError(f"the time grain {call.grain!r} (Baton reads day, week, month, quarter and year)")
+    return call.grain.lower() if call.grain else None
+
+
+def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
+    """A half-open range of dates as the whole periods it is, or ``SemanticQueryError``."""
+    if start is None or end is None:
+        raise SemanticQueryError("an open-ended time range (Baton reads whole days, months, quarters and years)")
+    try:
+        lo, hi = dt.date.fromisoformat(start[:10]), dt.date.fromisoformat(end[:10])
+    except ValueError:
+        raise SemanticQueryError(f"the time range {start!r} to {end!r}") from None
+    for label in (f"{lo.year}", f"{lo.year}-Q{(lo.month - 1) // 3 + 1}", f"{lo.year}-{lo.month:02d}", lo.isoformat()):
+        period = Period.parse(label)
+        if period.start == lo.isoformat() and period.end == hi.isoformat():
+            return (period,)
+    days = (hi - lo).days
+    if 0 < days <= 100:  # the days of a range, at most as many values as a query's filter takes
+        return tuple(Period.parse((lo + dt.timedelta(days=i)).isoformat()) for i in range(days))
+    raise SemanticQueryError(f"the time range {start!r} to {end!r} (not whole periods)")
+
+
+def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
+    import sqlglot
+    from sqlglot import exp
+
+    values: list[tuple[str, tuple[str, ...]]] = []
+    start = end = None
+    for text in texts:
+        placeholders: dict[str, JinjaCall] = {}
+        condition = text
+        try:
+            found = calls_in(text, "where")
+        except SemanticModelError as exc:
+            raise SemanticQueryError(str(exc)) from None
+        for i, (block, call) in enumerate(found):
+            placeholders[f"baton_p{i}"] = call
+            condition = condition.replace(block, f"baton_p{i}")
+        try:
+            tree = sqlglot.parse_one(condition)
+        except sqlglot.errors.ParseError:
+            raise SemanticQueryError(f"the filter {text!r}") from None
+        for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
+            subject = part.this if isinstance(part, (exp.EQ, exp.In, exp.GTE, exp.GT, exp.LT, exp.LTE)) else None
+            element = placeholders.get(subject.name) if isinstance(subject, exp.Column) else None
+            if element is None:
+                raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions, ranges on metric time)")
+            call = element
+            if call.function != "Metric" and call.path[-1] == METRIC_TIME or call.function == "TimeDimension":
+                _is_metric_time(model, call, measures)
+                literal = part.expression
+                if not isinstance(literal, exp.Literal) or not isinstance(part, (exp.GTE, exp.LT)):
+                    raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end)")
+                if isinstance(part, exp.GTE):
+                    start = literal.this
+                else:
+                    end = literal.this
+                continue
+            if call.function == "Metric":
+                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
+            name = _dimension(model, call)
+            if isinstance(part, exp.EQ) and isinstance(part.expression, exp.Literal):
+                values.append((name, (part.expression.this,)))
+            elif isinstance(part, exp.In) and all(isinstance(v, exp.Literal) for v in part.expressions):
+                values.append((name, tuple(v.this for v in part.expressions)))
+            else:
+                raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
+    periods = _periods(start, end) if (start or end) else ()
+    return tuple(values), periods
+
+
+def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> SemanticQuery:
+    """The ``SemanticQuery`` a MetricFlow query means (module docstring), checked against the model."""
+    metrics = tuple(str(m) for m in params.get("metrics") or ())
+    for name in metrics:
+        refusal = model.refusal(name, "metric")
+        if refusal is not None:
+            raise SemanticQueryError(refusal.message)
+        if not model.has_metric(name):
+            raise SemanticQueryError(f"no metric {name!r} in the model")
+    measures = tuple(dict.fromkeys(m for name in metrics for m in model.measures_of(name)))
+    by: list[str] = []
+    grain = None
+    names: dict[str, str] = {}
+    for text in params.get("group_by") or ():
+        call = _element(str(text))
+        if call.function == "Metric":
+            raise SemanticQueryError("grouping by a Metric(...)")
+        if call.function == "TimeDimension" or call.grain or call.path[-1] == METRIC_TIME:
+            _is_metric_time(model, call, measures)
+            grain = _grain(call) or model.finest_grain(measures) or "day"
+            by.append(TIME)
+            names[str(text)] = TIME
+            names[call.name] = TIME
+            continue
+        name = _dimension(model, call)
+        by.append(name)
+        names[str(text)] = names[call.name] = name
+    where, periods = _where(model, filters_of(params.get("where"), "where"), measures)
+    order = []
+    for text in params.get("order_by") or ():
+        text = str(text).strip()
+        desc = text.startswith("-")
+        key = text.lstrip("-")
+        if key in metrics:
+            order.append((key, desc))
+            continue
+        target = names.get(key) or names.get(_element(key).name)
+        if target is None:
+            raise SemanticQueryError(f"order by {key!r}: it is not among the metrics or the group-by")
+        order.append((target, desc))
+    limit = params.get("limit")
+    query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None)
+    return query.check(model)
+
+
+__all__ = ["METRIC_TIME", "query_from_params"]
