@@ -3,8 +3,10 @@
 - ``check FILE --database URL``: the model (Baton's YAML or a dbt MetricFlow file) is read
   and checked, then checked against the database (``baton.semantic.check``): every table,
   column and join exists, every metric compiles and runs (its total is printed), a sample of
-  values per dimension. Exit 0 when all is well, 1 with every problem listed, 2 when the
-  file cannot be read or the database cannot be used (one line, no traceback).
+  values per dimension, and every part of a MetricFlow project Baton does not compute yet
+  (named, with file and line). Exit 0 when all is well, 1 with every problem or part not
+  computed listed, 2 when the model cannot be read or the database cannot be used (one
+  line, no traceback).
 - ``init --database URL [--out FILE]``: a draft model from the schema (foreign keys -> joins,
   numeric columns -> measures and metrics, dates -> time, text -> dimensions), printed or
   written, for a person to edit; it is checked as a model before it is written.
@@ -40,7 +42,8 @@ def _connection(database: str, privileged: bool):
 
 
 @app.command()
-def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAML or a dbt MetricFlow file."),
+def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAML, or a dbt MetricFlow project "
+                                                "(its directory, a YAML file or a semantic_manifest.json)."),
           database: str = DatabaseOption, unsafe_allow_privileged_role: bool = PrivilegedOption) -> None:
     """Check a semantic model against a database: tables, columns, joins, every metric run."""
     from baton.semantic.check import check_model
@@ -74,11 +77,15 @@ def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAM
         out.print(f"time: {report.years[0]}-{report.years[-1]}")
     for problem in report.problems:
         out.print(f"[red]problem:[/red] {escape(problem)}")
+    for refused in report.refused:
+        out.print(f"[red]not computed:[/red] {escape(refused)}")
     failed = sum(1 for _, ran, _ in report.metrics if not ran)
+    computed = f"{len(model.entities)} entities, {len(model.metrics)} metrics, {len(model.dimensions)} dimensions computed"
     if report.ok:
-        out.print(f"[green]ok[/green]: {len(model.entities)} entities, {len(model.metrics)} metrics, {len(model.dimensions)} dimensions")
+        out.print(f"[green]ok[/green]: {computed}")
     else:
-        out.print(f"[red]{len(report.problems)} problem(s), {failed} metric(s) that do not run[/red]")
+        out.print(f"[red]{len(report.problems)} problem(s), {failed} metric(s) that do not run, {len(report.refused)} part(s) "
+                  f"of the model Baton does not compute yet[/red] ({computed}; questions that need the others are refused by name)")
     raise typer.Exit(0 if report.ok else 1)
 
 

@@ -52,14 +52,15 @@ class CheckReport:
     metrics: list[tuple[str, bool, str]] = field(default_factory=list)  # (metric, ran, value or error)
     samples: dict[str, list[Any]] = field(default_factory=dict)
     years: tuple[int, ...] = ()
+    refused: list[str] = field(default_factory=list)  # what the source defines and Baton does not compute, with file:line
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(ran for _, ran, _ in self.metrics)
+        return not self.problems and not self.refused and all(ran for _, ran, _ in self.metrics)
 
 
 async def check_model(model: SemanticModel, connection: SQLConnection) -> CheckReport:
-    report = CheckReport()
+    report = CheckReport(refused=[r.detail for r in model.refused])
     schema = await connection.schema()
     tables = {}
     for entity in model.entities:

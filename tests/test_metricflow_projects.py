@@ -1,0 +1,220 @@
+"""Two real dbt MetricFlow projects, read as they are and answered as MetricFlow answers (issue 22).
+
+The expected rows come from MetricFlow itself (``fixtures/metricflow/oracle``, recorded by
+``scripts/metricflow_oracle.py``); a case Baton does not compute must be refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import sqlalchemy as sa
+
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.loading import load_model
+from baton.semantic.parser import AskBack
+from baton.specialists.sql.engines import SQLConnection
+from metricflow_projects import FIXTURES, PROJECTS, cases, load, outcome
+from sql_test_databases import make_db  # noqa: F401  (fixture)
+
+COMPUTED = {"simple", "time grain", "join dimension", "multi-hop dimension", "sum_boolean", "ratio", "small ratio",
+            "derived", "metric filter on a joined dimension", "metric filter with entity_path", "metric by entity",
+            "foreign entity without a primary", "where filter", "time range", "order and limit", "agg_time_dimension",
+            "filter in a simple metric", "derived input alias", "primary_entity", "account balance (additive)"}
+REFUSED = {"non_additive_dimension", "offset_window", "filter on ratio or derived", "fill_nulls_with / join_to_timespine",
+           "cumulative", "conversion", "percentile / median", "metric filter Metric(...)", "create_metric"}
+
+
+async def _outcomes(url: str, project: str) -> list[tuple[dict, str, str, str]]:
+    layer = SemanticLayer(load_model(PROJECTS[project]), SQLConnection(url, id=project, allow_privileged_role=True))
+    out = []
+    try:
+        for case in (c for c in cases() if c["project"] == project):
+            for mode in ("structured", "question"):
+                if mode == "structured" or case.get("question"):
+                    kind, detail = await outcome(layer, case, mode)
+                    out.append((case, mode, kind, detail))
+    finally:
+        await layer.connection.aclose()
+    return out
+
+
+def _judge(outcomes: list[tuple[dict, str, str, str]]) -> None:
+    wrong = [(c["id"], mode, detail) for c, mode, kind, detail in outcomes if kind == "wrong"]
+    assert not wrong, wrong
+    for case, mode, kind, detail in outcomes:
+        if mode == "structured" and case["construct"] in COMPUTED:
+            assert kind == "exact", (case["id"], kind, detail)
+        if case["construct"] in REFUSED:
+            assert kind == "refused" and "does not compute yet" in detail, (case["id"], mode, kind, detail)
+
+
+@pytest.mark.parametrize("project", sorted(PROJECTS))
+async def test_duckdb_answers_as_metricflow_or_refuses_by_name(project, tmp_path):
+    url = f"duckdb:///{tmp_path / 'mf.duckdb'}"
+    engine = sa.create_engine(url)
+    load(engine, project)
+    engine.dispose()
+    _judge(await _outcomes(url, project))
+
+
+@pytest.mark.parametrize("project", sorted(PROJECTS))
+async def test_postgres_answers_as_metricflow_or_refuses_by_name(project, state_db):
+    engine = sa.create_engine(state_db)
+    load(engine, project)
+    engine.dispose()
+    _judge(await _outcomes(state_db, project))
+
+
+def test_both_projects_load_with_what_they_refuse_named():
+    tutorial = load_model(PROJECTS["tutorial"])
+    assert {r.name for r in tutorial.refused if r.kind == "metric"} == {"cumulative_transactions",
+                                                                       "cumulative_transactions_in_last_7_days"}
+    assert all("metrics.yml:" in r.where for r in tutorial.refused if r.kind == "metric")
+    simple = load_model(PROJECTS["simple_manifest"])
+    constructs = " ".join(r.construct for r in simple.refused)
+    for construct in ("non_additive_dimension", "offset_window", "cumulative", "conversion", "median", "percentile",
+                      "join_to_timespine", "fill_nulls_with", "filter on a ratio", "Metric(...)"):
+        assert construct in constructs, construct
+    assert simple.metric("booking_payments") and simple.measure("booking_payments").time is not None  # its own time
+
+
+def test_a_manifest_a_single_file_and_a_multi_document_file_read_like_the_directory(tmp_path):
+    directory = load_model(PROJECTS["tutorial"])
+    manifest = load_model(FIXTURES / "tutorial_semantic_manifest.json")
+    assert {m.name for m in manifest.metrics} == {m.name for m in directory.metrics}
+    assert set(manifest.measures) == set(directory.measures)
+    assert {r.name for r in manifest.refused} == {r.name for r in directory.refused}
+    parts = sorted((PROJECTS["tutorial"] / "models" / "sample_model").glob("*.yml"))
+    one = tmp_path / "all.yml"
+    one.write_text("\n---\n".join(p.read_text() for p in parts))
+    assert {m.name for m in load_model(one).metrics} == {m.name for m in directory.metrics}
+
+
+def test_build_output_and_packages_are_skipped(tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(PROJECTS["tutorial"], project)
+    for skipped in ("target", "dbt_packages", "logs", ".git"):
+        (project / skipped).mkdir()
+        (project / skipped / "bad.yml").write_text("semantic_models: [{name: broken, nonsense: 1}]\n")
+    assert load_model(project).has_metric("transactions")
+
+
+def _project(tmp_path, metrics: str, extra_model: str = "") -> str:
+    (tmp_path / "m.yml").write_text(f"""semantic_models:
+  - name: orders
+    model: ref('orders')
+    defaults: {{agg_time_dimension: ds}}
+    entities: [{{name: order, type: primary, expr: id}}]
+    dimensions:
+      - {{name: ds, type: time, type_params: {{time_granularity: day}}}}
+      - {{name: status, type: categorical}}
+    measures:
+      - {{name: amount, agg: sum}}{extra_model}
+metrics:
+{metrics}""")
+    return str(tmp_path / "m.yml")
+
+
+@pytest.mark.parametrize(("metrics", "extra", "message"), [
+    ("  - {name: mm, type: simple, type_params: {measure: nope}}", "", r"m\.yml:\d+: metric 'mm': measure 'nope' is not defined"),
+    ("  - {name: aa, type: derived, type_params: {expr: bb + 1, metrics: [{name: bb}]}}\n"
+     "  - {name: bb, type: derived, type_params: {expr: aa + 1, metrics: [{name: aa}]}}", "", r"m\.yml:\d+: a cycle of derived metrics"),
+    ("  - {name: mm, type: simple, type_params: {measure: amount}, filter: \"{{ config.get('x') }} = 1\"}", "",
+     r"m\.yml:\d+: unknown Jinja"),
+    ("  - {name: mm, type: simple, type_params: {measure: amount}, filter: \"{{ __import__('os').system('id') }} = 1\"}", "",
+     r"m\.yml:\d+: unknown Jinja"),
+    ("  - {name: mm, type: simple, type_params: {measure: amount}, filtr: \"x\"}", "", r"m\.yml:\d+: metric 'mm'.*filtr"),
+    ("  - {name: mm, type: simple, type_params: {measure: amount}, filter: \"{{ Dimension('order__nope') }} = 1\"}", "",
+     r"m\.yml:\d+: the filter names 'order__nope'"),
+    ("  - {name: mm, type: simple, type_params: {measure: amount}}", "\n      - {name: bad, agg: sum, expr: x, nonsense: 1}",
+     r"m\.yml:\d+: semantic model 'orders' at measures\.1"),
+])
+def test_a_broken_project_is_one_clear_error_with_file_and_line(tmp_path, metrics, extra, message):
+    with pytest.raises(SemanticModelError, match=message):
+        load_model(_project(tmp_path, metrics, extra))
+
+
+def test_malformed_yaml_oversized_files_and_yaml_bombs_are_refused(tmp_path):
+    (tmp_path / "bad.yml").write_text("semantic_models:\n  - name: x\n   bad: [\n")
+    with pytest.raises(SemanticModelError, match=r"bad\.yml:\d+: not valid YAML"):
+        load_model(tmp_path / "bad.yml")
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "huge.yml").write_text("metrics: []\n# " + "x" * 10_100_000 + "\n")
+    with pytest.raises(SemanticModelError, match="over the limit of 10 MB"):
+        load_model(big)
+    bomb = tmp_path / "bomb.yml"
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    bomb.write_text("\n".join(lines) + "\nmetrics: [*a7]\n")
+    with pytest.raises(SemanticModelError, match="expands to more than"):
+        load_model(bomb)
+    with pytest.raises(SemanticModelError, match="no such file"):
+        load_model(tmp_path / "missing.yml")
+
+
+def test_a_project_of_too_many_files_is_refused(tmp_path, monkeypatch):
+    from baton.semantic import mf_project
+
+    monkeypatch.setattr(mf_project, "MAX_FILES", 3)
+    for i in range(5):
+        (tmp_path / f"f{i}.yml").write_text("models: []\n")
+    with pytest.raises(SemanticModelError, match="more than 3 YAML files"):
+        load_model(tmp_path)
+
+
+async def test_a_question_naming_a_metric_not_computed_is_refused_by_name_not_read_as_another(tmp_path):
+    url = f"duckdb:///{tmp_path / 't.duckdb'}"
+    engine = sa.create_engine(url)
+    load(engine, "tutorial")
+    engine.dispose()
+    layer = SemanticLayer(load_model(PROJECTS["tutorial"]), SQLConnection(url, id="t"))
+    try:
+        parsed = (await layer.ready()).parse("Total transactions by month")  # the cumulative metric's label
+    finally:
+        await layer.connection.aclose()
+    assert isinstance(parsed, AskBack) and parsed.reason == "not_computed"
+    assert "cumulative_transactions" in parsed.message and "does not compute yet" in parsed.message
+
+
+async def test_a_small_ratio_is_exact_not_rounded_to_zero(tmp_path):
+    url = f"duckdb:///{tmp_path / 's.duckdb'}"
+    engine = sa.create_engine(url)
+    load(engine, "simple_manifest")
+    engine.dispose()
+    from baton.semantic.mf_query import query_from_params
+
+    layer = SemanticLayer(load_model(PROJECTS["simple_manifest"]), SQLConnection(url, id="s"))
+    try:
+        compiled, report = await layer.run(query_from_params(layer.model, {"metrics": ["bookings_per_dollar"]}))
+    finally:
+        await layer.connection.aclose()
+    value = report.result.rows[0][0]
+    expected = json.loads((FIXTURES / "oracle" / "simple_manifest.json").read_text())
+    theirs = next(r for r in expected if r["request"] == {"metrics": ["bookings_per_dollar"]})["rows"][0][0]
+    assert 0 < value < 0.01 and value == pytest.approx(theirs, rel=1e-9)
+    assert "ROUND" not in compiled.sql.upper()
+
+
+def test_semantic_check_exits_1_naming_what_it_does_not_compute_and_2_when_it_cannot_read(tmp_path):
+    from typer.testing import CliRunner
+
+    from baton.cli import build_app
+
+    url = f"duckdb:///{tmp_path / 't.duckdb'}"
+    engine = sa.create_engine(url)
+    load(engine, "tutorial")
+    engine.dispose()
+    runner, app = CliRunner(), build_app()
+    result = runner.invoke(app, ["semantic", "check", str(PROJECTS["tutorial"]), "--database", url,
+                                 "--unsafe-allow-privileged-role"])
+    assert result.exit_code == 1, result.output
+    assert "not computed: metric cumulative_transactions: a cumulative metric" in result.output
+    assert "metrics.yml:" in result.output
+    (tmp_path / "bad.yml").write_text("metrics:\n  - {name: mm, type: simple, type_params: {measure: x}, bogus: 1}\n")
+    result = runner.invoke(app, ["semantic", "check", str(tmp_path / "bad.yml"), "--database", url])
+    assert result.exit_code == 2 and "bogus" in result.output and "Traceback" not in result.output
