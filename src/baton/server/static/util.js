@@ -76,6 +76,36 @@ function plain(value) {
   return value;
 }
 
+// --- numbers as a person reads them: the rule of baton/numbers.py (format_number) ----------
+// At least three significant digits: 1 and more with 2 decimals ("1,234,567.89"), smaller
+// values with as many as three significant digits need ("0.00123"); a nonzero value never
+// reads 0 (scientific below 1e-6: "1.2e-08"); whole numbers stay whole. Cells keep the exact
+// value in their title, and the CSV export is exact.
+const SIGNIFICANT = 3;
+const numberFormats = new Map();
+function numberFormat(grouping, places) {
+  const key = `${grouping}:${places}`;
+  if (!numberFormats.has(key)) {
+    const options = { useGrouping: grouping, minimumFractionDigits: Math.min(2, places), maximumFractionDigits: places };
+    numberFormats.set(key, new Intl.NumberFormat(undefined, options));
+  }
+  return numberFormats.get(key);
+}
+
+function formatNumber(value, grouping = true) {
+  if (typeof value !== "number") return String(value);
+  if (Number.isNaN(value)) return "NaN";
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (value === 0) return "0"; // -0 too
+  const magnitude = Math.abs(value);
+  const [mantissa, exponent] = value.toExponential(SIGNIFICANT - 1).split("e"); // "1.20", "-8"
+  if (magnitude < 1e-6 || magnitude >= 1e18) // as Python writes it: "1.2e-08"
+    return mantissa.replace(/\.?0+$/, "") + "e" + exponent[0] + exponent.slice(1).padStart(2, "0");
+  if (Number.isInteger(value)) return numberFormat(grouping, 0).format(value);
+  const places = magnitude >= 1 ? 2 : Math.max(2, SIGNIFICANT - 1 - Number(exponent));
+  return numberFormat(grouping, places).format(value);
+}
+
 // Refusals ("I can only answer the verified questions", "needs a model", unsafe SQL) and
 // failures are shown as errors, and offer no thumbs: there is no answer to judge.
 function isRefusal(answer) {
