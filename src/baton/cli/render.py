@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
+from baton.numbers import format_cell
 from baton.response import AIMessage
 
 MAX_ROWS = 25
@@ -32,18 +33,10 @@ def _table(rows: list[dict[str, Any]], title: str | None = None) -> Table | None
                       for r in rows[:20] if r.get(column) is not None)
         table.add_column(str(column), justify="right" if numeric else "left")
     for row in rows[:MAX_ROWS]:
-        table.add_row(*(_cell(row.get(c)) for c in columns))
+        table.add_row(*(format_cell(str(c), row.get(c)) for c in columns))  # exact values, rounded only here
     if len(rows) > MAX_ROWS:
         table.caption = f"{len(rows) - MAX_ROWS} more rows"
     return table
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (float, Decimal)) and not (isinstance(value, Decimal) and not value.is_finite()):
-        return f"{value:,.2f}"  # a Decimal (NUMERIC on PostgreSQL/MariaDB) is a number too
-    return str(value)
 
 
 def print_answer(console: Console, answer: AIMessage) -> None:

@@ -50,6 +50,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from baton.numbers import format_number, format_percent
 from baton.response import QueryResult
 from baton.viz.profile import ResultProfile, next_period, parse_temporal, profile_result, to_number
 
@@ -64,12 +65,6 @@ def insight_id(kind: str, *key: Any) -> str:
     """A stable id for a finding: the same kind and identity give the same id."""
     raw = json.dumps([kind, *[str(k) for k in key]], ensure_ascii=False)
     return "ins_" + hashlib.sha256(raw.encode()).hexdigest()[:16]
-
-
-def _fmt(x: float) -> str:
-    if float(x).is_integer():
-        return f"{x:,.0f}"
-    return f"{x:,.2f}" if abs(x) >= 1 else f"{x:.3g}"
 
 
 def _plain_period(moment: dt.datetime, unit: str | None) -> str:
@@ -160,18 +155,18 @@ def _largest_changes(profile: ResultProfile, result: QueryResult, rows: list[lis
         plain_from, plain_to = _plain_period(earlier[0], time.time_unit), _plain_period(later[0], time.time_unit)
         pct = change / abs(earlier[1]) if earlier[1] else None
         verb = "rose" if change > 0 else "fell"
-        pct_text = f" ({pct:+.1%})" if pct is not None else ""
+        pct_text = f" ({format_percent(pct, signed=True)})" if pct is not None else ""
         where = f" for {key}" if split else ""
         found.append(_insight(
             "largest_change", (measure.source, split.source if split else "", key if split else "", frm, to),
             f"Largest change in {measure.source}{where}: {plain_from} → {plain_to}",
-            f"{measure.source}{where} {verb} by {_fmt(abs(change))}{pct_text} from {plain_from} to {plain_to}, "
+            f"{measure.source}{where} {verb} by {format_number(abs(change))}{pct_text} from {plain_from} to {plain_to}, "
             f"the largest change between consecutive {_UNIT_PLURAL[time.time_unit]}.",
             result.columns, [earlier[2], later[2]],
             {"measure": measure.source, "series": key if split else None, "from_period": frm, "to_period": to,
              "from_value": earlier[1], "to_value": later[1], "change": change, "pct_change": pct},
             (0.9 if stands_out else 0.6) - (0.2 if len(changes) < 4 else 0.0), result.truncated,
-            tooltip=f"{_fmt(earlier[1])} in {plain_from}, {_fmt(later[1])} in {plain_to}; "
+            tooltip=f"{format_number(earlier[1])} in {plain_from}, {format_number(later[1])} in {plain_to}; "
                     f"{len(changes)} changes between consecutive {_UNIT_PLURAL[time.time_unit]} compared",
         ))
     return found
@@ -209,16 +204,16 @@ def _top_share(profile: ResultProfile, result: QueryResult, rows: list[list[Any]
         f"across {count} {category.source} values"
     return [_insight(
         "top_share", (measure.source, category.source, top),
-        f"{top} leads {measure.source} with {share:.1%}",
-        f"{top} accounts for {share:.1%} of total {measure.source}{scope} "
-        f"({_fmt(top_value)} of {_fmt(grand)}, {across}).",
+        f"{top} leads {measure.source} with {format_percent(share)}",
+        f"{top} accounts for {format_percent(share)} of total {measure.source}{scope} "
+        f"({format_number(top_value)} of {format_number(grand)}, {across}).",
         result.columns, evidence[top],
         {"measure": measure.source, "dimension": category.source, "category": top, "value": top_value,
          "total": grand, "share": share, "runner_up_share": second_value / grand, "categories": count,
          "total_over": "full result" if full is not None else "rows shown"},
         0.9 if top_value >= 2 * second_value else 0.6, result.truncated,
-        tooltip=f"{_fmt(top_value)} of a total of {_fmt(grand)} over {count} {_plural(category.source)}"
-                + (f"; next largest {second_value / grand:.1%}" if len(ranked) > 1 else ""),
+        tooltip=f"{format_number(top_value)} of a total of {format_number(grand)} over {count} {_plural(category.source)}"
+                + (f"; next largest {format_percent(second_value / grand)}" if len(ranked) > 1 else ""),
     )]
 
 
@@ -265,18 +260,19 @@ def _outliers(profile: ResultProfile, result: QueryResult, rows: list[list[Any]]
         )[:MAX_OUTLIERS_PER_MEASURE]
         for z, value, row in flagged:
             label, group = _row_label(profile, row)
-            label = label or f"{measure.source}={_fmt(value)}"
+            label = label or f"{measure.source}={format_number(value)}"
             direction = "high" if value > median else "low"
             where = "far above" if value > median else "far below"
             found.append(_insight(
                 "outlier", (measure.source, label),
                 f"Unusually {direction} {measure.source}: {label}",
-                f"{label} is {where} the other {group} in {measure.source} ({_fmt(value)}, where {_fmt(median)} is typical).",
+                f"{label} is {where} the other {group} in {measure.source} "
+                f"({format_number(value)}, where {format_number(median)} is typical).",
                 result.columns, [row],
                 {"measure": measure.source, "row_label": label, "value": value, "median": median,
                  "robust_z": round(z * (1 if value > median else -1), 3), "method": method},
                 z / 7.0, result.truncated,
-                tooltip=f"robust z-score {z:.1f} (median {_fmt(median)}, "
+                tooltip=f"robust z-score {z:.1f} (median {format_number(median)}, "
                         f"{'median absolute deviation' if method == 'mad' else 'mean absolute deviation'}; flagged beyond {OUTLIER_Z})",
             ))
     return found

@@ -1,6 +1,7 @@
 """Notebook rendering of an ``AIMessage``: the text, a table of the data, the chart, the SQL.
 
-The table comes from ``data`` or, when a specialist left ``data`` empty, from ``results``.
+The table comes from ``data`` or, when a specialist left ``data`` empty, from ``results``;
+its numbers are rounded for reading by ``baton.numbers.format_cell`` (the data stays exact).
 The chart is ``viz_config`` rendered to inline SVG offline (``baton.viz.render_svg``); a
 chart that cannot render is left out rather than hiding the answer.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from baton.numbers import format_cell
 from baton.viz.render import ChartRenderError, render_svg
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
     columns = list(rows[0])
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in columns) + "</tr>" for r in rows
+        "<tr>" + "".join(f"<td>{html.escape(format_cell(str(c), r.get(c)))}</td>" for c in columns) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

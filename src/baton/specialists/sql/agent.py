@@ -53,6 +53,7 @@ from baton.agents import AgentContext, AgentResult, BaseAgent
 from baton.agents.lexical_routing import NO_MODEL_ANSWER
 from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
+from baton.numbers import format_cell
 from baton.response import AIMessage, QueryResult, ResponseType, staleness_warning
 from baton.specialists.sql.engines import SQLConnection
 from baton.specialists.sql.freshness import mark_freshness
@@ -347,5 +348,6 @@ class SQLAgent(BaseAgent):
 def _summary(result: QueryResult, explanation: str) -> str:
     head = explanation.strip() or "Query ran."
     if result.row_count == 1 and len(result.columns) == 1:
-        return f"{head} Result: {result.rows[0][0]}"
+        value = result.rows[0][0]
+        return f"{head} Result: {value if value is None else format_cell(str(result.columns[0]), value)}"
     return f"{head} {result.row_count} row(s){' (capped)' if result.truncated else ''}."
