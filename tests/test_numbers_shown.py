@@ -1,20 +1,27 @@
 """Where numbers reach a person, a small nonzero value reads nonzero: the terminal's table, the
-notebook's HTML, the SQL specialist's one-value answer and insight sentences. Exports keep
-exact values."""
+notebook's HTML, the SQL specialist's one-value answer, insight sentences, and the charts'
+tooltips and big numbers (the d3 formats run through the page's own vendored Vega, under
+Node). Exports keep exact values."""
 
 from __future__ import annotations
 
 import io
 import json
 import re
+import xml.etree.ElementTree as ET
+from typing import Any
 
+import pytest
 from rich.console import Console
 
 from baton.cli.render import print_answer
 from baton.response import AIMessage, QueryResult
 from baton.specialists.sql.agent import _summary
+from baton.viz import choose_chart, render_svg
 from baton.viz.insights import find_insights
 from baton.viz.notebook import render_html
+from baton.viz.spec import SHARE, VALUE
+from test_numbers import STATIC, needs_node, run_node
 
 ROWS = [{"region": "north", "year": 2024, "revenue": 1234567.891, "ratio": 0.0012345, "tiny": 1.2e-8},
         {"region": "south", "year": 2025, "revenue": 56.7, "ratio": -0.004, "tiny": 0.0}]
@@ -59,3 +66,61 @@ def test_insights_never_round_a_small_share_or_change_to_zero():
     tiny = QueryResult(["category", "revenue"], [["ink", 1_000_000.0], ["pens", 0.5]])
     [alone] = [i for i in find_insights(tiny) if i["kind"] == "top_share"]
     assert "next largest 0.00005%" in alone["tooltip"] and "0.0%" not in alone["tooltip"]
+
+
+def _svg_texts(svg: str) -> list[str]:
+    return [t.text for t in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text") if t.text]
+
+
+def test_a_big_number_of_a_small_value_is_drawn_nonzero():
+    spec = choose_chart(QueryResult(["conversion"], [[0.0012345]])).viz_config
+    assert "0.00123" in _svg_texts(render_svg(spec))
+
+
+# Each quantitative tooltip / text entry of a spec, with the values it will be asked to show.
+def _formatted_fields(spec: dict[str, Any]) -> list[tuple[str, list[float]]]:
+    values = spec["data"]["values"]
+    encoding = spec["encoding"]
+    entries = [*encoding.get("tooltip", []), *([encoding["text"]] if "text" in encoding else [])]
+    out = []
+    for entry in entries:
+        if entry.get("type") != "quantitative":
+            continue
+        field = entry["field"].replace("\\", "")
+        if field == VALUE:  # folded measures: every measure's values
+            column = [v[f] for v in values for f in spec["transform"][0]["fold"]]
+        else:
+            column = [v[field] for v in values]
+        out.append((entry["format"], [x for x in column if isinstance(x, (int, float))]))
+    return out
+
+
+D3_FORMAT = """
+const vega = require(%s);
+const fields = JSON.parse(require("fs").readFileSync(0, "utf8"));
+console.log(JSON.stringify(fields.map(([format, values]) => values.map((v) => vega.locale().format(format)(v)))));
+"""
+
+CHARTS = [
+    ("bar", QueryResult(["region", "revenue"], [["a", 1234.5], ["b", 0.0012], ["c", 56.7], ["d", -0.004]]), None),
+    ("line", QueryResult(["month", "revenue", "cost"], [[f"2024-{m:02d}", 1000.0 + m, 0.001 * m] for m in range(1, 13)]), None),
+    ("pie", QueryResult(["segment", "revenue"], [["a", 1000.0], ["b", 0.05], ["c", 500.0]]), "each segment's share of revenue"),
+    ("percent", QueryResult(["month", "conversion_rate"], [[f"2024-{m:02d}", 0.00001 * m] for m in range(1, 13)]), None),
+    ("big number", QueryResult(["average"], [[0.000000012]]), None),
+]
+
+
+@needs_node
+@pytest.mark.parametrize("result,question", [c[1:] for c in CHARTS], ids=[c[0] for c in CHARTS])
+def test_chart_tooltips_show_every_value_nonzero_with_three_significant_digits(result, question):
+    spec = choose_chart(result, question=question).viz_config
+    fields = _formatted_fields(spec)
+    assert fields, "no formatted numbers in the spec"
+    shown = run_node(D3_FORMAT % json.dumps(str(STATIC / "vendor" / "vega.min.js")), fields)
+    for (format_, values), texts in zip(fields, shown):
+        for value, text in zip(values, texts):
+            number = float(text.replace("\u2212", "-").replace(",", "").rstrip("%")) / (100 if text.endswith("%") else 1)
+            assert (number == 0) == (value == 0), (format_, value, text)
+            assert abs(number - value) <= 0.005 * abs(value) * (1 + 1e-9), (format_, value, text)
+    if "pie" in spec["usermeta"]["baton"]["viz_type"]:
+        assert any(entry["field"] == SHARE for entry in spec["encoding"]["tooltip"])

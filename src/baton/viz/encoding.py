@@ -6,7 +6,9 @@ asks for the same channel:
 
 - Readable numbers: percents as % (a name that says so, values in 0..1), large axis values
   in SI ("1.2M") with zero as "0" (``ZERO_LABEL``, a constant label rule: Vega formats every
-  tick with the largest tick's prefix, so zero read "0M"), tooltips with 2 decimals.
+  tick with the largest tick's prefix, so zero read "0M"); tooltips and big numbers by the
+  display rule of ``baton.numbers`` (``d3_format``): 2 decimals, more where the column's
+  smallest nonzero value needs them, so 0.0012 beside 1,234.5 reads "0.0012", never "0".
 - Times on UTC scales, labelled in their unit (``%b %Y`` for months, ``%Y Q%q`` for
   quarters ...), one tick per period while the span is short (``MAX_UNIT_TICKS``); tooltips
   format times through a UTC time unit.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from baton.numbers import d3_format
 from baton.viz.profile import MEASURE, ORDINAL, TEMPORAL, ColumnProfile
 
 ZERO_LABEL = "datum.value === 0 ? '0' : datum.label"  # constant: no data or name in it
@@ -45,15 +48,16 @@ def is_percent_like(column: ColumnProfile) -> bool:
 
 
 def number_format(column: ColumnProfile, *, axis: bool) -> str | None:
-    """A d3 format: percents as %, big axis values in SI (1.2M), tooltips with 2 decimals.
+    """A d3 format: percents as %, big axis values in SI (1.2M), values (tooltips, a big
+    number) by ``baton.numbers.d3_format``, so no nonzero value of the column reads 0.
 
-    ``None`` leaves Vega's own tick labels, which are right for ordinary ranges."""
-    if is_percent_like(column):
-        return ".0%" if axis else ".1%"
+    ``None`` leaves Vega's own tick labels, which are right for ordinary ranges. A percent
+    axis trims zeros ("~%"): ticks of a column below 1% read "0.2%", not "0%"."""
+    percent = is_percent_like(column)
     biggest = max(abs(column.minimum or 0), abs(column.maximum or 0))
     if axis:
-        return "~s" if biggest >= 100_000 else None
-    return ",d" if column.integral else ",.2~f" if biggest >= 1 else ".3~g"
+        return "~%" if percent else "~s" if biggest >= 100_000 else None
+    return d3_format(column.smallest, biggest, integral=column.integral, percent=percent)
 
 
 def column_title(column: ColumnProfile) -> str:

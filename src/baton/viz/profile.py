@@ -77,6 +77,7 @@ class ColumnProfile:
     minimum: float | None = None          # measures; for times, POSIX seconds (UTC)
     maximum: float | None = None
     integral: bool = False
+    smallest: float | None = None         # measures: the smallest nonzero magnitude (how many decimals to show)
 
     @property
     def is_dimension(self) -> bool:
@@ -293,7 +294,9 @@ def profile_column(name: str, source: str, index: int, values: list[Any], type_h
         integral = all(float(n).is_integer() for n in numbers)
         if _ORDINAL_NAME.search(source) and integral and distinct <= 60:
             return replace(empty, role=ORDINAL, integral=True)
-        return replace(empty, role=MEASURE, minimum=float(min(numbers)), maximum=float(max(numbers)), integral=integral)
+        nonzero = [abs(float(n)) for n in numbers if n]
+        return replace(empty, role=MEASURE, minimum=float(min(numbers)), maximum=float(max(numbers)), integral=integral,
+                       smallest=min(nonzero) if nonzero else None)
 
     order = _named_order(present)
     if order:

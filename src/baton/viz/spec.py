@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from baton.numbers import d3_format, format_cell
 from baton.viz.encoding import (
     MAX_UNIT_TICKS,
     color_channel,
@@ -149,17 +150,20 @@ def _tooltips(layout: Layout) -> list[dict[str, Any]]:
     return out
 
 
-def _folded(measures: Sequence[ColumnProfile]) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+def _folded(measures: Sequence[ColumnProfile]) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Several measures folded into one value column: (transform, y, colour, value tooltip)."""
     transform = [{"fold": [escape_field(m.name) for m in measures], "as": [SERIES, VALUE]}]
+    smallest = [m.smallest for m in measures if m.smallest is not None]
     merged = ColumnProfile(
         name=VALUE, source="value", index=-1, role=MEASURE, distinct=0, non_null=0,
         minimum=min(m.minimum or 0 for m in measures), maximum=max(m.maximum or 0 for m in measures),
-        integral=all(m.integral for m in measures),
+        integral=all(m.integral for m in measures), smallest=min(smallest) if smallest else None,
     )
     y = quantitative_channel(merged, VALUE)
     y["title"] = None
     color = {"field": SERIES, "type": "nominal", "title": None, "sort": [m.name for m in measures]}
-    return transform, y, color
+    tooltip = {"field": VALUE, "type": "quantitative", "title": "value", "format": number_format(merged, axis=False)}
+    return transform, y, color, tooltip
 
 
 def _line(layout: Layout) -> dict[str, Any]:
@@ -168,9 +172,8 @@ def _line(layout: Layout) -> dict[str, Any]:
     points = layout.x.non_null <= MAX_LINE_POINTS  # dots help on short series, clutter long ones
     spec: dict[str, Any] = {"mark": {"type": "line", "point": points, "interpolate": "linear"}}
     if len(layout.y) > 1:
-        transform, y, color = _folded(layout.y)
-        tooltip = [tooltip_entry(layout.x), {"field": SERIES, "type": "nominal", "title": "series"},
-                   {"field": VALUE, "type": "quantitative", "title": "value", "format": ",.2~f"}]
+        transform, y, color, value = _folded(layout.y)
+        tooltip = [tooltip_entry(layout.x), {"field": SERIES, "type": "nominal", "title": "series"}, value]
         spec.update(transform=transform, encoding={"x": x, "y": y, "color": color, "tooltip": tooltip})
         return spec
     encoding = {"x": x, "y": quantitative_channel(layout.y[0]), "tooltip": _tooltips(layout)}
@@ -203,9 +206,8 @@ def _grouped_bar(layout: Layout) -> dict[str, Any]:
     spec: dict[str, Any] = {"mark": {"type": "bar"}}
     x = position_channel(layout.x, as_bars=True)
     if len(layout.y) > 1:
-        transform, y, color = _folded(layout.y)
-        tooltip = [tooltip_entry(layout.x), {"field": SERIES, "type": "nominal", "title": "series"},
-                   {"field": VALUE, "type": "quantitative", "title": "value", "format": ",.2~f"}]
+        transform, y, color, value = _folded(layout.y)
+        tooltip = [tooltip_entry(layout.x), {"field": SERIES, "type": "nominal", "title": "series"}, value]
         spec.update(transform=transform, encoding={
             cat_axis: x, val_axis: y, "color": color, offset: {"field": SERIES, "sort": color["sort"]},
             "tooltip": tooltip})
@@ -223,8 +225,10 @@ def _pie(layout: Layout, values: list[dict[str, Any]]) -> dict[str, Any]:
     total = sum(v[measure.name] or 0 for v in values)
     for v in values:
         v[SHARE] = (v[measure.name] or 0) / total if total else None
+    shares = [abs(v[SHARE]) for v in values if v[SHARE]]
+    share_format = d3_format(min(shares) if shares else None, 1.0, integral=False, percent=True)  # a thin slice is not "0.0%"
     tooltip = [tooltip_entry(category), tooltip_entry(measure),
-               {"field": SHARE, "type": "quantitative", "title": "share", "format": ".1%"}]
+               {"field": SHARE, "type": "quantitative", "title": "share", "format": share_format}]
     return {
         "width": 300, "height": 300,
         "mark": {"type": "arc", "innerRadius": 0, "tooltip": True},
@@ -254,7 +258,8 @@ def _scatter(layout: Layout) -> dict[str, Any]:
 def _big_number(layout: Layout, values: list[dict[str, Any]]) -> dict[str, Any]:
     measure = layout.y[0]
     caption = ", ".join(
-        f"{c.source}: {values[0].get(c.name)}" for c in layout.details if values and values[0].get(c.name) is not None
+        f"{c.source}: {format_cell(c.source, values[0].get(c.name))}" for c in layout.details
+        if values and values[0].get(c.name) is not None
     )
     spec: dict[str, Any] = {
         "width": 300, "height": 110,
