@@ -5,23 +5,11 @@
 const MAX_TABLE_ROWS = 500;
 const NO_GROUPING = /(year|^yr$|(^|_)id$|code|zip|postal)/i; // 2024 is a year, not "2,024"
 
-// One number format per column: as many decimals (up to 2) as its values need, so a column
-// of amounts reads 979,717.40 beside 752,670.22, not 979,717.4.
-function columnFormat(rows, column) {
-  const decimals = Math.max(0, ...rows.slice(0, MAX_TABLE_ROWS).map((row) => {
-    const value = row[column];
-    if (typeof value !== "number" || Number.isInteger(value)) return 0;
-    return Math.min(2, (String(value).split(".")[1] || "").length);
-  }));
-  return new Intl.NumberFormat(undefined, { minimumFractionDigits: decimals, maximumFractionDigits: Math.max(decimals, 2) });
-}
-
-function cell(column, value, format) {
+// Numbers by formatNumber (util.js): amounts read 979,717.40 beside 752,670.22, a ratio of
+// 0.0012 reads 0.0012, never 0.00; the exact value is the cell's title.
+function cell(column, value) {
   if (value == null) return el("td", { class: "null" }, "");
-  if (typeof value === "number") {
-    const text = NO_GROUPING.test(column) ? String(value) : format.format(value);
-    return el("td", { class: "num", title: String(value) }, text);
-  }
+  if (typeof value === "number") return el("td", { class: "num", title: String(value) }, formatNumber(value, !NO_GROUPING.test(column)));
   if (typeof value === "object") return el("td", {}, JSON.stringify(value));
   return el("td", {}, String(value));
 }
@@ -30,8 +18,7 @@ function table(rows, download) {
   if (!Array.isArray(rows) || !rows.length || typeof rows[0] !== "object" || rows[0] === null) return null;
   const columns = Object.keys(rows[0]);
   const head = el("tr", {}, ...columns.map((c) => el("th", { scope: "col" }, c)));
-  const formats = Object.fromEntries(columns.map((c) => [c, columnFormat(rows, c)]));
-  const body = rows.slice(0, MAX_TABLE_ROWS).map((row) => el("tr", {}, ...columns.map((c) => cell(c, row[c], formats[c]))));
+  const body = rows.slice(0, MAX_TABLE_ROWS).map((row) => el("tr", {}, ...columns.map((c) => cell(c, row[c]))));
   const count = rows.length > MAX_TABLE_ROWS ? `showing ${MAX_TABLE_ROWS} of ${rows.length} rows` : `${rows.length} row${rows.length === 1 ? "" : "s"}`;
   return el("div", { class: "dataset-table" },
     el("div", { class: "table-wrap" }, el("table", {}, el("thead", {}, head), el("tbody", {}, ...body))),
