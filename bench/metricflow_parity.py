@@ -11,7 +11,8 @@ Expected rows were recorded from MetricFlow itself (``scripts/metricflow_oracle.
 Each answer is **exact** (MetricFlow's rows: equal multisets, numbers within relative 1e-9,
 dates as ISO, order only where the case orders), **refused** (the construct named), **asked
 back** (a question the parser would not read, not a guess), or **wrong**. Target: 0 wrong.
-PostgreSQL needs ``BATON_TEST_POSTGRES_URL`` (skipped without it, said so).
+Engines: DuckDB, SQLite, PostgreSQL (``BATON_TEST_POSTGRES_URL``) and MariaDB/MySQL
+(``BATON_TEST_MYSQL_URL``); a server engine without its variable is skipped, said so.
 """
 
 from __future__ import annotations
@@ -37,12 +38,30 @@ from baton.specialists.sql.engines import SQLConnection
 from metricflow_projects import PROJECTS, cases, load, outcome
 
 
-def _duckdb(project: str, folder: Path) -> tuple[str, object]:
-    path = folder / f"{project}.duckdb"
-    engine = sa.create_engine(f"duckdb:///{path}")
+def _file(project: str, folder: Path, kind: str) -> tuple[str, object]:
+    url = f"{kind}:///{folder / f'{project}.{kind}'}"
+    engine = sa.create_engine(url)
     load(engine, project)
     engine.dispose()
-    return f"duckdb:///{path}", None
+    return url, None
+
+
+def _mysql(project: str, base: str) -> tuple[str, object]:
+    admin = sa.create_engine(base)
+    name = f"baton_mf_{project}_{uuid.uuid4().hex[:6]}"
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    url = sa.make_url(base).set(database=name).render_as_string(hide_password=False)
+    engine = sa.create_engine(url)
+    load(engine, project)
+    engine.dispose()
+
+    def drop() -> None:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        admin.dispose()
+
+    return url, drop
 
 
 def _postgres(project: str, base: str) -> tuple[str, object]:
@@ -74,8 +93,10 @@ async def run(engines: list[str], verbose: bool) -> int:
             for project, model in models.items():
                 if engine == "postgres":
                     url, drop = _postgres(project, os.environ["BATON_TEST_POSTGRES_URL"])
+                elif engine == "mysql":
+                    url, drop = _mysql(project, os.environ["BATON_TEST_MYSQL_URL"])
                 else:
-                    url, drop = _duckdb(project, Path(folder))
+                    url, drop = _file(project, Path(folder), engine)
                 connection = SQLConnection(url, id=project, allow_privileged_role=True)
                 layer = SemanticLayer(model, connection)
                 started = time.perf_counter()
@@ -116,13 +137,14 @@ async def run(engines: list[str], verbose: bool) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engines", default="duckdb,postgres")
+    parser.add_argument("--engines", default="duckdb,postgres,mysql,sqlite")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     engines = [e for e in args.engines.split(",") if e]
-    if "postgres" in engines and not os.environ.get("BATON_TEST_POSTGRES_URL"):
-        print("postgres skipped: BATON_TEST_POSTGRES_URL is not set")
-        engines.remove("postgres")
+    for engine, variable in (("postgres", "BATON_TEST_POSTGRES_URL"), ("mysql", "BATON_TEST_MYSQL_URL")):
+        if engine in engines and not os.environ.get(variable):
+            print(f"{engine} skipped: {variable} is not set")
+            engines.remove(engine)
     raise SystemExit(asyncio.run(run(engines, args.verbose)))
 
 

@@ -57,13 +57,16 @@ def load(engine, project: str) -> None:
     """Create and fill a project's tables through a SQLAlchemy engine (dropped first)."""
     import sqlalchemy as sa
 
+    quote = engine.dialect.identifier_preparer.quote
+    mysql = engine.dialect.name in ("mysql", "mariadb")
     with engine.begin() as conn:
         for table, (columns, rows) in tables(project).items():
-            conn.execute(sa.text(f'DROP TABLE IF EXISTS "{table}"'))
-            conn.execute(sa.text(f'CREATE TABLE "{table}" ({", ".join(f"{c} {t}" for c, t in columns.items())})'))
+            conn.execute(sa.text(f"DROP TABLE IF EXISTS {quote(table)}"))
+            ddl = ", ".join(f"{quote(c)} {'DATETIME' if mysql and t == 'TIMESTAMP' else t}" for c, t in columns.items())
+            conn.execute(sa.text(f"CREATE TABLE {quote(table)} ({ddl})"))
             if rows:
                 names = list(columns)
-                statement = sa.text(f'INSERT INTO "{table}" VALUES ({", ".join(f":p{i}" for i in range(len(names)))})')
+                statement = sa.text(f"INSERT INTO {quote(table)} VALUES ({', '.join(f':p{i}' for i in range(len(names)))})")
                 conn.execute(statement, [{f"p{i}": _typed(v, columns[n]) for i, (n, v) in enumerate(zip(names, row))}
                                          for row in rows])
 
@@ -101,8 +104,8 @@ def normal(value: Any) -> Any:
     """A value as compared: dates (and Baton's period labels) as ISO start dates, numbers as floats."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        return value
+    if isinstance(value, bool):  # SQLite and MariaDB keep booleans as 0 and 1
+        return float(value)
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()[:10]
     if isinstance(value, (int, float)) or type(value).__name__ == "Decimal":

@@ -12,8 +12,9 @@ Plan (the way MetricFlow plans, in one statement):
    stacked with ``UNION ALL`` (each padding the others' measures with NULL) and grouped again
    by the dimensions, so measures never multiply through a join (no fan-out) and no
    ``FULL OUTER JOIN`` is needed (MySQL/MariaDB have none).
-3. Ratios divide as decimals (``1.0 * a / NULLIF(b, 0)``: engines divide integers
-   differently). Values are **exact**: nothing is rounded in SQL (a ratio of 0.0012 rounded
+3. Ratios and derived metrics divide as doubles (``CAST(a AS DOUBLE) / NULLIF(b, 0)``, as
+   MetricFlow does: engines divide integers differently, and MySQL's decimal division keeps
+   only four more places). Values are **exact**: nothing is rounded in SQL (a ratio of 0.0012 rounded
    to two places would read 0.0 — a confident wrong number); display rounding is the
    presenter's, and keeps at least three significant digits.
 4. Order: the query's, then every group-by dimension ascending, so ties come out the same on
@@ -163,15 +164,29 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str],
     if metric.type == "ratio":
         numerator = _metric_tree(model, metric.numerator or "", measure_value)
         denominator = _metric_tree(model, metric.denominator or "", measure_value)
-        return exp.Div(this=exp.Mul(this=exp.Literal.number("1.0"), expression=exp.Paren(this=numerator)),
+        return exp.Div(this=_as_double(exp.Paren(this=numerator)),
                        expression=exp.Nullif(this=exp.Paren(this=denominator), expression=exp.Literal.number(0)))
+
+    def divide(node):
+        if isinstance(node, exp.Div):
+            return exp.Div(this=_as_double(node.this.copy()), expression=node.expression.copy())
+        return node
 
     def visit(node):
         if isinstance(node, exp.Column):
             return exp.Paren(this=_metric_tree(model, node.name, measure_value))
         return node
 
-    return parse_metric_expression(metric.expr or "", f"metric {name}").copy().transform(visit)
+    tree = parse_metric_expression(metric.expr or "", f"metric {name}").copy()
+    return tree.transform(divide).transform(visit)
+
+
+def _as_double(value: exp.Expr) -> exp.Expr:
+    """A dividend as a double, as MetricFlow divides: integers would divide as integers on
+    PostgreSQL, and ``1.0 * x`` as a DECIMAL of 4 more places on MySQL (47.83333, not 47.8333…)."""
+    from sqlglot import exp
+
+    return exp.Cast(this=value, to=exp.DataType.build("DOUBLE"))
 
 
 def output_name(name: str, query: SemanticQuery) -> str:

@@ -48,6 +48,7 @@ from baton.semantic.segmentation import segmentations
 
 MAX_READINGS = 3
 _QUALIFIER_GAP = frozenset({"the", "of", "a", "an"})
+_BREAKDOWN = frozenset({"by", "per", "each"})  # the word before a breakdown: what follows is a dimension
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +208,11 @@ class QuestionParser:
         if any(s.kind == "compare" for s in meaningful) and not (len(periods) > 1 or any(len(v) > 1 for v in values.values())):
             shared.unknown += [s.name for s in meaningful if s.kind == "compare"]
         entities = {s.name for s in meaningful if s.kind == "entity"}
+        ranked = any(s.kind == "direction" for s in meaningful)  # "top 5 cities by revenue": "by" names the ranking metric
+        if not ranked and any(s.kind == "metric" and i and seq[i - 1].kind == "filler" and seq[i - 1].name in _BREAKDOWN
+                              for i, s in enumerate(seq)):
+            shared.problems.append("a breakdown (“by …”) names a dimension, not a metric")
+        by = _with_companions(self.model, by)
         drafts = []
         for metric_list in candidates:
             draft = _Draft(problems=list(shared.problems), unknown=list(shared.unknown), segments=len(seq))
@@ -302,6 +308,16 @@ class QuestionParser:
             except SemanticQueryError:
                 continue
         return out
+
+
+def _with_companions(model: SemanticModel, by: list[str]) -> list[str]:
+    """``by`` with the dimensions shown beside each (an entity's key: its name dimension)."""
+    out: list[str] = []
+    for name in by:
+        out.append(name)
+        if name != TIME and model.has_dimension(name):
+            out += [c for c in model.dimension(name).shown_with if c not in by and c not in out]
+    return out
 
 
 def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:
