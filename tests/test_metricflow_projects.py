@@ -218,3 +218,83 @@ def test_semantic_check_exits_1_naming_what_it_does_not_compute_and_2_when_it_ca
     (tmp_path / "bad.yml").write_text("metrics:\n  - {name: mm, type: simple, type_params: {measure: x}, bogus: 1}\n")
     result = runner.invoke(app, ["semantic", "check", str(tmp_path / "bad.yml"), "--database", url])
     assert result.exit_code == 2 and "bogus" in result.output and "Traceback" not in result.output
+
+
+HOSTILE = """semantic_models:
+  - name: orders
+    model: ref('orders')
+    defaults: {agg_time_dimension: ds}
+    entities: [{name: order, type: primary, expr: id}]
+    dimensions:
+      - {name: ds, type: time, type_params: {time_granularity: day}}
+      - {name: status, type: categorical}
+      - {name: secret, type: categorical, expr: "(SELECT string_agg(table_name, ',') FROM information_schema.tables)"}
+    measures:
+      - {name: amount, agg: sum}
+      - {name: stolen, agg: sum, expr: "length(pg_read_file('/etc/passwd'))"}
+metrics:
+  - {name: amount, type: simple, type_params: {measure: amount}}
+  - {name: stolen, type: simple, type_params: {measure: stolen}}
+  - {name: dropped, type: simple, type_params: {measure: amount}, filter: "1 = 1; DROP TABLE orders"}
+  - {name: sleepy, type: simple, type_params: {measure: amount}, filter: "{{ Dimension('order__status') }} = pg_sleep(10)::text"}
+"""
+
+
+async def test_hostile_expressions_in_a_project_are_refused_by_name_and_nothing_runs(tmp_path):
+    url = f"duckdb:///{tmp_path / 'h.duckdb'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE orders (id INTEGER, ds DATE, status VARCHAR, amount DOUBLE)")
+        conn.exec_driver_sql("INSERT INTO orders VALUES (1, DATE '2024-01-02', 'open', 2.5), (2, DATE '2024-02-03', 'done', 4)")
+    engine.dispose()
+    (tmp_path / "p.yml").write_text(HOSTILE)
+    model = load_model(tmp_path / "p.yml")
+    refused = {r.name: r.construct for r in model.refused}
+    assert set(refused) == {"secret", "stolen", "dropped", "sleepy"}, refused
+    assert all("does not read" in c for c in refused.values()), refused
+    assert not model.has_dimension("secret") and not model.has_metric("stolen")
+    from baton.semantic.mf_query import query_from_params
+    from baton.semantic.query import SemanticQueryError
+
+    layer = SemanticLayer(model, SQLConnection(url, id="h"))
+    try:
+        for name in ("stolen", "dropped", "sleepy"):
+            with pytest.raises(SemanticQueryError, match="does not compute yet"):
+                query_from_params(model, {"metrics": [name]})
+        _, report = await layer.run(query_from_params(model, {"metrics": ["amount"], "group_by": ["metric_time__month"]}))
+    finally:
+        await layer.connection.aclose()
+    assert [tuple(r) for r in report.result.rows] == [("2024-01", 2.5), ("2024-02", 4.0)]
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2  # still there
+    engine.dispose()
+
+
+async def test_a_time_dimension_whose_expr_is_sql_groups_by_it(tmp_path):
+    url = f"duckdb:///{tmp_path / 'c.duckdb'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE orders (id INTEGER, ordered_at TIMESTAMP, amount DOUBLE)")
+        conn.exec_driver_sql("INSERT INTO orders VALUES (1, TIMESTAMP '2024-01-31 23:30:00', 2), (2, TIMESTAMP '2024-02-01 00:10:00', 3)")
+    engine.dispose()
+    (tmp_path / "p.yml").write_text("""semantic_models:
+  - name: orders
+    model: ref('orders')
+    defaults: {agg_time_dimension: ordered_day}
+    entities: [{name: order, type: primary, expr: id}]
+    dimensions:
+      - {name: ordered_day, type: time, expr: "cast(ordered_at as date)", type_params: {time_granularity: day}}
+    measures:
+      - {name: revenue, agg: sum, expr: amount, create_metric: true}
+""")
+    model = load_model(tmp_path / "p.yml")
+    assert model.has_metric("revenue")  # create_metric: true
+    from baton.semantic.mf_query import query_from_params
+
+    layer = SemanticLayer(model, SQLConnection(url, id="c"))
+    try:
+        _, report = await layer.run(query_from_params(model, {"metrics": ["revenue"], "group_by": ["metric_time__day"]}))
+    finally:
+        await layer.connection.aclose()
+    assert [tuple(r) for r in report.result.rows] == [("2024-01-31", 2.0), ("2024-02-01", 3.0)]

@@ -39,7 +39,7 @@ import functools
 from dataclasses import dataclass, field, replace
 
 from baton.phrasing import raw_words
-from baton.semantic.lexicon import VERBS, Lexicon, Sense
+from baton.semantic.lexicon import FILLER, VERBS, Lexicon, Sense, phrase_of
 from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.named_periods import expand_period, named_periods
 from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
@@ -125,7 +125,7 @@ class QuestionParser:
             return AskBack("ambiguous", "This question can be read in more than one way, so I won't guess. Did you mean:",
                            tuple(readings), tuple(questions))
         unknown = sorted({w for d in drafts for w in d.unknown})
-        repairs = _distinct([q for d in drafts for q in d.repairs])
+        repairs = _distinct([*self._described(unknown), *(q for d in drafts for q in d.repairs)])
         readings, questions = self._said(repairs)
         if unknown:
             lead = f"I don't know how to read {_quoted(unknown)} here, so I won't guess."
@@ -137,6 +137,19 @@ class QuestionParser:
         if questions:
             lead += " Questions I can answer:" if reason != "needs_period" else " Did you mean:"
         return AskBack(reason, lead, tuple(readings), tuple(questions), tuple(unknown))
+
+    def _described(self, unknown: list[str]) -> list[SemanticQuery]:
+        """Metrics whose description holds every unknown word ("cancelled" -> the metric described as
+        "transactions that were cancelled"): offered as readings to click, never answered unasked."""
+        wanted = {phrase_of(w)[0] for w in unknown if phrase_of(w)} - FILLER
+        if not wanted or len(wanted) != len(unknown):
+            return []
+        def described(metric) -> str:  # a simple metric is also described by its measure
+            measure = self.model.measure(metric.measure).description if metric.type == "simple" and metric.measure else ""
+            return f"{metric.description} {metric.label} {measure}"
+
+        found = [SemanticQuery((m.name,)) for m in self.model.metrics if wanted <= set(phrase_of(described(m)))]
+        return found if len(found) <= MAX_READINGS else []
 
     def _said(self, queries: list[SemanticQuery]) -> tuple[list[SemanticQuery], list[str]]:
         readings, questions = [], []
