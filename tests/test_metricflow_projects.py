@@ -298,3 +298,12 @@ async def test_a_time_dimension_whose_expr_is_sql_groups_by_it(tmp_path):
     finally:
         await layer.connection.aclose()
     assert [tuple(r) for r in report.result.rows] == [("2024-01-31", 2.0), ("2024-02-01", 3.0)]
+
+
+def test_the_models_prompt_names_what_is_not_computed_so_it_is_not_approximated():
+    from baton.semantic.tool import catalog
+
+    layer = SemanticLayer(load_model(PROJECTS["tutorial"]), SQLConnection("duckdb:///:memory:", id="x"))
+    text = catalog(layer)
+    assert "- metric cumulative_transactions: a cumulative metric" in text
+    assert "never approximate them with run_sql" in text

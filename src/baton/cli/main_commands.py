@@ -49,7 +49,8 @@ def _state(url: str | None):
 
 
 StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")
-SemanticOption = typer.Option(None, "--semantic", help="A semantic model (Baton YAML or dbt MetricFlow) of the database: "
+SemanticOption = typer.Option(None, "--semantic", help="A semantic model of the database (Baton YAML, or a dbt MetricFlow project: "
+                              "its directory, a YAML file or a semantic_manifest.json): "
                               "metric questions answered from it, with no model (default for the demo: its own).")
 
 

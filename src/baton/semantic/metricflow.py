@@ -212,7 +212,7 @@ def _categorical_dimensions(reading: Reading, metric_names: set[str]) -> None:
                 continue
             reading.dimensions[name] = Dimension(name, info.name, expr, str(node.get("label") or dim.replace("_", " ")),
                                                  synonyms(node), description=str(node.get("description") or ""),
-                                                 qualified=qualified)
+                                                 qualified=qualified, meta=dict(meta(node)))
             for q in qualified:
                 reading.by_qualified.setdefault(q, name)
 

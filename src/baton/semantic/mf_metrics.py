@@ -146,7 +146,7 @@ class _Builder:
         kind = str(node.get("type") or "simple").lower()
         params = mapping(node.get("type_params"))
         common = {"label": str(node.get("label") or ""), "synonyms": synonyms(node),
-                  "description": str(node.get("description") or "")}
+                  "description": str(node.get("description") or ""), "meta": dict(meta(node))}
         decimals = meta(node).get("decimals")
         if isinstance(decimals, int) and not isinstance(decimals, bool) and 0 <= decimals <= 6:
             common["decimals"] = decimals  # type: ignore[assignment]

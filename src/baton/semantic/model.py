@@ -89,6 +89,7 @@ class Metric:
     synonyms: tuple[str, ...] = ()
     decimals: int = 2
     description: str = ""
+    meta: Mapping = field(default_factory=dict, compare=False, hash=False)  # the source's own (MetricFlow's config.meta)
 
     @property
     def title(self) -> str:
@@ -107,6 +108,7 @@ class Dimension:
     qualified: tuple[str, ...] = ()  # other names it answers to in structured queries (MetricFlow's ``customer__country``)
     shown_with: tuple[str, ...] = ()  # dimensions grouped beside it when a question groups by it (an entity's key: its name)
     local: tuple[tuple[str, str], ...] = ()  # (entity, expr): other entities whose own rows hold its value (a foreign key)
+    meta: Mapping = field(default_factory=dict, compare=False, hash=False)  # the source's own (MetricFlow's config.meta)
 
     def local_expr(self, entity: str) -> str | None:
         """Its expression on ``entity``'s own rows, when that entity holds it without a join."""

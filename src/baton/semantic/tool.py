@@ -63,6 +63,11 @@ def catalog(layer: SemanticLayer) -> str:
         values = list(layer.values.get(d.name, {}))[:SAMPLE_VALUES]
         lines.append(f"- {d.name}" + (f" (e.g. {', '.join(map(str, values))})" if values else ""))
     lines.append(f"- time (grains: {', '.join(GRAINS)}; data years: {', '.join(map(str, layer.years)) or 'unknown'})")
+    refused = [r for r in model.refused if r.kind in ("metric", "dimension")]
+    if refused:  # a model must not approximate these with its own SQL: the answer would be confidently wrong
+        lines.append("Defined in the model but not computed by Baton (answer that it cannot compute them and why; "
+                     "never approximate them with run_sql):")
+        lines += [f"- {r.kind} {r.name}: {r.construct}" for r in refused[:40]]
     return "\n".join(lines)
 
 
