@@ -307,3 +307,13 @@ def test_the_models_prompt_names_what_is_not_computed_so_it_is_not_approximated(
     text = catalog(layer)
     assert "- metric cumulative_transactions: a cumulative metric" in text
     assert "never approximate them with run_sql" in text
+
+
+def test_a_multi_hop_name_whose_path_baton_would_not_take_is_refused():
+    from baton.semantic.mf_query import query_from_params
+    from baton.semantic.query import SemanticQueryError
+
+    model = load_model(PROJECTS["tutorial"])
+    assert query_from_params(model, {"metrics": ["transactions"], "group_by": ["customer__country__region"]}).by == ("region",)
+    with pytest.raises(SemanticQueryError, match="another way"):  # three hops named, Baton joins in two
+        query_from_params(model, {"metrics": ["transactions"], "group_by": ["transaction__customer__country__region"]})

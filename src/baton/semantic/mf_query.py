@@ -40,12 +40,22 @@ def _element(text: str) -> JinjaCall:
     return JinjaCall("Dimension", text)
 
 
-def _dimension(model: SemanticModel, call: JinjaCall) -> str:
-    """The model's dimension a MetricFlow element names (by name or qualified name)."""
+def _dimension(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...]) -> str:
+    """The model's dimension a MetricFlow element names (by name or qualified name). A multi-hop
+    name (``listing__user__home_state``) says the path: Baton must reach the dimension from every
+    measure in as many joins, or it would be another dimension (the listing's user is not the guest)."""
     path = call.path
     wanted = {"__".join(path[-2:]), "__".join(path)} if len(path) > 1 else {path[0]}
     for dimension in model.dimensions:
         if wanted & set(dimension.qualified) or (len(path) == 1 and dimension.name == path[0]):
+            for measure in measures:
+                entity = model.measure(measure).entity
+                if dimension.local_expr(entity) is not None:
+                    continue
+                route = model.path(entity, dimension.entity)
+                if len(path) > 2 and route is not None and len(route) not in (len(path) - 1, 0):
+                    raise SemanticQueryError(f"{call.name!r} through the entity path {'/'.join(path[:-1])}: Baton joins "
+                                             f"{model.measure(measure).entity} to it another way")
             return dimension.name
     for name in wanted:
         refusal = model.refusal(name, "dimension")
@@ -132,7 +142,7 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
                 continue
             if call.function == "Metric":
                 raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
-            name = _dimension(model, call)
+            name = _dimension(model, call, measures)
             if isinstance(part, exp.EQ) and isinstance(part.expression, exp.Literal):
                 values.append((name, (part.expression.this,)))
             elif isinstance(part, exp.In) and all(isinstance(v, exp.Literal) for v in part.expressions):
@@ -167,7 +177,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
             names[str(text)] = TIME
             names[call.name] = TIME
             continue
-        name = _dimension(model, call)
+        name = _dimension(model, call, measures)
         by.append(name)
         names[str(text)] = names[call.name] = name
     where, periods = _where(model, filters_of(params.get("where"), "where"), measures)
