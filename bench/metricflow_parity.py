@@ -37,6 +37,8 @@ from baton.semantic.loading import load_model
 from baton.specialists.sql.engines import SQLConnection
 from metricflow_projects import PROJECTS, cases, load, outcome
 
+SERVERS = {"postgres": "BATON_TEST_POSTGRES_URL", "mysql": "BATON_TEST_MYSQL_URL"}
+
 
 def _file(project: str, folder: Path, kind: str) -> tuple[str, object]:
     url = f"{kind}:///{folder / f'{project}.{kind}'}"
@@ -46,29 +48,13 @@ def _file(project: str, folder: Path, kind: str) -> tuple[str, object]:
     return url, None
 
 
-def _mysql(project: str, base: str) -> tuple[str, object]:
-    admin = sa.create_engine(base)
-    name = f"baton_mf_{project}_{uuid.uuid4().hex[:6]}"
-    with admin.begin() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    url = sa.make_url(base).set(database=name).render_as_string(hide_password=False)
-    engine = sa.create_engine(url)
-    load(engine, project)
-    engine.dispose()
-
-    def drop() -> None:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
-        admin.dispose()
-
-    return url, drop
-
-
-def _postgres(project: str, base: str) -> tuple[str, object]:
+def _server(project: str, base: str) -> tuple[str, object]:
+    """A fresh database on a PostgreSQL or MariaDB server with the project's tables, and its drop."""
+    postgres = base.startswith("postgresql")
     admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
     name = f"baton_mf_{project}_{uuid.uuid4().hex[:6]}"
     with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"' if postgres else f"CREATE DATABASE {name}")
     url = sa.make_url(base).set(database=name).render_as_string(hide_password=False)
     engine = sa.create_engine(url)
     load(engine, project)
@@ -76,7 +62,7 @@ def _postgres(project: str, base: str) -> tuple[str, object]:
 
     def drop() -> None:
         with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' if postgres else f"DROP DATABASE IF EXISTS {name}")
         admin.dispose()
 
     return url, drop
@@ -91,10 +77,8 @@ async def run(engines: list[str], verbose: bool) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for engine in engines:
             for project, model in models.items():
-                if engine == "postgres":
-                    url, drop = _postgres(project, os.environ["BATON_TEST_POSTGRES_URL"])
-                elif engine == "mysql":
-                    url, drop = _mysql(project, os.environ["BATON_TEST_MYSQL_URL"])
+                if engine in SERVERS:
+                    url, drop = _server(project, os.environ[SERVERS[engine]])
                 else:
                     url, drop = _file(project, Path(folder), engine)
                 connection = SQLConnection(url, id=project, allow_privileged_role=True)
@@ -141,7 +125,7 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     engines = [e for e in args.engines.split(",") if e]
-    for engine, variable in (("postgres", "BATON_TEST_POSTGRES_URL"), ("mysql", "BATON_TEST_MYSQL_URL")):
+    for engine, variable in SERVERS.items():
         if engine in engines and not os.environ.get(variable):
             print(f"{engine} skipped: {variable} is not set")
             engines.remove(engine)

@@ -145,7 +145,7 @@ def test_malformed_yaml_oversized_files_and_yaml_bombs_are_refused(tmp_path):
     big = tmp_path / "big"
     big.mkdir()
     (big / "huge.yml").write_text("metrics: []\n# " + "x" * 10_100_000 + "\n")
-    with pytest.raises(SemanticModelError, match="over the limit of 10 MB"):
+    with pytest.raises(SemanticModelError, match="larger than the limit of 10 MB"):
         load_model(big)
     bomb = tmp_path / "bomb.yml"
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
@@ -220,6 +220,16 @@ def test_semantic_check_exits_1_naming_what_it_does_not_compute_and_2_when_it_ca
     assert result.exit_code == 2 and "bogus" in result.output and "Traceback" not in result.output
 
 
+def _duckdb(tmp_path, *statements: str) -> str:
+    url = f"duckdb:///{tmp_path / 'own.duckdb'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.exec_driver_sql(statement)
+    engine.dispose()
+    return url
+
+
 HOSTILE = """semantic_models:
   - name: orders
     model: ref('orders')
@@ -241,12 +251,8 @@ metrics:
 
 
 async def test_hostile_expressions_in_a_project_are_refused_by_name_and_nothing_runs(tmp_path):
-    url = f"duckdb:///{tmp_path / 'h.duckdb'}"
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE orders (id INTEGER, ds DATE, status VARCHAR, amount DOUBLE)")
-        conn.exec_driver_sql("INSERT INTO orders VALUES (1, DATE '2024-01-02', 'open', 2.5), (2, DATE '2024-02-03', 'done', 4)")
-    engine.dispose()
+    url = _duckdb(tmp_path, "CREATE TABLE orders (id INTEGER, ds DATE, status VARCHAR, amount DOUBLE)",
+                  "INSERT INTO orders VALUES (1, DATE '2024-01-02', 'open', 2.5), (2, DATE '2024-02-03', 'done', 4)")
     (tmp_path / "p.yml").write_text(HOSTILE)
     model = load_model(tmp_path / "p.yml")
     refused = {r.name: r.construct for r in model.refused}
@@ -272,12 +278,8 @@ async def test_hostile_expressions_in_a_project_are_refused_by_name_and_nothing_
 
 
 async def test_a_time_dimension_whose_expr_is_sql_groups_by_it(tmp_path):
-    url = f"duckdb:///{tmp_path / 'c.duckdb'}"
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("CREATE TABLE orders (id INTEGER, ordered_at TIMESTAMP, amount DOUBLE)")
-        conn.exec_driver_sql("INSERT INTO orders VALUES (1, TIMESTAMP '2024-01-31 23:30:00', 2), (2, TIMESTAMP '2024-02-01 00:10:00', 3)")
-    engine.dispose()
+    url = _duckdb(tmp_path, "CREATE TABLE orders (id INTEGER, ordered_at TIMESTAMP, amount DOUBLE)",
+                  "INSERT INTO orders VALUES (1, TIMESTAMP '2024-01-31 23:30:00', 2), (2, TIMESTAMP '2024-02-01 00:10:00', 3)")
     (tmp_path / "p.yml").write_text("""semantic_models:
   - name: orders
     model: ref('orders')

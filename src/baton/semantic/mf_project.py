@@ -116,13 +116,14 @@ def _bounded(document: object, place: str) -> None:
             stack.extend(item)
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A model file's text, refused with one line when it is missing, too large or not UTF-8."""
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise SemanticModelError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if size > MAX_FILE_BYTES:
-        raise SemanticModelError(f"{path}: {size:,} bytes is over the limit of {MAX_FILE_BYTES // 1_000_000} MB per file")
+    if size > limit:
+        raise SemanticModelError(f"{path}: {size:,} bytes is larger than the limit of {limit // 1_000_000} MB per file")
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -135,7 +136,7 @@ def yaml_documents(path: Path) -> list[object]:
     """Every document of a YAML file, mappings located (module docstring)."""
     import yaml
 
-    text = _read_text(path)
+    text = read_text(path)
     try:
         documents = list(yaml.load_all(text, Loader=_loader(path)))
     except yaml.MarkedYAMLError as exc:
@@ -224,7 +225,7 @@ def read_project(path: str | Path) -> MetricFlowProject:
 
 def _read_manifest(project: MetricFlowProject, path: Path) -> None:
     try:
-        data = json.loads(_read_text(path))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise SemanticModelError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     if not isinstance(data, Mapping) or "semantic_models" not in data:
@@ -307,5 +308,5 @@ def check_schema(project: MetricFlowProject) -> None:
                                          f"{error.message[:300]}")
 
 
-__all__ = ["Located", "MAX_FILES", "MAX_FILE_BYTES", "MetricFlowProject", "is_metricflow", "read_project", "where",
+__all__ = ["Located", "MAX_FILES", "MAX_FILE_BYTES", "MetricFlowProject", "is_metricflow", "read_project", "read_text", "where",
            "yaml_documents"]

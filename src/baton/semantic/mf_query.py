@@ -22,7 +22,7 @@ from typing import Any
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of, parse_call
 from baton.semantic.model import GRAINS, TIME, SemanticModel
-from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
+from baton.semantic.query import Period, SemanticQuery, SemanticQueryError, measures_of_metrics
 
 METRIC_TIME = "metric_time"
 
@@ -156,13 +156,7 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
 def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> SemanticQuery:
     """The ``SemanticQuery`` a MetricFlow query means (module docstring), checked against the model."""
     metrics = tuple(str(m) for m in params.get("metrics") or ())
-    for name in metrics:
-        refusal = model.refusal(name, "metric")
-        if refusal is not None:
-            raise SemanticQueryError(refusal.message)
-        if not model.has_metric(name):
-            raise SemanticQueryError(f"no metric {name!r} in the model")
-    measures = tuple(dict.fromkeys(m for name in metrics for m in model.measures_of(name)))
+    measures = measures_of_metrics(model, metrics)
     by: list[str] = []
     grain = None
     names: dict[str, str] = {}

@@ -72,19 +72,14 @@ _KEYS = {
 def read_yaml(path: str | Path) -> Any:
     import yaml
 
+    from baton.semantic.mf_project import read_text
+
     path = Path(path)
+    text = read_text(path, MAX_FILE_BYTES)
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SemanticModelError(f"cannot read the semantic model {path}: {exc.strerror or exc}") from None
-    if size > MAX_FILE_BYTES:
-        raise SemanticModelError(f"{path} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise SemanticModelError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    except UnicodeDecodeError:
-        raise SemanticModelError(f"{path} is not UTF-8 text") from None
 
 
 def _mapping(value: Any, kind: str, where: str) -> Mapping:

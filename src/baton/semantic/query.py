@@ -168,13 +168,7 @@ class SemanticQuery:
         """This query, with defaults filled (grain, order), or ``SemanticQueryError``."""
         if not self.metrics:
             raise SemanticQueryError("a semantic query needs at least one metric")
-        for name in self.metrics:
-            refusal = model.refusal(name, "metric")
-            if refusal is not None:
-                raise SemanticQueryError(refusal.message)
-            if not model.has_metric(name):
-                raise SemanticQueryError(f"no metric {name!r} (metrics: {', '.join(m.name for m in model.metrics)})")
-        measures = tuple(dict.fromkeys(x for name in self.metrics for x in model.measures_of(name)))
+        measures = measures_of_metrics(model, self.metrics)
         names = [*self.by, *(name for name, _ in self.where)]
         for name in names:
             refusal = model.refusal(name, "dimension")
@@ -245,6 +239,18 @@ class SemanticQuery:
         return "; ".join(parts)
 
 
+def measures_of_metrics(model: SemanticModel, metrics: tuple[str, ...]) -> tuple[str, ...]:
+    """The measures ``metrics`` read; ``SemanticQueryError`` for a metric the model does not
+    compute (named with its construct) or does not have."""
+    for name in metrics:
+        refusal = model.refusal(name, "metric")
+        if refusal is not None:
+            raise SemanticQueryError(refusal.message)
+        if not model.has_metric(name):
+            raise SemanticQueryError(f"no metric {name!r} (metrics: {', '.join(m.name for m in model.metrics)})")
+    return tuple(dict.fromkeys(x for name in metrics for x in model.measures_of(name)))
+
+
 def _default_order(query: SemanticQuery) -> tuple[tuple[str, bool], ...]:
     """Time ascending when grouped by time; else the first metric descending (a ranking),
     ties by the dimensions; one row: none."""
@@ -265,4 +271,4 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-__all__ = ["MAX_LIMIT", "Period", "SemanticQuery", "SemanticQueryError", "period_words"]
+__all__ = ["MAX_LIMIT", "Period", "SemanticQuery", "SemanticQueryError", "measures_of_metrics", "period_words"]
