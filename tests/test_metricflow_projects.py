@@ -319,3 +319,24 @@ def test_a_multi_hop_name_whose_path_baton_would_not_take_is_refused():
     assert query_from_params(model, {"metrics": ["transactions"], "group_by": ["customer__country__region"]}).by == ("region",)
     with pytest.raises(SemanticQueryError, match="another way"):  # three hops named, Baton joins in two
         query_from_params(model, {"metrics": ["transactions"], "group_by": ["transaction__customer__country__region"]})
+
+
+async def test_on_the_answer_path_a_metric_not_computed_is_a_typed_failure_and_a_computed_one_answers(tmp_path):
+    from baton.workspace.database import open_database_workspace
+    from baton.workspace.state import State
+
+    url = f"duckdb:///{tmp_path / 'w.duckdb'}"
+    engine = sa.create_engine(url)
+    load(engine, "tutorial")
+    engine.dispose()
+    state = State.from_env(env={}, home=tmp_path / "home")
+    async with open_database_workspace(url, None, state=state, semantic=PROJECTS["tutorial"]) as ws:
+        refused = await ws.answer("Total transactions")
+        answered = await ws.answer("Cancellation rate by customer country")
+    assert refused.error_code == "metric_not_computed" and refused.results is None
+    assert "cumulative_transactions" in (refused.error or "") and "does not compute yet" in (refused.error or "")
+    assert answered.error is None and answered.metadata["semantic_query"]["metrics"] == ["cancellation_rate"]
+    oracle = next(c["oracle"] for c in cases() if c["id"] == "t20")
+    from metricflow_projects import same_rows
+
+    assert same_rows([tuple(r) for r in answered.results.rows], oracle["rows"], ordered=False)

@@ -63,6 +63,8 @@ class SemanticAgent(BaseAgent):
             outcome = parser.parse(question)
             if isinstance(outcome, NotMetric):
                 return self._error(question, "this is not a question about a metric of the semantic model", "not_a_metric", started)
+            if isinstance(outcome, AskBack) and outcome.reason == "not_computed":  # nothing to ask: a refusal, by name
+                return self._error(question, outcome.message, "metric_not_computed", started)
             if isinstance(outcome, AskBack):
                 return self._ask_back(question, outcome, started)
             assert isinstance(outcome, Parsed)
