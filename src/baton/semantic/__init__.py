@@ -1,7 +1,9 @@
 """The semantic layer: metrics and dimensions defined once, any metric question answered without a model.
 
-A semantic model (``model.py``; Baton's YAML in ``native.py``, dbt MetricFlow's in
-``metricflow.py``) declares entities and joins, measures (aggregation + expression, with the
+A semantic model (``model.py``; Baton's YAML in ``native.py``; a dbt MetricFlow project in
+``metricflow.py`` — its files read by ``mf_project.py``, semantic models by ``mf_models.py``,
+metrics by ``mf_metrics.py``, filter Jinja by ``mf_filters.py``, MetricFlow queries and saved
+queries by ``mf_query.py``; what Baton does not compute is a named ``Refusal``) declares entities and joins, measures (aggregation + expression, with the
 filters that belong to them: cents -> currency, soft-deleted rows never counted), metrics
 (simple, ratio, derived) and dimensions (categorical, and time with grains day ... year,
 derived from text dates where the database keeps text). A question is then a choice of

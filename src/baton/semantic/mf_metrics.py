@@ -23,8 +23,8 @@ from collections.abc import Mapping
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import parse_fragment, parse_metric_expression
-from baton.semantic.metricflow import Reading, mapping, meta, read_models, synonyms
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
+from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms
 from baton.semantic.mf_project import MetricFlowProject, where
 from baton.semantic.model import Measure, Metric, Refusal, SavedQuery, SemanticModel
 from baton.semantic.native import validate

@@ -159,7 +159,7 @@ def is_metricflow(document: object) -> bool:
     return any(key in document for key in (*_LISTS, *_SINGLE))
 
 
-def _collect(project: MetricFlowProject, documents: list[object], path: Path) -> None:
+def collect_documents(project: MetricFlowProject, documents: list[object], path: Path) -> None:
     for number, document in enumerate(documents, 1):
         if not isinstance(document, Mapping):
             continue
@@ -205,7 +205,7 @@ def read_project(path: str | Path) -> MetricFlowProject:
                 raise SemanticModelError(f"{root}: more than {MAX_FILES:,} YAML files (is this the dbt project's folder?)")
             documents = yaml_documents(file)
             before = len(project.semantic_models) + len(project.metrics) + len(project.saved_queries)
-            _collect(project, documents, file)
+            collect_documents(project, documents, file)
             if len(project.semantic_models) + len(project.metrics) + len(project.saved_queries) > before:
                 project.files.append(file)
         if project.empty:
@@ -213,7 +213,7 @@ def read_project(path: str | Path) -> MetricFlowProject:
     elif root.suffix.lower() == ".json":
         _read_manifest(project, root)
     else:
-        _collect(project, yaml_documents(root), root)
+        collect_documents(project, yaml_documents(root), root)
         project.files.append(root)
         if project.empty:
             raise SemanticModelError(f"{root}: defines no semantic_models or metrics")
@@ -308,5 +308,5 @@ def check_schema(project: MetricFlowProject) -> None:
                                          f"{error.message[:300]}")
 
 
-__all__ = ["Located", "MAX_FILES", "MAX_FILE_BYTES", "MetricFlowProject", "is_metricflow", "read_project", "read_text", "where",
+__all__ = ["Located", "MAX_FILES", "collect_documents", "MAX_FILE_BYTES", "MetricFlowProject", "is_metricflow", "read_project", "read_text", "where",
            "yaml_documents"]
