@@ -11,7 +11,7 @@ dependencies conflict with Baton's; no network is needed once installed):
       > profiles.yml && DBT_PROFILES_DIR=. /tmp/mf/bin/dbt build && cd -
     # simple_manifest: its table snapshots into a DuckDB file (the same loader the tests use, in Baton's venv)
     .venv/bin/python -c "import sys; sys.path.insert(0, 'tests'); import sqlalchemy as sa, metricflow_projects as m; \
-      m.load(sa.create_engine('duckdb:////tmp/simple_manifest.duckdb'), 'simple_manifest')"
+      m.load(sa.create_engine('duckdb:////tmp/simple_manifest.duckdb'), 'simple_manifest', time_spine=True)"
     # the cases as MetricFlow query requests, then MetricFlow's answers
     .venv/bin/python -c "import json, yaml; d = yaml.safe_load(open('tests/fixtures/metricflow/cases.yaml')); \
       [json.dump([{'id': c['id'], **c['mf'], 'input_order': True} for c in d[p]], open(f'/tmp/q_{p}.json', 'w')) for p in d]"

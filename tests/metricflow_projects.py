@@ -32,8 +32,9 @@ _TUTORIAL = {  # table -> (seed, {column: type}); dbt-duckdb's seed types, as th
 }
 
 
-def tables(project: str) -> dict[str, tuple[dict[str, str], list[list[Any]]]]:
-    """Each table of a project: its columns with SQL types, and its rows."""
+def tables(project: str, time_spine: bool = False) -> dict[str, tuple[dict[str, str], list[list[Any]]]]:
+    """Each table of a project: its columns with SQL types, and its rows (``time_spine``: also
+    MetricFlow's time spine tables, which only MetricFlow reads: for recording its answers)."""
     out: dict[str, tuple[dict[str, str], list[list[Any]]]] = {}
     if project == "tutorial":
         for table, (seed, columns) in _TUTORIAL.items():
@@ -41,7 +42,8 @@ def tables(project: str) -> dict[str, tuple[dict[str, str], list[list[Any]]]]:
                 rows = [[None if v == "" else v for v in row.values()] for row in csv.DictReader(f)]
             out[table] = (columns, rows)
         return out
-    for path in sorted((FIXTURES / "simple_model_tables").glob("*.yaml")):
+    folders = ["simple_model_tables", *(["simple_model_time_spine"] if time_spine else [])]
+    for path in sorted(p for folder in folders for p in (FIXTURES / folder).glob("*.yaml")):
         snapshot = yaml.safe_load(path.read_text())["table_snapshot"]
         columns = {c["name"]: _TYPES[c["type"]] for c in snapshot["column_definitions"]}
         rows = [[_value(v) for v in row] for row in snapshot["rows"]]
@@ -53,14 +55,14 @@ def _value(value: Any) -> Any:
     return None if value is None or value == "None" else value
 
 
-def load(engine, project: str) -> None:
+def load(engine, project: str, time_spine: bool = False) -> None:
     """Create and fill a project's tables through a SQLAlchemy engine (dropped first)."""
     import sqlalchemy as sa
 
     quote = engine.dialect.identifier_preparer.quote
     mysql = engine.dialect.name in ("mysql", "mariadb")
     with engine.begin() as conn:
-        for table, (columns, rows) in tables(project).items():
+        for table, (columns, rows) in tables(project, time_spine).items():
             conn.execute(sa.text(f"DROP TABLE IF EXISTS {quote(table)}"))
             ddl = ", ".join(f"{quote(c)} {'DATETIME' if mysql and t == 'TIMESTAMP' else t}" for c, t in columns.items())
             conn.execute(sa.text(f"CREATE TABLE {quote(table)} ({ddl})"))

@@ -160,7 +160,10 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str],
 
     metric = model.metric(name)
     if metric.type == "simple":
-        return measure_value(metric.measure or "")
+        value = measure_value(metric.measure or "")
+        if metric.fill_nulls is None:
+            return value
+        return exp.Coalesce(this=value, expressions=[exp.Literal.number(metric.fill_nulls)])
     if metric.type == "ratio":
         numerator = _metric_tree(model, metric.numerator or "", measure_value)
         denominator = _metric_tree(model, metric.denominator or "", measure_value)

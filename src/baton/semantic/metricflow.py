@@ -24,8 +24,7 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 
 **Never silently**: a construct Baton does not compute yet — ``non_additive_dimension``,
 ``percentile``/``median``, cumulative and conversion metrics, ``offset_window``,
-filters on ratio and derived metrics or their inputs, ``fill_nulls_with``,
-``join_to_timespine``, SCD ``validity_params``, ``TimeDimension``/``Metric`` in filters — is
+filters on ratio and derived metrics or their inputs, ``join_to_timespine``, SCD ``validity_params``, ``TimeDimension``/``Metric`` in filters — is
 a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
 line: ``baton semantic check`` lists them and fails, and a question that needs one is told
 so by name, never answered without it. Errors in the project itself (an unknown measure, a

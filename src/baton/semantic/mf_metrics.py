@@ -1,14 +1,15 @@
 """MetricFlow metrics as Baton's: simple, ratio, derived — and every other construct refused by name.
 
 Computed: ``simple`` metrics (their measure, with the metric's ``filter:`` and the input
-measure's ``filter:`` as the measure's row filter: a dimension of the measure's own semantic
+measure's ``filter:`` as the measure's row filter, and ``fill_nulls_with`` as the value of a
+row where the measure has none: a dimension of the measure's own semantic
 model as its expression, a dimension of a joined one through the model's joins, an
 ``Entity(...)`` of its own rows as its key), ``ratio`` and ``derived`` metrics (derived inputs
 may be renamed with ``alias``), and ``create_metric: true`` measures.
 
 Refused, naming the construct (``Refusal``): cumulative and conversion metrics,
 ``offset_window``/``offset_to_grain``, filters on ratio or derived metrics and on their
-inputs, ``join_to_timespine``/``fill_nulls_with``, a metric's ``time_granularity``,
+inputs, ``join_to_timespine`` (rows for periods without data), a metric's ``time_granularity``,
 ``TimeDimension``/``Metric`` calls in filters, and any metric built on a refused measure or
 metric. A derived metric's expression outside arithmetic over its inputs is refused too.
 
@@ -156,7 +157,10 @@ class _Builder:
             raise _Refused("a metric's own time_granularity")
         filters = filters_of(node.get("filter"), place)
         if kind == "simple":
-            return Metric(name, "simple", measure=self._simple_measure(name, params, filters, place), **common)  # type: ignore[arg-type]
+            measure = self._simple_measure(name, params, filters, place)
+            fill = mapping(params.get("measure")).get("fill_nulls_with")
+            return Metric(name, "simple", measure=measure, fill_nulls=float(fill) if fill is not None else None,
+                          **common)  # type: ignore[arg-type]
         if filters:
             raise _Refused(f"a filter on a {kind} metric")
         if kind == "ratio":
@@ -175,8 +179,6 @@ class _Builder:
         if isinstance(value, Mapping):
             if value.get("join_to_timespine"):
                 raise _Refused("join_to_timespine (rows for periods without data)")
-            if value.get("fill_nulls_with") is not None:
-                raise _Refused("fill_nulls_with (a value for periods without data)")
             filters = [*filters, *filters_of(value.get("filter"), place)]
         if measure in self.reading.measure_refused:
             raise _Refused(f"its measure “{measure}”, which uses {self.reading.measure_refused[measure]}")

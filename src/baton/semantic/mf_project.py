@@ -271,6 +271,15 @@ def _without_dbt_keys(entry: Mapping, kind: str) -> dict:
     config = out.get("config")
     if isinstance(config, Mapping):
         out["config"] = {k: v for k, v in config.items() if k not in _DBT_CONFIG_KEYS}
+        if kind == "saved_query":  # MetricFlow's schema has no config here; dbt's has only its own keys
+            unknown = sorted(set(out.pop("config")) - {"meta"})
+            if unknown:
+                raise SemanticModelError(f"{where(entry)}: saved query {entry.get('name')!r}: unknown config key(s) "
+                                         f"{', '.join(map(str, unknown))}")
+    params = out.get("type_params")
+    if kind == "metric" and isinstance(params, Mapping) and isinstance(params.get("metrics"), list):
+        # dbt takes a derived metric's input as its bare name (``- orders``); MetricFlow's schema only as {name: ...}
+        out["type_params"] = {**params, "metrics": [{"name": m} if isinstance(m, str) else m for m in params["metrics"]]}
     return out
 
 

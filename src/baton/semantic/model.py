@@ -90,6 +90,7 @@ class Metric:
     decimals: int = 2
     description: str = ""
     meta: Mapping = field(default_factory=dict, compare=False, hash=False)  # the source's own (MetricFlow's config.meta)
+    fill_nulls: float | None = None  # simple: the value shown where the measure has none (MetricFlow's fill_nulls_with)
 
     @property
     def title(self) -> str:
