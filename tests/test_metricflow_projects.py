@@ -341,3 +341,18 @@ async def test_on_the_answer_path_a_metric_not_computed_is_a_typed_failure_and_a
     from metricflow_projects import same_rows
 
     assert same_rows([tuple(r) for r in answered.results.rows], oracle["rows"], ordered=False)
+
+
+@pytest.mark.parametrize("manifest", [
+    {"semantic_models": "x"},
+    {"semantic_models": [{"name": "a", "node_relation": {"alias": "t"}, "dimensions": ["x"]}], "metrics": []},
+    {"semantic_models": [{"name": "a", "node_relation": {"alias": "t"}}], "metrics": [1]},
+    {"semantic_models": [{"name": "a", "node_relation": {"alias": "t"}, "measures": [{"name": "m", "agg": "sum"}]}],
+     "metrics": [{"name": "x", "type": "simple", "type_params": {"measure": {"name": "m", "filter": {"where_filters": 3}}}}]},
+    [],
+])
+def test_a_malformed_manifest_is_one_clear_error(tmp_path, manifest):
+    path = tmp_path / "semantic_manifest.json"
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(SemanticModelError, match="semantic_manifest.json"):
+        load_model(path)

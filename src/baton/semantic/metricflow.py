@@ -49,7 +49,11 @@ from baton.semantic.model import SemanticModel
 
 def model_from_project(project: MetricFlowProject, *, default_name: str = "metricflow") -> SemanticModel:
     """A checked ``SemanticModel`` from a read project (module docstring)."""
-    return build_model(project, default_name)
+    try:
+        return build_model(project, default_name)
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a manifest's shape is not schema-checked
+        raise SemanticModelError(f"{project.root}: not a well-formed MetricFlow project ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]})") from None
 
 
 def model_from_metricflow(data: Any, *, default_name: str = "metricflow") -> SemanticModel:

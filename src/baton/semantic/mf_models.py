@@ -264,9 +264,7 @@ def read_models(project: MetricFlowProject, metric_names: set[str]) -> tuple[Rea
     for info in reading.models.values():
         table, schema = _table(info.node)
         default_time = mapping(info.node.get("defaults")).get("agg_time_dimension")
-        time = info.times.get(str(default_time)) if default_time else None
-        if default_time is None and len(info.times) == 1:
-            time = next(iter(info.times.values()))
+        time = info.times.get(str(default_time)) if default_time else None  # no default: no guess among its time dimensions
         entities.append(Entity(info.name, table, schema, time if isinstance(time, TimeColumn) else None,
                                _joins(info, reading), synonyms(info.node), str(info.node.get("description") or "")))
         _measures(info, reading)

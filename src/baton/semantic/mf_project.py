@@ -232,8 +232,14 @@ def _read_manifest(project: MetricFlowProject, path: Path) -> None:
         raise SemanticModelError(f"{path}: not a semantic manifest (no semantic_models)")
     _bounded(data, str(path))
     for key, kind in _LISTS.items():
-        for i, entry in enumerate(data.get(key) or []):
-            project.add(kind, _from_manifest(entry), f"{path}: {key}[{i}]")
+        entries = data.get(key) or []
+        if not isinstance(entries, list):
+            raise SemanticModelError(f"{path}: {key} is a list")
+        for i, entry in enumerate(entries):
+            try:
+                project.add(kind, _from_manifest(entry), f"{path}: {key}[{i}]")
+            except SemanticModelError as exc:
+                raise SemanticModelError(f"{path}: {key}[{i}]: {exc}") from None
     if isinstance(data.get("project_configuration"), Mapping):
         project.add("project_configuration", data["project_configuration"], f"{path}: project_configuration")
     project.files.append(path)
@@ -246,7 +252,10 @@ def _from_manifest(value: Any) -> Any:
     ``{where_filters: [{where_sql_template: ...}]}`` filters as their templates."""
     if isinstance(value, Mapping):
         if "where_filters" in value:
-            return [str(f.get("where_sql_template") or "") for f in value.get("where_filters") or [] if isinstance(f, Mapping)]
+            filters = value.get("where_filters") or []
+            if not isinstance(filters, list) or not all(isinstance(f, Mapping) for f in filters):
+                raise SemanticModelError("a filter's where_filters is a list of {where_sql_template: ...}")
+            return [str(f.get("where_sql_template") or "") for f in filters]
         out = {k: _from_manifest(v) for k, v in value.items() if v not in (None, False, [], {})}
         return {k: v for k, v in out.items() if v not in (None, [], {})}
     if isinstance(value, list):
