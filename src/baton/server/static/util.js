@@ -83,7 +83,7 @@ function plain(value) {
 // value in their title, and the CSV export is exact.
 const SIGNIFICANT = 3;
 const numberFormats = new Map();
-function numberFormat(grouping, places) {
+function cachedNumberFormat(grouping, places) {
   const key = `${grouping}:${places}`;
   if (!numberFormats.has(key)) {
     const options = { useGrouping: grouping, minimumFractionDigits: Math.min(2, places), maximumFractionDigits: places };
@@ -101,9 +101,9 @@ function formatNumber(value, grouping = true) {
   const [mantissa, exponent] = value.toExponential(SIGNIFICANT - 1).split("e"); // "1.20", "-8"
   if (magnitude < 1e-6 || magnitude >= 1e18) // as Python writes it: "1.2e-08"
     return mantissa.replace(/\.?0+$/, "") + "e" + exponent[0] + exponent.slice(1).padStart(2, "0");
-  if (Number.isInteger(value)) return numberFormat(grouping, 0).format(value);
+  if (Number.isInteger(value)) return cachedNumberFormat(grouping, 0).format(value);
   const places = magnitude >= 1 ? 2 : Math.max(2, SIGNIFICANT - 1 - Number(exponent));
-  return numberFormat(grouping, places).format(value);
+  return cachedNumberFormat(grouping, places).format(value);
 }
 
 // Refusals ("I can only answer the verified questions", "needs a model", unsafe SQL) and
