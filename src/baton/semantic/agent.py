@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
+from baton.numbers import format_number
 from baton.response import AIMessage, ResponseType
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.parser import AskBack, NotMetric, Parsed
@@ -86,8 +87,11 @@ class SemanticAgent(BaseAgent):
             return self._error(question, f"the semantic query failed: {reason}", code, started)
         said = compiled.query.describe(model)
         result = report.result
-        lead = f"{said[0].upper()}{said[1:]}: " + (f"{result.rows[0][-1]}." if result.row_count == 1 and len(result.columns) == 1
-                                                    else f"{result.row_count} row{'s' if result.row_count != 1 else ''}.")
+        if result.row_count == 1 and len(result.columns) == 1:  # the value itself, shown with the metric's decimals
+            shown = format_number(result.rows[0][-1], decimals=model.metric(compiled.query.metrics[-1]).decimals)
+            lead = f"{said[0].upper()}{said[1:]}: {shown}."
+        else:
+            lead = f"{said[0].upper()}{said[1:]}: {result.row_count} row{'s' if result.row_count != 1 else ''}."
         message = AIMessage(
             content=lead, data=result.records(), query=compiled.sql, query_explanation=f"Semantic query: {said}", results=result,
             response_type=ResponseType.SQL_RESULT, viz_type="text", input=question, workflow_id=context.workflow_id,

@@ -87,7 +87,7 @@ class Metric:
     expr: str | None = None  # derived: over metric names
     label: str = ""
     synonyms: tuple[str, ...] = ()
-    decimals: int = 2
+    decimals: int = 2  # places its value shows in an answer's text (baton.numbers); results stay exact
     description: str = ""
     meta: Mapping = field(default_factory=dict, compare=False, hash=False)  # the source's own (MetricFlow's config.meta)
     fill_nulls: float | None = None  # simple: the value shown where the measure has none (MetricFlow's fill_nulls_with)
