@@ -15,6 +15,7 @@ class ColumnInfo:
     type: str = ""
     nullable: bool = True
     primary_key: bool = False
+    description: str = ""  # the database's comment on it (COMMENT ON / MySQL COMMENT), or a sidecar's: untrusted text
 
 
 @dataclass(slots=True)
@@ -31,6 +32,7 @@ class TableInfo:
     schema: str | None = None
     foreign_keys: list[ForeignKey] = field(default_factory=list)
     row_estimate: int | None = None
+    description: str = ""  # the database's comment on the table, or a sidecar's: untrusted text
 
     def column(self, name: str) -> ColumnInfo | None:
         lowered = name.lower()
