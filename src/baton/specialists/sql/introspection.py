@@ -1,5 +1,7 @@
 """Read a database's catalogue into the shared ``SchemaInfo``: tables and views, columns
-and types, primary and foreign keys, and a row estimate per table from each engine's own
+and types, primary and foreign keys, table and column comments (where the meaning of a terse
+warehouse schema lives: PostgreSQL ``COMMENT ON``, MySQL/MariaDB ``COMMENT``, DuckDB
+``COMMENT ON``; SQLite has none), and a row estimate per table from each engine's own
 statistics (cheap: no table is counted when a statistic exists).
 
 Row estimates: PostgreSQL ``pg_class.reltuples`` (``-1``/never analysed -> unknown),
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
 
 _SQLITE_COUNT_BOUND = 10_000_000
+MAX_COMMENT = 2_000  # characters of a table or column comment kept (the prompt shows fewer)
 
 
 def introspect(conn: SQLConnection) -> SchemaInfo:
@@ -61,6 +64,7 @@ def _reflect(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
     columns = inspector.get_multi_columns(schema=schema_name, kind=kinds)
     keys = inspector.get_multi_pk_constraint(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
     foreign = inspector.get_multi_foreign_keys(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
+    comments = _table_comments(inspector, schema_name, kinds)
     info = SchemaInfo(dialect=conn.dialect)
     for (owner, table), cols in columns.items():
         primary = keys.get((owner, table))
@@ -69,15 +73,33 @@ def _reflect(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
             name=table,
             schema=owner,
             columns=[
-                ColumnInfo(c["name"], _type_name(c["type"]), bool(c.get("nullable", True)), c["name"] in pk) for c in cols
+                ColumnInfo(c["name"], _type_name(c["type"]), bool(c.get("nullable", True)), c["name"] in pk,
+                           comment_text(c.get("comment")))
+                for c in cols
             ],
             foreign_keys=[
                 ForeignKey(list(fk["constrained_columns"]), fk["referred_table"], list(fk["referred_columns"]))
                 for fk in foreign.get((owner, table)) or []
             ],
+            description=comments.get((owner, table), ""),
         )
         info.add(table_info)
     return info
+
+
+def _table_comments(inspector: Any, schema_name: str | None, kinds: Any) -> dict[tuple[str | None, str], str]:
+    """Each table's comment (PostgreSQL ``COMMENT ON``, MySQL/MariaDB ``COMMENT``); none on SQLite."""
+    try:
+        found = inspector.get_multi_table_comment(schema=schema_name, kind=kinds)
+    except NotImplementedError:  # SQLite keeps no comments
+        return {}
+    return {key: comment_text(value.get("text")) for key, value in found.items() if value and value.get("text")}
+
+
+def comment_text(value: object) -> str:
+    """A comment as Baton keeps it: text, at most ``MAX_COMMENT`` characters (a catalogue comment
+    is anyone's text, up to a gigabyte on PostgreSQL). Fencing for prompts is ``prompts.py``'s."""
+    return str(value)[:MAX_COMMENT] if value else ""
 
 
 def _type_name(type_: Any) -> str:
@@ -90,10 +112,15 @@ def _type_name(type_: Any) -> str:
 def _duckdb(connection: sa.Connection, schema_name: str) -> SchemaInfo:
     info = SchemaInfo(dialect="duckdb")
     columns = connection.exec_driver_sql(
-        "SELECT table_name, column_name, data_type, is_nullable FROM duckdb_columns() "
+        "SELECT table_name, column_name, data_type, is_nullable, comment FROM duckdb_columns() "
         "WHERE schema_name = ? AND NOT internal ORDER BY table_name, column_index",
         (schema_name,),
     ).fetchall()
+    comments = dict(connection.exec_driver_sql(
+        "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = ? AND comment IS NOT NULL "
+        "UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE schema_name = ? AND NOT internal AND comment IS NOT NULL",
+        (schema_name, schema_name),
+    ).fetchall())
     constraints = connection.exec_driver_sql(
         "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
         "FROM duckdb_constraints() WHERE schema_name = ? AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
@@ -106,12 +133,14 @@ def _duckdb(connection: sa.Connection, schema_name: str) -> SchemaInfo:
             pks.setdefault(table, set()).update(cols)
         else:
             fks.setdefault(table, []).append(ForeignKey(list(cols), ref_table, list(ref_cols or [])))
-    for table, column, data_type, nullable in columns:
+    for table, column, data_type, nullable, comment in columns:
         existing = info.table(table)
         if existing is None:
-            existing = TableInfo(name=table, schema=schema_name, foreign_keys=fks.get(table, []))
+            existing = TableInfo(name=table, schema=schema_name, foreign_keys=fks.get(table, []),
+                                 description=comment_text(comments.get(table)))
             info.add(existing)
-        existing.columns.append(ColumnInfo(column, data_type, bool(nullable), column in pks.get(table, set())))
+        existing.columns.append(ColumnInfo(column, data_type, bool(nullable), column in pks.get(table, set()),
+                                           comment_text(comment)))
     return info
 
 
