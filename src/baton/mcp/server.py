@@ -282,12 +282,7 @@ def _register_resources(server: MCPServer, ws: Any) -> None:
         connections = []
         for connection in sql_connections(ws):
             info = await connection.schema()
-            tables = [{"name": t.name, "schema": t.schema, "row_estimate": t.row_estimate,
-                       "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable, "primary_key": c.primary_key}
-                                   for c in t.columns],
-                       "foreign_keys": [{"columns": f.columns, "ref_table": f.ref_table, "ref_columns": f.ref_columns}
-                                        for f in t.foreign_keys]}
-                      for t in info.tables.values()]
+            tables = [{**t.to_dict(), "row_estimate": t.row_estimate} for t in info.tables.values()]
             connections.append({"id": connection.id, "dialect": connection.dialect, "tables": tables})
         return json.dumps({"workspace": ws.name, "connections": connections}, ensure_ascii=False)
 

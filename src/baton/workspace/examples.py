@@ -116,13 +116,7 @@ async def schema_overview(ws: Workspace) -> dict[str, Any]:
             continue
         tables = sorted(info.tables.values(), key=lambda t: ((t.schema or ""), t.name.lower()))
         for table in tables[:MAX_TABLES]:
-            entry["tables"].append({
-                "name": table.name, "schema": table.schema, "rows": table.row_estimate,
-                "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable, "primary_key": c.primary_key}
-                            for c in table.columns],
-                "foreign_keys": [{"columns": f.columns, "ref_table": f.ref_table, "ref_columns": f.ref_columns}
-                                 for f in table.foreign_keys],
-            })
+            entry["tables"].append({**table.to_dict(), "rows": table.row_estimate})
         entry["tables_left_out"] = max(0, len(tables) - MAX_TABLES)
         connections.append(entry)
     return {"workspace": ws.name, "connections": connections}

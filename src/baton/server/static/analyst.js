@@ -25,10 +25,18 @@ function tableEntry(table) {
   const keys = new Map(table.foreign_keys.flatMap((fk) => fk.columns.map((c, i) => [c, `→ ${fk.ref_table}.${fk.ref_columns[i] ?? ""}`])));
   return el("details", { class: "schema-table", "data-table": table.name },
     el("summary", {}, el("span", { class: "name" }, table.schema ? `${table.schema}.${table.name}` : table.name), el("span", { class: "rows" }, rows)),
+    table.description ? el("p", { class: "comment" }, clip(table.description, 300)) : null,
     el("table", { class: "columns" }, el("tbody", {}, ...table.columns.map((c) => el("tr", { "data-column": c.name },
       el("td", { class: "name" }, c.name, c.primary_key ? el("span", { class: "key", title: "primary key" }, " (key)") : null),
       el("td", { class: "type" }, c.type || ""),
-      el("td", { class: "ref" }, keys.get(c.name) || ""))))));
+      el("td", { class: "ref" }, keys.get(c.name) || ""),
+      el("td", { class: "comment" }, clip(c.description || "", 160)))))));
+}
+
+// A database comment is anyone's text: shown as text (el sets textContent), flattened and clipped.
+function clip(text, limit) {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > limit ? `${flat.slice(0, limit)}…` : flat;
 }
 
 async function openSchema() {
@@ -62,10 +70,12 @@ function filterSchema() {
   const words = $("#schema-filter").value.trim().toLowerCase();
   for (const entry of document.querySelectorAll("#schema-list .schema-table")) {
     const columns = [...entry.querySelectorAll("tr[data-column]")];
-    const tableHit = entry.dataset.table.toLowerCase().includes(words);
+    const comment = entry.querySelector("p.comment");
+    const tableHit = entry.dataset.table.toLowerCase().includes(words) || Boolean(comment?.textContent.toLowerCase().includes(words));
     let columnHit = false;
-    for (const row of columns) {
-      const hit = !words || tableHit || row.dataset.column.toLowerCase().includes(words);
+    for (const row of columns) {  // a column is found by its name or its comment ("revenue" finds amount_cents)
+      const hit = !words || tableHit || row.dataset.column.toLowerCase().includes(words)
+        || row.querySelector("td.comment").textContent.toLowerCase().includes(words);
       row.hidden = !hit;
       columnHit ||= hit;
     }

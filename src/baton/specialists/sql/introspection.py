@@ -116,7 +116,7 @@ def _duckdb(connection: sa.Connection, schema_name: str) -> SchemaInfo:
         "WHERE schema_name = ? AND NOT internal ORDER BY table_name, column_index",
         (schema_name,),
     ).fetchall()
-    comments = dict(connection.exec_driver_sql(
+    comments: dict[str, str] = dict(connection.exec_driver_sql(
         "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = ? AND comment IS NOT NULL "
         "UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE schema_name = ? AND NOT internal AND comment IS NOT NULL",
         (schema_name, schema_name),

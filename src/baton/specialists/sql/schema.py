@@ -42,6 +42,14 @@ class TableInfo:
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
 
+    def to_dict(self) -> dict:
+        """The table as the schema browser and MCP's schema resource show it (comments as data)."""
+        return {"name": self.name, "schema": self.schema, "description": self.description,
+                "columns": [{"name": c.name, "type": c.type, "nullable": c.nullable, "primary_key": c.primary_key,
+                             "description": c.description} for c in self.columns],
+                "foreign_keys": [{"columns": f.columns, "ref_table": f.ref_table, "ref_columns": f.ref_columns}
+                                 for f in self.foreign_keys]}
+
 
 @dataclass(slots=True)
 class SchemaInfo:
