@@ -62,3 +62,36 @@ async def test_a_table_without_comments_adds_no_line(make_db):
         await connection.aclose()
     assert table is not None and table.description == "" and comments_line(table) == ""
     assert "comments" not in schema_text(None, [table])  # type: ignore[arg-type]
+
+
+async def test_sqlite_gets_descriptions_from_a_sidecar_file_and_from_the_semantic_model(make_db, tmp_path):
+    from baton.specialists.sql.descriptions import DescriptionsError, load_descriptions
+    from baton.workspace.semantic import semantic_descriptions
+
+    db = make_db("sqlite", "CREATE TABLE orders (id INTEGER, amount_cents INTEGER, status TEXT)")
+    sidecar = tmp_path / "d.yaml"
+    sidecar.write_text("tables:\n  ORDERS:\n    description: One row per order\n    columns: {amount_cents: total in cents}\n")
+    connection = SQLConnection(db.url, descriptions=load_descriptions(sidecar))
+    try:
+        table = (await connection.schema()).table("orders")
+        assert table is not None and table.description == "One row per order"
+        assert table.column("amount_cents").description == "total in cents"  # type: ignore[union-attr]
+        from baton.semantic.native import model_from_dict
+
+        model = model_from_dict({"entities": [{"name": "order", "table": "orders", "description": "Web shop orders"}],
+                                 "measures": [{"name": "revenue", "entity": "order", "agg": "sum", "expr": "amount_cents",
+                                               "description": "overridden by the file"}],
+                                 "metrics": [{"name": "revenue", "measure": "revenue"}],
+                                 "dimensions": [{"name": "status", "entity": "order", "expr": "status",
+                                                 "description": "open, paid or shipped"}]})
+        connection.describe(semantic_descriptions(model))
+        table = (await connection.schema()).table("orders")
+        assert table is not None and table.description == "One row per order"  # the file came first
+        assert table.column("status").description == "open, paid or shipped"  # type: ignore[union-attr]
+        assert table.column("amount_cents").description == "total in cents"  # type: ignore[union-attr]
+    finally:
+        await connection.aclose()
+    for bad in ("tables: [1, 2]", "tables: {t: {descripton: x}}", "other: 1", "tables: {t: {columns: {a: [1]}}}", ": : :"):
+        sidecar.write_text(bad)
+        with pytest.raises(DescriptionsError):
+            load_descriptions(sidecar)

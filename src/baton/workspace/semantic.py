@@ -49,6 +49,8 @@ def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connec
             raise SemanticModelError(f"workspace {ws.name!r} has no SQL specialist whose database the model could describe")
         connection = agents[0].connection
     layer = SemanticLayer(model, connection)
+    if hasattr(connection, "describe"):  # the model's words describe the tables it reads (SQLite has no comments)
+        connection.describe(semantic_descriptions(model))
     owners = [a for a in agents if a.connection is connection]
     for agent in owners:
         agent.semantic = layer
@@ -65,4 +67,23 @@ def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connec
     return layer
 
 
-__all__ = ["AGENT_NAME", "attach_semantic"]
+def semantic_descriptions(model: SemanticModel) -> dict[str, tuple[str, dict[str, str]]]:
+    """The model's descriptions of the tables it reads: each entity's, and each dimension's and
+    measure's where its expression is one plain column (a sidecar: ``specialists.sql.descriptions``)."""
+    import re
+
+    plain = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    tables = {e.name: e.table.lower() for e in model.entities}
+    for entity in model.entities:
+        text, columns = out.get(entity.table.lower(), ("", {}))
+        out[entity.table.lower()] = (text or entity.description, columns)
+    parts: list[tuple[str, str, str]] = [(d.entity, d.expr, d.description) for d in model.dimensions]
+    parts += [(m.entity, m.expr, m.description) for m in model.measures]
+    for entity_name, expr, description in parts:
+        if description and plain.match(expr):
+            out[tables[entity_name]][1].setdefault(expr.lower(), description)
+    return out
+
+
+__all__ = ["AGENT_NAME", "attach_semantic", "semantic_descriptions"]

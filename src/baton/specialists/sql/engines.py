@@ -61,7 +61,7 @@ import re
 import sqlite3
 import threading
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -73,6 +73,7 @@ from sqlalchemy.engine import URL, make_url
 from baton.errors import ConfigurationError
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
+from baton.specialists.sql.descriptions import Descriptions, apply_descriptions, merged
 from baton.specialists.sql.freshness import Freshness, FreshnessProbe
 from baton.specialists.sql.safety.relations import RelationPolicy
 from baton.specialists.sql.schema import SchemaInfo
@@ -119,6 +120,9 @@ class ConnectionOptions:
     # How to learn when the data was last loaded, and how old it may be (freshness.py): answers
     # on older data say so. Its query is safety-checked when the connection is built.
     freshness: Freshness | None = None
+    # Table and column descriptions from beside the database (descriptions.py): they fill what
+    # its comments leave empty (SQLite has none). load_descriptions(path) reads a YAML file.
+    descriptions: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         from baton.specialists.sql.limits import validate_limits
@@ -158,6 +162,7 @@ class SQLConnection:
         self._setup_lock = threading.Lock()
         self._schema: SchemaInfo | None = None
         self._schema_lock = threading.Lock()
+        self._descriptions: Descriptions = dict(self.options.descriptions or {})
         self.server_flavor: str | None = None  # "mariadb" | "mysql" once seen
         self.sqlite_columns: dict[str, int] = {}  # SQLite: a statement's result columns, as last run (rowstream.py)
         # the data's age, when the options say how to learn it (FreshnessQueryError for an unsafe query)
@@ -276,7 +281,10 @@ class SQLConnection:
         with self._schema_lock:
             if self._schema is None or refresh:
                 try:
-                    self._schema = introspect(self)
+                    schema = introspect(self)
+                    if self._descriptions:
+                        apply_descriptions(schema, self._descriptions)
+                    self._schema = schema
                 except SQLExecutionError:
                     raise
                 except Exception as exc:
@@ -285,6 +293,14 @@ class SQLConnection:
 
     async def refresh_schema(self) -> SchemaInfo:
         return await self.schema(refresh=True)
+
+    def describe(self, descriptions: Descriptions) -> None:
+        """Add descriptions from beside the database (``descriptions.py``): earlier ones and the
+        database's own comments win; the cached schema gets them too."""
+        with self._schema_lock:
+            self._descriptions = merged(self._descriptions, descriptions)
+            if self._schema is not None:
+                apply_descriptions(self._schema, self._descriptions)
 
 
 # --- engine creation, per dialect ------------------------------------------------------------
