@@ -95,3 +95,22 @@ async def test_sqlite_gets_descriptions_from_a_sidecar_file_and_from_the_semanti
         sidecar.write_text(bad)
         with pytest.raises(DescriptionsError):
             load_descriptions(sidecar)
+
+
+async def test_a_postgres_refresh_reads_again_only_the_tables_whose_catalogue_changed(make_db):
+    db = make_db("postgres", "CREATE TABLE a (id INTEGER PRIMARY KEY)", "CREATE TABLE b (id INTEGER)",
+                 "CREATE TABLE c (id INTEGER)", "CREATE VIEW v AS SELECT id FROM a")
+    connection = SQLConnection(db.url, schema=db.schema)
+    try:
+        first = await connection.schema()
+        same = await connection.schema(refresh=True)
+        assert all(same.table(n) is first.table(n) for n in ("a", "b", "c", "v"))  # nothing read again
+        db.run("ALTER TABLE b ADD COLUMN added TEXT", "COMMENT ON COLUMN c.id IS 'the key'", "CREATE TABLE d (x TEXT)",
+               "DROP VIEW v")
+        after = await connection.schema(refresh=True)
+    finally:
+        await connection.aclose()
+    assert after.table("a") is first.table("a")
+    assert after.table("b") is not first.table("b") and after.table("b").column("added") is not None  # type: ignore[union-attr]
+    assert after.table("c").column("id").description == "the key"  # type: ignore[union-attr]
+    assert after.table("d") is not None and after.table("v") is None

@@ -277,11 +277,12 @@ class SQLConnection:
             return schema
         return self._schema
 
-    def _introspect_locked(self, introspect: Callable[[SQLConnection], SchemaInfo], refresh: bool) -> SchemaInfo:
+    def _introspect_locked(self, introspect: Callable[[SQLConnection, SchemaInfo | None], SchemaInfo],
+                           refresh: bool) -> SchemaInfo:
         with self._schema_lock:
             if self._schema is None or refresh:
                 try:
-                    schema = introspect(self)
+                    schema = introspect(self, self._schema)
                     if self._descriptions:
                         apply_descriptions(schema, self._descriptions)
                     self._schema = schema

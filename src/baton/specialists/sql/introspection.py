@@ -36,14 +36,54 @@ _SQLITE_COUNT_BOUND = 10_000_000
 MAX_COMMENT = 2_000  # characters of a table or column comment kept (the prompt shows fewer)
 
 
-def introspect(conn: SQLConnection) -> SchemaInfo:
-    """Read the catalogue (sync; ``SQLConnection.schema()`` runs it in a worker thread)."""
+def introspect(conn: SQLConnection, previous: SchemaInfo | None = None) -> SchemaInfo:
+    """Read the catalogue (sync; ``SQLConnection.schema()`` runs it in a worker thread). With
+    ``previous`` (a refresh) on PostgreSQL, only the tables whose catalogue rows changed since
+    are read again (``_fingerprints``); row estimates are always read anew (one query)."""
     with _trusted(conn) as connection:
         if conn.dialect == "duckdb":
             schema = _duckdb(connection, conn.options.schema or "main")
+        elif conn.dialect == "postgres":
+            schema = _reflect_changed(connection, conn, previous)
         else:
             schema = _reflect(connection, conn)
         _row_estimates(connection, conn, schema)
+    return schema
+
+
+def _fingerprints(connection: sa.Connection, conn: SQLConnection) -> dict[str, str]:
+    """Each PostgreSQL table's (and view's) version: the transaction ids that last wrote its
+    catalogue rows — ``pg_class``, its columns, its constraints, its comments. An ``ALTER``,
+    ``COMMENT ON`` or new key changes it; one query, however many tables."""
+    rows = connection.exec_driver_sql(
+        "SELECT c.relname, concat_ws(':', c.oid, c.xmin, "
+        "(SELECT max(a.xmin::text) FROM pg_attribute a WHERE a.attrelid = c.oid), "
+        "(SELECT string_agg(k.xmin::text, ',' ORDER BY k.oid) FROM pg_constraint k WHERE k.conrelid = c.oid), "
+        "(SELECT string_agg(d.xmin::text, ',' ORDER BY d.objsubid) FROM pg_description d WHERE d.objoid = c.oid)) "
+        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = coalesce(%(schema)s, current_schema()) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')",
+        {"schema": conn.options.schema},
+    ).fetchall()
+    return {str(name): str(version) for name, version in rows}
+
+
+def _reflect_changed(connection: sa.Connection, conn: SQLConnection, previous: SchemaInfo | None) -> SchemaInfo:
+    """PostgreSQL: reflect every table, or on a refresh only those whose fingerprint changed."""
+    versions = _fingerprints(connection, conn)
+    known = previous.versions if previous is not None else {}
+    changed = [name for name, version in versions.items() if known.get(name) != version]
+    if previous is None or len(changed) == len(versions):
+        schema = _reflect(connection, conn)
+    else:
+        schema = SchemaInfo(dialect=conn.dialect)
+        for name in versions:
+            table = previous.table(name)
+            if name not in changed and table is not None:
+                schema.add(table)
+        if changed:
+            for table in _reflect(connection, conn, changed).tables.values():
+                schema.add(table)
+    schema.versions = versions
     return schema
 
 
@@ -57,14 +97,15 @@ def _trusted(conn: SQLConnection) -> Iterator[sa.Connection]:
         connection.rollback()
 
 
-def _reflect(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
+def _reflect(connection: sa.Connection, conn: SQLConnection, names: list[str] | None = None) -> SchemaInfo:
+    """SQLAlchemy's bulk reflection (``names``: only these tables)."""
     inspector = sa.inspect(connection)
     schema_name = conn.options.schema if conn.dialect == "postgres" else None
     kinds = sa.engine.ObjectKind.TABLE | sa.engine.ObjectKind.VIEW
-    columns = inspector.get_multi_columns(schema=schema_name, kind=kinds)
-    keys = inspector.get_multi_pk_constraint(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
-    foreign = inspector.get_multi_foreign_keys(schema=schema_name, kind=sa.engine.ObjectKind.TABLE)
-    comments = _table_comments(inspector, schema_name, kinds)
+    columns = inspector.get_multi_columns(schema=schema_name, kind=kinds, filter_names=names)
+    keys = inspector.get_multi_pk_constraint(schema=schema_name, kind=sa.engine.ObjectKind.TABLE, filter_names=names)
+    foreign = inspector.get_multi_foreign_keys(schema=schema_name, kind=sa.engine.ObjectKind.TABLE, filter_names=names)
+    comments = _table_comments(inspector, schema_name, kinds, names)
     info = SchemaInfo(dialect=conn.dialect)
     for (owner, table), cols in columns.items():
         primary = keys.get((owner, table))
@@ -87,10 +128,11 @@ def _reflect(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
     return info
 
 
-def _table_comments(inspector: Any, schema_name: str | None, kinds: Any) -> dict[tuple[str | None, str], str]:
+def _table_comments(inspector: Any, schema_name: str | None, kinds: Any,
+                    names: list[str] | None = None) -> dict[tuple[str | None, str], str]:
     """Each table's comment (PostgreSQL ``COMMENT ON``, MySQL/MariaDB ``COMMENT``); none on SQLite."""
     try:
-        found = inspector.get_multi_table_comment(schema=schema_name, kind=kinds)
+        found = inspector.get_multi_table_comment(schema=schema_name, kind=kinds, filter_names=names)
     except NotImplementedError:  # SQLite keeps no comments
         return {}
     return {key: comment_text(value.get("text")) for key, value in found.items() if value and value.get("text")}

@@ -57,6 +57,7 @@ class SchemaInfo:
 
     dialect: str  # sqlglot dialect name: sqlite | duckdb | postgres | mysql
     tables: dict[str, TableInfo] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)  # table -> catalogue version, where the engine tells (PostgreSQL)
 
     def add(self, table: TableInfo) -> None:
         self.tables[table.name.lower()] = table
