@@ -114,3 +114,21 @@ async def test_a_postgres_refresh_reads_again_only_the_tables_whose_catalogue_ch
     assert after.table("b") is not first.table("b") and after.table("b").column("added") is not None  # type: ignore[union-attr]
     assert after.table("c").column("id").description == "the key"  # type: ignore[union-attr]
     assert after.table("d") is not None and after.table("v") is None
+
+
+async def test_the_semantic_draft_takes_the_databases_comments_as_descriptions(make_db):
+    from baton.semantic.check import draft_model
+    from baton.semantic.native import model_from_dict
+
+    db = make_db("duckdb", "CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DOUBLE, country VARCHAR)",
+                 "COMMENT ON TABLE orders IS 'One row per order'", "COMMENT ON COLUMN orders.amount IS 'Order total in euros'",
+                 "COMMENT ON COLUMN orders.country IS 'Where it was shipped\nto'")
+    connection = SQLConnection(db.url)
+    try:
+        draft = await draft_model(connection, "shop")
+    finally:
+        await connection.aclose()
+    model = model_from_dict(draft)
+    assert model.entity("orders").description == "One row per order"
+    assert model.metric("amount").description == "Order total in euros"
+    assert model.dimension("country").description == "Where it was shipped to"

@@ -13,7 +13,8 @@
 to edit: one entity per table (its time column: the first DATE/TIMESTAMP column, or a text
 column named like a date whose first value looks like ``YYYY-MM``, ``YYYY-MM-DD`` or a
 timestamp), joins from foreign keys, a ``sum`` measure and simple metric per numeric
-column that is no key, a row count per table, a categorical dimension per text column.
+column that is no key, a row count per table, a categorical dimension per text column; the
+database's table and column comments become their descriptions.
 Decisions: names are the tables' and columns' own (prefixed with the table when two tables
 share a column name); nothing is guessed about units or soft deletes — the draft says so at
 the top, because cents and ``deleted_at`` are exactly what a person must add.
@@ -150,7 +151,7 @@ async def draft_model(connection: SQLConnection, name: str = "draft") -> dict[st
             continue
         keys = {c.name for c in table.columns if c.primary_key}
         foreign = {col for fk in table.foreign_keys for col in fk.columns}
-        entity: dict[str, Any] = {"name": table.name, "table": table.name}
+        entity: dict[str, Any] = {"name": table.name, "table": table.name, **_described(table.description)}
         time_column = None
         for column in table.columns:  # a key may hold the time (monthly_revenue's is (month, product_id))
             if column.name in foreign or not plain.match(column.name) or (column.name in keys and len(keys) == 1):
@@ -176,14 +177,21 @@ async def draft_model(connection: SQLConnection, name: str = "draft") -> dict[st
             if _NUMERIC.search(column.type or "") and not _TEMPORAL.search(column.type or ""):
                 measure = f"{table.name}_{column.name}"
                 measures.append({"name": measure, "entity": table.name, "agg": "sum", "expr": column.name})
-                metrics.append({"name": unique(table.name, column.name), "measure": measure})
+                metrics.append({"name": unique(table.name, column.name), "measure": measure, **_described(column.description)})
             elif _TEXT.search(column.type or "text"):
-                dimensions.append({"name": unique(table.name, column.name), "entity": table.name, "expr": column.name})
+                dimensions.append({"name": unique(table.name, column.name), "entity": table.name, "expr": column.name,
+                                   **_described(column.description)})
     taken = {m["name"] for m in metrics}
     for d in dimensions:
         if d["name"] in taken:
             d["name"] = f"{d['entity']}_{d['expr']}"
     return {"name": name, "entities": entities, "measures": measures, "metrics": metrics, "dimensions": dimensions}
+
+
+def _described(comment: str) -> dict[str, str]:
+    """A database comment as a draft part's description (flattened, trimmed), if it has one."""
+    text = " ".join(comment.split())[:300]
+    return {"description": text} if text else {}
 
 
 __all__ = ["CheckReport", "DRAFT_HEADER", "check_model", "draft_model"]
