@@ -1,7 +1,9 @@
 """The two real MetricFlow projects of the parity tests and bench, and their data on an engine.
 
 - ``tutorial``: the dbt project that ships with ``dbt-metricflow`` (its seeds are its tables);
-- ``simple_manifest``: MetricFlow's own test project, with its test tables' snapshots.
+- ``simple_manifest``: MetricFlow's own test project, with its test tables' snapshots;
+- ``llm_benchmarking``: dbt Labs' semantic-layer-llm-benchmarking project (an insurance
+  warehouse of 25 semantic models), its seeds as table snapshots.
 
 Both are fixtures under ``tests/fixtures/metricflow`` (README there: sources, licence). The
 expected rows of every parity case were recorded from MetricFlow itself
@@ -21,8 +23,11 @@ from typing import Any
 import yaml
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metricflow"
-PROJECTS = {"tutorial": FIXTURES / "tutorial", "simple_manifest": FIXTURES / "simple_manifest"}
-_TYPES = {"TIME": "TIMESTAMP", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN", "INT": "BIGINT"}
+PROJECTS = {"tutorial": FIXTURES / "tutorial", "simple_manifest": FIXTURES / "simple_manifest",
+            "llm_benchmarking": FIXTURES / "llm_benchmarking"}
+_SNAPSHOTS = {"simple_manifest": "simple_model_tables", "llm_benchmarking": "llm_benchmarking_tables"}
+_TYPES = {"TIME": "TIMESTAMP", "DATE": "DATE", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN",
+          "INT": "BIGINT"}
 _TUTORIAL = {  # table -> (seed, {column: type}); dbt-duckdb's seed types, as the oracle's database has them
     "countries": ("countries_seed", {"country": "VARCHAR(255)", "region": "VARCHAR(255)"}),
     "customers": ("customers_seed", {"id_customer": "VARCHAR(255)", "country": "VARCHAR(255)", "ds": "DATE"}),
@@ -42,7 +47,7 @@ def tables(project: str, time_spine: bool = False) -> dict[str, tuple[dict[str, 
                 rows = [[None if v == "" else v for v in row.values()] for row in csv.DictReader(f)]
             out[table] = (columns, rows)
         return out
-    folders = ["simple_model_tables", *(["simple_model_time_spine"] if time_spine else [])]
+    folders = [_SNAPSHOTS[project], *(["simple_model_time_spine"] if time_spine and project == "simple_manifest" else [])]
     for path in sorted(p for folder in folders for p in (FIXTURES / folder).glob("*.yaml")):
         snapshot = yaml.safe_load(path.read_text())["table_snapshot"]
         columns = {c["name"]: _TYPES[c["type"]] for c in snapshot["column_definitions"]}
@@ -204,7 +209,7 @@ def _columns(model, compiled, theirs: list[str]) -> list[int] | None:
     names = [TIME if i < len(compiled.query.by) and compiled.query.by[i] == TIME else c for i, c in enumerate(ours)]
     by = list(compiled.query.by)
     found = []
-    for column in theirs:
+    for column in (c.lower() for c in theirs):  # MetricFlow keeps an entity's expr's case as its column name
         if column in compiled.query.metrics:
             found.append(ours.index(column, len(by)))
             continue

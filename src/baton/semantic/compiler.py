@@ -81,6 +81,7 @@ class _Branch:
         self.time = time
         self.aliases: dict[tuple, str] = {(): self.root.name}
         self.joins: list[exp.Expr] = []
+        self.matched: dict[str, exp.Expr] = {}
         self.used = {self.root.name}
 
     def table(self, entity) -> exp.Expr:
@@ -105,6 +106,7 @@ class _Branch:
             self.aliases[key] = alias
             on = exp.and_(*(exp.EQ(this=exp.column(remote, table=alias), expression=exp.column(local, table=parent))
                             for local, remote in join.on))
+            self.matched[alias] = exp.column(join.on[0][1], table=alias)  # NULL where the LEFT JOIN found no row
             self.joins.append(exp.Join(this=exp.alias_(self.table(target), alias, table=True), kind=None, side="LEFT", on=on))
         return self.aliases[key]
 
@@ -115,6 +117,7 @@ class _Branch:
 
 
 def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grain: str | None, dialect: str) -> exp.Expr:
+    from sqlglot import exp
 
     if name == TIME:
         time = branch.time
@@ -125,7 +128,12 @@ def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grai
     if local is not None:
         return _qualify(parse_fragment(local, f"dimension {name}"), branch.root.name)
     alias = branch.alias_for(dimension.entity)
-    return _qualify(parse_fragment(dimension.expr, f"dimension {name}"), alias)
+    value = _qualify(parse_fragment(dimension.expr, f"dimension {name}"), alias)
+    if alias == branch.root.name:
+        return value
+    # Through a join the dimension is its entity's: NULL where no row was joined, as MetricFlow computes it
+    # (an expression such as "1" or COALESCE(x, 'none') would otherwise hold for rows that have no match)
+    return exp.Case().when(exp.Not(this=exp.Is(this=branch.matched[alias].copy(), expression=exp.Null())), value)
 
 
 def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str | None, dialect: str) -> exp.Expr:

@@ -41,7 +41,9 @@ SKIPPED_DIRECTORIES = frozenset({"target", "dbt_packages", "logs", "node_modules
 _LISTS = {"semantic_models": "semantic_model", "metrics": "metric", "saved_queries": "saved_query"}
 _SINGLE = {"semantic_model": "semantic_model", "metric": "metric", "saved_query": "saved_query",
            "project_configuration": "project_configuration"}
-_DBT_KEYS = {"semantic_model": {"model"}, "metric": set(), "saved_query": set(), "project_configuration": set()}
+# Keys dbt-core's YAML takes (its Unparsed* classes) beyond MetricFlow's own schema; facts of dbt-core 1.10.
+_DBT_KEYS = {"semantic_model": {"model"}, "metric": {"meta", "tags"}, "saved_query": {"tags"}, "project_configuration": set()}
+_DBT_ENTITY_KEYS = frozenset({"description", "role"})
 _DBT_CONFIG_KEYS = frozenset({"enabled", "group", "tags", "docs", "cache", "export_as", "schema", "database", "alias"})
 
 
@@ -285,6 +287,9 @@ def _without_dbt_keys(entry: Mapping, kind: str) -> dict:
             if unknown:
                 raise SemanticModelError(f"{where(entry)}: saved query {entry.get('name')!r}: unknown config key(s) "
                                          f"{', '.join(map(str, unknown))}")
+    if kind == "semantic_model" and isinstance(out.get("entities"), list):
+        out["entities"] = [{k: v for k, v in e.items() if k not in _DBT_ENTITY_KEYS} if isinstance(e, Mapping) else e
+                           for e in out["entities"]]
     params = out.get("type_params")
     if kind == "metric" and isinstance(params, Mapping) and isinstance(params.get("metrics"), list):
         # dbt takes a derived metric's input as its bare name (``- orders``); MetricFlow's schema only as {name: ...}
