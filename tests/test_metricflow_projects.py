@@ -43,6 +43,15 @@ async def _outcomes(url: str, project: str) -> list[tuple[dict, str, str, str]]:
     return out
 
 
+def _loaded(tmp_path, project: str) -> str:
+    """A DuckDB file holding ``project``'s tables."""
+    url = f"duckdb:///{tmp_path / f'{project}.duckdb'}"
+    engine = sa.create_engine(url)
+    load(engine, project)
+    engine.dispose()
+    return url
+
+
 def _judge(outcomes: list[tuple[dict, str, str, str]]) -> None:
     wrong = [(c["id"], mode, detail) for c, mode, kind, detail in outcomes if kind == "wrong"]
     assert not wrong, wrong
@@ -55,11 +64,7 @@ def _judge(outcomes: list[tuple[dict, str, str, str]]) -> None:
 
 @pytest.mark.parametrize("project", sorted(PROJECTS))
 async def test_duckdb_answers_as_metricflow_or_refuses_by_name(project, tmp_path):
-    url = f"duckdb:///{tmp_path / 'mf.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, project)
-    engine.dispose()
-    _judge(await _outcomes(url, project))
+    _judge(await _outcomes(_loaded(tmp_path, project), project))
 
 
 @pytest.mark.parametrize("project", sorted(PROJECTS))
@@ -172,10 +177,7 @@ def test_a_project_of_too_many_files_is_refused(tmp_path, monkeypatch):
 
 
 async def test_a_question_naming_a_metric_not_computed_is_refused_by_name_not_read_as_another(tmp_path):
-    url = f"duckdb:///{tmp_path / 't.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, "tutorial")
-    engine.dispose()
+    url = _loaded(tmp_path, "tutorial")
     layer = SemanticLayer(load_model(PROJECTS["tutorial"]), SQLConnection(url, id="t"))
     try:
         parsed = (await layer.ready()).parse("Total transactions by month")  # the cumulative metric's label
@@ -186,10 +188,7 @@ async def test_a_question_naming_a_metric_not_computed_is_refused_by_name_not_re
 
 
 async def test_a_small_ratio_is_exact_not_rounded_to_zero(tmp_path):
-    url = f"duckdb:///{tmp_path / 's.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, "simple_manifest")
-    engine.dispose()
+    url = _loaded(tmp_path, "simple_manifest")
     from baton.semantic.mf_query import query_from_params
 
     layer = SemanticLayer(load_model(PROJECTS["simple_manifest"]), SQLConnection(url, id="s"))
@@ -209,10 +208,7 @@ def test_semantic_check_exits_1_naming_what_it_does_not_compute_and_2_when_it_ca
 
     from baton.cli import build_app
 
-    url = f"duckdb:///{tmp_path / 't.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, "tutorial")
-    engine.dispose()
+    url = _loaded(tmp_path, "tutorial")
     runner, app = CliRunner(), build_app()
     result = runner.invoke(app, ["semantic", "check", str(PROJECTS["tutorial"]), "--database", url,
                                  "--unsafe-allow-privileged-role"])
@@ -329,10 +325,7 @@ async def test_on_the_answer_path_a_metric_not_computed_is_a_typed_failure_and_a
     from baton.workspace.database import open_database_workspace
     from baton.workspace.state import State
 
-    url = f"duckdb:///{tmp_path / 'w.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, "tutorial")
-    engine.dispose()
+    url = _loaded(tmp_path, "tutorial")
     state = State.from_env(env={}, home=tmp_path / "home")
     async with open_database_workspace(url, None, state=state, semantic=PROJECTS["tutorial"]) as ws:
         refused = await ws.answer("Total transactions")
