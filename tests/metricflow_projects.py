@@ -3,7 +3,9 @@
 - ``tutorial``: the dbt project that ships with ``dbt-metricflow`` (its seeds are its tables);
 - ``simple_manifest``: MetricFlow's own test project, with its test tables' snapshots;
 - ``llm_benchmarking``: dbt Labs' semantic-layer-llm-benchmarking project (an insurance
-  warehouse of 25 semantic models), its seeds as table snapshots.
+  warehouse of 25 semantic models), its seeds as table snapshots;
+- ``time_expressions``: ours, time dimensions whose ``expr`` is SQL over ``simple_manifest``'s
+  tables (MetricFlow's answers recorded all the same).
 
 Both are fixtures under ``tests/fixtures/metricflow`` (README there: sources, licence). The
 expected rows of every parity case were recorded from MetricFlow itself
@@ -24,8 +26,9 @@ import yaml
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metricflow"
 PROJECTS = {"tutorial": FIXTURES / "tutorial", "simple_manifest": FIXTURES / "simple_manifest",
-            "llm_benchmarking": FIXTURES / "llm_benchmarking"}
-_SNAPSHOTS = {"simple_manifest": "simple_model_tables", "llm_benchmarking": "llm_benchmarking_tables"}
+            "llm_benchmarking": FIXTURES / "llm_benchmarking", "time_expressions": FIXTURES / "time_expressions"}
+_SNAPSHOTS = {"simple_manifest": "simple_model_tables", "llm_benchmarking": "llm_benchmarking_tables",
+              "time_expressions": "simple_model_tables"}
 _TYPES = {"TIME": "TIMESTAMP", "DATE": "DATE", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN",
           "INT": "BIGINT"}
 _TUTORIAL = {  # table -> (seed, {column: type}); dbt-duckdb's seed types, as the oracle's database has them
