@@ -46,3 +46,25 @@ async def test_an_unreadable_column_is_left_out_and_the_rest_indexed(make_db):
     finally:
         await connection.aclose()
     assert index.tables_for("germany") == {"customers": ["country = germany"]}
+
+
+async def test_the_index_is_built_once_per_schema_version_in_the_background(make_db):
+    import asyncio
+
+    from baton.specialists.sql.value_index import _BUILT, value_index_for
+
+    db = make_db("sqlite", *SETUP)
+    connection = SQLConnection(db.url)
+    try:
+        schema = await connection.schema()
+        assert value_index_for(connection, schema) is None  # started, not awaited by the question
+        await asyncio.wait_for(_BUILT[connection][1], 30)
+        first = value_index_for(connection, schema)
+        assert first is not None and "customers" in first.tables_for("germany")
+        assert value_index_for(connection, schema) is first  # built once
+        newer = await connection.schema(refresh=True)
+        assert value_index_for(connection, newer) is None  # a new schema version: built again
+        await asyncio.wait_for(_BUILT[connection][1], 30)
+        assert value_index_for(connection, newer) is not first
+    finally:
+        await connection.aclose()

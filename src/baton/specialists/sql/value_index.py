@@ -15,9 +15,11 @@ model from here.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -108,4 +110,37 @@ async def build_value_index(connection: SQLConnection, schema: SchemaInfo) -> Va
     return index
 
 
-__all__ = ["MAX_COLUMNS", "MAX_VALUES", "ValueIndex", "build_value_index", "words"]
+_BUILT: weakref.WeakKeyDictionary[SQLConnection, tuple[SchemaInfo, asyncio.Task[ValueIndex]]] = weakref.WeakKeyDictionary()
+
+
+def value_index_for(connection: SQLConnection, schema: SchemaInfo) -> ValueIndex | None:
+    """The connection's value index for this schema version, or None while it is being built in
+    the background (started here on first use: a question never waits for it; a failed build
+    is logged and tried again with the next schema version)."""
+    found = _BUILT.get(connection)
+    if found is not None and found[0] is schema:
+        task = found[1]
+        if not task.done():
+            return None
+        if not task.cancelled() and task.exception() is None:
+            return task.result()
+        if task.get_loop().is_closed():  # a loop that ended (a worker's): try again on this one
+            found = None
+        else:
+            return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    task = loop.create_task(build_value_index(connection, schema), name=f"baton-value-index-{connection.id}")
+    task.add_done_callback(_log_failure)
+    _BUILT[connection] = (schema, task)
+    return None
+
+
+def _log_failure(task: asyncio.Task[ValueIndex]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("value index: not built (%s)", type(task.exception()).__name__)
+
+
+__all__ = ["MAX_COLUMNS", "MAX_VALUES", "ValueIndex", "build_value_index", "value_index_for", "words"]
