@@ -167,3 +167,18 @@ def test_postgres_truncated_tail_fails_against_the_lock(postgres_url):
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+def test_a_bundle_names_the_tables_its_verified_queries_and_lessons_are_about(sqlite_store):
+    store, _ = sqlite_store
+    scope = store.open(Principal("acme"))
+    store.remember(scope, RecordDraft("benchmark", "revenue by region", entity="q-revenue", attribute="sql",
+                                      value="SELECT r.name, SUM(o.amount) FROM orders o JOIN regions r ON r.id = o.region_id",
+                                      data={"question": "revenue by region", "tables": ["orders", "regions"]}))
+    store.remember(scope, RecordDraft("learning", "orders.amount is in cents", entity="table-orders", attribute="units",
+                                      value="cents", data={"tables": ["orders"]}, provenance=Provenance(session_id="s1")))
+    store.remember(scope, RecordDraft("learning", "warehouse stock counts are nightly", entity="table-stock",
+                                      attribute="freshness", value="nightly", data={"tables": ["stock"]},
+                                      provenance=Provenance(session_id="s2")))
+    bundle = compile_bundle(scope, "What was the revenue by region?")
+    assert bundle.tables[:2] == ("orders", "regions")  # the verified query's tables, used together, first

@@ -49,7 +49,7 @@ class SQLMemory:
     def bundle_now(self, question: str, connection_id: str) -> MemoryBundle:
         """The bundle, compiled on the calling thread (the database calls block)."""
         bundle = compile_bundle(self.scope, question, connection_id=connection_id, token_budget=self.token_budget)
-        return MemoryBundle(bundle.text, bundle.lock.to_dict(), bundle.stale)
+        return MemoryBundle(bundle.text, bundle.lock.to_dict(), bundle.stale, bundle.tables)
 
     def provenance(self) -> Provenance:
         """The provenance of what one validation cycle records (a fresh outcome id each)."""

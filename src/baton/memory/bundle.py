@@ -85,6 +85,7 @@ class Bundle:
     tokens: int
     sections: dict[str, list[str]] = field(default_factory=dict)  # section -> record ids
     stale: tuple[str, ...] = ()  # included records past their stale window, one line each (module docstring)
+    tables: tuple[str, ...] = ()  # the tables the included verified queries and lessons are about: the table picker ranks them up
 
     @property
     def record_ids(self) -> list[str]:
@@ -164,6 +165,7 @@ class _Builder:
         self.ids: dict[str, list[str]] = {}
         self.lock: list[tuple[str, str]] = []
         self.seen: set[str] = set()
+        self.tables: list[str] = []
 
     def section(self, title: str, records: list[Record], render: Any) -> None:
         for rec in records:
@@ -178,6 +180,7 @@ class _Builder:
             self.ids.setdefault(title, []).append(rec.id)
             self.lock.append((rec.id, rec.content_hash))
             self.seen.add(rec.id)
+            self.tables.extend(str(t) for t in rec.data.get("tables") or () if str(t) not in self.tables)
             if _past_window(rec, self.at):
                 self.stale.append(f"{rec.kind} {rec.text!r} (not confirmed in {_days(rec, self.at)} days)")
 
@@ -190,7 +193,7 @@ class _Builder:
             parts.extend(lines)
         text = "\n".join(parts)
         return Bundle(text, BundleLock(seq, tuple(self.lock), head_hash), estimate_tokens(text), dict(self.ids),
-                      tuple(self.stale))
+                      tuple(self.stale), tuple(self.tables))
 
 
 def _past_window(rec: Record, at: float) -> bool:

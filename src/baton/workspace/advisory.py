@@ -65,7 +65,7 @@ class AdvisoryMemory:
                                                      timeout=BUNDLE_TIMEOUT_S)
         except DependencyUnavailable as exc:  # answer without memory; the bulkhead logs the outage (rate-limited)
             return MemoryBundle("", {"memory": "unavailable", "reason": exc.reason})
-        return MemoryBundle(bundle.text, bundle.lock.to_dict())
+        return MemoryBundle(bundle.text, bundle.lock.to_dict(), bundle.stale, bundle.tables)
 
     async def record_learnings(self, learnings: list[ExtractedLearning]) -> None:
         if learnings:

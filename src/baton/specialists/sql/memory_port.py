@@ -34,11 +34,13 @@ class MemoryBundle:
     nothing); ``lock`` is JSON-ready (``BundleLock.to_dict()``, or
     ``{"memory": "unavailable", "reason": ...}`` when the memory could not be read), None
     when the memory keeps no lock. ``stale`` names what the text holds that is past its
-    stale window (one line each): the answer's ``staleness_warning`` says so."""
+    stale window (one line each): the answer's ``staleness_warning`` says so. ``tables``: the
+    tables its verified queries and lessons are about, which the table picker ranks up."""
 
     text: str = ""
     lock: dict[str, Any] | None = None
     stale: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
 
 
 @runtime_checkable
