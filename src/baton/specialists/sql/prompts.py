@@ -1,9 +1,8 @@
 """What the model is told, and how its SQL is read back.
 
-Schema slice: a small catalogue is given whole; a large one (more than
-``max_prompt_tables`` tables) is ranked by lexical overlap between the question and each
-table's name and column names (simple stems, so "customers" meets ``customer_id``), and
-the best tables plus their foreign-key neighbours are shown. Each table line carries its
+Schema slice: a small catalogue is given whole; from a large one (more than
+``max_prompt_tables`` tables) ``table_picker`` chooses: BM25F over names, columns and
+comments, shard families counted once, join partners ranked up. Each table line carries its
 row estimate so the model knows which tables are big.
 
 The model writes SQL by calling the ``run_sql(sql, explanation)`` tool; an answer that
@@ -21,6 +20,7 @@ from typing import Any
 from baton.messages import LLMResponse, Tool, ToolParameter
 from baton.response import QueryResult
 from baton.specialists.sql.schema import SchemaInfo, TableInfo
+from baton.specialists.sql.table_picker import pick_tables
 
 RUN_SQL = Tool(
     name="run_sql",
@@ -44,10 +44,7 @@ RUN_SQL = Tool(
 TABLE_COMMENT_CHARS = 300
 COLUMN_COMMENT_CHARS = 160
 _DIALECT_NAMES = {"postgres": "PostgreSQL", "mysql": "MySQL/MariaDB", "sqlite": "SQLite", "duckdb": "DuckDB"}
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _FENCE = re.compile(r"```(?:sql|SQL)?\s*\n?(.*?)```", re.DOTALL)
-_STOP = {"the", "a", "an", "of", "in", "on", "for", "by", "to", "and", "or", "what", "which", "how", "many", "much",
-         "is", "are", "was", "were", "per", "each", "all", "show", "me", "list", "give", "with", "from", "total", "top"}
 
 
 def system_prompt(dialect: str, schema_text: str, memory: str = "", learnings_text: str = "") -> str:
@@ -99,45 +96,9 @@ def _quoted(text: str, limit: int) -> str:
 
 
 def relevant_tables(schema: SchemaInfo, question: str, limit: int) -> list[TableInfo]:
-    """All tables when there are at most ``limit``; else the best-matching ones plus their
-    foreign-key neighbours (in both directions)."""
-    tables = list(schema.tables.values())
-    if len(tables) <= limit:
-        return tables
-    words = {_stem(w) for w in _WORD.findall(question.lower())} - _STOP
-    scored = []
-    for table in tables:
-        name_terms = _terms(table.name)
-        column_terms = set().union(*(_terms(c.name) for c in table.columns)) if table.columns else set()
-        score = 3 * len(words & name_terms) + len(words & column_terms)
-        scored.append((score, table.row_estimate or 0, table))
-    scored.sort(key=lambda item: (-item[0], -item[1], item[2].name))
-    chosen = [t for s, _, t in scored[: max(1, limit // 2)] if s > 0] or [t for _, _, t in scored[:limit]]
-    picked = {t.name.lower() for t in chosen}
-    for table in list(chosen):
-        for fk in table.foreign_keys:
-            ref = schema.table(fk.ref_table)
-            if ref is not None and ref.name.lower() not in picked and len(picked) < limit:
-                chosen.append(ref)
-                picked.add(ref.name.lower())
-    for table in tables:  # tables pointing at a chosen one
-        if len(picked) >= limit:
-            break
-        if table.name.lower() not in picked and any(fk.ref_table.lower() in picked for fk in table.foreign_keys):
-            chosen.append(table)
-            picked.add(table.name.lower())
-    return chosen
-
-
-def _terms(name: str) -> set[str]:
-    return {_stem(w) for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name.lower()) if w}
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+    """All tables when there are at most ``limit``; else the ``limit`` best for the question,
+    ranked like a search engine with their join partners (``table_picker``)."""
+    return pick_tables(schema, question, limit)
 
 
 def extract_sql(response: LLMResponse) -> tuple[str | None, str, str | None, Any]:
