@@ -185,3 +185,10 @@ def test_five_thousand_tables():
         schema.add(table(f"t{i:05d}_{['sales', 'stock', 'staff', 'audit'][i % 4]}", "id", f"c{i % 97}"))
     picked = relevant_tables(schema, "staff of t01234", 12)
     assert len(picked) == 12 and all(t.name.endswith("_staff") for t in picked[:6])
+
+
+def test_a_description_filled_in_place_is_indexed():
+    schema = make_schema(table("fct_x", "amt"), table("dim_y", "code"))
+    assert names(relevant_tables(schema, "revenue", 1)) != ["fct_x"]
+    schema.tables["fct_x"].columns[0].description = "Net revenue in EUR"  # as SQLConnection.describe() does
+    assert names(relevant_tables(schema, "revenue", 1)) == ["fct_x"]
