@@ -79,13 +79,10 @@ def _spread(scores: np.ndarray, index: TableIndex) -> np.ndarray:
     """``scores`` with each release of a table below its best one cut to ``VARIANT_SHARE``:
     ``activities_24`` ... ``activities_33`` fall below other tables unless the question's
     numbers lift them, so ten releases of one table do not fill the limit."""
-    seen: set[int] = set()
-    out = scores.copy()
-    for i in np.lexsort((index.order_hint, -scores)):
-        group = int(index.variants[i])
-        if group in seen:
-            out[i] *= VARIANT_SHARE
-        seen.add(group)
+    order = np.lexsort((index.order_hint, -scores))
+    _, leaders = np.unique(index.variants[order], return_index=True)  # each group's first place
+    out = scores * VARIANT_SHARE
+    out[order[leaders]] = scores[order[leaders]]
     return out
 
 
