@@ -192,3 +192,31 @@ def test_a_description_filled_in_place_is_indexed():
     assert names(relevant_tables(schema, "revenue", 1)) != ["fct_x"]
     schema.tables["fct_x"].columns[0].description = "Net revenue in EUR"  # as SQLConnection.describe() does
     assert names(relevant_tables(schema, "revenue", 1)) == ["fct_x"]
+
+
+def test_a_hinted_table_ranks_up_but_not_above_a_table_the_question_names():
+    schema = make_schema(table("customers", "customer_id", "country"), table("orders", "order_id", "amount"),
+                         table("shipments", "shipment_id", "carrier"), fillers=40)
+    question = "How much did orders from Germany bring in?"  # "Germany" is a value of customers.country
+    assert "customers" not in names(relevant_tables(schema, question, 3))[:1]
+    hinted = names(relevant_tables(schema, question, 3, hints=["customers"]))
+    assert "customers" in hinted and "orders" in hinted
+    named = names(relevant_tables(schema, "rows of order_items please", 3, hints=["shipments"]))
+    assert "shipments" in named  # ranked up ...
+    schema.add(table("order_items", "order_id", "sku"))
+    named = names(relevant_tables(schema, "rows of order_items please", 3, hints=["shipments"]))
+    assert named[0] == "order_items"  # ... but never above the table the question names
+    assert names(relevant_tables(schema, question, 3, hints=["no_such_table", "CUSTOMERS"]))  # unknown names ignored
+
+
+def test_the_prompt_tells_the_model_how_to_read_a_shard_family():
+    from baton.specialists.sql.prompts import schema_text
+
+    days = [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(31)]
+    schema = make_schema(*(table(f"events_{d:%Y%m%d}", "event_name") for d in days), fillers=20)
+    picked = relevant_tables(schema, "events in January", 12)
+    text = schema_text(schema, picked)
+    assert "one of 31 shards events_YYYYMMDD (events_20240101 ... events_20240131), same columns" in text
+    assert text.count("shards events_YYYYMMDD") == 1 and "UNION ALL" in text
+    whole = schema_text(schema)  # every member listed: the family said once
+    assert whole.count("shards events_YYYYMMDD") == 1

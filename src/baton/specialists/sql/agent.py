@@ -62,6 +62,7 @@ from baton.specialists.sql.memory_port import MemoryPort
 from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables, schema_text, system_prompt
 from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
 from baton.specialists.sql.validation import AttemptReport, validate_and_run
+from baton.specialists.sql.value_index import value_index_for
 from baton.verified import VerifiedQuestion, find_verified
 from baton.viz.presentation import present_async
 
@@ -136,10 +137,12 @@ class SQLAgent(BaseAgent):
         schema = await conn.schema()
         active = [x for x in (*self.learnings, *kwargs.get("learnings", ())) if x.connection_id in ("", conn.id)]
         memory_text = ""
+        hints: list[str] = []  # tables ranked up for this question (table_picker): remembered use, named values
         if self.memory is not None:
             try:
                 bundle = await self.memory.bundle_for(question, conn.id)
                 memory_text = bundle.text
+                hints += bundle.tables
                 if bundle.lock is not None:  # what the agent knew, for the answer
                     out.metadata["memory_lock"] = bundle.lock
                 if bundle.stale:  # the answer says it leaned on something out of date
@@ -147,7 +150,11 @@ class SQLAgent(BaseAgent):
             except Exception as exc:  # memory is advisory; the answer must not depend on it
                 log.warning("memory bundle failed: %s", exc)
                 out.warnings.append(f"memory unavailable: {exc}")
-        tables = relevant_tables(schema, question, conn.options.max_prompt_tables)
+        if len(schema.tables) > conn.options.max_prompt_tables:  # a choice to make: values help make it
+            values = value_index_for(conn, schema)  # built in the background on first use; None until then
+            if values is not None:
+                hints += values.tables_for(question)
+        tables = relevant_tables(schema, question, conn.options.max_prompt_tables, hints=hints)
         samples = await self._samples(tables) if conn.options.include_sample_rows else None
         tools, semantic_note = [RUN_SQL], ""
         if self.semantic is not None:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from baton.messages import LLMResponse, Tool, ToolParameter
 from baton.response import QueryResult
 from baton.specialists.sql.schema import SchemaInfo, TableInfo
-from baton.specialists.sql.table_picker import pick_tables
+from baton.specialists.sql.table_picker import pick_tables, shard_family
 
 RUN_SQL = Tool(
     name="run_sql",
@@ -65,12 +66,20 @@ def system_prompt(dialect: str, schema_text: str, memory: str = "", learnings_te
 
 
 def schema_text(schema: SchemaInfo, tables: list[TableInfo] | None = None, samples: dict[str, QueryResult] | None = None) -> str:
-    """One block per table: name, size, columns with types and keys, foreign keys."""
+    """One block per table: name, size, columns with types and keys, foreign keys, comments, and
+    the family a shard belongs to (the model is shown one member and told how to read the others)."""
     lines = []
+    families: set[str] = set()
     for table in tables if tables is not None else list(schema.tables.values()):
         size = f" (~{table.row_estimate:,} rows)" if table.row_estimate is not None else ""
         cols = ", ".join(f"{c.name} {c.type}{' PK' if c.primary_key else ''}".strip() for c in table.columns)
         lines.append(f"TABLE {table.name}{size}: {cols}")
+        family = shard_family(schema, table) if schema is not None else None
+        if family is not None and family[0] not in families:
+            families.add(family[0])
+            pattern, first, last, count = family
+            lines.append(f"  one of {count} shards {pattern} ({first} ... {last}), same columns: read the ones the "
+                         "question needs with UNION ALL (views cannot be created)")
         for fk in table.foreign_keys:
             lines.append(f"  FK ({', '.join(fk.columns)}) -> {fk.ref_table}({', '.join(fk.ref_columns)})")
         comments = comments_line(table)
@@ -95,10 +104,11 @@ def _quoted(text: str, limit: int) -> str:
     return json.dumps(flat[:limit] + ("…" if len(flat) > limit else ""), ensure_ascii=False)
 
 
-def relevant_tables(schema: SchemaInfo, question: str, limit: int) -> list[TableInfo]:
+def relevant_tables(schema: SchemaInfo, question: str, limit: int, *, hints: Collection[str] = ()) -> list[TableInfo]:
     """All tables when there are at most ``limit``; else the ``limit`` best for the question,
-    ranked like a search engine with their join partners (``table_picker``)."""
-    return pick_tables(schema, question, limit)
+    ranked like a search engine with their join partners (``table_picker``). ``hints``: tables
+    ranked up (those holding a value the question names; those verified queries used together)."""
+    return pick_tables(schema, question, limit, hints=hints)
 
 
 def extract_sql(response: LLMResponse) -> tuple[str | None, str, str | None, Any]:
