@@ -61,6 +61,7 @@ from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings
 from baton.specialists.sql.memory_port import MemoryPort
 from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables, schema_text, system_prompt
 from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
+from baton.specialists.sql.table_embeddings import TableEmbeddings
 from baton.specialists.sql.validation import AttemptReport, validate_and_run
 from baton.specialists.sql.value_index import value_index_for
 from baton.verified import VerifiedQuestion, find_verified
@@ -88,8 +89,10 @@ class SQLAgent(BaseAgent):
         answer_with_model: bool = True,
         present: bool = True,
         verified: Sequence[VerifiedQuestion] = (),
+        table_embeddings: TableEmbeddings | None = None,
     ) -> None:
         super().__init__(name, description, model=model)
+        self.table_embeddings = table_embeddings  # tables ranked by meaning too (table_embeddings.py), when configured
         self.connection = connection
         self.memory = memory
         self.learnings = tuple(learnings)
@@ -150,11 +153,15 @@ class SQLAgent(BaseAgent):
             except Exception as exc:  # memory is advisory; the answer must not depend on it
                 log.warning("memory bundle failed: %s", exc)
                 out.warnings.append(f"memory unavailable: {exc}")
-        if len(schema.tables) > conn.options.max_prompt_tables:  # a choice to make: values help make it
+        limit = conn.options.max_prompt_tables
+        meaning: list[str] = []
+        if len(schema.tables) > limit:  # a choice to make: values and meaning help make it
             values = value_index_for(conn, schema)  # built in the background on first use; None until then
             if values is not None:
                 hints += values.tables_for(question)
-        tables = relevant_tables(schema, question, conn.options.max_prompt_tables, hints=hints)
+            if self.table_embeddings is not None:
+                meaning = await self.table_embeddings.ranking(schema, question, limit)
+        tables = relevant_tables(schema, question, limit, hints=hints, meaning=meaning)
         samples = await self._samples(tables) if conn.options.include_sample_rows else None
         tools, semantic_note = [RUN_SQL], ""
         if self.semantic is not None:

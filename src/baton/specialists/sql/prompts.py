@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from baton.messages import LLMResponse, Tool, ToolParameter
@@ -104,11 +104,13 @@ def _quoted(text: str, limit: int) -> str:
     return json.dumps(flat[:limit] + ("…" if len(flat) > limit else ""), ensure_ascii=False)
 
 
-def relevant_tables(schema: SchemaInfo, question: str, limit: int, *, hints: Collection[str] = ()) -> list[TableInfo]:
+def relevant_tables(schema: SchemaInfo, question: str, limit: int, *, hints: Collection[str] = (),
+                    meaning: Sequence[str] = ()) -> list[TableInfo]:
     """All tables when there are at most ``limit``; else the ``limit`` best for the question,
     ranked like a search engine with their join partners (``table_picker``). ``hints``: tables
-    ranked up (those holding a value the question names; those verified queries used together)."""
-    return pick_tables(schema, question, limit, hints=hints)
+    ranked up (those holding a value the question names; those verified queries used together);
+    ``meaning``: tables closest by embedding, best first (``table_embeddings``), fused in."""
+    return pick_tables(schema, question, limit, hints=hints, meaning=meaning)
 
 
 def extract_sql(response: LLMResponse) -> tuple[str | None, str, str | None, Any]:

@@ -18,7 +18,7 @@ newest; :func:`shard_family` gives the prompt the family's pattern and range.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -30,14 +30,16 @@ NEIGHBOUR_SHARE = 0.5  # a join partner of a top table gains this share of the p
 PROTECTED_SHARE = 0.5  # this share of the limit goes to the best matches before any partner
 VARIANT_SHARE = 0.5  # a release of a table ranked below another release keeps this share
 HINT_SHARE = 0.5  # a hinted table (value index, memory) gains this share of the best score
+MEANING_SHARE = 0.5  # the table closest by embedding gains this share of it, the next ones less
 _IDENTIFIER = re.compile(r"[^\W\d][\w$]*(?:\.[^\W\d][\w$]*)*")
 _NUMBER = re.compile(r"(?<!\d)\d{4,8}(?!\d)")
 
 
-def pick_tables(schema: SchemaInfo, question: str, limit: int, *, hints: Collection[str] = ()) -> list[TableInfo]:
+def pick_tables(schema: SchemaInfo, question: str, limit: int, *, hints: Collection[str] = (),
+                meaning: Sequence[str] = ()) -> list[TableInfo]:
     """The ``limit`` most relevant tables for ``question``, best first; a shard family counts
     once (one member stands for it). Every table when the schema has at most ``limit``.
-    ``hints``: table names ranked up (``rank``)."""
+    ``hints``: table names ranked up; ``meaning``: tables closest by embedding (``rank``)."""
     tables = list(schema.tables.values())
     if len(tables) <= limit:
         return tables
@@ -45,14 +47,15 @@ def pick_tables(schema: SchemaInfo, question: str, limit: int, *, hints: Collect
         return []
     index = index_for(schema)
     text = question[:MAX_TEXT_CHARS]
-    return [_representative(index.tables[i], text) for i in rank(index, text, limit, hints)]
+    return [_representative(index.tables[i], text) for i in rank(index, text, limit, hints, meaning)]
 
 
-def rank(index: TableIndex, question: str, limit: int, hints: Collection[str] = ()) -> list[int]:
+def rank(index: TableIndex, question: str, limit: int, hints: Collection[str] = (), meaning: Sequence[str] = ()) -> list[int]:
     """The ``min(limit, len(index))`` best logical tables for ``question``, best first. A hinted
     table (one holding a value the question names, one a relevant verified query used) gains
     ``HINT_SHARE`` of the best score: evidence the words alone do not carry, never more than a
-    table the question names outright."""
+    table the question names outright. The tables of the ``meaning`` ranking gain up to
+    ``MEANING_SHARE`` of it, less the lower they rank there (a fusion of the two rankings)."""
     n = len(index)
     limit = min(limit, n)
     scores = np.zeros(n, dtype=np.float64)
@@ -61,9 +64,14 @@ def rank(index: TableIndex, question: str, limit: int, hints: Collection[str] = 
         if posting is not None:
             ids, saturated = posting
             scores[ids] += index.idf[term] * saturated
+    best = max(float(scores.max()), 1.0)
     hinted = sorted({i for i in (index.by_name.get(str(h).lower()) for h in hints) if i is not None})
     if hinted:
-        scores[hinted] += HINT_SHARE * max(float(scores.max()), 1.0)
+        scores[hinted] += HINT_SHARE * best
+    for position, name in enumerate(meaning):
+        found = index.by_name.get(str(name).lower())
+        if found is not None:
+            scores[found] += MEANING_SHARE * best * (1 - position / len(meaning))
     named = _named(index, question)
     if named:
         scores[named] = scores.max() + 1.0
