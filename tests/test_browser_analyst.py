@@ -314,9 +314,14 @@ def test_the_schema_browser_lists_tables_columns_and_row_counts(page):
     expect(events.locator(".rows")).to_have_text(re.compile(r"^about \d+ rows$"))
     events.locator("summary").click()
     expect(events.locator("tr[data-column=deleted_at] td.type")).to_have_text("TEXT")
+    expect(events.locator("p.comment")).to_have_text(  # the semantic model's description, where SQLite has no comments
+        "One row per roadshow event, in a city on a date; a cancelled event keeps its row, with deleted_at set.")
     panel.locator("#schema-filter").fill("ticket_price")
     expect(panel.locator(".schema-table:visible")).to_have_count(1)
     expect(panel.locator(".schema-table:visible tr[data-column=ticket_price]")).to_be_visible()
+    panel.locator("#schema-filter").fill("cancelled event")  # found by its comment
+    expect(panel.locator(".schema-table:visible")).to_have_count(1)
+    expect(panel.locator(".schema-table:visible")).to_have_attribute("data-table", "roadshow_events")
     shot(page, "analyst-09-schema-browser")
     panel.get_by_role("button", name="Close the tables").click()
     expect(panel).to_be_hidden()
