@@ -3,11 +3,7 @@ sentence-transformers loader, the hashing embedding, and pgvector when the serve
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -23,53 +19,13 @@ from baton.specialists.knowledge import (
     PgVectorStore,
     SentenceTransformerEmbeddings,
 )
-
-
-def fake_vector(text: str, dimension: int) -> list[float]:
-    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
-    return np.random.default_rng(seed).standard_normal(dimension).round(6).tolist()
-
-
-class EmbeddingsHandler(BaseHTTPRequestHandler):
-    """Speaks the OpenAI ``POST /v1/embeddings`` wire format; returns items out of order."""
-
-    requests: list[dict] = []
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        if body["model"] == "denied":
-            return self._send(401, {"error": {"message": "bad key", "type": "invalid_request_error", "code": "invalid_api_key"}})
-        if body["model"] == "broken":
-            return self._send(500, {"error": {"message": "boom", "type": "server_error"}})
-        dimension = body.get("dimensions", 8)
-        data = [
-            {"object": "embedding", "index": i, "embedding": fake_vector(text, dimension)}
-            for i, text in enumerate(body["input"])
-        ]
-        self._send(200, {"object": "list", "data": data[::-1], "model": body["model"], "usage": {"prompt_tokens": 3, "total_tokens": 3}})
-
-    def _send(self, status: int, payload: dict) -> None:
-        raw = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *args):
-        pass
+from embeddings_stub import EmbeddingsHandler, fake_vector, serve
 
 
 @pytest.fixture
 def embeddings_server():
-    EmbeddingsHandler.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingsHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve(EmbeddingsHandler) as url:
+        yield url
 
 
 async def test_openai_compatible_embeddings_batch_and_keep_order(embeddings_server):
