@@ -141,15 +141,12 @@ def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str
     as that dimension through the model's joins (a MetricFlow filter on a joined entity)."""
     from sqlglot import exp
 
-    def visit(node):
-        if isinstance(node, exp.Column):
-            if node.table == "dimension":
-                return _dimension_expression(branch, model, node.name, grain, dialect)
-            if not node.table:
-                return exp.column(node.name, table=branch.root.name)
+    def dimension(node):
+        if isinstance(node, exp.Column) and node.table == "dimension":
+            return _dimension_expression(branch, model, node.name, grain, dialect)  # qualified already
         return node
 
-    return parse_fragment(text, "measure filter", dimensions=True).copy().transform(visit)
+    return _qualify(parse_fragment(text, "measure filter", dimensions=True).transform(dimension), branch.root.name)
 
 
 def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:

@@ -23,18 +23,20 @@ def load_model(path: str | Path) -> SemanticModel:
     file (dbt's or MetricFlow's test format) or a ``semantic_manifest.json``."""
     from baton.semantic.metricflow import load_metricflow
     from baton.semantic.mf_project import is_metricflow, yaml_documents
-    from baton.semantic.native import model_from_dict, read_yaml
+    from baton.semantic.native import MAX_FILE_BYTES, model_from_dict
 
     path = Path(path)
     if path.is_dir() or path.suffix.lower() == ".json":
         return load_metricflow(path)
     if not path.exists():
         raise SemanticModelError(f"{path}: no such file or directory")
-    documents = yaml_documents(path)
+    documents = yaml_documents(path)  # read once: the documents tell the formats apart and are the model
     if any(is_metricflow(d) for d in documents):
-        return load_metricflow(path)
+        return load_metricflow(path, documents)
     if len(documents) == 1 and isinstance(documents[0], dict):
-        return model_from_dict(read_yaml(path), default_name=path.stem)  # Baton's own (read_yaml: 1 MB at most)
+        if path.stat().st_size > MAX_FILE_BYTES:  # Baton's own model is written by a person: 1 MB at most
+            raise SemanticModelError(f"{path} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
+        return model_from_dict(documents[0], default_name=path.stem)
     raise SemanticModelError(f"{path}: neither a Baton semantic model (entities, measures, metrics) "
                              "nor MetricFlow YAML (semantic_models, metrics)")
 

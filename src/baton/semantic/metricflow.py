@@ -66,9 +66,10 @@ def model_from_metricflow(data: Any, *, default_name: str = "metricflow") -> Sem
     return model_from_project(project, default_name=default_name)
 
 
-def load_metricflow(path: str | Path) -> SemanticModel:
-    """A checked ``SemanticModel`` from a project directory, a YAML file or a manifest."""
-    project = read_project(path)
+def load_metricflow(path: str | Path, documents: list[object] | None = None) -> SemanticModel:
+    """A checked ``SemanticModel`` from a project directory, a YAML file (``documents``: its
+    documents, already read) or a manifest."""
+    project = read_project(path, documents)
     name = Path(path).name if Path(path).is_dir() else Path(path).stem
     return model_from_project(project, default_name=name or "metricflow")
 

@@ -194,8 +194,7 @@ def _entity_dimensions(reading: Reading, metric_names: set[str]) -> None:
                 continue
             shown = tuple(reading.by_qualified[f"{entity}__{n}"] for n in (*_NAME_DIMENSIONS, f"{entity}_name")
                           if f"{entity}__{n}" in reading.by_qualified and reading.dimensions[reading.by_qualified[f"{entity}__{n}"]].entity == info.name)
-            local = tuple((other.name, other.keys[entity]) for other in reading.models.values()
-                          if other.name != info.name and entity in other.keys and _IDENT.match(other.keys[entity]))
+            local = _holders(reading, entity, info.name)
             node: Mapping = next((e for e in info.node.get("entities") or [] if str(e.get("name")) == entity), {})
             reading.dimensions[entity] = Dimension(entity, info.name, key, str(node.get("label") or entity.replace("_", " ")),
                                                    synonyms(node), index_values=False,
@@ -207,11 +206,17 @@ def _entity_dimensions(reading: Reading, metric_names: set[str]) -> None:
         for entity, key in info.keys.items():
             if entity in owned or entity in reading.dimensions or entity in metric_names or not _IDENT.match(key):
                 continue
-            local = tuple((other.name, other.keys[entity]) for other in reading.models.values()
-                          if other.name != info.name and entity in other.keys and _IDENT.match(other.keys[entity]))
+            local = _holders(reading, entity, info.name)
             reading.dimensions[entity] = Dimension(entity, info.name, key, entity.replace("_", " "), index_values=False,
                                                    qualified=(entity,), local=local)
             reading.by_qualified.setdefault(entity, entity)
+
+
+def _holders(reading: Reading, entity: str, home: str) -> tuple[tuple[str, str], ...]:
+    """The other semantic models whose own rows hold ``entity``'s key as a plain column: there it
+    is read without a join (``Dimension.local``)."""
+    return tuple((other.name, other.keys[entity]) for other in reading.models.values()
+                 if other.name != home and entity in other.keys and _IDENT.match(other.keys[entity]))
 
 
 def _measures(info: SemanticModelInfo, reading: Reading) -> None:

@@ -195,8 +195,9 @@ def _walk(root: Path):
     return os.walk(root, onerror=None, followlinks=False)
 
 
-def read_project(path: str | Path) -> MetricFlowProject:
-    """The MetricFlow entries of a directory, a YAML file or a ``semantic_manifest.json``."""
+def read_project(path: str | Path, documents: list[object] | None = None) -> MetricFlowProject:
+    """The MetricFlow entries of a directory, a YAML file (``documents``: its documents, when
+    the caller has read them already) or a ``semantic_manifest.json``."""
     root = Path(path)
     project = MetricFlowProject(root)
     if root.is_dir():
@@ -215,7 +216,7 @@ def read_project(path: str | Path) -> MetricFlowProject:
     elif root.suffix.lower() == ".json":
         _read_manifest(project, root)
     else:
-        collect_documents(project, yaml_documents(root), root)
+        collect_documents(project, documents if documents is not None else yaml_documents(root), root)
         project.files.append(root)
         if project.empty:
             raise SemanticModelError(f"{root}: defines no semantic_models or metrics")
