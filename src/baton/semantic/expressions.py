@@ -50,9 +50,14 @@ def _allowed_nodes():
     )
 
 
+def is_identifier(name: object) -> bool:
+    """Whether ``name`` is one plain identifier (letters, digits, ``_``): a column, not an expression."""
+    return isinstance(name, str) and _IDENTIFIER.match(name) is not None
+
+
 def identifier(name: str, what: str) -> str:
     """``name`` when it is a plain identifier (letters, digits, ``_``), else an error."""
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+    if not is_identifier(name):
         raise SemanticModelError(f"{what} {name!r} is not a plain identifier (letters, digits and '_')")
     return name
 
@@ -136,7 +141,7 @@ def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["columns_of", "dimensions_of", "identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
+__all__ = ["columns_of", "dimensions_of", "identifier", "is_identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
 
 
 @functools.cache

@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from baton.semantic.errors import SemanticModelError
-from baton.semantic.expressions import parse_fragment
+from baton.semantic.expressions import is_identifier, parse_fragment
 from baton.semantic.mf_project import MetricFlowProject, where
 from baton.semantic.model import Dimension, Entity, Join, Measure, Refusal, TimeColumn
 
 _REF = re.compile(r"""^\s*ref\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*(?:,\s*v(?:ersion)?\s*=\s*\d+\s*)?\)\s*$""")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _AGGS = {"sum": "sum", "count": "count", "count_distinct": "count_distinct", "min": "min", "max": "max",
          "average": "avg", "avg": "avg", "sum_boolean": "sum"}
 _UNCOMPUTED_AGGS = {"percentile": "the percentile aggregation", "median": "the median aggregation"}
@@ -142,7 +141,7 @@ def _joins(info: SemanticModelInfo, reading: Reading) -> tuple[Join, ...]:
             if other.name == info.name or entity not in other.own or other.scd:
                 continue
             remote = other.keys.get(entity)
-            if remote and _IDENT.match(local) and _IDENT.match(remote):
+            if remote and is_identifier(local) and is_identifier(remote):
                 joins.append(Join(other.name, ((local, remote),)))
     return tuple(joins)
 
@@ -204,7 +203,7 @@ def _entity_dimensions(reading: Reading, metric_names: set[str]) -> None:
     owned = {e for info in reading.models.values() for e in info.own}
     for info in reading.models.values():  # a foreign entity no semantic model owns: its key on the rows that hold it
         for entity, key in info.keys.items():
-            if entity in owned or entity in reading.dimensions or entity in metric_names or not _IDENT.match(key):
+            if entity in owned or entity in reading.dimensions or entity in metric_names or not is_identifier(key):
                 continue
             local = _holders(reading, entity, info.name)
             reading.dimensions[entity] = Dimension(entity, info.name, key, entity.replace("_", " "), index_values=False,
@@ -216,7 +215,7 @@ def _holders(reading: Reading, entity: str, home: str) -> tuple[tuple[str, str],
     """The other semantic models whose own rows hold ``entity``'s key as a plain column: there it
     is read without a join (``Dimension.local``)."""
     return tuple((other.name, other.keys[entity]) for other in reading.models.values()
-                 if other.name != home and entity in other.keys and _IDENT.match(other.keys[entity]))
+                 if other.name != home and entity in other.keys and is_identifier(other.keys[entity]))
 
 
 def _measures(info: SemanticModelInfo, reading: Reading) -> None:

@@ -70,9 +70,8 @@ def attach_semantic(ws: Workspace, source: str | Path | SemanticModel, *, connec
 def semantic_descriptions(model: SemanticModel) -> dict[str, tuple[str, dict[str, str]]]:
     """The model's descriptions of the tables it reads: each entity's, and each dimension's and
     measure's where its expression is one plain column (a sidecar: ``specialists.sql.descriptions``)."""
-    import re
+    from baton.semantic.expressions import is_identifier
 
-    plain = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
     out: dict[str, tuple[str, dict[str, str]]] = {}
     tables = {e.name: e.table.lower() for e in model.entities}
     for entity in model.entities:
@@ -81,7 +80,7 @@ def semantic_descriptions(model: SemanticModel) -> dict[str, tuple[str, dict[str
     parts: list[tuple[str, str, str]] = [(d.entity, d.expr, d.description) for d in model.dimensions]
     parts += [(m.entity, m.expr, m.description) for m in model.measures]
     for entity_name, expr, description in parts:
-        if description and plain.match(expr):
+        if description and is_identifier(expr):
             out[tables[entity_name]][1].setdefault(expr.lower(), description)
     return out
 
