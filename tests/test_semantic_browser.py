@@ -96,3 +96,29 @@ def test_an_ambiguous_question_asks_back_and_its_suggestions_answer_when_clicked
     expect(page.locator("#chat .turn")).to_have_count(3)
     last = page.locator("#chat .turn").nth(2).locator(".answer").last
     expect(last.locator(".dataset-table thead th")).to_have_text(["product", "revenue"])
+
+
+def test_the_empty_page_offers_metric_questions_and_one_answers_when_clicked(page):
+    metrics = page.locator(".example-group[data-kind=metrics] button.example")
+    expect(metrics.first).to_be_visible()
+    assert 3 <= metrics.count() <= 6
+    shot(page, "semantic-04-empty-page-metrics")
+    question = metrics.first.inner_text()
+    metrics.first.click()
+    expect(page.locator("#chat .turn .question").last).to_have_text(question)
+    answer = page.locator("#chat .turn").last.locator(".answer").last
+    expect(answer.locator(".text")).to_contain_text("Semantic query:")
+    expect(answer).not_to_have_class(re.compile(r"\b(error|info)\b"))
+
+
+def test_an_ask_back_and_the_no_model_answer_are_information_not_errors(page):
+    asked = ask(page, "Which products sold the most in 2025?")
+    expect(asked).to_have_class(re.compile(r"\binfo\b"))
+    expect(asked).not_to_have_class(re.compile(r"\berror\b"))
+    assert asked.get_attribute("role") != "alert"
+    expect(asked.locator(".feedback")).to_have_count(0)  # still nothing to judge
+    fallback = ask(page, "Write me a poem about spring")
+    expect(fallback.locator(".text")).to_contain_text("Metric questions its semantic model answers")
+    expect(fallback).to_have_class(re.compile(r"\binfo\b"))
+    expect(fallback).not_to_have_class(re.compile(r"\berror\b"))
+    shot(page, "semantic-05-no-model-answer")

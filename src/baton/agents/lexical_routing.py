@@ -15,10 +15,14 @@ here: the orchestrator routes it straight to its specialist, ``baton.verified``.
    or asks back with the readings it considered. Verified questions keep precedence: the
    orchestrator routes an exact match before this router is asked.
 3. **Catalog mode** (``verified`` given, or ``catalog=True``): no other tool can answer
-   without a model (a SQL specialist only runs verified SQL), so the router answers itself:
-   "Did you mean ...?" with the three closest verified questions (``closest_verified``), or,
-   with no verified question yet, how to add one (``baton verified add``) or set a model.
-   The answer starts with ``NO_MODEL_ANSWER``'s first sentence (``is_no_model_answer``).
+   without a model (a SQL specialist only runs verified SQL), so the router answers itself
+   with what this workspace *does* answer without one: the three closest verified questions
+   (``closest_verified``), metric questions its semantic model answers (each semantic
+   agent's ``examples``, checked to read back) and questions its documents answer
+   (``document_questions``, set by the workspace); then the exact command that teaches it
+   this question (``baton verified add ... --database URL`` for a workspace over a database,
+   its password masked) and how to set a model. The answer starts with ``NO_MODEL_ANSWER``'s
+   first sentence (``is_no_model_answer``).
 4. Otherwise (specialists that can answer without a model, e.g. table doubles) it calls
    the one tool whose name, description and example questions share the most words with
    the question; when nothing matches well enough it answers that no model is configured.
@@ -33,6 +37,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
+import shlex
 from collections.abc import AsyncIterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Protocol
@@ -44,8 +50,8 @@ from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
 from baton.verified import VerifiedQuestion, closest_verified, content_words
 
 NO_MODEL_ANSWER = (
-    "No language model is configured, so I can only answer the verified questions of this "
-    "workspace. To ask anything else, set BATON_MODEL (for example BATON_MODEL=openai:gpt-4o-mini "
+    "No language model is configured, so I answer only what this workspace knows without one. "
+    "To ask anything else, set BATON_MODEL (for example BATON_MODEL=openai:gpt-4o-mini "
     "with OPENAI_API_KEY, or BATON_MODEL=ollama:llama3.1 for a local Ollama) and restart."
 )
 NO_MODEL_SENTENCE = NO_MODEL_ANSWER.split(". ")[0] + "."
@@ -59,10 +65,8 @@ def is_no_model_answer(content: str | None) -> bool:
     return (content or "").lstrip().startswith(NO_MODEL_SENTENCE)
 
 
-ADD_VERIFIED = (
-    'To teach it one, run: baton verified add "<question>" "<SQL that answers it>" '
-    "(or save an answer as a verified question)."
-)
+ADD_VERIFIED = 'To teach it one, run: baton verified add "<question>" "<SQL that answers it>"{database} (or save an answer as a verified question).'
+_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
 _STOP = frozenset(
     "a an and are as at be by did do does for from how i in is it its me of on or our show "
     "tell that the this to was we were what which who with".split()
@@ -91,6 +95,16 @@ class ClaimsQuestions(Protocol):
 
     async def claims(self, question: str) -> bool: ...
 
+    async def examples(self, limit: int = 6) -> list[str]: ...
+
+
+async def _examples(agent: ClaimsQuestions) -> list[str]:
+    """An agent's example questions; none when it cannot say (the fallback must still answer)."""
+    try:
+        return list(await agent.examples())
+    except Exception:
+        return []
+
 
 class LexicalRouter(RoutingStandIn):
     """A ``ChatModel`` that routes by word overlap. ``examples`` maps a tool name to its
@@ -103,11 +117,12 @@ class LexicalRouter(RoutingStandIn):
     def __init__(self, examples: Mapping[str, Sequence[str]] | None = None, *, min_score: float = 0.2,
                  no_match_answer: str = NO_MODEL_ANSWER, generic_name_words: frozenset[str] = GENERIC_NAME_WORDS,
                  verified: Sequence[VerifiedQuestion] = (), documents: Mapping[str, object] | None = None,
-                 catalog: bool = False) -> None:
+                 catalog: bool = False, database: str | None = None) -> None:
         """``generic_name_words``: words of tool names that say nothing about the topic
         (``finance`` in ``pokemon_finance`` when every specialist is a finance one).
         ``verified``, ``documents`` and ``catalog``: see the module docstring; the
-        workspace replaces ``verified`` (a tuple) when a verified question is added."""
+        workspace replaces ``verified`` (a tuple) when a verified question is added.
+        ``database``: the URL of the workspace's database, for the ``verified add`` hint."""
         self.examples = {name: [words(q) for q in qs] for name, qs in (examples or {}).items()}
         self.min_score = min_score
         self.no_match_answer = no_match_answer
@@ -117,6 +132,8 @@ class LexicalRouter(RoutingStandIn):
         self.catalog = catalog or bool(self.verified)
         self.vocabulary: Vocabulary | None = None  # how the workspace reads questions (``baton.phrasing``), when it has its own
         self.semantic: dict[str, ClaimsQuestions] = {}  # tool name -> semantic-layer agent
+        self.document_questions: list[str] = []  # questions the workspace's documents answer (its page's examples)
+        self.database = database
 
     def score(self, question: str, tool: Tool) -> float:
         q = words(question)
@@ -140,7 +157,9 @@ class LexicalRouter(RoutingStandIn):
             if name in names and await agent.claims(question):
                 return self._call(name, question)
         if self.catalog or self.verified:
-            return self._answer(did_you_mean(closest, verified_count=len(self.verified)))
+            metrics = [q for name, agent in self.semantic.items() if name in names for q in await _examples(agent)]
+            return self._answer(did_you_mean(closest, verified_count=len(self.verified), metrics=metrics,
+                                             documents=self.document_questions, database=self.database))
         scored = sorted(((self.score(question, t), t.name) for t in tools or ()), reverse=True)
         if not scored or scored[0][0] < self.min_score:
             return self._answer(self.no_match_answer)
@@ -174,16 +193,33 @@ class LexicalRouter(RoutingStandIn):
         yield StreamChunk(response=response)
 
 
-def did_you_mean(closest: Sequence[tuple[float, VerifiedQuestion]], *, verified_count: int) -> str:
-    """The no-model answer to a question no verified question answers: the closest
-    verified questions (as a Markdown list), or how to add the first one."""
-    if verified_count == 0:
-        return (f"{NO_MODEL_SENTENCE} This workspace has no verified questions yet. {ADD_VERIFIED} "
-                f"{SET_A_MODEL}")
+def did_you_mean(closest: Sequence[tuple[float, VerifiedQuestion]], *, verified_count: int, metrics: Sequence[str] = (),
+                 documents: Sequence[str] = (), database: str | None = None) -> str:
+    """The no-model answer to a question nothing here answers: what the workspace does answer
+    (the closest verified questions, metric questions, document questions, as Markdown
+    lists), how to teach it this question (for ``database``'s workspace) and how to set a model."""
+    lead = NO_MODEL_SENTENCE
+    blocks = []
     near = [v for score, v in closest if score > 0]
-    lead = "Did you mean one of these?" if near else "You can ask, for example:"
-    listed = "\n".join(f"- {v.checked_question}" for _, v in (closest if not near else [(0, v) for v in near]))
-    return f"{NO_MODEL_SENTENCE} {lead}\n\n{listed}\n\n{SET_A_MODEL}"
+    if verified_count == 0:
+        lead += " This workspace has no verified questions yet."
+    else:
+        listed = near or [v for _, v in closest]
+        blocks.append(("Did you mean one of these?" if near else "You can ask, for example:",
+                       [v.checked_question for v in listed]))
+    blocks.append(("Metric questions its semantic model answers, for example:", list(metrics)))
+    blocks.append(("Questions its documents answer, for example:", list(documents)))
+    said = [f"{title}\n\n" + "\n".join(f"- {q}" for q in questions) for title, questions in blocks if questions]
+    return "\n\n".join([lead, *said, f"{add_verified_hint(database)} {SET_A_MODEL}"])
+
+
+def add_verified_hint(database: str | None) -> str:
+    """The command that teaches this workspace a question: with its ``--database`` (password masked)."""
+    if not database:
+        return ADD_VERIFIED.format(database="")
+    shown = _PASSWORD.sub(r"\1***@", database)
+    note = " (with your password for ***)" if shown != database else ""
+    return ADD_VERIFIED.format(database=f" --database {shlex.quote(shown)}{note}")
 
 
 class RouteTo(RoutingStandIn):

@@ -50,6 +50,12 @@ class SemanticAgent(BaseAgent):
         parser = await self.layer.ready()
         return not isinstance(parser.parse(question), NotMetric)
 
+    async def examples(self, limit: int = 6) -> list[str]:
+        """Questions this model answers, each checked to read back (``examples.py``)."""
+        from baton.semantic.examples import metric_examples
+
+        return metric_examples(self.layer.model, await self.layer.ready(), limit)
+
     async def run(self, context: AgentContext, **kwargs: Any) -> AgentResult:
         started = time.perf_counter()
         question = str(kwargs.get("question") or context.user_question or "").strip()

@@ -58,10 +58,11 @@ NOT_FOUND = {"detail": "answer not found", "error_code": "not_found"}
 def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
     @app.get("/v1/examples", tags=["page"])
     async def examples(caller: Caller) -> dict[str, Any]:
-        """Questions this workspace answers: its verified questions and questions its documents answer."""
-        from baton.workspace.examples import example_questions
+        """Questions this workspace answers: its verified questions, metric questions and questions its documents answer."""
+        from baton.workspace.examples import example_questions, metric_questions
 
-        return await asyncio.to_thread(example_questions, workspace_of(caller))  # reads the document folder
+        found = await asyncio.to_thread(example_questions, workspace_of(caller))  # reads the document folder
+        return {**found, "metrics": await metric_questions(workspace_of(caller))}
 
     @app.get("/v1/schema", tags=["page"])
     async def schema(caller: Caller) -> dict[str, Any]:

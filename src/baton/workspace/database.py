@@ -68,7 +68,7 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
         extra["freshness"] = freshness
     connection = SQLConnection(url, id="database", **extra)  # an unsafe freshness query is refused here, before memory opens
     memory = place.memory()
-    router = LexicalRouter(catalog=True)  # no model: verified questions, documents, else "Did you mean" / how to add one
+    router = LexicalRouter(catalog=True, database=url)  # no model: verified questions, documents, else "Did you mean" / how to add one
     ws = Workspace(name, OrchestratorAgent("DatabaseOrchestrator", model=model or router),
                    place.sessions(), memory=memory, model=model, tracker=tracker, owns_tracker=owns_tracker,
                    directory=place.directory, description=f"Your {connection.dialect} database.")
@@ -85,6 +85,9 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
                                              description=f"Answers from the documents in {docs.name}/, with citations.")
             ws.own(knowledge.index)
             router.documents[orchestrator.add_agent(knowledge).name] = knowledge
+            from baton.workspace.examples import document_examples
+
+            router.document_questions = document_examples(ws)  # the fallback lists what the documents answer
         install_verified(ws, current_verified(ws), docs_vocabulary(docs))  # from memory (`baton verified add`)
         if semantic is not None:  # --semantic FILE: metric questions answered from the model (baton.semantic)
             from baton.workspace.semantic import attach_semantic

@@ -4,6 +4,8 @@
 
 - **verified**: the workspace's verified questions as installed (built-in and saved ones,
   ``baton.workspace.verified``), answered without a model, so every one of them works;
+- **metrics** (``metric_questions``, async: the model's values are read first): questions its
+  semantic model answers, each checked to read back to its query;
 - **documents**: questions the workspace's documents answer. A workspace may name its own
   (``ws.document_examples``, as the demo does: questions its tests prove are answered);
   otherwise they are made from the section headings (``##``, ``###``) of the Markdown in its
@@ -30,6 +32,7 @@ Decisions (the issue was silent):
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from baton.workspace.core import Workspace
 
+log = logging.getLogger(__name__)
 MAX_VERIFIED = 12
 MAX_DOCUMENT = 6
 MAX_TABLES = 300
@@ -98,6 +102,21 @@ def example_questions(ws: Workspace) -> dict[str, Any]:
     ordered = saved + [v for v in every if v not in saved]
     verified = [{"question": v.checked_question, "agent": v.agent, "source": v.source} for v in ordered][:MAX_VERIFIED]
     return {"verified": verified, "documents": document_examples(ws), "no_model": ws.no_model}
+
+
+async def metric_questions(ws: Workspace) -> list[str]:
+    """Questions the workspace's semantic model answers (``baton.semantic.examples``, each checked
+    to read back); none without a model, or when its values cannot be read."""
+    layer = getattr(ws, "semantic", None)
+    if layer is None:
+        return []
+    from baton.semantic.examples import metric_examples
+
+    try:
+        return metric_examples(layer.model, await layer.ready())
+    except Exception:  # the page's examples must not fail because the database is down
+        log.warning("listing the semantic model's example questions failed", exc_info=True)
+        return []
 
 
 async def schema_overview(ws: Workspace) -> dict[str, Any]:

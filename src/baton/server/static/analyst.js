@@ -6,13 +6,14 @@
 // --- the empty page: what can be asked ------------------------------------------------------
 async function loadExamples() {
   const box = $("#examples");
-  const { verified, documents, no_model: noModel } = await (await api("/v1/examples")).json();
+  const { verified, documents, metrics = [], no_model: noModel } = await (await api("/v1/examples")).json();
   const group = (title, hint, questions, kind) => el("div", { class: "example-group", "data-kind": kind },
     el("h3", {}, title), hint ? el("p", { class: "hint" }, hint) : null,
     el("div", { class: "examples" }, ...questions.map((q) => el("button", { class: "example", type: "button", onclick: () => ask(q) }, q))));
   const parts = [];
+  if (metrics.length) parts.push(group("Metrics", "Answered from the semantic model" + (noModel ? ", without a language model." : "."), metrics, "metrics"));
   if (verified.length) parts.push(group("Verified questions", noModel ? "Answered from checked SQL, without a language model. Ask them in your own words too." : "Answered from checked SQL.", verified.map((v) => v.question), "verified"));
-  else parts.push(el("p", { class: "hint no-verified" }, "This workspace has no verified questions yet. Answer a question (with a model, or by editing an answer's SQL), then use “Save as verified question”; or run baton verified add."));
+  else if (!metrics.length) parts.push(el("p", { class: "hint no-verified" }, "This workspace has no verified questions yet. Answer a question (with a model, or by editing an answer's SQL), then use “Save as verified question”; or run baton verified add."));
   if (documents.length) parts.push(group("From the documents", "Definitions and rules, answered with the passages they come from.", documents, "documents"));
   box.replaceChildren(...parts);
 }

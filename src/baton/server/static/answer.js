@@ -194,9 +194,9 @@ function metaView(answer) {
 }
 
 async function answerView(answer) {
-  const refusal = isRefusal(answer);
-  const box = el("div", { class: "answer" + (refusal ? " error" : ""), "data-mode": answer.metadata?.mode || "", "data-turn": answer.turn_id,
-    role: refusal ? "alert" : null });
+  const failed = isFailure(answer);
+  const box = el("div", { class: "answer" + (failed ? " error" : isRefusal(answer) ? " info" : ""), "data-mode": answer.metadata?.mode || "",
+    "data-turn": answer.turn_id, role: failed ? "alert" : null });
   const actions = Object.fromEntries(didYouMean(answer).map((q) => [q, () => ask(q)]));
   box.append(el("div", { class: "text" }, renderMarkdown(answer.content || answer.error || "", { actions })));
   if (answer.error && answer.content && !answer.content.includes(answer.error)) box.append(el("div", { class: "reason" }, answer.error));

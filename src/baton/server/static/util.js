@@ -106,10 +106,18 @@ function formatNumber(value, grouping = true) {
   return cachedNumberFormat(grouping, places).format(value);
 }
 
-// Refusals ("I can only answer the verified questions", "needs a model", unsafe SQL) and
-// failures are shown as errors, and offer no thumbs: there is no answer to judge.
+// Refusals (an ask-back, "what I answer without a model", "needs a model", unsafe SQL) and
+// failures offer no thumbs: there is no answer to judge. Only failures are shown as errors
+// (isFailure); an ask-back or the no-model answer is information, shown as such.
 function isRefusal(answer) {
   const m = answer.metadata || {};
-  return Boolean(answer.error || answer.error_code || answer.response_type === "error" || m.did_you_mean?.length ||
-    m.followup === "needs_model");
+  return Boolean(isFailure(answer) || m.did_you_mean?.length || m.followup === "needs_model" || isNoModelAnswer(answer));
+}
+
+function isFailure(answer) {
+  return Boolean(answer.error || answer.error_code || answer.response_type === "error");
+}
+
+function isNoModelAnswer(answer) {
+  return !answer.data && String(answer.content || "").startsWith("No language model is configured");
 }
