@@ -1,0 +1,106 @@
+"""The benchmark databases of issue 28 load, and every gold query runs on every copy and returns
+rows, the same rows on PostgreSQL, MariaDB and DuckDB (so the gold of bench/own_database.py
+cannot rot unnoticed). A server whose URL is unset is skipped."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from own_database_fixtures import SHOP, build_chinook, build_shop, load_questions, run_gold, shop_rows
+from pg_fresh import fresh_database
+from semantic_gold import rows_match
+
+
+@contextlib.contextmanager
+def fresh_mysql_database(server_url: str) -> Iterator[str]:
+    name = f"baton_own_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(server_url, poolclass=sa.pool.NullPool)
+    with admin.begin() as c:
+        c.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        yield sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as c:
+            c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        admin.dispose()
+
+
+def _gold_rows(kind: str, target: str, database: str) -> dict[str, list[list]]:
+    return {case.question: run_gold(kind, target, case.gold_sql(kind)) for case in load_questions(database)}
+
+
+def _assert_every_question_has_rows(found: dict[str, list[list]], database: str) -> None:
+    questions = load_questions(database)
+    assert len(questions) >= 40 and len({c.question for c in questions}) == len(questions)
+    empty = [q for q, rows in found.items() if not rows or all(v is None for row in rows for v in row)]
+    assert not empty, empty
+
+
+def test_the_shop_is_the_same_on_every_call_and_its_comments_say_what_columns_mean():
+    first, second = shop_rows(), shop_rows()
+    assert first == second
+    assert {t.name: len(first[t.name]) for t in SHOP} == {"countries": 12, "customers": 700, "categories": 6, "products": 60,
+                                                          "orders": 3000, "order_items": 6446}
+    assert all(c.comment for t in SHOP for c in t.columns)
+
+
+@pytest.fixture(scope="module")
+def shop_copies(tmp_path_factory) -> Iterator[dict[str, str]]:
+    """The shop on DuckDB, and on each server whose URL is set (module scope: built once)."""
+    import os
+
+    copies: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+        path = str(tmp_path_factory.mktemp("shop") / "shop.duckdb")
+        build_shop("duckdb", path)
+        copies["duckdb"] = path
+        if os.environ.get("BATON_TEST_POSTGRES_URL"):
+            copies["postgres"] = stack.enter_context(fresh_database(os.environ["BATON_TEST_POSTGRES_URL"], prefix="baton_own"))
+            build_shop("postgres", copies["postgres"])
+        if os.environ.get("BATON_TEST_MYSQL_URL"):
+            copies["mysql"] = stack.enter_context(fresh_mysql_database(os.environ["BATON_TEST_MYSQL_URL"]))
+            build_shop("mysql", copies["mysql"])
+        yield copies
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "postgres", "mysql"])
+def test_every_shop_gold_query_returns_rows_and_the_same_rows_as_duckdb(shop_copies, kind):
+    if kind not in shop_copies:
+        pytest.skip(f"BATON_TEST_{'POSTGRES' if kind == 'postgres' else 'MYSQL'}_URL is not set: this copy needs that server")
+    found = _gold_rows(kind, shop_copies[kind], "shop")
+    _assert_every_question_has_rows(found, "shop")
+    if kind != "duckdb":
+        reference = _gold_rows("duckdb", shop_copies["duckdb"], "shop")
+        ordered = {c.question: c.ordered for c in load_questions("shop")}
+        differ = [q for q, rows in found.items() if not rows_match(rows, reference[q], ordered=ordered[q])]
+        assert not differ, differ
+
+
+def test_the_shop_comments_are_read_back_on_duckdb(shop_copies):
+    import duckdb
+
+    con = duckdb.connect(shop_copies["duckdb"], read_only=True)
+    try:
+        comment = con.execute("SELECT comment FROM duckdb_columns() WHERE table_name = 'order_items' "
+                              "AND column_name = 'line_total'").fetchone()
+    finally:
+        con.close()
+    assert comment is not None and comment[0].startswith("Revenue of this line")
+
+
+def test_chinook_loads_with_its_comments_and_every_gold_query_returns_rows(postgres_url):
+    with fresh_database(postgres_url, prefix="baton_own") as url:
+        build_chinook(url)
+        found = _gold_rows("postgres", url, "chinook")
+        _assert_every_question_has_rows(found, "chinook")
+        assert found["How many tracks are there?"] == [[3503]]
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        with engine.connect() as c:
+            comment = c.exec_driver_sql("SELECT col_description('invoice'::regclass, 9)").scalar()  # invoice.total
+        engine.dispose()
+        assert comment == "Amount invoiced, in US dollars: the revenue of the invoice"
