@@ -229,9 +229,9 @@ async def test_every_route_but_the_open_ones_answers_401_without_a_key(app, clie
 
 
 def test_keys_for_unknown_workspaces_are_refused_at_start():
-    from baton.errors import ConfigurationError
+    from baton.errors import StartupRefusal
 
-    with pytest.raises(ConfigurationError, match="unknown workspaces: nowhere"):
+    with pytest.raises(StartupRefusal, match="does not serve: nowhere"):
         create_app(Workspaces([workspace("acme", "x")]), ApiKeys({"k": "nowhere"}))
 
 

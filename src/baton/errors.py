@@ -17,6 +17,18 @@ class ConfigurationError(BatonError):
     missing API key, an unknown agent name). Never retried."""
 
 
+class StartupRefusal(ConfigurationError):
+    """Raised by a start-up check when the process must not start (keys naming a workspace it
+    does not serve, state written by a newer Baton, an event bus that does not answer). Its
+    message is one line: what is wrong, then what to do. The CLI prints that line and exits 2,
+    with no traceback (``baton.cli.refusals``); exit 1 stays "a check found a problem"."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(f"{problem}: {fix}" if fix else problem)
+        self.problem = problem
+        self.fix = fix
+
+
 # --- agents (seed 002 "Sub-agent retry, and the error hierarchy under it") ---------------
 
 

@@ -1,7 +1,8 @@
 """The ``baton`` command line (Typer + Rich).
 
 Each command group lives in its own module and is attached in ``build_app``; importing this
-package does nothing else.
+package does nothing else. Every command's start-up refusals are handled once, at this edge
+(``refusals.py``): one line on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def build_app() -> typer.Typer:
     app.add_typer(keys.app, name="keys", help="Create, list and revoke the API keys kept in the state (every replica on it accepts them).")
     from baton.cli import semantic  # baton semantic check|init: semantic models (metrics, dimensions) against a database
     app.add_typer(semantic.app, name="semantic", help="Check a semantic model against a database, or draft one from its schema.")
+    from baton.cli.refusals import guard_commands  # a start-up refusal is one line and exit 2, for every command
+
+    guard_commands(app)
     return app
 
 

@@ -37,15 +37,11 @@ def _model():
 
 
 def _state(url: str | None):
-    """The state: ``--state``, else ``BATON_STATE_URL``, else SQLite files in ``BATON_HOME``."""
-    from baton.errors import ConfigurationError
+    """The state: ``--state``, else ``BATON_STATE_URL``, else SQLite files in ``BATON_HOME``. A URL
+    that cannot be used is a ``ConfigurationError``: one line and exit 2 at the CLI's edge."""
     from baton.workspace.state import State
 
-    try:
-        return State.from_env(url=url)
-    except ConfigurationError as exc:
-        console.print(f"[red]State configuration error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+    return State.from_env(url=url)
 
 
 StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")

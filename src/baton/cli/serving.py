@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from baton.errors import StartupRefusal
 from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
 from baton.workspace.login_tokens import LoginTokens
 from baton.workspace.planning import durable_pipelines
@@ -57,6 +58,7 @@ async def local_workspace(database: str | None, model, demo_factory: Callable[..
     from baton.workspace.database import open_database_workspace
 
     options: dict[str, Any] = {"tracker": _tracker(), "owns_tracker": True} if observe else {}
+    docs = check_docs(docs)
     state = state or State.from_env()
     host = _pipeline_host(state, model)
     if host is not None:
@@ -95,6 +97,7 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
     from baton.server import create_app
     from baton.workspace.database import open_database_workspace
 
+    docs = check_docs(docs)
     state = state or State.from_env()
     host = _pipeline_host(state, model, run_pipelines)
     options: dict[str, Any] = {"pipelines": durable_pipelines(host)} if host is not None else {}
@@ -123,16 +126,28 @@ def api_keys(workspaces: Workspaces, state: State | None = None) -> tuple[ApiKey
     """``BATON_API_KEYS="key=workspace,..."`` (exactly those keys); else the keys kept in the
     state, with each workspace's default key (made on first start, the same on every
     replica and every restart) to print."""
-    configured = os.environ.get("BATON_API_KEYS", "")
-    keys: dict[str, str] = {}
-    for pair in filter(None, (p.strip() for p in configured.split(","))):
-        key, _, workspace = pair.partition("=")
-        keys[key] = workspace
+    keys = environment_keys()
     if keys:
         return ApiKeys(keys), []
     store = (state or State.from_env()).keys()
     printed = [(store.default_key(ws.name), ws.name) for ws in workspaces]
     return ApiKeys(store=store), printed
+
+
+def environment_keys() -> dict[str, str]:
+    """``BATON_API_KEYS="key=workspace,..."`` as a dict (empty when unset)."""
+    keys: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in os.environ.get("BATON_API_KEYS", "").split(","))):
+        key, _, workspace = pair.partition("=")
+        keys[key] = workspace
+    return keys
+
+
+def check_docs(docs: Path | None) -> Path | None:
+    """``--docs``: a folder that exists, else a start-up refusal (one line at the CLI)."""
+    if docs is not None and not docs.is_dir():
+        raise StartupRefusal(f"--docs {docs}: no such folder", "give the folder holding the workspace's documents")
+    return docs
 
 
 def configure_logging(level: str) -> None:
@@ -222,11 +237,14 @@ def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, lo
 def printed_keys(database: str | None, state: State) -> list[tuple[str, str]]:
     """The keys ``baton serve --workers N`` prints before its workers start (the same each
     worker's key store holds): none when ``BATON_API_KEYS`` names them."""
-    if os.environ.get("BATON_API_KEYS", "").strip():
-        return []
+    from baton.server.auth import check_key_workspaces
     from baton.workspace.database import DATABASE_WORKSPACE
 
     name = DATABASE_WORKSPACE if database else "demo"
+    configured = environment_keys()
+    if configured:  # refused here, once, rather than by every worker with a traceback each
+        check_key_workspaces(set(configured.values()), {name})
+        return []
     store = state.keys()
     try:
         return [(store.default_key(name), name)]

@@ -40,6 +40,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run pipeline stages from the queue until stopped."""
         from baton.cli.main_commands import _demo_workspace, _model, _state
+        from baton.cli.serving import check_docs
         from baton.workspace.database import open_database_workspace
         from baton.workspace.pipeline_host import PipelineHost
         from baton.workspace.planning import durable_pipelines
@@ -55,7 +56,7 @@ def register(app: typer.Typer) -> None:
             overrides["executor_id"] = executor_id
         host = PipelineHost.for_state(where, run_stages=True, **overrides)
         if database:
-            ws = open_database_workspace(database, model, docs=docs, state=where, pipelines=durable_pipelines(host))
+            ws = open_database_workspace(database, model, docs=check_docs(docs), state=where, pipelines=durable_pipelines(host))
         else:
             ws = _demo_workspace(False, where, pipelines=durable_pipelines(host))
         stop = threading.Event()

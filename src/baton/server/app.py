@@ -26,12 +26,11 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
-from baton.errors import ConfigurationError
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
 from baton.server.admission import Admission
 from baton.server.analyst_routes import register_analyst_routes
-from baton.server.auth import ApiKeys, Caller, Principal
+from baton.server.auth import ApiKeys, Caller, Principal, check_key_workspaces
 from baton.server.errors import answer_headers, answer_status, register_error_handlers
 from baton.server.guard import RequestGuard
 from baton.server.limits import Limits
@@ -57,9 +56,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     ``tracker`` receives every event of every request, next to each workspace's
     own tracker (default: what ``configure_observability`` picks from the environment:
     OpenTelemetry spans when an exporter is configured, structured JSON logs otherwise)."""
-    unknown = keys.workspaces() - workspaces.names()
-    if unknown:
-        raise ConfigurationError(f"API keys name unknown workspaces: {', '.join(sorted(unknown))} (have: {', '.join(sorted(workspaces.names()))})")
+    check_key_workspaces(set(keys.workspaces()), set(workspaces.names()))  # StartupRefusal: one line at the CLI
     owned = tracker is None
     if tracker is None:
         from baton.observability import configure_observability

@@ -12,10 +12,20 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from baton.errors import StartupRefusal
 from baton.server.login_routes import session_principal
 from baton.workspace.keys import ApiKeys, Principal, digest, new_key
 
-__all__ = ["ApiKeys", "Caller", "Principal", "authenticate", "digest", "new_key", "presented_key"]
+__all__ = ["ApiKeys", "Caller", "Principal", "authenticate", "check_key_workspaces", "digest", "new_key", "presented_key"]
+
+
+def check_key_workspaces(named: set[str], served: set[str]) -> None:
+    """Refuse to start when keys name workspaces this server does not serve (a typo in
+    ``BATON_API_KEYS`` would otherwise be a key that fails every request)."""
+    unknown = named - served
+    if unknown:
+        raise StartupRefusal(f"the API keys (BATON_API_KEYS) name workspaces this server does not serve: {', '.join(sorted(unknown))}",
+                             f"name one of {', '.join(sorted(served))} after each key's '=' (key=workspace,...)")
 
 
 def presented_key(request: Request) -> str | None:
