@@ -5,7 +5,8 @@ miss functions (``brin_summarize_new_values``, ``setseed``, ``lowrite`` once pas
 lists come from the engines: this script reads every *volatile* function PostgreSQL's
 ``pg_proc`` holds in ``pg_catalog`` and in every extension the server can install (created in a
 scratch database that is dropped afterwards), plus the few stable functions that expose other
-sessions or secrets, and every function DuckDB's ``duckdb_functions()`` lists as volatile, with
+sessions or secrets (every ``pg_stat_get_backend_*``: even the pid/user ids list every session of
+the server, issue 24), and every function DuckDB's ``duckdb_functions()`` lists as volatile, with
 side effects, or as a table/pragma function. Each is given a verdict (``deny`` or ``allow``)
 and a reason by the rules below, first match wins. A function no rule matches stops the
 script: a new engine version forces a decision, it never slips through unclassified. The
@@ -48,6 +49,7 @@ NETWORK = "reaches other servers over the network"
 SETTINGS = "reads or changes server settings, some of which hold credentials"
 STATS = "resets or changes statistics"
 READ = "volatile, but only reads"
+PATHS = "reveals paths of the database's files or of the server"
 
 # (regex on the function name, verdict, reason): first match wins.
 POSTGRES_RULES: list[tuple[str, str, str]] = [
@@ -69,7 +71,7 @@ POSTGRES_RULES: list[tuple[str, str, str]] = [
      r"pg_last_committed_xact|pg_get_backend_memory_contexts|pg_get_shmem_allocations|"
      r"pgp_.*encrypt.*|crypt|encrypt_iv|encrypt|armor|dearmor|digest|hmac|pgp_.*|bt_metap|"
      r"pg_settings_get_flags|txid_current_if_assigned|pg_current_xact_id_if_assigned|"
-     r"pg_stat_get_backend_(pid|idset|dbid|userid)|pg_stat_get_subscription(_stats)?|"
+     r"pg_stat_get_subscription(_stats)?|"
      r"bytea_size|pg_trgm.*|similarity.*|ssl_.*|int_agg_.*", "allow", READ),
     (r"nextval|setval", "deny", SEQUENCE),
     (r"setseed", "deny", SEED),
@@ -143,6 +145,7 @@ DUCKDB_RULES: list[tuple[str, str, str]] = [
     (r"setseed", "deny", SEED),
     (r"nextval|setval", "deny", SEQUENCE),
     (r"sleep_ms", "deny", STALL),
+    (r"duckdb_databases|duckdb_extensions|database_list|pragma_database_list", "deny", PATHS),
     (r"duckdb_secrets|duckdb_settings|current_setting|which_secret|duckdb_secret_.*|getenv|duckdb_logs.*|duckdb_log_contexts|"
      r"duckdb_live_query_metrics|duckdb_temporary_files|duckdb_external_file_cache|"
      r"duckdb_prepared_statements|duckdb_variables", "deny", SECRETS),

@@ -196,7 +196,7 @@ def test_duckdb_workspace_reads_are_allowed():
     policy = RelationPolicy(frozenset({"main", "shop"}), "main")
     for sql in ("SELECT 1 /* /* nested */ , getenv('HOME') */",  # DuckDB nests comments: all of it is one
                 "SELECT * FROM orders", "SELECT * FROM shop.main.orders", "FROM orders SELECT count(*)",
-                "SELECT * FROM duckdb_tables()", "SELECT list_transform([1, 2], x -> x + 1)"):
+                "SELECT * FROM duckdb_columns()", "SELECT list_transform([1, 2], x -> x + 1)"):
         assert check_safety(sql, "duckdb", relations=policy).safe, sql
 
 

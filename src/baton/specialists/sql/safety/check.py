@@ -48,6 +48,7 @@ from baton.specialists.sql.safety.functions import (
     denied_function_reason,
 )
 from baton.specialists.sql.safety.lexical import read_lexically, sqlglot_agrees
+from baton.specialists.sql.safety.metadata import metadata_refusal
 from baton.specialists.sql.safety.postgres import PostgresParseError, read_postgres
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import RelationPolicy, is_catalog_name
@@ -154,6 +155,9 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
     for name, arguments in judged:
         if why := call_refusal(name, arguments, dialect, allowed):
             return refuse("dangerous_function", f"the function {name}() {why}")
+    for name, arguments in engine.calls:  # catalog functions describing objects outside the workspace
+        if found := metadata_refusal(name, arguments, dialect, relations):
+            return refuse(*found)
     for name in sorted(engine.notation - allowed):
         if why := denied_by_own_catalog(name, dialect):
             return refuse("dangerous_function", f"{name} may call the function {name}(), which {why}")

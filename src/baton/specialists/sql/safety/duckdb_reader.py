@@ -9,7 +9,8 @@ a path (``FROM 'data.csv'``), so path-like names are recorded as such.
 
 The reading records the statement count, every function (``FUNCTION`` nodes, table
 functions included), every base table with its catalog and schema, CTE names, and the
-constant strings passed to each call.
+constant strings passed to each call; string builders whose size the constants tell
+(``sizes.py``) refuse the statement.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def read_duckdb(sql: str) -> Reading:
         if node.get("type") not in _QUERY_NODES:
             reading.refuse("not_a_query", f"DuckDB reads this as {node.get('type', 'nothing')}; only queries may run")
         _walk(node, reading)
+    if found := reading.build.refusal():
+        reading.refuse(*found)
     return reading
 
 
@@ -83,6 +86,15 @@ def _constant_text(argument: dict) -> str | None:
     return literal.get("text", "") if literal.get("kind") == "STRING" else None
 
 
+def _constant(argument: dict) -> int | str | None:
+    """An argument's constant for the size estimate (``sizes.py``): integer or string literal."""
+    literal = (argument.get("expression") or {}).get("literal") or {}
+    if literal.get("kind") == "INTEGER":
+        text = str(literal.get("text", ""))
+        return int(text) if text.lstrip("-").isdigit() else None
+    return _constant_text(argument)
+
+
 def _walk(root: dict, reading: Reading) -> None:
     stack: list[object] = [root]
     push, pop = stack.append, stack.pop
@@ -95,7 +107,9 @@ def _walk(root: dict, reading: Reading) -> None:
         if node.get("class") == "FUNCTION" and not node.get("is_operator"):
             name = str(node.get("function_name", "")).lower()
             reading.functions.add(name)
-            reading.calls.append((name, tuple(_constant_text(a) for a in node.get("arguments") or [])))
+            arguments = node.get("arguments") or []
+            reading.calls.append((name, tuple(_constant_text(a) for a in arguments)))
+            reading.build.add_call(name, [_constant(a) for a in arguments])
         elif node.get("type") == "BASE_TABLE":
             reading.relations.add(Relation(node.get("table_name", ""), node.get("schema_name") or None,
                                            node.get("catalog_name") or None))

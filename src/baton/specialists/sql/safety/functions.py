@@ -44,6 +44,9 @@ _HAND_WRITTEN: dict[str, str] = {
     "master_pos_wait": _SLEEP, "source_pos_wait": _SLEEP, "master_gtid_wait": _SLEEP,
     "wait_for_executed_gtid_set": _SLEEP, "wait_until_sql_thread_after_gtids": _SLEEP,
     "last_insert_id": "sets a session value that outlives the statement",
+    "uuid_short": "advances a server-global counter (a write every session sees)",
+    "is_used_lock": "reveals which session holds a named server lock",
+    "is_free_lock": "reveals whether another session holds a named server lock",
     "nextval": "advances a sequence (a write)",
     "setval": "sets a sequence (a write)",
     # SQL Server (refused everywhere: these names only ever mean remote or file access)
@@ -96,11 +99,27 @@ _SECRET_SETTING = re.compile(
     re.IGNORECASE)
 
 
+# Settings and MySQL/MariaDB system variables whose value names server paths (``allowed_paths``,
+# ``dynamic_library_path``, ``@@datadir``, ``@@socket``, ``@@log_bin_basename``): they describe
+# the server, not the data (issue 24).
+_PATH_SETTING = re.compile(r"file|path|dir|socket|librar|repository|profil\w*output|basename|hostname|ssl_|log_error$|relay_log",
+                           re.IGNORECASE)
+_HARMLESS_SETTINGS = frozenset({"search_path"})  # schema names, which the relation policy governs
+
+
+def path_setting(name: str) -> bool:
+    """Whether a setting or system variable called ``name`` may hold a server path."""
+    name = name.strip().strip("`\"").lower()
+    return name not in _HARMLESS_SETTINGS and bool(_PATH_SETTING.search(name))
+
+
 def _setting_refusal(arguments: Sequence[str | None]) -> str | None:
     if not arguments or arguments[0] is None:
         return "reads a setting chosen at run time, which may hold credentials"
     if _SECRET_SETTING.search(arguments[0]):
         return f"reads the setting {arguments[0]!r}, which may hold credentials or name server files"
+    if path_setting(arguments[0]):
+        return f"reads the setting {arguments[0]!r}, which names files or directories of the server"
     return None
 
 

@@ -12,8 +12,10 @@ of a fixed type, so the walk recognises nodes by their characteristic fields (``
 What the reading records: statement count and kind; SELECT INTO, locking clauses and
 data-modifying CTEs anywhere; every function called (``FuncCall``), plus names that may call
 a function by functional notation (``t.f`` and ``(x).f`` mean ``f(t)`` to PostgreSQL);
-operators qualified with a schema other than ``pg_catalog`` (``OPERATOR(s.+)`` runs a
-function this check cannot see); TABLESAMPLE methods other than the built-in ones; every
+operators qualified with a schema other than ``pg_catalog`` wherever the grammar takes one
+(``OPERATOR(s.+)`` in an expression, ``= ANY (subquery)``, ``ORDER BY ... USING``: it runs a
+function this check cannot see); string builders whose size the constants tell (``sizes.py``);
+TABLESAMPLE methods other than the built-in ones; every
 relation (``RangeVar``) and CTE name; and the decoded string constants passed to each call.
 
 A cast to ``regclass``/``regproc`` only looks an OID up; the functions that would read a
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from baton.specialists.sql.safety.reading import Reading
@@ -52,6 +55,8 @@ def read_postgres(sql: str) -> Reading:
         if kind not in _QUERY_KINDS:
             reading.refuse(statement_rule(kind), f"PostgreSQL reads this as {_kind_label(kind)}; only queries may run")
         _walk(statement, reading)
+    if found := reading.build.refusal():
+        reading.refuse(*found)
     return reading
 
 
@@ -133,15 +138,41 @@ def _call(node: dict, value: object, reading: Reading) -> None:
     if not names:
         return
     name = names[-1].lower()
+    arguments = node.get("args", []) or []
     reading.functions.add(name)
-    reading.calls.append((name, tuple(_constant_text(a) for a in node.get("args", []) or [])))
+    reading.calls.append((name, tuple(_constant_text(a) for a in arguments)))
+    reading.build.add_call(name, [_constant(a) for a in arguments])
 
 
 def _operator(node: dict, expr: dict, reading: Reading) -> None:
-    names = _names(expr.get("name", []))
+    _qualified_operator(_names(expr.get("name", [])), reading)
+
+
+def _operator_name(node: dict, value: list, reading: Reading) -> None:
+    """``x OPERATOR(s.=) ANY (subquery)`` (``SubLink.operName``) and ``ORDER BY x USING
+    OPERATOR(s.<)`` (``SortBy.useOp``, in a query, an aggregate or a window)."""
+    _qualified_operator(_names(value), reading)
+
+
+def _qualified_operator(names: list[str], reading: Reading) -> None:
     if len(names) > 1 and names[0] != "pg_catalog":
         reading.refuse("dangerous_function",
                        f"OPERATOR({'.'.join(names)}) runs a function from schema {names[0]}, which this check cannot see")
+
+
+def _constant(argument: object) -> int | str | None:
+    """A call argument's constant value for the size estimate (``sizes.py``): an integer
+    literal (possibly cast), else its constant text, else None."""
+    while isinstance(argument, dict) and len(argument) == 1 and "TypeCast" in argument:
+        argument = argument["TypeCast"].get("arg")
+    if isinstance(argument, dict) and "A_Const" in argument:
+        body = argument["A_Const"]
+        if "ival" in body:
+            return int(body["ival"].get("ival", 0))
+        if "fval" in body:
+            text = str(body["fval"].get("fval", ""))
+            return int(text) if text.isdigit() else None
+    return _constant_text(argument)
 
 
 def _constant_text(argument: object, depth: int = 0) -> str | None:
@@ -161,9 +192,10 @@ def _constant_text(argument: object, depth: int = 0) -> str | None:
     return None
 
 
-_HANDLERS = {
+_HANDLERS: dict[str, Callable[[dict, Any, Reading], None]] = {
     "relname": _relation, "funcname": _call, "ctename": _cte, "intoClause": _into, "lockingClause": _locking,
     "A_Expr": _operator, "ColumnRef": _column, "A_Indirection": _indirection, "RangeTableSample": _sample,
+    "operName": _operator_name, "useOp": _operator_name,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from baton.specialists.sql.safety.relations import Relation
+from baton.specialists.sql.safety.sizes import BuildEstimate
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Reading:
     relations: set[Relation] = field(default_factory=set)
     ctes: set[str] = field(default_factory=set)
     calls: list[tuple[str, tuple[str | None, ...]]] = field(default_factory=list)
+    build: BuildEstimate = field(default_factory=BuildEstimate)  # engine readers: sizes known from constants
 
     def refuse(self, rule: str, reason: str) -> None:
         if self.refusal is None:

@@ -11,9 +11,10 @@ Two rules, both on the relation's resolved ``(schema, name)``:
    DuckDB's ``duckdb_secrets``/``duckdb_settings``.
 2. With a ``RelationPolicy`` (the agent's path: ``SQLConnection`` builds one from its
    options), a relation must lie in one of the workspace's schemas or be one of a short
-   allowlist of introspection views (``information_schema.tables``/``columns``...,
-   PostgreSQL's ``pg_tables``/``pg_views``/``pg_indexes``, DuckDB's ``duckdb_tables``...,
-   SQLite's ``sqlite_schema``).
+   allowlist of introspection views that show names, not definitions
+   (``information_schema.tables``/``columns``..., PostgreSQL's ``pg_tables``, DuckDB's
+   ``duckdb_columns``, SQLite's ``sqlite_schema``). Catalog views and functions that carry
+   other schemas' definitions, statistics or paths are refused (``metadata.py``).
 
 Resolution follows the engine. PostgreSQL searches ``pg_catalog`` before the search path, so
 an unqualified name that is a ``pg_catalog`` relation *is* that relation (a workspace table
@@ -47,21 +48,25 @@ _SECRET: dict[str, dict[str | None, frozenset[str] | None]] = {
                  "information_schema": frozenset({"user_mapping_options", "user_mappings"})},
     "mysql": {"mysql": None, "performance_schema": None, "sys": None,
               "information_schema": frozenset({"processlist", "innodb_trx", "innodb_locks", "innodb_lock_waits",
-                                               "user_variables", "global_variables", "session_variables"})},
-    "duckdb": {"main": frozenset({"duckdb_secrets", "duckdb_settings", "duckdb_logs", "duckdb_variables"}),
+                                               "user_variables", "global_variables", "session_variables",
+                                               "system_variables"})},
+    "duckdb": {"main": frozenset({"duckdb_secrets", "duckdb_settings", "duckdb_logs", "duckdb_variables",
+                                  "duckdb_databases", "pragma_database_list"}),  # the last two: file paths
                "pg_catalog": frozenset({"pg_settings"})},
     "sqlite": {},
 }
 
 _INFORMATION_SCHEMA = frozenset({"tables", "columns", "views", "schemata", "table_constraints", "key_column_usage",
                                  "referential_constraints", "constraint_column_usage", "statistics"})
+# Names, not definitions: PostgreSQL's pg_views/pg_matviews/pg_indexes carry the SQL of every
+# schema's views and indexes (no privilege needed), DuckDB's duckdb_tables/duckdb_views/
+# duckdb_indexes/duckdb_constraints and information_schema.views every schema's DDL
+# (PostgreSQL's and MySQL's information_schema.views show a definition to its owner only).
 _INTROSPECTION: dict[str, dict[str, frozenset[str]]] = {
-    "postgres": {"information_schema": _INFORMATION_SCHEMA,
-                 "pg_catalog": frozenset({"pg_tables", "pg_views", "pg_matviews", "pg_indexes"})},
+    "postgres": {"information_schema": _INFORMATION_SCHEMA, "pg_catalog": frozenset({"pg_tables"})},
     "mysql": {"information_schema": _INFORMATION_SCHEMA},
-    "duckdb": {"information_schema": _INFORMATION_SCHEMA,
-               "main": frozenset({"duckdb_tables", "duckdb_columns", "duckdb_views", "duckdb_constraints",
-                                  "duckdb_indexes", "duckdb_schemas"})},
+    "duckdb": {"information_schema": _INFORMATION_SCHEMA - {"views"},
+               "main": frozenset({"duckdb_columns", "duckdb_schemas"})},
     "sqlite": {"main": frozenset({"sqlite_schema", "sqlite_master"})},
 }
 
@@ -132,6 +137,11 @@ def refusal(relation: Relation, dialect: str, policy: RelationPolicy | None) -> 
         return None
     if relation.catalog is not None and relation.catalog not in policy.schemas:
         return "relation_not_allowed", f"{relation} is in another database than this workspace's"
+    if dialect == "duckdb" and _duckdb_catalog_view(folded_schema, name.lower()):
+        if policy.introspection and name.lower() in _INTROSPECTION["duckdb"].get(folded_schema or "main", ()):
+            return None
+        return "relation_not_allowed", (f"{relation} describes objects of every schema, not only this workspace's "
+                                        "(allowed: information_schema.tables/columns, duckdb_columns)")
     if schema is None or schema in policy.schemas or (dialect in _FOLDS_CASE and folded_schema in policy.schemas):
         return None
     if policy.introspection and name.lower() in _INTROSPECTION.get(dialect, {}).get(folded_schema or "", ()):
@@ -139,6 +149,12 @@ def refusal(relation: Relation, dialect: str, policy: RelationPolicy | None) -> 
     return "relation_not_allowed", (
         f"{relation} is outside this workspace (allowed: schema {', '.join(sorted(policy.schemas)) or 'none'} "
         "and the introspection views)")
+
+
+def _duckdb_catalog_view(schema: str | None, name: str) -> bool:
+    """Whether DuckDB reads ``schema.name`` as one of its own catalog views, which span every
+    schema (``main`` holds them too: the workspace's default schema is no reason to allow them)."""
+    return name in _catalog_relations("duckdb") and schema in (None, "main", "pg_catalog", "information_schema")
 
 
 def is_catalog_name(name: str, dialect: str) -> bool:

@@ -32,6 +32,7 @@ from sqlglot.errors import SqlglotError
 
 from baton.specialists.sql.literals import constant_text, string_arguments
 from baton.specialists.sql.safety.functions import ARGUMENT_CHECKED, call_refusal, denied_function_reason
+from baton.specialists.sql.safety.metadata import variable_refusal
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import Relation, RelationPolicy
 from baton.specialists.sql.safety.relations import refusal as relation_refusal
@@ -124,6 +125,8 @@ def _check_node(
         return refuse(rule, f"{_describe(node)} {does}")
     if isinstance(node, exp.PropertyEQ) and isinstance(node.this, exp.Parameter):
         return refuse("set", f"{_describe(node)} sets a session variable")
+    if isinstance(node, exp.SessionParameter) and (found := variable_refusal(node.name)):
+        return refuse(*found)  # @@datadir and other server paths (metadata.py)
     if isinstance(node, exp.Func):
         arguments = None
         for name in function_names(node):
