@@ -18,9 +18,12 @@ grain comes back as the same text the semantic layer writes (``2025-03``, ``2025
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import random
 import re
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -298,6 +301,23 @@ def build_chinook(target: str) -> None:
         engine.dispose()
 
 
+@contextlib.contextmanager
+def fresh_mysql_database(server_url: str, prefix: str = "baton_own") -> Iterator[str]:
+    """A new, empty MariaDB/MySQL database (its admin URL), dropped afterwards."""
+    import sqlalchemy as sa
+
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(server_url, poolclass=sa.pool.NullPool)
+    with admin.begin() as c:
+        c.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        yield sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as c:
+            c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        admin.dispose()
+
+
 # --- questions and gold -----------------------------------------------------------------------
 
 _MACROS = {
@@ -349,5 +369,5 @@ def run_gold(kind: str, target: str, sql: str) -> list[list[Any]]:
         engine.dispose()
 
 
-__all__ = ["CHINOOK_COMMENTS", "ENGINES", "SHOP", "Case", "build_chinook", "build_shop", "chinook_statements",
+__all__ = ["CHINOOK_COMMENTS", "ENGINES", "SHOP", "Case", "build_chinook", "build_shop", "chinook_statements", "fresh_mysql_database",
            "load_questions", "run_gold", "shop_ddl", "shop_rows"]

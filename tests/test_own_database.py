@@ -5,29 +5,14 @@ cannot rot unnoticed). A server whose URL is unset is skipped."""
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
 
-from own_database_fixtures import SHOP, build_chinook, build_shop, load_questions, run_gold, shop_rows
+from own_database_fixtures import SHOP, build_chinook, build_shop, fresh_mysql_database, load_questions, run_gold, shop_rows
 from pg_fresh import fresh_database
 from semantic_gold import rows_match
-
-
-@contextlib.contextmanager
-def fresh_mysql_database(server_url: str) -> Iterator[str]:
-    name = f"baton_own_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(server_url, poolclass=sa.pool.NullPool)
-    with admin.begin() as c:
-        c.exec_driver_sql(f"CREATE DATABASE {name}")
-    try:
-        yield sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as c:
-            c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
-        admin.dispose()
 
 
 def _gold_rows(kind: str, target: str, database: str) -> dict[str, list[list]]:
