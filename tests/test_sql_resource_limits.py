@@ -9,7 +9,12 @@ where a superuser is the point of the test.
 
 from __future__ import annotations
 
+import stat
+import tempfile
+from pathlib import Path
+
 import pytest
+import sqlalchemy as sa
 
 from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import MAX_MESSAGE_CHARS, ErrorClass, SQLExecutionError
@@ -220,6 +225,53 @@ async def test_duckdb_memory_limit_and_threads_are_the_connections_and_locked(ma
     assert error.error_class is ErrorClass.RESOURCE_LIMIT
 
 
+async def test_postgres_hashes_get_work_mem_not_twice_it(make_db):
+    db = make_db("postgres", EMPTY)
+    conn = db.connection()  # the least-privilege reader: a setting any role may SET
+    result = await conn.execute_readonly("SELECT current_setting('hash_mem_multiplier'), current_setting('work_mem')")
+    assert result.rows == [["1", "32MB"]]
+
+
+DUCKDB_SPILL = "SELECT count(*) FROM (SELECT range, random() AS r, repeat('x', 100) AS p FROM range(3000000) ORDER BY r)"
+
+
+async def test_duckdb_spills_to_a_folder_of_batons_own_bounded_and_removed_on_close(make_db):
+    db = make_db("duckdb", EMPTY)
+    options = {"duckdb_memory_limit": "32MB", "duckdb_max_temp_directory_size": "16MB", "duckdb_threads": 1}
+    conn, other = db.connection(**options), db.connection(**options)  # two on one file: one DuckDB instance
+    settings = ("SELECT current_setting('temp_directory'), current_setting('max_temp_directory_size'), "
+                "current_setting('memory_limit'), current_setting('threads')")
+    folder, spill, memory, threads = (await conn.execute_readonly(settings)).rows[0]
+    assert (spill, memory, threads) == ("15.2 MiB", "30.5 MiB", 1)
+    database = Path(sa.engine.make_url(db.url).database)
+    assert Path(folder).parent == Path(tempfile.gettempdir()) and Path(folder) != Path(f"{database}.tmp")
+    assert stat.S_IMODE(Path(folder).stat().st_mode) == 0o700
+    assert (await other.execute_readonly(settings)).rows[0][0] == folder
+    error = await refused(conn, DUCKDB_SPILL)  # 3 million sorted rows: ~400 MB to spill
+    assert error.error_class is ErrorClass.RESOURCE_LIMIT
+    assert not Path(f"{database}.tmp").exists()  # DuckDB's default, beside the user's file, is not used
+    await still_answers(conn)
+    conn.close()
+    assert Path(folder).is_dir()  # the other connection still holds it
+    other.close()
+    assert not Path(folder).exists()
+
+
+def test_a_duckdb_spill_folder_someone_else_made_is_refused(tmp_path):
+    from baton.specialists.sql.limits import duckdb_temp_directory, release_duckdb_temp_directory
+
+    database = str(tmp_path / "x.duckdb")
+    folder = duckdb_temp_directory(database)
+    release_duckdb_temp_directory(folder)
+    Path(folder).mkdir(mode=0o777)
+    Path(folder).chmod(0o777)  # planted, writable by others
+    try:
+        with pytest.raises(ConfigurationError):
+            duckdb_temp_directory(database)
+    finally:
+        Path(folder).rmdir()
+
+
 async def test_mysql_a_value_the_server_replaced_by_null_is_an_error_not_a_null(make_db):
     db = make_db("mysql", "CREATE TABLE t (id INT)", "INSERT INTO t VALUES (1), (2)")
     conn = db.connection()
@@ -241,6 +293,7 @@ async def test_an_error_quoting_a_huge_value_is_cut_before_it_travels_on(make_db
 
 @pytest.mark.parametrize("bad", [
     {"max_row_bytes": 0}, {"duckdb_threads": 0}, {"duckdb_memory_limit": "lots"},
+    {"duckdb_max_temp_directory_size": "256MB'; SET threads=64; --"},
     {"duckdb_memory_limit": "1GB'; SET threads=64; --"}, {"postgres_work_mem": "32MB; DROP TABLE t"},
     {"postgres_temp_file_limit": "-1"},
 ])

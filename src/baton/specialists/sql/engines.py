@@ -33,9 +33,10 @@ pool, inside a guard that is re-applied for every statement:
   ``load_extension``) and a progress handler that aborts the statement at its deadline. The stdlib driver refuses
   more than one statement per call.
 - DuckDB: ``read_only=True``, ``enable_external_access=false`` (no file or network reads
-  such as ``read_csv('/etc/passwd')``; measured: read-only alone allows them) and
-  ``lock_configuration=true``; DuckDB has no statement timeout, so a timer interrupts the
-  connection from another thread at the deadline. A read-only DuckDB still creates
+  such as ``read_csv('/etc/passwd')``; measured: read-only alone allows them), a spill
+  folder of Baton's own with a size limit (``limits.py``) and ``lock_configuration=true``;
+  DuckDB has no statement timeout, so a timer interrupts the connection from another thread
+  at the deadline. A read-only DuckDB still creates
   temporary tables (which shadow real ones for the connection's next user), variables and
   prepared statements, so DuckDB's own parser must see exactly one SELECT (or a plain
   EXPLAIN of one) before anything runs.
@@ -115,6 +116,7 @@ class ConnectionOptions:
     max_row_bytes: int = 16_000_000
     duckdb_memory_limit: str = "128MB"
     duckdb_threads: int = 2
+    duckdb_max_temp_directory_size: str = "256MB"  # spill to a folder Baton creates and removes (limits.py)
     postgres_work_mem: str | None = "32MB"
     postgres_temp_file_limit: str | None = "1GB"
     # How to learn when the data was last loaded, and how old it may be (freshness.py): answers
@@ -158,6 +160,7 @@ class SQLConnection:
         self.id = id or f"{self.dialect}-{uuid.uuid4().hex[:8]}"
         self.options = replace(options or ConnectionOptions(), **overrides)
         self._engine: sa.Engine | None = None
+        self._duckdb_temp: str | None = None  # DuckDB: the spill folder this connection holds (limits.py)
         self._executor: ThreadPoolExecutor | None = None
         self._setup_lock = threading.Lock()
         self._schema: SchemaInfo | None = None
@@ -196,6 +199,11 @@ class SQLConnection:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+        if self._duckdb_temp is not None:
+            from baton.specialists.sql.limits import release_duckdb_temp_directory
+
+            release_duckdb_temp_directory(self._duckdb_temp)
+            self._duckdb_temp = None
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
@@ -337,11 +345,13 @@ def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
     if conn.dialect == "duckdb":
         if not url.database or url.database == ":memory:":
             raise ConfigurationError("DuckDB connections need a database file; DataFrames go through DataFrameAgent")
-        from baton.specialists.sql.limits import duckdb_config
+        from baton.specialists.sql.limits import duckdb_config, duckdb_temp_directory
 
+        if conn._duckdb_temp is None:
+            conn._duckdb_temp = duckdb_temp_directory(url.database)
         # no file/network reads, no Python-variable replacement scans, and no SET to undo either
         config = {"enable_external_access": False, "python_enable_replacements": False, "lock_configuration": True,
-                  **duckdb_config(opts)}  # memory_limit, threads (limits.py)
+                  **duckdb_config(opts, conn._duckdb_temp)}  # memory, threads, where and how much it spills (limits.py)
         return sa.create_engine(
             url, connect_args={"read_only": True, "config": config}, pool_size=opts.pool_size, max_overflow=0
         )

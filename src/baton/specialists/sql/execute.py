@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
+from baton.specialists.sql.limits import postgres_statement_settings
 from baton.specialists.sql.rowcap import cap_rows, postgres_row_guard, postgres_single_select
 from baton.specialists.sql.rowstream import RowReader, open_rows, stop_reading
 
@@ -108,10 +109,8 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: floa
     dialect = conn.dialect
     if dialect == "postgres":
         cursor.execute("SET TRANSACTION READ ONLY")
-        settings = {"statement_timeout": str(max(1, int(timeout_s * 1000))), "work_mem": conn.options.postgres_work_mem}
-        if conn.options.postgres_temp_file_limit and _may_set_temp_file_limit(raw, cursor):
-            settings["temp_file_limit"] = conn.options.postgres_temp_file_limit
-        chosen = {name: value.strip() for name, value in settings.items() if value}
+        may_set = bool(conn.options.postgres_temp_file_limit) and _may_set_temp_file_limit(raw, cursor)
+        chosen = postgres_statement_settings(conn.options, timeout_s, may_set)  # limits.py
         cursor.execute("SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in chosen), list(chosen.values()))
         yield
     elif dialect == "mysql":

@@ -10,9 +10,16 @@ budget has three parts (``ConnectionOptions``):
 - ``max_row_bytes`` (one row, default 16 MB): a row above it is refused with
   ``ErrorClass.RESOURCE_LIMIT`` (not cut: it would have to be materialised here first), and
   where the engine allows, before it crosses into this process.
-- Engine memory: DuckDB ``duckdb_memory_limit`` / ``duckdb_threads``; PostgreSQL
-  ``postgres_work_mem`` / ``postgres_temp_file_limit`` per statement (the server's memory and
-  disk, not ours, but a runaway sort should not take the database down either).
+- Engine memory: DuckDB ``duckdb_memory_limit`` / ``duckdb_threads`` /
+  ``duckdb_max_temp_directory_size``; PostgreSQL ``postgres_work_mem`` /
+  ``postgres_temp_file_limit`` per statement, and ``hash_mem_multiplier`` 1 (a hash may use
+  ``work_mem``, not twice it): the server's memory and disk, not ours, but a runaway sort
+  should not take the database down either. What a non-superuser may ``SET`` is
+  ``work_mem``, ``hash_mem_multiplier``, ``statement_timeout``; ``temp_file_limit`` needs a
+  superuser or a ``GRANT SET`` (PostgreSQL 15), so ``baton db grant`` sets it on the role
+  instead. String builders whose size the statement's constants tell are refused by the
+  check before they run (``safety/sizes.py``): nothing on the server bounds a value while
+  it is built.
 
 Per engine, how a row is bounded before it is materialised here:
 
@@ -45,8 +52,15 @@ Per engine, how a row is bounded before it is materialised here:
   NULL for a non-NULL format turned into ``SQLITE_TOOBIG``); SQLite cannot remove an
   application function that shadows a built-in, so that connection is closed afterwards.
 - DuckDB: ``memory_limit`` (default 128 MB: a bomb reaching the limit must still leave the
-  process within +150 MB) and ``threads`` are in the connect config, locked by
-  ``lock_configuration``. Rows are fetched one at a time from DuckDB's streaming result.
+  process within +150 MB), ``threads``, and where it spills: ``temp_directory`` is a folder
+  Baton creates for the database (``duckdb_temp_directory``, mode 0700, removed when the last
+  ``SQLConnection`` on the file closes; DuckDB's default is ``<database>.tmp`` beside the
+  user's file) and ``max_temp_directory_size`` bounds it (default 256 MB: an ``ORDER BY
+  random()`` spilled 1.1 GB before, issue 24; over it the statement fails with DuckDB's
+  out-of-memory error, a ``resource_limit``). All are in the connect config, locked by
+  ``lock_configuration``. DuckDB keeps one database instance per file and process and
+  refuses a second connection with another configuration, so the folder's name is derived
+  from the process and the file: every ``SQLConnection`` on the file shares it. Rows are fetched one at a time from DuckDB's streaming result.
   What remains (measured in ``bench/sql_memory_bombs.py``): DuckDB evaluates up to 2048 rows
   of an expression before any row can be inspected, and a few allocations are outside its
   buffer manager (values folded from constants at plan time, ``lpad``'s temporaries, the
@@ -61,10 +75,16 @@ and psycopg; ``classify.py`` keeps its first ``MAX_MESSAGE_CHARS`` so it does no
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
+import shutil
 import sqlite3
+import stat
+import tempfile
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -84,17 +104,61 @@ def validate_limits(options: ConnectionOptions) -> None:
     """Refuse limits that are not plain sizes (they end up inside SET statements)."""
     if options.max_row_bytes < 1 or options.duckdb_threads < 1:
         raise ConfigurationError("max_row_bytes and duckdb_threads must be positive")
-    if not _DUCKDB_SIZE.fullmatch(options.duckdb_memory_limit.strip()):
-        raise ConfigurationError(f"duckdb_memory_limit {options.duckdb_memory_limit!r} is not a size such as 128MB")
+    for name in ("duckdb_memory_limit", "duckdb_max_temp_directory_size"):
+        if not _DUCKDB_SIZE.fullmatch(getattr(options, name).strip()):
+            raise ConfigurationError(f"{name} {getattr(options, name)!r} is not a size such as 128MB")
     for name in ("postgres_work_mem", "postgres_temp_file_limit"):
         value = getattr(options, name)
         if value is not None and not _MEMORY_SIZE.fullmatch(value.strip()):
             raise ConfigurationError(f"{name} {value!r} is not a PostgreSQL memory size such as 32MB")
 
 
-def duckdb_config(options: ConnectionOptions) -> dict[str, Any]:
+def duckdb_config(options: ConnectionOptions, temp_directory: str) -> dict[str, Any]:
     """The connect-time settings (``lock_configuration`` forbids setting them later)."""
-    return {"memory_limit": options.duckdb_memory_limit.strip(), "threads": options.duckdb_threads}
+    return {"memory_limit": options.duckdb_memory_limit.strip(), "threads": options.duckdb_threads,
+            "temp_directory": temp_directory, "max_temp_directory_size": options.duckdb_max_temp_directory_size.strip()}
+
+
+def postgres_statement_settings(options: ConnectionOptions, timeout_s: float, may_set_temp_file_limit: bool) -> dict[str, str]:
+    """What each guarded PostgreSQL statement runs under (``set_config(..., true)``: local to
+    its transaction)."""
+    settings = {"statement_timeout": str(max(1, int(timeout_s * 1000))), "hash_mem_multiplier": "1"}
+    if options.postgres_work_mem:
+        settings["work_mem"] = options.postgres_work_mem.strip()
+    if options.postgres_temp_file_limit and may_set_temp_file_limit:
+        settings["temp_file_limit"] = options.postgres_temp_file_limit.strip()
+    return settings
+
+
+_TEMP_LOCK = threading.Lock()
+_TEMP_USERS: dict[str, int] = {}  # folder -> SQLConnections using it
+
+
+def duckdb_temp_directory(database: str) -> str:
+    """The folder DuckDB spills to for ``database``, created (0700, never through a link) for
+    the first ``SQLConnection`` on the file; each caller must ``release_duckdb_temp_directory``."""
+    digest = hashlib.sha256(str(Path(database).resolve()).encode()).hexdigest()[:16]
+    folder = str(Path(tempfile.gettempdir()) / f"baton-duckdb-{os.getuid()}-{os.getpid()}-{digest}")
+    with _TEMP_LOCK:
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            info = os.lstat(folder)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+                raise ConfigurationError(f"DuckDB's temporary folder {folder} exists and is not this process's own") from None
+        _TEMP_USERS[folder] = _TEMP_USERS.get(folder, 0) + 1
+    return folder
+
+
+def release_duckdb_temp_directory(folder: str) -> None:
+    """One user fewer; the last one removes the folder and what DuckDB left in it."""
+    with _TEMP_LOCK:
+        users = _TEMP_USERS.get(folder, 0) - 1
+        if users > 0:
+            _TEMP_USERS[folder] = users
+            return
+        _TEMP_USERS.pop(folder, None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def install_connect_limits(engine: sa.Engine, conn: SQLConnection) -> None:
