@@ -22,11 +22,17 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.routines import RoutineCatalog
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -61,20 +67,30 @@ def check(
     from baton.specialists.sql.engines import SQLConnection
     from baton.specialists.sql.privileges import inspect_role
     from baton.specialists.sql.role_report import describe_risks
+    from baton.specialists.sql.routines import inspect_routines
 
     try:
         connection = SQLConnection(url, id="db-check", pool_size=1, connection_retries=0)
     except BatonError as exc:
         raise _fail(str(exc)) from None
+    missing = _missing_file(connection)
+    if missing:
+        connection.close()
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(missing)}")
+        raise typer.Exit(1)
     try:
         report = inspect_role(connection)
+        routines = inspect_routines(connection)
     except BatonError as exc:
         raise _fail(f"could not inspect the role: {exc}") from None
     finally:
         connection.close()
+    elevated = routines.elevated
+    failed = report.critical or bool(elevated)
     if as_json:
-        print(json.dumps(report.to_dict()))
-        raise typer.Exit(1 if report.critical else 0)
+        print(json.dumps({**report.to_dict(), "critical": failed, "role_critical": report.critical,
+                          "definer_routines": [r.to_dict() for r in routines.definers]}))
+        raise typer.Exit(1 if failed else 0)
     console = Console(soft_wrap=True)
     shown = connection.url.render_as_string(hide_password=True)
     console.print(f"role [bold]{escape(report.role)}[/bold] on {escape(report.server or report.dialect)} ({escape(shown)})")
@@ -88,13 +104,47 @@ def check(
         console.print(table)
     for note in report.notes:
         console.print(f"[dim]{escape(note)}[/dim]")
+    _print_definers(console, routines)
     if report.critical:
         console.print(f"[bold red]CRITICAL[/bold red]: this role can {escape(describe_risks(report.critical_risks))}. "
                       "Baton refuses to run model-written SQL as it. Create a read-only role: "
                       "baton db grant URL --schema S --apply")
         raise typer.Exit(1)
+    if elevated:
+        console.print(f"[bold red]CRITICAL[/bold red]: this role may call {len(elevated)} SECURITY DEFINER "
+                      f"routine{'s' if len(elevated) > 1 else ''} whose owner holds more than it: the body runs with the "
+                      "owner's rights. Baton refuses calls to them unless allowed by name (--allow-function schema.name); "
+                      "revoke EXECUTE (baton db grant URL --schema S prints the statements).")
+        raise typer.Exit(1)
     console.print("[bold green]OK[/bold green]: nothing critical; Baton will run model-written SQL as this role.")
     raise typer.Exit(0)
+
+
+def _missing_file(connection: SQLConnection) -> str | None:
+    """One line when a SQLite/DuckDB URL names no file (Baton never creates one)."""
+    database = connection.url.database
+    if connection.dialect not in ("sqlite", "duckdb") or not database or database == ":memory:":
+        return None
+    if database.startswith("file:"):
+        database = database[5:].split("?", 1)[0]
+    if Path(database).is_file():
+        return None
+    return f"no database file at {database} (check the path; Baton opens files read-only and never creates one)"
+
+
+def _print_definers(console: Console, routines: RoutineCatalog) -> None:
+    definers = routines.definers
+    if not definers:
+        return
+    table = Table(title="SECURITY DEFINER routines this role may call (calls refused unless allowed by name)")
+    for column in ("", "routine", "owner", "owner holds", "EXECUTE via"):
+        table.add_column(column)
+    for routine in definers:
+        table.add_row("[bold red]critical[/bold red]" if routine.elevated else "[yellow]note[/yellow]",
+                      escape(f"{routine.qualified}({routine.arguments})"), escape(routine.owner),
+                      escape(", ".join(routine.owner_risks) or "nothing known beyond this role"),
+                      escape(", ".join(routine.executable_via)))
+    console.print(table)
 
 
 @app.command("grant")
@@ -111,7 +161,14 @@ def grant(
     """Print (or, with --apply, run) the SQL that creates a least-privilege read-only role."""
     from baton.errors import BatonError
     from baton.specialists.sql.engines import dialect_of
-    from baton.specialists.sql.grants import apply_grant_statements, grant_statements, masked, role_url, server_flavor
+    from baton.specialists.sql.grants import (
+        apply_grant_statements,
+        definer_revokes,
+        grant_statements,
+        masked,
+        role_url,
+        server_flavor,
+    )
 
     password = None
     if password_env:
@@ -125,17 +182,41 @@ def grant(
         statements = grant_statements(url, schema, role, password, flavor=flavor, host=client_host)
     except BatonError as exc:
         raise _fail(str(exc)) from None
+    try:
+        revokes = definer_revokes(url, schema)
+    except Exception as exc:
+        if apply:
+            raise _fail(f"could not list the definer routines PUBLIC may call: {exc}") from None
+        revokes, unlisted = [], " ".join(str(exc).split())[:200]
+    else:
+        unlisted = ""
     if not apply:
         print(f"-- baton db grant: read-only role {role} on {schema} ({flavor or dialect}); run as an administrator")
         for statement in statements if show_password else masked(statements, password):
             print(statement + ";")
+        if unlisted:
+            print(f"-- the SECURITY DEFINER routines PUBLIC may call could not be listed ({unlisted}); "
+                  "run `baton db check` as the new role")
+        if revokes:
+            print("-- SECURITY DEFINER routines executable by PUBLIC whose owner holds more than this role "
+                  "(their bodies run with the owner's rights). These revokes change PUBLIC, for these routines only:")
+            for statement in revokes:
+                print(statement + ";")
         raise typer.Exit(0)
+    account = (role, client_host) if dialect == "mysql" else None
     try:
-        apply_grant_statements(url, statements)
+        apply_grant_statements(url, statements + revokes, schema=schema, account=account)
+    except BatonError as exc:
+        raise _fail(str(exc)) from None
     except Exception as exc:  # the driver's error says which statement and why
-        raise _fail(f"applying the grants failed: {exc}") from None
+        raise _fail(f"applying the grants failed: {' '.join(str(exc).split())}") from None
     new_url = role_url(url, role, password, schema).render_as_string(hide_password=True)
     console = Console(soft_wrap=True)
     console.print(f"[bold green]role {escape(role)} is ready[/bold green] ({len(statements)} statements applied).")
+    if revokes:
+        console.print(f"Revoked EXECUTE from PUBLIC on {len(revokes)} SECURITY DEFINER routine"
+                      f"{'s' if len(revokes) > 1 else ''} whose owner holds more than this role:")
+        for statement in revokes:
+            console.print(f"  {escape(statement)}")
     console.print(f"Connect Baton with: {escape(new_url)}")
     console.print(f"Check it: baton db check {escape(new_url)}")

@@ -110,6 +110,9 @@ class ConnectionOptions:
     # Run model-written SQL even when the role can read/write server files, run programs,
     # signal sessions or read secrets (privileges.py). Off: such a role is refused at the first query.
     allow_privileged_role: bool = False
+    # SECURITY DEFINER routines model SQL may call, as "schema.name" (routines.py: their bodies
+    # run with their owners' rights, unchecked); calls to any other definer routine are refused.
+    allow_functions: tuple[str, ...] = ()
     # What one query may cost (limits.py): a row over max_row_bytes is refused (resource_limit),
     # on PostgreSQL and MySQL before it crosses the wire; DuckDB's memory and threads are fixed at
     # connect; PostgreSQL's are set per statement (temp_file_limit only where the role may SET it).
@@ -232,7 +235,9 @@ class SQLConnection:
         schemas = {s for s in (default, *self.options.allowed_schemas) if s}
         if self.dialect == "duckdb" and self.url.database:
             schemas.add(Path(self.url.database).stem)  # DuckDB names a database file's catalog by its stem
-        return RelationPolicy(frozenset(schemas), default)
+        from baton.specialists.sql.privileges import refused_definer_routines
+
+        return RelationPolicy(frozenset(schemas), default, definer_routines=refused_definer_routines(self))
 
     async def execute_readonly(
         self, sql: str, *, timeout_s: float | None = None, row_cap: int | None = None, byte_cap: int | None = None
@@ -248,7 +253,7 @@ class SQLConnection:
         tries = opts.connection_retries + 1
         for attempt in range(1, tries + 1):
             try:
-                await enforce_least_privilege(self)  # PostgreSQL/MySQL: the role is inspected once, refused if privileged
+                await enforce_least_privilege(self, sql)  # PostgreSQL/MySQL: role and routines inspected once
                 run = self.run_in_thread(run_guarded, self, sql, timeout, row_cap or opts.row_cap, byte_cap or opts.byte_cap)
                 return await self._answered_within(timeout, run)
             except SQLExecutionError as err:

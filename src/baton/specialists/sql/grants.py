@@ -139,6 +139,10 @@ def _postgres(database: str, schema: str, role: str, password: str | None, timeo
         f"o, {_literal(schema)}, {_literal(role)}); "
         "EXCEPTION WHEN insufficient_privilege THEN RAISE NOTICE 'default privileges of % not changed', o; "
         "END; END LOOP; END $baton$",
+        f"DO $baton$ DECLARE f text; BEGIN FOR f IN SELECT DISTINCT p.oid::regprocedure::text FROM pg_catalog.pg_proc p, "
+        f"aclexplode(p.proacl) a WHERE p.prosecdef AND a.grantee = {_literal(role)}::regrole "
+        f"AND a.privilege_type = 'EXECUTE' LOOP EXECUTE format('REVOKE EXECUTE ON ROUTINE %s FROM %I', f, "
+        f"{_literal(role)}); END LOOP; END $baton$",
         f"ALTER ROLE {r} SET default_transaction_read_only = on",
         f"ALTER ROLE {r} SET statement_timeout = '{timeout_s}s'",
         f"ALTER ROLE {r} SET idle_in_transaction_session_timeout = '{max(60, timeout_s * 2)}s'",
@@ -176,22 +180,85 @@ def masked(statements: list[str], password: str | None) -> list[str]:
     return [s.replace(_literal(password), "'********'") for s in statements]
 
 
-def apply_grant_statements(admin_url: str | URL, statements: list[str]) -> None:
-    """Run ``statements`` in order, each committed on its own, as ``admin_url``. Straight
-    through the DBAPI cursor with no parameters, so a ``%`` (the MySQL host pattern) is
-    sent as written."""
-    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool, isolation_level="AUTOCOMMIT")
+def apply_grant_statements(admin_url: str | URL, statements: list[str], *, schema: str | None = None,
+                           account: tuple[str, str] | None = None) -> None:
+    """Run ``statements`` in order as ``admin_url``, all or nothing. Straight through the
+    DBAPI cursor with no parameters, so a ``%`` (the MySQL host pattern) is sent as written.
+
+    PostgreSQL: one transaction (roles, grants and role settings are all transactional), so a
+    failure leaves nothing behind. MySQL/MariaDB, where each statement commits by itself:
+    ``schema`` (the database) is checked to exist before anything runs, and when a statement
+    fails after ``account`` (``(user, host)``) was created by this run, the account is
+    dropped again; an account that existed before keeps whatever the statements already did
+    (they only take privileges away before the one ``GRANT SELECT``). Raises
+    ``ConfigurationError`` for a missing schema, the driver's error otherwise."""
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    mysql = dialect_of(engine.url) == "mysql"
     try:
         raw = engine.raw_connection()
         try:
             cursor = raw.cursor()
-            for statement in statements:
-                cursor.execute(statement)
+            if schema is not None:
+                _require_schema(cursor, schema, mysql)
+            created = mysql and account is not None and not _account_exists(cursor, account)
+            try:
+                for statement in statements:
+                    cursor.execute(statement)
+                raw.commit()
+            except Exception:
+                raw.rollback()
+                if created and account is not None:
+                    cursor.execute("DROP USER IF EXISTS %s@%s", account)
+                raise
             cursor.close()
         finally:
             raw.close()
     finally:
         engine.dispose()
+
+
+def _require_schema(cursor: Any, schema: str, mysql: bool) -> None:
+    if mysql:
+        cursor.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (schema,))
+    else:
+        cursor.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s", (schema,))
+    if cursor.fetchone() is None:
+        raise ConfigurationError(f"{'database' if mysql else 'schema'} {schema!r} does not exist: nothing was changed")
+
+
+def _account_exists(cursor: Any, account: tuple[str, str]) -> bool:
+    cursor.execute("SELECT 1 FROM mysql.user WHERE User = %s AND Host = %s", account)
+    return cursor.fetchone() is not None
+
+
+_PG_DEFINER_REVOKES = """
+SELECT format('REVOKE EXECUTE ON ROUTINE %%I.%%I(%%s) FROM PUBLIC', n.nspname, p.proname,
+              pg_catalog.pg_get_function_identity_arguments(p.oid)),
+       {risks}
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+WHERE p.prosecdef AND pg_catalog.has_function_privilege('public', p.oid, 'EXECUTE')
+  AND (pg_catalog.has_schema_privilege('public', n.oid, 'USAGE') OR n.nspname = %s)
+ORDER BY 1"""
+
+
+def definer_revokes(admin_url: str | URL, schema: str) -> list[str]:
+    """The ``REVOKE EXECUTE ... FROM PUBLIC`` statements for the definer routines a new role
+    on ``schema`` could call through PUBLIC and whose owner holds more than it (what
+    ``baton db check`` would report; ``routines.py``). Only those: PUBLIC is otherwise left
+    as it is, since a revoke from PUBLIC changes every role's rights. PostgreSQL only
+    (MariaDB grants nothing to PUBLIC by default; the reset role holds no EXECUTE)."""
+    from baton.specialists.sql.routines import owner_risk_sql
+
+    if dialect_of(admin_url) != "postgres":
+        return []
+    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as connection:
+            rows = connection.exec_driver_sql(
+                _PG_DEFINER_REVOKES.replace("{risks}", owner_risk_sql("p.proowner")), (schema,)).fetchall()
+    finally:
+        engine.dispose()
+    return [statement for statement, risks in rows if risks]
 
 
 def role_url(admin_url: str | URL, role_name: str, password: str | None, schema: str | None = None) -> URL:

@@ -59,6 +59,9 @@ from baton.errors import ConfigurationError
 from baton.specialists.sql.role_mysql import inspect_mysql
 from baton.specialists.sql.role_postgres import inspect_postgres
 from baton.specialists.sql.role_report import RoleReport, describe_risks
+from baton.specialists.sql.routines import RoutineCatalog, inspect_routines
+from baton.specialists.sql.safety.check import check_safety
+from baton.specialists.sql.safety.verdict import UnsafeQueryError
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
@@ -119,6 +122,7 @@ async def ainspect_role(connection: SQLConnection) -> RoleReport:
 class _RoleCheck:
     lock: threading.Lock = field(default_factory=threading.Lock)
     report: RoleReport | None = None
+    routines: RoutineCatalog | None = None
     warned: bool = False
 
 
@@ -141,16 +145,39 @@ def role_report(connection: SQLConnection) -> RoleReport | None:
     return check.report if check is not None else None
 
 
-async def enforce_least_privilege(connection: SQLConnection) -> RoleReport | None:
-    """Called before every guarded statement: inspect the role once, then refuse (or warn
-    once, when the connection opted in) if it has a critical risk. ``None`` for engines
-    without roles. Costs a dictionary lookup once the report is cached."""
+def routine_catalog(connection: SQLConnection) -> RoutineCatalog | None:
+    """The cached routines ``connection``'s role may execute, if a guarded query has run yet."""
+    with _CHECKS_LOCK:
+        check = _CHECKS.get(connection)
+    return check.routines if check is not None else None
+
+
+def refused_definer_routines(connection: SQLConnection) -> frozenset[tuple[str, str]]:
+    """``(schema, name)`` of the definer routines model SQL may not call on ``connection``
+    (those not in ``allow_functions``); empty until the first guarded query has read them."""
+    catalog = routine_catalog(connection)
+    if catalog is None or not catalog.definers:
+        return frozenset()
+    return catalog.refused(connection.options.allow_functions)
+
+
+async def enforce_least_privilege(connection: SQLConnection, sql: str | None = None) -> RoleReport | None:
+    """Called before every guarded statement: inspect the role (and the routines it may
+    execute) once, then refuse (or warn once, when the connection opted in) if it has a
+    critical risk, and refuse ``sql`` if it calls a definer routine not allowed by name (the
+    safety check does that too once the routines are known; the first statement on a new
+    connection was checked before). ``None`` for engines without roles. Costs a dictionary
+    lookup once the report is cached, and a parse only where definer routines exist."""
     if connection.dialect not in ROLE_DIALECTS:
         return None
     check = _check_of(connection)
     report = check.report
     if report is None:
         report = await connection.run_in_thread(_inspect_once, connection, check)
+    if sql is not None and refused_definer_routines(connection):
+        verdict = check_safety(sql, connection.dialect, relations=connection.relation_policy)
+        if verdict.rule == "definer_routine":  # other rules are the caller's check's to apply
+            raise UnsafeQueryError(verdict)
     if not report.critical:
         return report
     if not connection.options.allow_privileged_role:
@@ -167,5 +194,6 @@ async def enforce_least_privilege(connection: SQLConnection) -> RoleReport | Non
 def _inspect_once(connection: SQLConnection, check: _RoleCheck) -> RoleReport:
     with check.lock:  # concurrent first queries: one inspection, the others wait for it
         if check.report is None:
-            check.report = inspect_role(connection)
+            routines = inspect_routines(connection)
+            check.report, check.routines = inspect_role(connection), routines
         return check.report

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from baton.specialists.sql.role_report import Risk, RoleFinding, RoleReport, on_pooled_connection, unique_findings
+from baton.specialists.sql.role_report import CRITICAL_RISKS, Risk, RoleFinding, RoleReport, on_pooled_connection, unique_findings
 
 if TYPE_CHECKING:
     from baton.specialists.sql.engines import SQLConnection
@@ -57,6 +57,12 @@ _PG_FUNCTIONS: dict[str, tuple[Risk, str, bool | None]] = {
                     "pg_backup_start", "pg_start_backup", "pg_stat_reset", "pg_stat_reset_shared",
                     "pg_stat_reset_single_table_counters", "pg_stat_reset_slru", "pg_log_backend_memory_contexts")},
 }
+
+# What makes a routine's owner more privileged than a least-privilege role (``routines.py``):
+# the built-in roles and functions above whose findings are critical.
+OWNER_RISK_ROLES = tuple(name for name, (risk, _) in _PG_BUILTIN_ROLES.items() if risk in CRITICAL_RISKS)
+OWNER_RISK_FUNCTIONS = tuple(name for name, (risk, _, critical) in _PG_FUNCTIONS.items()
+                             if critical is not False and risk in CRITICAL_RISKS or critical)
 
 _PG_SECRET_RELATIONS = ("pg_catalog.pg_authid", "pg_catalog.pg_shadow", "pg_catalog.pg_user_mapping",
                         "pg_catalog.pg_hba_file_rules", "pg_catalog.pg_ident_file_mappings",

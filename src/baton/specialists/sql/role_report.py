@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from baton.specialists.sql.classify import SQLExecutionError, classify_error
 
@@ -110,7 +110,10 @@ def describe_risks(risks: tuple[Risk, ...]) -> str:
     return ", ".join(_RISK_WORDS.get(r, str(r).replace("_", " ")) for r in risks)
 
 
-def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], RoleReport]) -> RoleReport:
+_T = TypeVar("_T")
+
+
+def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], _T]) -> _T:
     """``body(cursor)`` on a connection from ``connection``'s pool, rolled back after (the
     pool's check-in reset then clears the session); failures come out classified."""
     try:

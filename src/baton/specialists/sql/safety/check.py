@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from functools import cache
 
 from baton.specialists.sql.dialects import normalize_dialect
+from baton.specialists.sql.safety.definer import definer_refusal
 from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
 from baton.specialists.sql.safety.embedded import judge_embedded, takes_sql_text
 from baton.specialists.sql.safety.functions import (
@@ -84,6 +85,9 @@ def check_safety(
 def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None, depth: int) -> SafetyVerdict:
     if not sql.strip():
         return refuse("empty", "there is no statement to run")
+    if relations is not None and (found := definer_refusal(sql, dialect, relations.definer_routines,
+                                                           relations.default_schema)):
+        return refuse(*found)  # a definer routine the connection's catalog lists (routines.py); SQL in strings too
     lexical = None
     if dialect in ("mysql", "sqlite"):
         lexical = read_lexically(sql, dialect)

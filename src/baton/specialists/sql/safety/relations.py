@@ -94,6 +94,8 @@ class RelationPolicy:
     schemas: frozenset[str] = field(default_factory=frozenset)
     default_schema: str | None = None
     introspection: bool = True
+    # (schema, name) of the definer routines a call to which is refused (safety/definer.py)
+    definer_routines: frozenset[tuple[str, str]] = field(default_factory=frozenset)
 
     @classmethod
     def for_schema(cls, schema: str, *, introspection: bool = True) -> RelationPolicy:
