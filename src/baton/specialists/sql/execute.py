@@ -110,7 +110,8 @@ def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: floa
     if dialect == "postgres":
         cursor.execute("SET TRANSACTION READ ONLY")
         may_set = bool(conn.options.postgres_temp_file_limit) and _may_set_temp_file_limit(raw, cursor)
-        chosen = postgres_statement_settings(conn.options, timeout_s, may_set)  # limits.py
+        chosen = postgres_statement_settings(conn.options, timeout_s, may_set,  # limits.py
+                                             raw.dbapi_connection.info.server_version)
         cursor.execute("SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in chosen), list(chosen.values()))
         yield
     elif dialect == "mysql":

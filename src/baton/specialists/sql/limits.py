@@ -119,10 +119,14 @@ def duckdb_config(options: ConnectionOptions, temp_directory: str) -> dict[str, 
             "temp_directory": temp_directory, "max_temp_directory_size": options.duckdb_max_temp_directory_size.strip()}
 
 
-def postgres_statement_settings(options: ConnectionOptions, timeout_s: float, may_set_temp_file_limit: bool) -> dict[str, str]:
+def postgres_statement_settings(
+    options: ConnectionOptions, timeout_s: float, may_set_temp_file_limit: bool, server_version: int
+) -> dict[str, str]:
     """What each guarded PostgreSQL statement runs under (``set_config(..., true)``: local to
-    its transaction)."""
-    settings = {"statement_timeout": str(max(1, int(timeout_s * 1000))), "hash_mem_multiplier": "1"}
+    its transaction). ``hash_mem_multiplier`` exists from PostgreSQL 13."""
+    settings = {"statement_timeout": str(max(1, int(timeout_s * 1000)))}
+    if server_version >= 130000:
+        settings["hash_mem_multiplier"] = "1"
     if options.postgres_work_mem:
         settings["work_mem"] = options.postgres_work_mem.strip()
     if options.postgres_temp_file_limit and may_set_temp_file_limit:
