@@ -41,6 +41,7 @@ from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.pipeline_routes import register_pipeline_routes
 from baton.server.ready import register_health_routes
 from baton.server.schemas import AskRequest, ChartRequest
+from baton.server.shutdown import Shutdown, stopping_event, until_shutdown
 from baton.server.sse import sse, sse_error
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
 from baton.workspace.answer import stored_json
@@ -68,6 +69,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         for ws in app.state.workspaces:
             await ws.start()  # durable pipelines: this process's worker, on this loop
         yield
+        app.state.shutdown.begin()  # open streams end with a final event (shutdown.py), if the signal did not already say
         await app.state.mcp.aclose()  # MCP sessions end (their questions cancelled) before anything closes
         app.state.key_lookups.close()
         app.state.admission.close()
@@ -86,6 +88,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     app.state.workspaces = workspaces
     app.state.keys = keys
     app.state.tracker = tracker
+    app.state.shutdown = Shutdown()  # set when the server stops: every open stream ends with a final event
     limits = limits or Limits.from_env()
     app.state.limits = limits
     app.state.admission = Admission(limits.max_in_flight, limits.admission_queue, limits.admission_wait_s,
@@ -154,7 +157,8 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             except Exception as exc:  # the stream has started: report in-band
                 yield sse_error(exc)
 
-        return slot.streaming(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return slot.streaming(until_shutdown(events(), app.state.shutdown, stopping_event), media_type="text/event-stream",
+                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.get("/v1/sessions", tags=["sessions"])
     async def sessions(caller: Caller) -> dict[str, Any]:

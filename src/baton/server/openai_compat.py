@@ -30,6 +30,8 @@ client can talk to a workspace's orchestrator, through the workspace's one answe
   parts must be text parts with string text (an image or audio part is refused: no
   specialist could see it); a full server answers 503 ``overloaded`` (``admission.py``).
   Every refusal is a 400/404/503 in OpenAI's shape that does not echo the input.
+- A stream open when the server stops ends at once with an ``error`` object (``code:
+  server_stopping``) and ``data: [DONE]`` (``shutdown.py``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from baton.response import AIMessage
 from baton.server.auth import Caller
 from baton.server.errors import answer_headers, answer_status, openai_error
 from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage
+from baton.server.shutdown import STOPPING, STOPPING_DETAIL, until_shutdown
 from baton.server.sse import error_payload, sse_data
 from baton.workspace import SessionNotFound, Workspace
 from baton.workspace.markdown import to_markdown
@@ -132,8 +135,14 @@ def register_openai_routes(app: FastAPI, workspace_of: Callable) -> None:
                                     code=message.error_code, headers=answer_headers(message), baton=message.to_dict())
             return completion.whole(message)
         slot = await admission.hold()
-        return slot.streaming(completion.stream(ws, question, session_id, history), media_type="text/event-stream",
-                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        frames = until_shutdown(completion.stream(ws, question, session_id, history), getattr(request.app.state, "shutdown", None),
+                                stopping_chunk)
+        return slot.streaming(frames, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def stopping_chunk() -> str:
+    """The last frames of a streamed completion cut short by the server stopping (``shutdown.py``)."""
+    return sse_data({"error": {"message": STOPPING_DETAIL, "type": "service_unavailable", "code": STOPPING}}) + sse_data("[DONE]")
 
 
 class _Completion:

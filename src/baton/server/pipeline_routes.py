@@ -8,7 +8,8 @@ their events reach this replica through the event bus); a run of another workspa
 - ``GET /v1/pipelines``: the workspace's latest runs; ``GET /v1/pipelines/{id}``: one run
   with its latest outcome.
 - ``GET /v1/pipelines/{id}/events``: Server-Sent Events, what happened so far then live,
-  until the run ends; ``event: end`` last.
+  until the run ends; ``event: end`` last. When the server stops first, the stream ends with
+  ``event: error`` (``error_code: server_stopping``): the run goes on, reconnect to follow it.
 - ``POST /v1/pipelines/{id}/decision``: approve, edit or reject the checkpoint the run waits
   at. By default the reply is the run's next outcome (its next checkpoint or its end);
   ``"wait": false`` returns 202 at once.
@@ -26,6 +27,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from baton.server.auth import Caller
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
+from baton.server.shutdown import stopping_event, until_shutdown
 from baton.server.sse import sse, sse_error
 from baton.workspace import SessionNotFound
 from baton.workspace.pipelines import PipelineNotFound
@@ -73,7 +75,7 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
         return await service_of(caller).pipelines.status(workflow_id)
 
     @app.get("/v1/pipelines/{workflow_id}/events", tags=["pipelines"])
-    async def events(workflow_id: str, caller: Caller) -> StreamingResponse:
+    async def events(workflow_id: str, caller: Caller, request: Request) -> StreamingResponse:
         ws = service_of(caller)
         await ws.pipelines.status(workflow_id)  # 404 before the stream starts
 
@@ -85,7 +87,9 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
             except Exception as exc:  # the stream has started: report in-band, typed, no internal text
                 yield sse_error(exc)
 
-        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        # the server stopping ends the stream with a final event; the run goes on (reconnect to any replica)
+        return StreamingResponse(until_shutdown(stream(), getattr(request.app.state, "shutdown", None), stopping_event),
+                                 media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.post("/v1/pipelines/{workflow_id}/decision", tags=["pipelines"])
     async def decision(workflow_id: str, body: CheckpointDecisionBody, caller: Caller, request: Request):

@@ -1,0 +1,124 @@
+"""SIGTERM with event streams open: a real ``baton serve`` ends every open stream with a final
+event (``error_code: server_stopping``) and exits, instead of waiting for its clients to
+leave (``baton.server.shutdown``).
+
+Three streams are open when the signal arrives, each held open by something that would not
+end by itself: a pipeline paused at its checkpoint (its event stream), a streamed answer and
+an OpenAI-style streamed completion whose model calls the stub holds. The deadlines below are
+failure conditions, not measurements; the time taken is printed (and measured by
+``bench/server_shutdown.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from scale_rig import StubModel, build_shop, process_env, serve
+
+pytestmark = pytest.mark.timeout(240)
+
+PLAN = {"question": "review then details", "stages": [
+    {"stage_id": "regions", "tool": "query_database", "question": "Regional totals for the review", "depends_on": [], "checkpoint": True},
+    {"stage_id": "products", "tool": "query_database", "question": "Product totals to finish", "depends_on": ["regions"]},
+]}
+HELD = "slowly"
+
+
+class HoldingModel(StubModel):
+    """The rig's stub, holding every request about a question that says ``slowly`` until
+    ``release``; ``arrived`` counts them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived = threading.Semaphore(0)
+
+    def respond(self, kind: str, body: Any):
+        if kind == "openai" and HELD in json.dumps(body.get("messages") or []):
+            self.arrived.release()
+            self.release.wait(120)
+        return super().respond(kind, body)
+
+
+class StreamReader(threading.Thread):
+    """Reads one streamed response to its end, keeping every SSE frame (event name, data)."""
+
+    def __init__(self, method: str, url: str, headers: dict[str, str], body: Any = None) -> None:
+        super().__init__(daemon=True)
+        self.method, self.url, self.headers, self.body = method, url, headers, body
+        self.frames: list[tuple[str | None, str]] = []
+        self.opened = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with httpx.stream(self.method, self.url, headers=self.headers, json=self.body,
+                              timeout=httpx.Timeout(10, read=120)) as response:
+                assert response.status_code == 200, response.read()
+                self.opened.set()
+                name = None
+                for line in response.iter_lines():
+                    if line.startswith("event: "):
+                        name = line[7:]
+                    elif line.startswith("data: "):
+                        self.frames.append((name, line[6:]))
+                        name = None
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+    def names(self) -> list[str | None]:
+        return [name for name, _ in self.frames]
+
+    def saw(self, name: str, within: float = 60.0) -> bool:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            if name in self.names():
+                return True
+            time.sleep(0.05)
+        return False
+
+
+def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(tmp_path):
+    stub = HoldingModel().start()
+    server = serve("stopping", process_env(tmp_path / "home", None, stub.model_string), "--database",
+                   build_shop(tmp_path / "shop.sqlite"))
+    try:
+        server.wait_ready()
+        headers = {"Authorization": f"Bearer {server.key()}"}
+        started = httpx.post(f"{server.url}/v1/pipelines", json={"plan": PLAN}, headers=headers, timeout=30)
+        assert started.status_code == 202, started.text
+        run_id = started.json()["workflow_id"]
+        pipeline = StreamReader("GET", f"{server.url}/v1/pipelines/{run_id}/events", headers)
+        answer = StreamReader("POST", f"{server.url}/v1/ask/stream", headers, {"question": f"Total sales by region, {HELD}"})
+        chat = StreamReader("POST", f"{server.url}/v1/chat/completions", headers,
+                            {"model": "database", "stream": True, "messages": [{"role": "user", "content": f"Sales by month, {HELD}"}]})
+        for reader in (pipeline, answer, chat):
+            reader.start()
+        assert pipeline.saw("stage.checkpoint"), pipeline.frames  # paused: its stream stays open until a decision
+        for _ in range(2):
+            assert stub.arrived.acquire(timeout=60)  # both questions wait on the model
+        assert answer.opened.wait(30) and chat.opened.wait(30)
+
+        signalled = time.monotonic()
+        os.killpg(server.process.pid, signal.SIGTERM)
+        server.process.wait(timeout=30)  # a failure deadline: the stream's client never leaves by itself
+        print(f"\nbaton serve exited {time.monotonic() - signalled:.2f} s after SIGTERM with 3 streams open")
+        for reader in (pipeline, answer, chat):
+            reader.join(30)
+            assert not reader.is_alive() and reader.error is None, reader.error
+    finally:
+        stub.stop()
+        server.stop()
+
+    for reader in (pipeline, answer):
+        name, data = reader.frames[-1]
+        assert name == "error" and json.loads(data)["error_code"] == "server_stopping", reader.frames[-3:]
+    assert chat.frames[-1] == (None, "[DONE]")
+    assert json.loads(chat.frames[-2][1])["error"]["code"] == "server_stopping"
+    assert "Traceback" not in server.output, server.output[-3000:]
