@@ -138,7 +138,7 @@ def _print_definers(console: Console, routines: RoutineCatalog) -> None:
         return
     table = Table(title="SECURITY DEFINER routines this role may call (calls refused unless allowed by name)")
     for column in ("", "routine", "owner", "owner holds", "EXECUTE via"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for routine in definers:
         table.add_row("[bold red]critical[/bold red]" if routine.elevated else "[yellow]note[/yellow]",
                       escape(f"{routine.qualified}({routine.arguments})"), escape(routine.owner),

@@ -229,7 +229,7 @@ def _mysql_routines(cursor: Any) -> RoutineCatalog:
             str(schema), str(name), str(kind).lower(), is_definer, str(definer), own,
             risks_of.get(definer, ()) if is_definer and not own else (), "SQL",
             "deterministic" if str(deterministic).upper() == "YES" else str(access or "").lower(),
-            ("EXECUTE held by the account or a role",)))
+            ("a grant to the account or its roles",)))
     return RoutineCatalog("mysql", tuple(routines))
 
 
@@ -239,7 +239,7 @@ def _definer_risks(cursor: Any, definer: str, flavor: str, secure_file_priv: str
         cursor.execute("SHOW GRANTS FOR %s@%s", (user, host))
         lines = [row[0] for row in cursor.fetchall()]
     except Exception:
-        return ("its grants cannot be read by this account: taken as more privileged",)
+        return ("unknown (its grants are hidden from this account): taken as more",)
     findings = [f for grant in filter(None, map(parse_grant_line, lines))
                 for f in classify_grant(grant, flavor=flavor, secure_file_priv=secure_file_priv) if f.critical]
     return tuple(dict.fromkeys(f"{f.risk} ({f.source})" for f in findings))
