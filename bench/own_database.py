@@ -72,31 +72,104 @@ class Score:
 
 # --- the checklist hook ------------------------------------------------------------------------
 
-def checklist_items(printed: str) -> list[str]:
-    """The items of the checklist ``baton semantic init`` printed: the list lines after a line
-    that names a checklist (or "to check"); none when it printed no checklist."""
-    items: list[str] = []
+@dataclass(frozen=True)
+class Item:
+    """One checklist item: its printed line, and the edit ``baton semantic init`` says applies it."""
+
+    line: str
+    kind: str = ""
+    target: str = ""
+    apply: tuple[dict[str, Any], ...] = ()
+
+
+# What the person who owns each database answers to a checklist item whose edit would be wrong
+# for their data, said from the database's own comments (never from the gold): (kind, target) -> why.
+DECLINED: dict[str, dict[tuple[str, str], str]] = {
+    "shop": {("soft-delete", "entity customers"): "customers.deleted_at's comment: closed accounts are not counted as customers"},
+    "chinook": {},
+}
+
+
+def checklist_items(printed: str, json_file: Path | None = None) -> list[Item]:
+    """The checklist of ``baton semantic init``: from its ``--checklist-json`` file when it wrote
+    one (with each item's edit), else the printed ``- [ ] kind: target: suggestion`` lines
+    after the line that names the checklist (no edits: nothing a script can apply)."""
+    if json_file is not None and json_file.exists():
+        import json
+
+        return [Item(f"- [ ] {d.get('kind')}: {d.get('target')}: {d.get('suggestion')}", str(d.get("kind", "")),
+                     str(d.get("target", "")), tuple(d.get("apply") or ())) for d in json.loads(json_file.read_text("utf-8"))]
+    items: list[Item] = []
     inside = False
     for line in printed.splitlines():
-        if re.search(r"checklist|to check", line, re.IGNORECASE):
+        if re.search(r"checklist|to check", line, re.IGNORECASE) and not _ITEM.match(line):
             inside = True
             continue
         match = _ITEM.match(line) if inside else None
         if match:
-            items.append(match.group(1))
+            parts = [p.strip() for p in match.group(1).split(":", 2)]
+            items.append(Item(line.strip(), *(parts[:2] if len(parts) == 3 else ("", ""))))
         elif inside and items and not line.strip():
             inside = False
     return items
 
 
-def apply_checklist(draft: dict[str, Any], items: list[str]) -> tuple[dict[str, Any], list[str]]:
+def apply_checklist(draft: dict[str, Any], items: list[Item], declined: dict[tuple[str, str], str] | None = None
+                    ) -> tuple[dict[str, Any], list[Item]]:
     """The draft edited as the checklist says, and the items applied.
 
-    The hook of the benchmark's second phase: it may only do what an item says in so many
-    words (a person following the printed checklist, no knowledge of the gold). It applies
-    nothing yet: the checklist's wording is being written with the draft (issue 28), and an
-    edit is added here per kind of item once it is printed."""
-    return draft, []
+    The benchmark's second phase: a person follows the printed checklist and applies each
+    item's own edit (``set`` / ``add`` / ``remove`` at a path of sections and names, as
+    ``baton semantic init --checklist-json`` writes it), except the items ``declined`` for what
+    they know of their data. Nothing else is edited; an item without an edit changes nothing."""
+    import copy
+
+    edited = copy.deepcopy(draft)
+    applied = []
+    for item in items:
+        if not item.apply or (item.kind, item.target) in (declined or {}):
+            continue
+        for operation in item.apply:
+            _apply(edited, operation)
+        applied.append(item)
+    return edited, applied
+
+
+def _apply(model: dict[str, Any], operation: dict[str, Any]) -> None:
+    """One edit: ``path`` walks dict keys and, in a list, the element with that ``name``."""
+    *parents, last = [str(p) for p in operation["path"]]
+    node: Any = model
+    for step in parents:
+        node = _child(node, step, create=operation["op"] != "remove")
+    if operation["op"] == "add":
+        target = node.setdefault(last, []) if isinstance(node, dict) else _child(node, last, create=True)
+        if isinstance(target, list):
+            value = operation["value"]
+            target[:] = [v for v in target if not (isinstance(v, dict) and isinstance(value, dict) and v.get("name") == value.get("name"))]
+            target.append(value)
+        else:
+            target.update(operation["value"])
+    elif operation["op"] == "set":
+        if isinstance(node, dict):
+            node[last] = operation["value"]
+        else:
+            node[:] = [operation["value"] if isinstance(v, dict) and v.get("name") == last else v for v in node]
+    elif operation["op"] == "remove":
+        if isinstance(node, dict):
+            node.pop(last, None)
+        elif isinstance(node, list):
+            node[:] = [v for v in node if not (isinstance(v, dict) and v.get("name") == last)]
+    else:
+        raise ValueError(f"unknown checklist edit {operation['op']!r}")
+
+
+def _child(node: Any, step: str, *, create: bool) -> Any:
+    if isinstance(node, dict):
+        return node.setdefault(step, {}) if create else node.get(step, {})
+    for element in node:
+        if isinstance(element, dict) and element.get("name") == step:
+            return element
+    raise KeyError(f"checklist edit: no {step!r} in the draft")
 
 
 # --- one database on one engine ------------------------------------------------------------------
@@ -106,15 +179,22 @@ def baton_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "baton.cli"]
 
 
-def draft_with_cli(url: str, out: Path, privileged: bool) -> tuple[int, str]:
-    """``baton semantic init --database URL --out FILE``; its exit status and everything it printed."""
-    command = [*baton_command(), "semantic", "init", "--database", url, "--out", str(out)]
-    if privileged:
-        command.append("--unsafe-allow-privileged-role")
+def draft_with_cli(url: str, out: Path, privileged: bool) -> tuple[int, str, Path | None]:
+    """``baton semantic init --database URL --out FILE [--checklist-json FILE]``: its exit status,
+    everything it printed, and the checklist file (None where this Baton has no such option)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC", "BATON_LLM", "BATON_MODEL"))}
     env["PYTHONPATH"] = os.pathsep.join([SRC, *filter(None, [env.get("PYTHONPATH")])])  # the same Baton as the bench's
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
-    return done.returncode, (done.stdout + "\n" + done.stderr).strip()
+    checklist: Path | None = out.with_suffix(".checklist.json")
+    while True:
+        command = [*baton_command(), "semantic", "init", "--database", url, "--out", str(out)]
+        command += ["--unsafe-allow-privileged-role"] if privileged else []
+        command += ["--checklist-json", str(checklist)] if checklist else []
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+        printed = (done.stdout + "\n" + done.stderr).strip()
+        if checklist is not None and done.returncode == 2 and "--checklist-json" in printed:
+            checklist = None  # an older `semantic init`: the printed checklist only
+            continue
+        return done.returncode, printed, checklist
 
 
 async def ask_all(url: str, model_file: Path, home: Path, cases: list, gold: dict[str, list], label: str,
@@ -198,17 +278,18 @@ async def run_copy(database: str, engine: str, args: argparse.Namespace) -> list
         gold = {case.question: run_gold(engine, admin, case.gold_sql(engine)) for case in cases}
         draft_file = tmp / "draft.yaml"
         started = time.perf_counter()
+        checklist_file = None
         if args.model:  # a model of the caller's instead of the draft (checking a hand edit, or this harness)
             status, printed = 0, ""
             draft_file.write_text(Path(args.model).read_text(encoding="utf-8"), encoding="utf-8")
         else:
-            status, printed = draft_with_cli(url, draft_file, privileged)
+            status, printed, checklist_file = draft_with_cli(url, draft_file, privileged)
         drafted = time.perf_counter() - started
         if status != 0 or not draft_file.exists():
             print(f"\n{database} on {engine}: `baton semantic init` failed (exit {status}):\n{printed}")
             return []
         draft = yaml.safe_load(draft_file.read_text(encoding="utf-8"))
-        items = checklist_items(printed)
+        items = checklist_items(printed, checklist_file)
         print(f"\n{database} on {engine}: {'model given' if args.model else f'draft in {drafted:.1f} s'}: {len(draft.get('entities', []))} entities, "
               f"{len(draft.get('metrics', []))} metrics, {len(draft.get('dimensions', []))} dimensions; "
               f"checklist printed: {len(items)} item(s)")
@@ -218,12 +299,15 @@ async def run_copy(database: str, engine: str, args: argparse.Namespace) -> list
         first = "given model" if args.model else "draft, no edits"
         scores = [await ask_all(url, draft_file, tmp / "draft_home", cases, gold, first, privileged)]
         if args.checklist:
-            edited, applied = apply_checklist(yaml.safe_load(draft_file.read_text(encoding="utf-8")), items)
+            declined = DECLINED.get(database, {})
+            edited, applied = apply_checklist(yaml.safe_load(draft_file.read_text(encoding="utf-8")), items, declined)
             edited_file = tmp / "edited.yaml"
             edited_file.write_text(yaml.safe_dump(edited, sort_keys=False, allow_unicode=True), encoding="utf-8")
-            print(f"  checklist: {len(applied)} of {len(items)} item(s) applied")
+            print(f"  checklist: {len(applied)} of {len(items)} item(s) applied (the others carry no edit or are declined)")
             for item in items:
-                print(f"    [{'x' if item in applied else ' '}] {item}")
+                mark = "x" if item in applied else "declined" if (item.kind, item.target) in declined else " "
+                why = f"  <- {declined[(item.kind, item.target)]}" if mark == "declined" else ""
+                print(f"    [{mark}] {item.line[6:] if item.line.startswith('- [ ] ') else item.line}{why}")
             scores.append(await ask_all(url, edited_file, tmp / "edited_home", cases, gold, "after the checklist", privileged))
         for score in scores:
             report(database, engine, score, args.verbose)
