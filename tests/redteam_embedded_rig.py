@@ -87,6 +87,9 @@ class EmbeddedRig:
         self.database = folder / f"guarded.{engine}"
         self.env_secret = f"rtenv{uuid.uuid4().hex[:16]}"
         self.scope_secret = f"https://rtscope{uuid.uuid4().hex[:12]}.example"
+        # outside the workspace (schema main): a value, a view's text, a constraint's text, a macro's body
+        # (DuckDB's statistics keep a string's first 12 bytes: the value's are random)
+        self.other_secrets = [f"{uuid.uuid4().hex[:12]}rtother{kind}" for kind in ("value", "view", "check", "macro")]
         self.seeded_randoms: set[float] = set()
         self._previous_env: str | None = None
         self._fresh_state: dict[str, Any] | None = None
@@ -107,7 +110,11 @@ class EmbeddedRig:
         self.files = CanaryFiles.create(self.token)
         self._make_database(self.pristine)
         shutil.copy(self.pristine, self.database)
-        self.secrets.add(*self.files.needles(), self.env_secret, self.scope_secret)
+        self.secrets.add(*self.files.needles(), self.env_secret, self.scope_secret, *self.other_secrets,
+                         self.other_secrets[0][:12])
+        # paths: where the database lives (duckdb_databases(), pragma_database_list) and where
+        # Baton lets DuckDB spill (current_setting('temp_directory'))
+        self.secrets.add(str(self.folder), "baton-duckdb-")
         self.secrets.numbers.add(len(self.files.content))
         self._previous_env = os.environ.get(ENV_SECRET)
         os.environ[ENV_SECRET] = self.env_secret
@@ -136,6 +143,13 @@ class EmbeddedRig:
                     c.execute(sql)
                 c.execute("CREATE SEQUENCE seq START 100")
                 c.execute("SELECT nextval('seq')")
+                value, view, check, macro = self.other_secrets
+                c.execute("CREATE SCHEMA other")
+                c.execute(f"CREATE TABLE other.vault (s VARCHAR CHECK (s <> '{check}'))")
+                c.execute(f"INSERT INTO other.vault VALUES ('{value}')")
+                c.execute(f"CREATE VIEW other.vault_view AS SELECT '{view}' AS s")
+                c.execute(f"CREATE MACRO other.vault_macro() AS '{macro}'")
+                c.execute("CHECKPOINT")  # pragma_storage_info reads the min/max of what is on disk
         else:
             with sqlite3.connect(path) as c:
                 for sql in _SETUP:
@@ -160,9 +174,13 @@ class EmbeddedRig:
         return sqlite3.connect(path, isolation_level=None), path
 
     def run_check_alone(self, conn: Any, sql: str) -> Outcome:
+        """With the relation policy a workspace on this file would have (``SQLConnection``:
+        schema ``main`` and the file's own catalog name)."""
         from baton.specialists.sql.safety import UnsafeQueryError, check_safety
+        from baton.specialists.sql.safety.relations import RelationPolicy
 
-        verdict = check_safety(sql, self.engine)
+        policy = RelationPolicy(frozenset({"main", "unguarded"}), "main")
+        verdict = check_safety(sql, self.engine, relations=policy)
         if not verdict.safe:
             return Outcome([verdict.reason], UnsafeQueryError(verdict))
         try:

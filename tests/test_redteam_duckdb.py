@@ -17,6 +17,8 @@ has no ``getenv``; those cases stay (a build with it must still refuse them).
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from baton.specialists.sql.engines import SQLConnection
@@ -60,7 +62,8 @@ def test_agent_validate_and_run_leaves_no_trace(rig, session, case):
 def test_corpus_is_large_and_covers_every_class():
     assert len(CASES) >= MIN_CASES
     classes = {c.cls for c in CASES}
-    assert classes >= {"file_read", "file_write", "session", "seed", "resource", "secret", "write", "multi"}
+    assert classes >= {"file_read", "file_write", "session", "seed", "resource", "secret", "write", "multi",
+                       "metadata", "memory"}
     for cls in classes:
         assert len({c.enc for c in CASES if c.cls == cls}) >= 2, cls
 
@@ -90,11 +93,21 @@ def test_probes_see_real_side_effects(rig):
         for word in statements:
             assert word in found, word
         for sql in (f"SELECT content FROM read_text('{rig.files.file}')", f"SELECT file FROM glob('{rig.files.root}/*')",
-                    "SELECT scope FROM duckdb_secrets()"):
+                    "SELECT scope FROM duckdb_secrets()",
+                    # what lies outside the workspace, and where the database is: each holds a needle
+                    "SELECT stats FROM pragma_storage_info('other.vault')", "SELECT sql FROM duckdb_tables()",
+                    "SELECT sql FROM duckdb_views() WHERE schema_name = 'other'", "SELECT path FROM duckdb_databases()",
+                    "SELECT macro_definition FROM duckdb_functions() WHERE schema_name = 'other'"):
             assert rig.secrets.found_in(conn.execute(sql).fetchall()), sql
     finally:
         rig.close_unguarded(conn, path)
         rig.files.sweep()
+
+
+def test_the_guarded_connection_spills_where_a_needle_shows(rig, session):
+    """``current_setting('temp_directory')`` would show Baton's spill folder: the needle is real."""
+    result = asyncio.run(session.conn.execute_readonly("SELECT current_setting('temp_directory')"))
+    assert rig.secrets.found_in(result.rows)
 
 
 def test_a_reset_session_is_a_fresh_one(rig, session):
