@@ -61,7 +61,8 @@ def test_agent_validate_and_run_leaves_no_trace(rig, session, case):
 def test_corpus_is_large_and_covers_every_class():
     assert len(CASES) >= MIN_CASES
     classes = {c.cls for c in CASES}
-    assert classes >= {"attach", "vacuum", "pragma", "extension", "file", "write", "transaction", "multi", "games"}
+    assert classes >= {"attach", "vacuum", "pragma", "extension", "file", "write", "transaction", "multi", "games",
+                       "metadata", "memory"}
     for cls in classes:
         assert len({c.enc for c in CASES if c.cls == cls}) >= 2, cls
 
@@ -91,6 +92,7 @@ def test_probes_see_real_side_effects(rig):
             assert word in found, word
         assert rig.secrets.found_in(open(rig.files.file, "rb").read())
         assert not rig.secrets.found_in(conn.execute("SELECT * FROM accounts").fetchall())
+        assert rig.secrets.found_in(conn.execute("SELECT file FROM pragma_database_list").fetchall())  # the path
     finally:
         rig.close_unguarded(conn, path)
         rig.files.sweep()

@@ -55,6 +55,7 @@ _HAND_WRITTEN: dict[str, str] = {
     "load_extension": "loads native code into the database", "readfile": _FILES,
     "writefile": _FILES, "fts3_tokenizer": "registers native code", "edit": "starts an editor",
     "fsdir": _FILES, "zipfile": _FILES, "sqlar_uncompress": _FILES,
+    "pragma_database_list": "reveals the paths of the database files",
     # DuckDB extensions not installed here
     "delta_scan": _FILES, "iceberg_scan": _FILES, "iceberg_metadata": _FILES, "iceberg_snapshots": _FILES,
     "st_read": _FILES, "st_read_meta": _FILES, "sqlite_scan": _FILES, "sqlite_attach": _FILES,

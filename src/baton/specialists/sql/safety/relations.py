@@ -53,19 +53,20 @@ _SECRET: dict[str, dict[str | None, frozenset[str] | None]] = {
     "duckdb": {"main": frozenset({"duckdb_secrets", "duckdb_settings", "duckdb_logs", "duckdb_variables",
                                   "duckdb_databases", "pragma_database_list"}),  # the last two: file paths
                "pg_catalog": frozenset({"pg_settings"})},
-    "sqlite": {},
+    "sqlite": {None: frozenset({"pragma_database_list"}), "main": frozenset({"pragma_database_list"})},  # file paths
 }
 
-_INFORMATION_SCHEMA = frozenset({"tables", "columns", "views", "schemata", "table_constraints", "key_column_usage",
-                                 "referential_constraints", "constraint_column_usage", "statistics"})
 # Names, not definitions: PostgreSQL's pg_views/pg_matviews/pg_indexes carry the SQL of every
 # schema's views and indexes (no privilege needed), DuckDB's duckdb_tables/duckdb_views/
-# duckdb_indexes/duckdb_constraints and information_schema.views every schema's DDL
-# (PostgreSQL's and MySQL's information_schema.views show a definition to its owner only).
+# duckdb_indexes/duckdb_constraints every schema's DDL, information_schema.views every view's
+# text on DuckDB and, on PostgreSQL and MySQL, every view's its reader may see (all of them for
+# a privileged role).
+_INFORMATION_SCHEMA = frozenset({"tables", "columns", "schemata", "table_constraints", "key_column_usage",
+                                 "referential_constraints", "constraint_column_usage", "statistics"})
 _INTROSPECTION: dict[str, dict[str, frozenset[str]]] = {
     "postgres": {"information_schema": _INFORMATION_SCHEMA, "pg_catalog": frozenset({"pg_tables"})},
     "mysql": {"information_schema": _INFORMATION_SCHEMA},
-    "duckdb": {"information_schema": _INFORMATION_SCHEMA - {"views"},
+    "duckdb": {"information_schema": _INFORMATION_SCHEMA,
                "main": frozenset({"duckdb_columns", "duckdb_schemas"})},
     "sqlite": {"main": frozenset({"sqlite_schema", "sqlite_master"})},
 }
