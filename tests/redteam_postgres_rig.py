@@ -67,6 +67,8 @@ class PostgresRig:
         self._secret_thread: threading.Thread | None = None
         self.secret_pid = self.listen_pid = 0
         self.seeded_randoms: set[float] = set()
+        self.other_secrets = [f"rtother{kind}{uuid.uuid4().hex[:12]}" for kind in ("view", "function", "comment", "op")]
+        self.view_oid = self.func_oid = 0
 
     # --- connections -------------------------------------------------------------------------
 
@@ -90,6 +92,7 @@ class PostgresRig:
             "secret_app": self.secret_app, "listen_app": self.listen_app, "slot": self.slot,
             "conn": f"host={self.base.host or '127.0.0.1'} port={self.base.port or 5432} dbname={self.db} user=postgres",
             "pwrole": self.pw_role, "lprole": self.lp_role, "token": self.token, "db": self.db,
+            "view_oid": self.view_oid, "func_oid": self.func_oid,
         }
 
     # --- set-up and tear-down ---------------------------------------------------------------------
@@ -103,6 +106,7 @@ class PostgresRig:
         a = self.admin
         a.execute("CREATE SCHEMA rt")
         a.execute("CREATE SCHEMA rt_probe")
+        self._make_other_schema()
         self.has_pageinspect = self._try("CREATE EXTENSION pageinspect SCHEMA rt_probe")
         self.has_dblink = self._try("CREATE EXTENSION dblink SCHEMA rt")
         a.execute("CREATE TABLE rt.accounts (id int PRIMARY KEY, name text, balance numeric)")
@@ -156,6 +160,24 @@ class PostgresRig:
         if self.files is not None:
             self.files.remove()
 
+    def _make_other_schema(self) -> None:
+        """``rt_other``, outside the workspace (``rt``), usable by everyone (as schemas of a real
+        database often are) but with nothing granted in it: a view, a function and a comment
+        whose texts are needles, and operators whose function raises a needle when it runs."""
+        a = self.admin
+        view, function, comment, operator = self.other_secrets
+        a.execute("CREATE SCHEMA rt_other")
+        a.execute("GRANT USAGE ON SCHEMA rt_other TO PUBLIC")
+        a.execute(f"CREATE VIEW rt_other.vault_view AS SELECT '{view}'::text AS s")
+        a.execute(f"CREATE FUNCTION rt_other.vault_fn() RETURNS text LANGUAGE sql AS $$SELECT '{function}'::text$$")
+        a.execute(f"COMMENT ON VIEW rt_other.vault_view IS '{comment}'")
+        a.execute("CREATE FUNCTION rt_other.leak(int, int) RETURNS bool LANGUAGE plpgsql AS "
+                  f"$$BEGIN RAISE EXCEPTION '{operator}'; END$$")
+        for op in ("=", "<"):
+            a.execute(f"CREATE OPERATOR rt_other.{op} (LEFTARG = int, RIGHTARG = int, FUNCTION = rt_other.leak)")
+        self.view_oid = a.execute("SELECT 'rt_other.vault_view'::regclass::oid").fetchone()[0]
+        self.func_oid = a.execute("SELECT 'rt_other.vault_fn'::regproc::oid").fetchone()[0]
+
     def _try(self, sql: str) -> bool:
         try:
             self.admin.execute(sql)
@@ -187,6 +209,7 @@ class PostgresRig:
         (pw_hash,) = a.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", (self.pw_role,)).fetchone()
         s.add_pieces(pw_hash)
         s.add("SCRAM-SHA-256$", self.secret_query_token, um_password, sub_password, self.lp_password)
+        s.add(*self.other_secrets)
         for name in ("hba_file", "config_file", "data_directory", "ident_file"):
             s.add(a.execute(f"SELECT current_setting('{name}')").fetchone()[0])
         s.add("255.255.255.255", "postmaster.pid", "pg_hba.conf", "postgresql.conf")

@@ -89,7 +89,7 @@ def test_corpus_is_large_and_covers_every_class():
     assert len(CASES) >= MIN_CASES
     classes = {c.cls for c in CASES}
     assert classes >= {"file_read", "file_write", "program", "signal", "settings", "slot", "stats", "index",
-                       "sequence", "lock", "seed", "notify", "secret", "write", "multi"}
+                       "sequence", "lock", "seed", "notify", "secret", "write", "multi", "metadata", "operator", "memory"}
     for cls in classes:  # several encodings per class
         assert len({c.enc for c in CASES if c.cls == cls}) >= 2, cls
 
@@ -132,8 +132,15 @@ def test_probes_find_secrets_and_dirty_sessions(rig):
                 "SELECT umoptions FROM pg_user_mappings", "SELECT subconninfo FROM pg_subscription",
                 "SELECT * FROM pg_hba_file_rules", f"SELECT encode(pg_read_binary_file('{rig.files.file}'), 'hex')",
                 f"SELECT md5(pg_read_file('{rig.files.file}'))", f"SELECT (pg_stat_file('{rig.files.file}')).size",
-                f"SELECT pg_ls_dir('{rig.files.root}')"):
+                f"SELECT pg_ls_dir('{rig.files.root}')",
+                # outside the workspace: a view's, a function's and a comment's text; every session's query
+                "SELECT definition FROM pg_views WHERE schemaname = 'rt_other'",
+                f"SELECT pg_get_functiondef({rig.func_oid})", f"SELECT obj_description({rig.view_oid}, 'pg_class')",
+                "SELECT pg_stat_get_backend_activity(b) FROM pg_stat_get_backend_idset() AS b"):
         assert rig.secrets.found_in(a.execute(sql).fetchall()), sql
+    with pytest.raises(psycopg.errors.RaiseException) as raised:  # the schema's operator runs its function
+        a.execute("SELECT 1 WHERE 1 OPERATOR(rt_other.=) ANY (SELECT 1)")
+    assert rig.secrets.found_in(str(raised.value))
     assert not rig.secrets.found_in(a.execute("SELECT * FROM rt.accounts").fetchall())
     with psycopg.connect(rig.conninfo()) as dirty:
         dirty.execute("SET search_path = rt")
