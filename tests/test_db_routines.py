@@ -278,3 +278,54 @@ def test_allowed_names_are_schema_qualified_and_read_as_the_engine_reads_them():
         with pytest.raises(ConfigurationError):
             allowed_keys([bad], "postgres")
     assert RoutineCatalog("sqlite").refused(["a.b"]) == frozenset()
+
+
+# --- --allow-function on the command line ----------------------------------------------------
+
+
+def test_baton_ask_refuses_a_definer_call_unless_allowed_by_name(pg_definer, tmp_path, monkeypatch):
+    from baton.llm import FunctionModel
+    from baton.llm.testing import tool_call
+    from baton.messages import LLMResponse
+
+    def model(messages, tools):
+        if any(t.name == "run_sql" for t in tools):
+            if messages[-1].role == "tool":
+                return messages[-1].content
+            return LLMResponse(tool_calls=[tool_call("run_sql", {"sql": "SELECT ws.order_total() AS total_amount"})])
+        if messages[-1].role == "tool":
+            return messages[-1].content
+        return LLMResponse(tool_calls=[tool_call("database", {"question": messages[-1].content})])
+
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr("baton.cli.main_commands._model", lambda: FunctionModel(model))
+    runner, app = CliRunner(), build_app()
+    url = pg_definer.reader.url
+    refused = runner.invoke(app, ["ask", "--database", url, "--json", "What is the order total?"])
+    assert "definer_routine" in refused.output or "SECURITY DEFINER" in refused.output, refused.output
+    assert "42" not in json.dumps(json.loads(refused.stdout).get("table") or {})
+    allowed = runner.invoke(app, ["ask", "--database", url, "--allow-function", "ws.order_total", "--json",
+                                  "What is the order total?"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "42" in allowed.stdout
+    bad = runner.invoke(app, ["ask", "--database", url, "--allow-function", "order_total", "What is the order total?"])
+    assert bad.exit_code == 2 and "schema-qualified" in bad.output
+
+
+def test_baton_serve_passes_allowed_functions_to_the_database_connection(tmp_path, monkeypatch):
+    import sqlite3
+
+    db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(db) as made:
+        made.execute("CREATE TABLE orders (id INTEGER)")
+    served = []
+    monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("BATON_API_KEYS", raising=False)
+    monkeypatch.setattr("baton.cli.main_commands._model", lambda: None)
+    monkeypatch.setattr("baton.cli.serving.serve_app", lambda app, *a, **k: served.append(app))
+    result = CliRunner().invoke(build_app(), ["serve", "--database", f"sqlite:///{db}", "--allow-function", "main.f",
+                                              "--allow-function", 'main."G"'])
+    assert result.exit_code == 0, result.output
+    [app] = served
+    [agent] = [t.agent for t in app.state.workspaces.get("database").orchestrator.agent_tools.values()]
+    assert agent.connection.options.allow_functions == ("main.f", 'main."G"')

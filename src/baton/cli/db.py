@@ -51,6 +51,28 @@ def unsafe_privileged_role_opt_in(flag: bool) -> bool:
     return allowed
 
 
+AllowFunctionOption = typer.Option(
+    [], "--allow-function", metavar="SCHEMA.NAME",
+    help="With --database: a SECURITY DEFINER routine model SQL may call (repeatable). Its body runs with its owner's "
+         "rights and is not checked: allow only routines whose body you have read.")
+
+
+def allowed_functions(values: list[str] | None, database: str | None) -> tuple[str, ...]:
+    """``--allow-function`` values, checked to be schema-qualified names (one line and exit 2
+    otherwise); empty without ``--database``."""
+    from baton.errors import BatonError
+    from baton.specialists.sql.engines import dialect_of
+    from baton.specialists.sql.routines import allowed_keys
+
+    if not values or not database:
+        return ()
+    try:
+        allowed_keys(values, dialect_of(database))
+    except BatonError as exc:
+        raise _fail(f"--allow-function: {exc}") from None
+    return tuple(values)
+
+
 def _fail(message: str) -> typer.Exit:
     Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}")
     return typer.Exit(2)

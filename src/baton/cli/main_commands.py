@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from baton.cli.db import AllowFunctionOption, allowed_functions
 from baton.cli.mcp_specialists import McpAllowOption, McpOption, mcp_specialists
 from baton.cli.render import print_answer, write_chart
 
@@ -171,7 +172,7 @@ def app_from_config():
     app, _ = server_app(config.get("database"), _model(), _demo_workspace, Console(stderr=True), docs,
                         state=_state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
                         mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None,
-                        freshness=freshness)
+                        freshness=freshness, allow_functions=tuple(config.get("allow_functions") or ()))
     return app
 
 
@@ -229,6 +230,7 @@ def register(app: typer.Typer) -> None:
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
+        allow_function: list[str] = AllowFunctionOption,
         freshness_sql: str | None = FreshnessSQLOption,
         freshness_column: str | None = FreshnessColumnOption,
         max_data_age: str | None = MaxDataAgeOption,
@@ -248,7 +250,7 @@ def register(app: typer.Typer) -> None:
         async def run() -> int:
             async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
                                        allow_privileged_role=privileged, semantic=_semantic_file(semantic),
-                                       freshness=freshness) as ws:
+                                       freshness=freshness, allow_functions=allowed_functions(allow_function, database)) as ws:
                 with notes.status("Thinking...", spinner="dots"):
                     try:
                         answer = await ws.answer(question, session)
@@ -276,6 +278,7 @@ def register(app: typer.Typer) -> None:
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
+        allow_function: list[str] = AllowFunctionOption,
         mcp: list[str] = McpOption,
         mcp_allow: list[str] = McpAllowOption,
         workers: int = typer.Option(1, "--workers", min=1, help="Processes serving this port (each builds the same app over the same state)."),
@@ -304,11 +307,13 @@ def register(app: typer.Typer) -> None:
                 console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
             config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
                       "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None,
-                      "freshness": [freshness_sql, freshness_column, max_data_age]}
+                      "freshness": [freshness_sql, freshness_column, max_data_age],
+                      "allow_functions": list(allowed_functions(allow_function, database))}
             serve_workers(config, host, port, workers, log_level)
             return
         app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
-                                  mcp_servers=servers, semantic=_semantic_file(semantic), freshness=freshness)
+                                  mcp_servers=servers, semantic=_semantic_file(semantic), freshness=freshness,
+                                  allow_functions=allowed_functions(allow_function, database))
         for key, name in printed:
             console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
         if not printed:  # keys from BATON_API_KEYS: say where, never which key

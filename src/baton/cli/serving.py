@@ -52,7 +52,8 @@ def _tracker():
 @contextlib.asynccontextmanager
 async def local_workspace(database: str | None, model, demo_factory: Callable[..., Workspace], docs: Path | None = None, *,
                           observe: bool = False, allow_privileged_role: bool = False, state: State | None = None,
-                          semantic: Path | None = None, freshness: Freshness | None = None) -> AsyncIterator[Workspace]:
+                          semantic: Path | None = None, freshness: Freshness | None = None,
+                          allow_functions: tuple[str, ...] = ()) -> AsyncIterator[Workspace]:
     """The demo workspace, or one over ``database`` (and ``docs``, ``freshness``), on ``state``,
     closed on exit. With ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
     from baton.workspace.database import open_database_workspace
@@ -67,7 +68,7 @@ async def local_workspace(database: str | None, model, demo_factory: Callable[..
         options["semantic"] = semantic
     if database:
         ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state,
-                                     freshness=freshness, **options)
+                                     freshness=freshness, allow_functions=allow_functions, **options)
     else:
         ws = demo_factory(state=state, **options)
     if host is not None:
@@ -89,7 +90,8 @@ def _pipeline_host(state: State, model, run_pipelines: bool | None = None):
 def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
                allow_privileged_role: bool = False, state: State | None = None,
                run_pipelines: bool | None = None, mcp_servers: Sequence[Any] = (),
-               semantic: Path | None = None, freshness: Freshness | None = None) -> tuple[Any, list[tuple[str, str]]]:
+               semantic: Path | None = None, freshness: Freshness | None = None,
+               allow_functions: tuple[str, ...] = ()) -> tuple[Any, list[tuple[str, str]]]:
     """The app serving the workspace over ``database`` (with ``docs``, ``freshness``), or the demo when no
     database is given, on ``state``; and the keys to print (see ``api_keys``). Pipelines run
     durably: their stages in this process when the state is embedded (or ``run_pipelines``),
@@ -105,7 +107,7 @@ def server_app(database: str | None, model, demo_factory: Callable[..., Workspac
         options["semantic"] = semantic
     if database:
         workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state,
-                                            freshness=freshness, **options)
+                                            freshness=freshness, allow_functions=allow_functions, **options)
     else:
         workspace = demo_factory(state=state, **options)
     if host is not None:

@@ -47,7 +47,8 @@ def database_workspace_id(url: str) -> str:
 def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Path | None = None, state: State | None = None,
                             name: str = DATABASE_WORKSPACE, allow_privileged_role: bool = False,
                             tracker: Any = None, owns_tracker: bool = False, pipelines: Any = "auto",
-                            semantic: str | Path | None = None, freshness: Freshness | None = None) -> Workspace:
+                            semantic: str | Path | None = None, freshness: Freshness | None = None,
+                            allow_functions: tuple[str, ...] = ()) -> Workspace:
     """The workspace (module docstring). ``pipelines``: ``"auto"`` (in-process pipelines
     when a model is configured), ``None`` (none), or a factory ``(workspace, runner) ->
     service`` such as ``State.pipelines_for``."""
@@ -66,6 +67,8 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
     extra: dict[str, Any] = {"allow_privileged_role": True} if allow_privileged_role else {}
     if freshness is not None:
         extra["freshness"] = freshness
+    if allow_functions:  # SECURITY DEFINER routines model SQL may call (specialists/sql/routines.py)
+        extra["allow_functions"] = tuple(allow_functions)
     connection = SQLConnection(url, id="database", **extra)  # an unsafe freshness query is refused here, before memory opens
     memory = place.memory()
     router = LexicalRouter(catalog=True, database=url)  # no model: verified questions, documents, else "Did you mean" / how to add one
