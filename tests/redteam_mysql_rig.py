@@ -50,6 +50,7 @@ class MySQLRig:
         self.secret_id = self.idle_id = 0
         self.seeded_randoms: set[float] = set()
         self.net_read_timeout = 0
+        self._last_uuid_short = 0
 
     def connect(self, user: str | None = None, password: str | None = None, db: str | None = None) -> pymysql.Connection:
         url = self.base
@@ -94,6 +95,9 @@ class MySQLRig:
         for (auth,) in run("SELECT authentication_string FROM mysql.user WHERE User = %s", (self.lp_user,)):
             s.add_pieces(auth)
         s.add(srv_password, self.secret_query_token, self.lp_password, *self.files.needles())
+        # the server's paths (issue 24: @@datadir and friends); the short ones (/usr, /tmp) are left out
+        s.add(*[str(v) for v in run("SELECT @@datadir, @@log_error, @@socket, @@plugin_dir, @@pid_file, "
+                                    "@@general_log_file, @@slow_query_log_file")[0] if v])
         s.numbers.add(len(self.files.content))
         self.seeded_randoms = self._seeded_randoms()
         self.start_secret_session()
@@ -199,6 +203,11 @@ class MySQLRig:
                 "global_net_read_timeout", "idle_session")
         snap = dict(zip(keys, row))
         snap["named_lock_holder"] = "held" if snap["named_lock_holder"] is not None else "free"
+        # UUID_SHORT() advances a server-global counter by one per call: calls since the last
+        # snapshot other than the snapshot's own
+        (short,) = self._run("SELECT UUID_SHORT()")[0]
+        snap["uuid_short_calls"] = short - self._last_uuid_short - 1 if self._last_uuid_short else 0
+        self._last_uuid_short = short
         snap["files"] = self.files.listing()
         snap["secret_session"] = self._secret_state()
         return snap

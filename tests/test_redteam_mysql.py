@@ -85,7 +85,7 @@ def test_corpus_is_large_and_covers_every_class():
     assert len(CASES) >= MIN_CASES
     classes = {c.cls for c in CASES}
     assert classes >= {"file_read", "file_write", "secret", "stall", "lock", "session", "seed", "sequence",
-                       "signal", "write", "multi"}
+                       "signal", "write", "multi", "metadata", "counter"}
     assert len({c.enc for c in CASES if c.enc.endswith("after --")}) >= 15  # Unicode spaces after --
 
 
@@ -101,6 +101,7 @@ def test_probes_see_real_side_effects(rig):
         "idle_session": f"KILL {rig.idle_id}",
         "global_net_read_timeout": "SET GLOBAL net_read_timeout = 31",
         "tables": f"CREATE TABLE {rig.db}.rt_extra (a INT)",
+        "uuid_short_calls": "SELECT UUID_SHORT()",
     }
     for key, sql in cases.items():
         before = rig.snapshot()
@@ -119,7 +120,8 @@ def test_probes_see_real_side_effects(rig):
 def test_probes_find_secrets_and_dirty_sessions(rig):
     for sql in (f"SELECT authentication_string FROM mysql.user WHERE User = '{rig.lp_user}'",
                 "SELECT Password FROM mysql.servers", f"SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = {rig.secret_id}",
-                f"SELECT LOAD_FILE('{rig.files.file}')", f"SELECT HEX(LOAD_FILE('{rig.files.file}'))"):
+                f"SELECT LOAD_FILE('{rig.files.file}')", f"SELECT HEX(LOAD_FILE('{rig.files.file}'))",
+                "SELECT @@datadir", "SELECT @@socket", "SELECT @@plugin_dir", "SELECT @@log_error"):
         assert rig.secrets.found_in(rig._run(sql)), sql
     assert not rig.secrets.found_in(rig._run(f"SELECT * FROM {rig.db}.rt_rows"))
     with rig.connect() as dirty:
