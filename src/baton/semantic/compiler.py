@@ -122,7 +122,7 @@ def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grai
     if name == TIME:
         time = branch.time
         assert time is not None
-        return grain_expression(time_value(time, branch.root.name), time, grain or "month", dialect)
+        return grain_expression(_branch_time(branch), time, grain or "month", dialect)
     dimension = model.dimension(name)
     local = dimension.local_expr(branch.root.name)
     if local is not None:
@@ -134,6 +134,13 @@ def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grai
     # Through a join the dimension is its entity's: NULL where no row was joined, as MetricFlow computes it
     # (an expression such as "1" or COALESCE(x, 'none') would otherwise hold for rows that have no match)
     return exp.Case().when(exp.Not(this=exp.Is(this=branch.matched[alias].copy(), expression=exp.Null())), value)
+
+
+def _branch_time(branch: _Branch) -> exp.Expr:
+    """The branch's time column on its rows: its own, or the joined entity's that holds it."""
+    time = branch.time
+    assert time is not None
+    return time_value(time, branch.root.name if time.entity is None else branch.alias_for(time.entity))
 
 
 def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str | None, dialect: str) -> exp.Expr:
@@ -229,7 +236,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                               else exp.In(this=subject, expressions=literals))
         if q.periods:
             assert time is not None
-            column = time_value(time, branch.root.name)
+            column = _branch_time(branch)
             ranges = [period_condition(column, time, p) for p in q.periods]
             conditions.append(ranges[0] if len(ranges) == 1 else exp.Paren(this=exp.or_(*ranges)))
         aggregates = {m: _aggregate(model.measure(m).agg, _qualify(parse_fragment(model.measure(m).expr, f"measure {m}"),

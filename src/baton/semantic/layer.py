@@ -90,7 +90,7 @@ class SemanticLayer:
         times = {(e.name, e.time) for e in self.model.entities if e.time is not None}
         times |= {(m.entity, m.time) for m in self.model.measures if m.time is not None}
         for name, time in sorted(times, key=lambda t: (t[0], t[1].column)):
-            entity = self.model.entity(name)
+            entity = self.model.entity(time.entity or name)
             column = time_value(time, "t")
             table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
                                          db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)

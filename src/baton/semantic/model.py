@@ -7,7 +7,8 @@ anything is compiled from it:
 - **entity**: one table (``table``, optionally ``schema``), its time column (``time``:
   the column, how it is stored — ``month`` text ``YYYY-MM``, ``date`` text ``YYYY-MM-DD``,
   ``timestamp`` text ``YYYY-MM-DD HH:MM:SS``, or ``native`` DATE/TIMESTAMP — and so the
-  finest grain it has) and its joins to other entities (many-to-one: ``on`` maps a local
+  finest grain it has; ``entity``: another entity's column, reached through the joins — order
+  lines counted by their order's date) and its joins to other entities (many-to-one: ``on`` maps a local
   column to the other entity's column);
 - **measure**: an aggregation (``sum``, ``count``, ``count_distinct``, ``avg``, ``min``,
   ``max``) of an expression over one entity's rows, with an optional row filter that is part
@@ -49,6 +50,7 @@ class Join:
 class TimeColumn:
     column: str
     format: str = "date"  # month | date | timestamp | native
+    entity: str | None = None  # the entity whose column it is, reached through joins (an order line dated by its order)
 
     @property
     def finest(self) -> str:
@@ -245,7 +247,8 @@ class SemanticModel:
         has a time column)."""
         entity = self.measure(measure).entity
         if dimension == TIME:
-            return self.time_of(measure) is not None
+            time = self.time_of(measure)
+            return time is not None and (time.entity is None or self.path(entity, time.entity) is not None)
         found = self.dimension(dimension)
         return found.local_expr(entity) is not None or self.path(entity, found.entity) is not None
 

@@ -7,6 +7,7 @@ The file (``--semantic FILE``; the demo's is ``baton/demo/semantic.yaml``)::
       - name: revenue_line
         table: monthly_revenue
         time: {column: month, format: month}      # month | date | timestamp | native
+        # time: {column: ordered_at, format: native, entity: order}: another entity's, through the joins
         joins:
           - {to: product, on: {product_id: id}}  # many-to-one: local column -> its column
     measures:
@@ -60,7 +61,7 @@ MAX_PARTS = 500
 _KEYS = {
     "model": {"name", "description", "entities", "measures", "metrics", "dimensions", "saved_queries", "time_synonyms", "semantic_model"},
     "entity": {"name", "table", "schema", "time", "joins", "synonyms", "description"},
-    "time": {"column", "format"},
+    "time": {"column", "format", "entity"},
     "join": {"to", "on"},
     "measure": {"name", "entity", "agg", "expr", "filter", "description"},
     "metric": {"name", "type", "measure", "numerator", "denominator", "expr", "label", "synonyms", "decimals", "description"},
@@ -126,7 +127,9 @@ def _time(value: Any, where: str) -> TimeColumn | None:
     fmt = _text(data.get("format"), where, "date")
     if fmt not in TIME_FORMATS:
         raise SemanticModelError(f"{where}: time format {fmt!r} is not one of {', '.join(TIME_FORMATS)}")
-    return TimeColumn(identifier(_text(data.get("column"), where), f"{where}: time column"), fmt)
+    holder = data.get("entity")
+    return TimeColumn(identifier(_text(data.get("column"), where), f"{where}: time column"), fmt,
+                      identifier(str(holder), f"{where}: entity") if holder is not None else None)
 
 
 def _entity(data: Any, i: int) -> Entity:
@@ -240,6 +243,10 @@ def validate(model: SemanticModel) -> None:
         for join in entity.joins:
             if join.to not in entities:
                 raise SemanticModelError(f"entity {entity.name!r} joins {join.to!r}, which is no entity")
+    for entity in model.entities:
+        holder = entity.time.entity if entity.time is not None else None
+        if holder is not None and (holder not in entities or model.path(entity.name, holder) is None):
+            raise SemanticModelError(f"entity {entity.name!r}: its time is on {holder!r}, which is no entity its joins reach")
     for measure in model.measures:
         if measure.entity not in entities:
             raise SemanticModelError(f"measure {measure.name!r} is on entity {measure.entity!r}, which is no entity")
