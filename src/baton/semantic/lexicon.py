@@ -35,8 +35,9 @@ FILLER = frozenset(
     list tell display get find see what which who how many much number count be is are was were been being have has had do does
     did can could would will should please i we our my us you your their there this that these those it its total overall sum
     amount figure value data breakdown broken down split let like know look pull up some just also then now thing whole entire
-    combined altogether both company business respectively result results value sorted sort ranked rank ordered order""".split()
-)
+    combined altogether both company business respectively result results value sorted sort ranked rank ordered order
+    placed came come still currently ever got""".split()
+)  # the last line: how people say that a counted thing happened ("orders placed", "came from", "still processing")
 GRAIN_WORDS = {
     "day": "day", "daily": "day", "date": "day", "week": "week", "weekly": "week", "month": "month", "monthly": "month",
     "quarter": "quarter", "quarterly": "quarter", "year": "year", "yearly": "year", "annual": "year", "annually": "year",

@@ -22,7 +22,10 @@
 4. Among valid readings, those that read the words as the fewest, longest phrases of the
    model win ("units sold" is the metric, not "units" + "sold"; "roadshow profit" is the
    model's synonym of ``event_profit``): a phrase the model's author declared is evidence,
-   a split of it is not. Readings that remain different are not chosen between.
+   a split of it is not. Then a reading that names its metric beats one a verb only implies,
+   and the words' own tie-breaks apply (``preference.py``: "revenue from customers in Germany"
+   filters by the customers' country, it does not count customers; "which category had the
+   highest revenue" is a top 1). Readings that remain different are not chosen between.
 
 Outcome: exactly one distinct valid query -> ``Parsed``; several -> ``AskBack`` with them; none,
 but the question is about metrics -> ``AskBack`` with the nearest answerable readings (unknown
@@ -42,6 +45,7 @@ from baton.phrasing import raw_words
 from baton.semantic.lexicon import FILLER, VERBS, Lexicon, Sense, phrase_of
 from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.named_periods import expand_period, named_periods
+from baton.semantic.preference import loose, names_one
 from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
 from baton.semantic.segmentation import segmentations
@@ -79,6 +83,8 @@ class _Draft:
     unknown: list[str] = field(default_factory=list)
     repairs: list[SemanticQuery] = field(default_factory=list)
     segments: int = 0  # senses the words were read as: fewer means longer phrases of the model's own
+    implied: bool = False  # its metric is implied by a verb ("sold"), not named
+    loose: int = 0  # words that name an entity ("from customers in Germany") read as a metric or a breakdown instead
     refusal: str = ""  # the reading names a metric or dimension Baton does not compute (``Refusal.message``)
 
 
@@ -105,7 +111,11 @@ class QuestionParser:
         fewest = min((d.segments for d in (*good, *refusing)), default=0)
         if any(d.segments == fewest for d in refusing):  # "total transactions" names a metric not computed: never
             return drafts, []  # answer another that shares its words ("transactions")
-        return drafts, _distinct([d.query for d in good if d.segments == fewest and d.query is not None])
+        good = [d for d in good if d.segments == fewest]
+        if any(not d.implied for d in good):  # a metric the question names wins over one a verb implies
+            good = [d for d in good if not d.implied]
+        loosest = min((d.loose for d in good), default=0)  # "revenue from customers in Germany": customers qualify
+        return drafts, _distinct([d.query for d in good if d.loose == loosest and d.query is not None])
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019  (as above)
     def _parse(self, question: str):
@@ -226,9 +236,13 @@ class QuestionParser:
                               for i, s in enumerate(seq)):
             shared.problems.append("a breakdown (“by …”) names a dimension, not a metric")
         by = _with_companions(self.model, by)
+        if limit is None and order is not None and names_one(seq, words, by):
+            limit = 1  # "which category had the highest revenue": one category
+        looseness = loose(self.model, self.lexicon, seq, words, ranked)
         drafts = []
         for metric_list in candidates:
-            draft = _Draft(problems=list(shared.problems), unknown=list(shared.unknown), segments=len(seq))
+            draft = _Draft(problems=list(shared.problems), unknown=list(shared.unknown), segments=len(seq),
+                           implied=not metrics, loose=looseness)
             query = SemanticQuery(tuple(metric_list), tuple(by), grain if TIME in by else None,
                                   tuple((k, tuple(v)) for k, v in values.items()), tuple(periods),
                                   ((metric_list[0], order),) if order is not None else (), limit)
@@ -265,7 +279,11 @@ class QuestionParser:
         model = self.model
         problems: list[str] = []
         used = {model.measure(m).entity for name in query.metrics for m in model.measures_of(name)}
-        used |= {model.dimension(d).entity for d in (*query.by, *(n for n, _ in query.where)) if d != TIME}
+        dimensions = {model.dimension(d).entity for d in (*query.by, *(n for n, _ in query.where)) if d != TIME}
+        for start in list(used):  # the entities a join passes through qualify too ("revenue from customers in Germany")
+            for goal in dimensions:
+                used |= {step.name for step, _ in model.path(start, goal) or ()}
+        used |= dimensions
         stray = sorted(entities - used)
         if stray:
             problems.append(f"“{stray[0].replace('_', ' ')}” does not fit {' and '.join(model.metric(m).title for m in query.metrics)}")

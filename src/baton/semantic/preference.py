@@ -1,0 +1,75 @@
+"""Which of several valid readings a question's words favour (the parser's tie-breaks).
+
+Two readings that both answer are never chosen between by guessing (``parser.py`` asks back);
+these say when the words themselves decide:
+
+- ``loose``: how loosely a reading reads its words — an entity named after "from", "of",
+  "for", "among" or "with" read as a metric or a breakdown ("revenue from customers in
+  Germany": the customers qualify the revenue, they are neither counted nor listed), a count
+  of an entity read beside a value of that entity ("the Rock genre": a genre, not the number
+  of genres), a value matched by only part of its words ("track" in an album's title). The
+  loosest readings lose.
+- ``names_one``: "which category had the highest revenue" names one category (a top 1);
+  "which categories" all of them, ranked.
+"""
+
+from __future__ import annotations
+
+from baton.semantic.lexicon import Lexicon, Sense, phrase_of
+from baton.semantic.model import TIME, SemanticModel
+
+CONNECTORS = frozenset({"from", "of", "for", "among", "with"})  # "revenue from customers": what follows qualifies
+
+
+def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:
+    return [meaningful[j] for j in (index - 1, index + 1) if 0 <= j < len(meaningful)]
+
+
+def names_one(seq: tuple[Sense, ...], words: list[str], by: list[str]) -> bool:
+    """Whether the one thing ranked is named in the singular after "which" ("which category had the most")."""
+    dims = [s for s in seq if s.kind == "dimension" and s.name in by]
+    if len(dims) != 1 or len([b for b in by if b != TIME]) != 1 or TIME in by:
+        return False
+    start = dims[0].start
+    if not start or words[start - 1].lower() not in ("which", "what"):
+        return False
+    last = words[dims[0].end - 1].lower()
+    return not last.endswith("s") or last.endswith(("ss", "us", "is"))
+
+
+def loose(model: SemanticModel, lexicon: Lexicon, seq: tuple[Sense, ...], words: list[str], ranked: bool) -> int:
+    """How loosely a reading reads its words, for choosing among valid ones: each sense read as a metric
+    or a breakdown where the words name an entity after "from", "of", "for", "among" or "with" ("revenue
+    from customers in Germany": the customers qualify, they are no metric), each count of an entity read
+    beside a value of that entity ("the Rock genre": a genre, not the number of genres), and each
+    value matched by part of its words ("track" in an album's title)."""
+    count = sum(1 for s in seq if s.kind == "value" and s.extra == ("partial",))
+    meaningful = [s for s in seq if s.kind != "filler"]
+    for i, sense in enumerate(meaningful):
+        if sense.kind == "metric" and any(n.kind == "value" and _counts_entity_of(model, sense.name, n.name)
+                                          for n in _neighbours(meaningful, i)):
+            count += 1
+    for i, sense in enumerate(seq):
+        if sense.kind not in ("metric", "dimension") or (ranked and sense.kind == "dimension"):
+            continue
+        j = i - 1  # back over filler and values ("from business customers") to the word that joins it
+        while j >= 0 and seq[j].kind in ("filler", "value") and not (seq[j].kind == "filler" and seq[j].name.lower() in CONNECTORS):
+            j -= 1
+        if j < 0 or seq[j].kind != "filler":
+            continue
+        phrase = tuple(phrase_of(" ".join(words[sense.start:sense.end])))
+        if any(s.kind == "entity" for s in lexicon.phrases.get(phrase, ())):
+            count += 1
+    return count
+
+
+def _counts_entity_of(model: SemanticModel, metric: str, dimension: str) -> bool:
+    """Whether ``metric`` counts the rows of the entity that holds ``dimension``."""
+    found = model.metric(metric)
+    if found.type != "simple" or not found.measure:
+        return False
+    measure = model.measure(found.measure)
+    return measure.agg in ("count", "count_distinct") and measure.entity == model.dimension(dimension).entity
+
+
+__all__ = ["CONNECTORS", "loose", "names_one"]
