@@ -117,7 +117,7 @@ async def test_a_postgres_refresh_reads_again_only_the_tables_whose_catalogue_ch
 
 
 async def test_the_semantic_draft_takes_the_databases_comments_as_descriptions(make_db):
-    from baton.semantic.check import draft_model
+    from baton.semantic.draft import draft_model
     from baton.semantic.native import model_from_dict
 
     db = make_db("duckdb", "CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DOUBLE, country VARCHAR)",
@@ -128,7 +128,7 @@ async def test_the_semantic_draft_takes_the_databases_comments_as_descriptions(m
         draft = await draft_model(connection, "shop")
     finally:
         await connection.aclose()
-    model = model_from_dict(draft)
+    model = model_from_dict(draft.model)
     assert model.entity("orders").description == "One row per order"
     assert model.metric("amount").description == "Order total in euros"
     assert model.dimension("country").description == "Where it was shipped to"

@@ -66,14 +66,20 @@ def test_init_drafts_a_model_that_checks(home):
     result = run("semantic", "init", "--database", f"sqlite:///{home / 'finance.sqlite'}", "--out", str(draft))
     assert result.exit_code == 0, result.output
     text = draft.read_text()
-    assert text.startswith("# A draft semantic model") and "cents -> currency" in text
+    assert text.startswith("# A draft semantic model") and "cents: divided by 100" in text  # the checklist, as comments
     model = yaml.safe_load(text)
     entities = {e["name"]: e for e in model["entities"]}
     assert entities["monthly_revenue"]["time"] == {"column": "month", "format": "month"}
     assert entities["roadshow_events"]["time"] == {"column": "event_date", "format": "date"}
     assert entities["sales_transactions"]["time"] == {"column": "sold_at", "format": "timestamp"}
     assert {"to": "products", "on": {"product_id": "id"}} in entities["monthly_revenue"]["joins"]
-    assert {m["name"] for m in model["metrics"]} >= {"revenue_cents", "tickets_sold", "monthly_costs_count"}
+    metrics = {m["name"]: m for m in model["metrics"]}
+    assert set(metrics) >= {"revenue", "tickets_sold", "monthly_costs", "average_ticket_price"}  # named in words
+    measures = {m["name"]: m for m in model["measures"]}
+    assert measures[metrics["revenue"]["measure"]]["expr"] == "revenue_cents / 100.0"
+    assert measures[metrics["average_ticket_price"]["measure"]]["agg"] == "avg"  # a price is never summed
+    assert measures["roadshow_events_count"]["filter"] == "deleted_at IS NULL"  # a soft delete
+    assert "decided:" in result.output and "- [ ] soft-delete: entity roadshow_events" in result.output
     checked = run("semantic", "check", str(draft), "--database", f"sqlite:///{home / 'finance.sqlite'}")
     assert checked.exit_code == 0, checked.output
 

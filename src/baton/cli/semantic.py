@@ -7,9 +7,12 @@
   (named, with file and line). Exit 0 when all is well, 1 with every problem or part not
   computed listed, 2 when the model cannot be read or the database cannot be used (one
   line, no traceback).
-- ``init --database URL [--out FILE]``: a draft model from the schema (foreign keys -> joins,
-  numeric columns -> measures and metrics, dates -> time, text -> dimensions), printed or
-  written, for a person to edit; it is checked as a model before it is written.
+- ``init --database URL [--out FILE] [--checklist-json FILE]``: a draft model from the schema
+  and the data (``baton.semantic.draft``: metrics named in words, counts, averages for prices,
+  time through joins, labels, categorical dimensions), ready to ask; checked as a model
+  before it is written. It prints what it decided and a checklist, one line per item
+  (``- [ ] <kind>: <target>: <suggestion>``); ``--checklist-json`` writes the checklist with
+  the edit that applies each item, for a script.
 
 The database is read through the same read-only connection and safety check as any
 question (``--unsafe-allow-privileged-role`` as on ``baton ask``).
@@ -91,11 +94,14 @@ def check(file: Path = typer.Argument(..., help="The semantic model: Baton's YAM
 
 @app.command()
 def init(database: str = DatabaseOption, output: Path | None = typer.Option(None, "--out", help="Write the draft here."),
-         name: str = typer.Option("draft", help="The model's name."), unsafe_allow_privileged_role: bool = PrivilegedOption) -> None:
-    """Draft a semantic model from a database's schema, for you to edit."""
-    import yaml
+         name: str = typer.Option("draft", help="The model's name."),
+         checklist_json: Path | None = typer.Option(None, "--checklist-json",
+                                                    help="Write the checklist here as JSON (kind, target, suggestion, apply)."),
+         unsafe_allow_privileged_role: bool = PrivilegedOption) -> None:
+    """Draft a semantic model from a database's schema and data, ready to ask; print what it decided and what to check."""
+    import json
 
-    from baton.semantic.check import DRAFT_HEADER, draft_model
+    from baton.semantic.draft import draft_model, draft_text
     from baton.semantic.errors import SemanticModelError
     from baton.semantic.native import model_from_dict
 
@@ -109,14 +115,26 @@ def init(database: str = DatabaseOption, output: Path | None = typer.Option(None
 
     draft = asyncio.run(run())
     try:
-        model_from_dict(draft)
+        model_from_dict(draft.model)
     except SemanticModelError as exc:
         err.print(f"[red]the draft is not a usable model: {escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
-    text = DRAFT_HEADER + yaml.safe_dump(draft, sort_keys=False, allow_unicode=True)
+    text = draft_text(draft)
+    if checklist_json is not None:
+        checklist_json.write_text(json.dumps([item.to_dict() for item in draft.checklist], indent=2), encoding="utf-8")
     if output is None:
         print(text, end="")
-        return
-    output.write_text(text, encoding="utf-8")
-    err.print(f"wrote {escape(str(output))}: {len(draft['entities'])} entities, {len(draft['metrics'])} metrics, "
-              f"{len(draft['dimensions'])} dimensions (edit it, then: baton semantic check {escape(str(output))} --database ...)")
+    else:
+        output.write_text(text, encoding="utf-8")
+    said = err if output is None else out  # the YAML alone on standard output when it is printed
+    said.print("[bold]decided:[/bold]")
+    for decision in draft.decisions:
+        said.print(f"  {escape(decision)}", highlight=False)
+    said.print(f"[bold]checklist[/bold] ({len(draft.checklist)} to check):")
+    for item in draft.checklist:
+        said.print(escape(item.line), highlight=False)
+    if output is not None:
+        model = draft.model
+        said.print(f"wrote {escape(str(output))}: {len(model['entities'])} entities, {len(model['metrics'])} metrics, "
+                   f"{len(model['dimensions'])} dimensions (ask it now; check it with: baton semantic check {escape(str(output))} "
+                   "--database ...)")
