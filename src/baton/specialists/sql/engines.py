@@ -121,7 +121,7 @@ class ConnectionOptions:
     duckdb_threads: int = 2
     duckdb_max_temp_directory_size: str = "256MB"  # spill to a folder Baton creates and removes (limits.py)
     postgres_work_mem: str | None = "32MB"
-    postgres_temp_file_limit: str | None = "1GB"
+    postgres_temp_file_limit: str | None = "256MB"  # the spill target of bench/sql_memory_bombs.py
     # How to learn when the data was last loaded, and how old it may be (freshness.py): answers
     # on older data say so. Its query is safety-checked when the connection is built.
     freshness: Freshness | None = None
