@@ -329,3 +329,27 @@ def test_baton_serve_passes_allowed_functions_to_the_database_connection(tmp_pat
     [app] = served
     [agent] = [t.agent for t in app.state.workspaces.get("database").orchestrator.agent_tools.values()]
     assert agent.connection.options.allow_functions == ("main.f", 'main."G"')
+
+
+def test_mariadb_routines_granted_to_public_are_found_revoked_by_db_grant_and_then_pass(mysql_definer):
+    db, reader = mysql_definer.name, mysql_definer.reader
+    run(mysql_definer.admin_url, f"REVOKE EXECUTE ON FUNCTION {db}.peek FROM '{reader.name}'@'%'",
+        f"GRANT EXECUTE ON FUNCTION {db}.peek TO PUBLIC")
+    try:  # a routine granted to PUBLIC by name is hidden from ROUTINES, yet callable: found from SHOW GRANTS
+        result = _check(reader.url, "--json")
+        assert result.exit_code == 1, result.output
+        [flagged] = [r for r in json.loads(result.output)["definer_routines"] if r["elevated"]]
+        assert (flagged["schema"], flagged["name"]) == (db, "peek")
+        printed = CliRunner().invoke(build_app(), ["db", "grant", mysql_definer.admin_url, "--schema", db,
+                                                   "--role", reader.name, "--flavor", "mariadb"])
+        assert f"REVOKE EXECUTE ON FUNCTION `{db}`.`peek` FROM PUBLIC;" in printed.output, printed.output
+        applied = CliRunner().invoke(build_app(), ["db", "grant", mysql_definer.admin_url, "--schema", db,
+                                                   "--role", reader.name, "--flavor", "mariadb", "--apply"])
+        assert applied.exit_code == 0, applied.output
+        run(mysql_definer.admin_url, f"ALTER USER '{reader.name}'@'%' IDENTIFIED BY '{reader.password}'")
+        assert _check(reader.url).exit_code == 0
+    finally:
+        try:
+            run(mysql_definer.admin_url, f"REVOKE EXECUTE ON FUNCTION {db}.peek FROM PUBLIC")
+        except Exception:
+            pass  # revoked by the test already

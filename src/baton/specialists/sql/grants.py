@@ -241,24 +241,63 @@ WHERE p.prosecdef AND pg_catalog.has_function_privilege('public', p.oid, 'EXECUT
 ORDER BY 1"""
 
 
+_MY_PUBLIC_ROUTINES = """
+SELECT p.Db, p.Routine_name, p.Routine_type, r.DEFINER FROM mysql.procs_priv p
+JOIN information_schema.ROUTINES r ON r.ROUTINE_SCHEMA = p.Db AND r.ROUTINE_NAME = p.Routine_name
+ AND r.ROUTINE_TYPE = p.Routine_type
+WHERE p.User = 'PUBLIC' AND FIND_IN_SET('Execute', p.Proc_priv) AND r.SECURITY_TYPE = 'DEFINER' ORDER BY 1, 2"""
+_MY_PUBLIC_DATABASES = """
+SELECT d.Db, r.DEFINER FROM mysql.db d JOIN information_schema.ROUTINES r ON r.ROUTINE_SCHEMA = d.Db
+WHERE d.User = 'PUBLIC' AND d.Execute_priv = 'Y' AND r.SECURITY_TYPE = 'DEFINER' ORDER BY 1"""
+
+
 def definer_revokes(admin_url: str | URL, schema: str) -> list[str]:
     """The ``REVOKE EXECUTE ... FROM PUBLIC`` statements for the definer routines a new role
     on ``schema`` could call through PUBLIC and whose owner holds more than it (what
     ``baton db check`` would report; ``routines.py``). Only those: PUBLIC is otherwise left
-    as it is, since a revoke from PUBLIC changes every role's rights. PostgreSQL only
-    (MariaDB grants nothing to PUBLIC by default; the reset role holds no EXECUTE)."""
+    as it is, since a revoke from PUBLIC changes every role's rights. MariaDB (10.11 has
+    PUBLIC): a routine granted to PUBLIC by name, or every routine of a database PUBLIC may
+    EXECUTE in (then the revoke is for the database, there being no narrower one)."""
     from baton.specialists.sql.routines import owner_risk_sql
 
-    if dialect_of(admin_url) != "postgres":
-        return []
     engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
     try:
-        with engine.connect() as connection:
-            rows = connection.exec_driver_sql(
-                _PG_DEFINER_REVOKES.replace("{risks}", owner_risk_sql("p.proowner")), (schema,)).fetchall()
+        if dialect_of(admin_url) == "postgres":
+            with engine.connect() as connection:
+                rows = connection.exec_driver_sql(
+                    _PG_DEFINER_REVOKES.replace("{risks}", owner_risk_sql("p.proowner")), (schema,)).fetchall()
+            return [statement for statement, risks in rows if risks]
+        raw = engine.raw_connection()
+        try:
+            return _mysql_definer_revokes(raw.cursor())
+        finally:
+            raw.close()
     finally:
         engine.dispose()
-    return [statement for statement, risks in rows if risks]
+
+
+def _mysql_definer_revokes(cursor: Any) -> list[str]:
+    from baton.specialists.sql.routines import definer_risks
+
+    cursor.execute("SELECT VERSION(), @@GLOBAL.secure_file_priv")
+    version, secure_file_priv = cursor.fetchone()
+    flavor = "mariadb" if "mariadb" in str(version).lower() else "mysql"
+
+    def risky(definer: str) -> bool:
+        return bool(definer_risks(cursor, definer, flavor, secure_file_priv))
+
+    cursor.execute(_MY_PUBLIC_ROUTINES)
+    routines = cursor.fetchall()
+    cursor.execute(_MY_PUBLIC_DATABASES)
+    databases = cursor.fetchall()
+    revokes = [f"REVOKE EXECUTE ON {kind} {_backticked(db)}.{_backticked(name)} FROM PUBLIC"
+               for db, name, kind, definer in routines if risky(definer)]
+    return revokes + [f"REVOKE EXECUTE ON {_backticked(db)}.* FROM PUBLIC"
+                      for db in dict.fromkeys(db for db, definer in databases if risky(definer))]
+
+
+def _backticked(name: str) -> str:
+    return "`" + str(name).replace("`", "``") + "`"
 
 
 def role_url(admin_url: str | URL, role_name: str, password: str | None, schema: str | None = None) -> URL:

@@ -22,10 +22,14 @@ report: ``privileges.py``)
     (``role_postgres.OWNER_RISK_FUNCTIONS``). A routine owned by a role the current role is a
     member of adds nothing (it could ``SET ROLE`` anyway) and is not counted.
     MariaDB/MySQL: ``information_schema.ROUTINES``, which lists the routines the account holds
-    a privilege on (measured on 10.11: a routine appears once EXECUTE is granted), with
-    ``SECURITY_TYPE`` and ``DEFINER``. A plain account may not read another account's grants;
-    when ``SHOW GRANTS FOR definer`` is refused the definer is taken as more privileged
-    (fail closed), else its grants are classified as ``role_mysql`` classifies the role's.
+    a privilege on (measured on 10.11: a routine appears once EXECUTE is granted to the
+    account, or on its database to PUBLIC), with ``SECURITY_TYPE`` and ``DEFINER``. A routine
+    granted by name to PUBLIC is missing there (and from ``SHOW CREATE``), though callable: the
+    account's ``SHOW GRANTS`` lists that grant, and such a routine is taken as a definer one
+    of unknown owner (the default is DEFINER; fail closed). A plain account may not read
+    another account's grants; when ``SHOW GRANTS FOR definer`` is refused the definer is
+    taken as more privileged (fail closed), else its grants are classified as ``role_mysql``
+    classifies the role's. Grants held through a role the account may SET are not read here.
 
 Names are kept as the catalog spells them (PostgreSQL: case kept, quoted or not); the SQL
 check resolves the names a statement calls the way the server does (``safety/definer.py``).
@@ -224,16 +228,29 @@ def _mysql_routines(cursor: Any) -> RoutineCatalog:
         is_definer = str(security).upper() == "DEFINER"
         own = _account(definer) == _account(me)
         if is_definer and not own and definer not in risks_of:
-            risks_of[definer] = _definer_risks(cursor, definer, flavor, secure_file_priv)
+            risks_of[definer] = definer_risks(cursor, definer, flavor, secure_file_priv)
         routines.append(Routine(
             str(schema), str(name), str(kind).lower(), is_definer, str(definer), own,
             risks_of.get(definer, ()) if is_definer and not own else (), "SQL",
             "deterministic" if str(deterministic).upper() == "YES" else str(access or "").lower(),
             ("a grant to the account or its roles",)))
+    listed = {(r.schema.lower(), r.name.lower()) for r in routines}
+    cursor.execute("SHOW GRANTS")
+    for grant in filter(None, (parse_grant_line(row[0]) for row in cursor.fetchall())):
+        key = ((grant.database or "").lower(), (grant.table or "").lower())
+        if grant.object_type in ("FUNCTION", "PROCEDURE") and grant.table and key not in listed and \
+                {"EXECUTE", "ALL", "ALL PRIVILEGES"} & set(grant.privileges):
+            listed.add(key)  # granted on the routine (to PUBLIC, say) but hidden from ROUTINES: fail closed
+            routines.append(Routine(
+                grant.database or "", grant.table, grant.object_type.lower(), True, "(hidden from this account)", False,
+                ("unknown (the routine's definition is hidden from this account): taken as more",), "SQL", "",
+                (f"a grant to {grant.grantee or 'the account'}",)))
     return RoutineCatalog("mysql", tuple(routines))
 
 
-def _definer_risks(cursor: Any, definer: str, flavor: str, secure_file_priv: str | None) -> tuple[str, ...]:
+def definer_risks(cursor: Any, definer: str, flavor: str, secure_file_priv: str | None) -> tuple[str, ...]:
+    """Why MySQL/MariaDB account ``definer`` (``user@host``) holds more than a least-privilege
+    account: its critical grants; fail closed when they cannot be read. Shared with ``grants.py``."""
     user, host = _account(definer)
     try:
         cursor.execute("SHOW GRANTS FOR %s@%s", (user, host))
@@ -254,4 +271,5 @@ def inspect_routines(connection: SQLConnection) -> RoutineCatalog:
     return on_pooled_connection(connection, body)
 
 
-__all__ = ["ROUTINE_DIALECTS", "Routine", "RoutineCatalog", "allowed_keys", "inspect_routines", "owner_risk_sql"]
+__all__ = ["ROUTINE_DIALECTS", "Routine", "RoutineCatalog", "allowed_keys", "definer_risks", "inspect_routines",
+           "owner_risk_sql"]
