@@ -89,3 +89,37 @@ def test_chinook_loads_with_its_comments_and_every_gold_query_returns_rows(postg
             comment = c.exec_driver_sql("SELECT col_description('invoice'::regclass, 9)").scalar()  # invoice.total
         engine.dispose()
         assert comment == "Amount invoiced, in US dollars: the revenue of the invoice"
+
+
+def test_the_checklist_is_read_from_its_json_or_its_printed_lines_and_applied_except_what_is_declined(tmp_path):
+    import json
+
+    from own_database_checklist import apply_checklist, checklist_items
+
+    draft = {"measures": [{"name": "customers_count", "entity": "customers", "agg": "count", "expr": "1",
+                           "filter": "deleted_at IS NULL"}, {"name": "invoice_total", "entity": "invoice", "agg": "sum", "expr": "total"}],
+             "metrics": [{"name": "revenue", "measure": "invoice_total"}], "dimensions": []}
+    checklist = [
+        {"kind": "soft-delete", "target": "entity customers", "suggestion": "remove the filter if deleted rows still count",
+         "apply": [{"op": "remove", "path": ["measures", "customers_count", "filter"]}]},
+        {"kind": "metric", "target": "metric revenue", "suggestion": "use the lines",
+         "apply": [{"op": "add", "path": ["measures"], "value": {"name": "line_revenue", "entity": "invoice_line", "agg": "sum",
+                                                                   "expr": "unit_price * quantity"}},
+                   {"op": "set", "path": ["metrics", "revenue", "measure"], "value": "line_revenue"}]},
+        {"kind": "dimension", "target": "column employee.state", "suggestion": "1 distinct value: left out", "apply": []},
+    ]
+    (tmp_path / "c.json").write_text(json.dumps(checklist), encoding="utf-8")
+    items = checklist_items("", tmp_path / "c.json")
+    edited, applied = apply_checklist(draft, items, {("soft-delete", "entity customers"): "closed accounts are not customers"})
+    assert [i.target for i in applied] == ["metric revenue"]
+    assert edited["metrics"] == [{"name": "revenue", "measure": "line_revenue"}]
+    assert [m["name"] for m in edited["measures"]] == ["customers_count", "invoice_total", "line_revenue"]
+    assert edited["measures"][0]["filter"] == "deleted_at IS NULL" and draft["metrics"][0]["measure"] == "invoice_total"
+    edited, applied = apply_checklist(draft, items)
+    assert len(applied) == 2 and "filter" not in edited["measures"][0]
+
+    printed = "decided:\n  metric revenue: order_items.line_total\nchecklist (2 to check):\n" \
+              "- [ ] soft-delete: entity customers: rows with deleted_at set are left out\n- [ ] unit: column a.b_cents: keep it?\nwrote x"
+    lines = checklist_items(printed)
+    assert [(i.kind, i.target, i.apply) for i in lines] == [("soft-delete", "entity customers", ()), ("unit", "column a.b_cents", ())]
+    assert checklist_items("wrote draft.yaml: 6 entities") == []
