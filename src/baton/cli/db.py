@@ -1,14 +1,18 @@
 """`baton db ...`: what a database role may do, and the SQL for one that may only read.
 
 ``baton db check URL`` connects as the URL's role and prints what it may do beyond reading
-(``baton.specialists.sql.privileges``). Exit status: 0 nothing critical (Baton will run
+(``baton.specialists.sql.privileges``) and the SECURITY DEFINER routines it may call
+(``baton.specialists.sql.routines``). Exit status: 0 nothing critical (Baton will run
 model-written SQL as this role), 1 critical (it can read or write server files, run
-programs, signal other sessions or read secrets: Baton refuses it unless told otherwise),
-2 the check could not run (bad URL, server unreachable).
+programs, signal other sessions or read secrets: Baton refuses it unless told otherwise; or
+it may call a definer routine whose owner holds more than it; or the SQLite/DuckDB file does
+not exist), 2 the check could not run (bad URL, server unreachable).
 
 ``baton db grant URL --schema S`` prints the statements that create (or reset) a read-only
-role (``baton.specialists.sql.grants``), ready to pipe into ``psql`` / ``mariadb``; with
-``--apply`` it runs them as the URL's (administrator) role. The password comes from an
+role (``baton.specialists.sql.grants``), ready to pipe into ``psql`` / ``mariadb``, then a
+``REVOKE EXECUTE ... FROM PUBLIC`` for each definer routine ``db check`` would flag (the
+only change to PUBLIC it ever makes); with ``--apply`` it runs them as the URL's
+(administrator) role, all or nothing. The password comes from an
 environment variable (``--password-env``), never from the command line (which other users of
 the machine can read in the process list), and is printed as ``********`` unless
 ``--show-password``.

@@ -1,7 +1,10 @@
 """The SQL that creates a least-privilege, read-only role for Baton (``baton db grant``).
 
 ``grant_statements(url, schema, ...)`` returns statements for an administrator to run (the
-CLI runs them with ``--apply``); it connects to nothing. The role may log in, read the
+CLI runs them with ``--apply``: ``apply_grant_statements``, all or nothing); it connects to
+nothing. ``definer_revokes`` asks the server which SECURITY DEFINER routines PUBLIC may call
+whose owner holds more than such a role (``routines.py``), and returns a ``REVOKE EXECUTE ...
+FROM PUBLIC`` for each: those only, since a revoke from PUBLIC changes every role's rights. The role may log in, read the
 tables and views of one schema (PostgreSQL) or one database (MySQL/MariaDB), and nothing
 else: no superuser or other attribute, no built-in role, no write, no file or program
 access. Re-running the statements is safe and resets an existing role to exactly this
@@ -28,10 +31,16 @@ PostgreSQL, decisions
       superuser-only setting: a session cannot raise it, which is why it belongs on the role
       (and why applying these statements needs a superuser, or drop that line).
       ``search_path`` is set to the schema.
+    - EXECUTE on a SECURITY DEFINER routine granted to the role itself is taken back (a ``DO``
+      block over the routines' ACLs): its body would run with its owner's rights.
     - Not done, on purpose: revoking ``TEMPORARY`` on the database or ``EXECUTE`` on
-      functions. Both are granted to PUBLIC, so revoking them from this role changes nothing,
-      and revoking them from PUBLIC would change every other user's rights. The functions
-      that matter (``pg_read_file``, ``lo_export``...) are not granted to PUBLIC.
+      functions in general. Both are granted to PUBLIC, so revoking them from this role
+      changes nothing, and revoking them from PUBLIC would change every other user's rights.
+      The built-in functions that matter (``pg_read_file``, ``lo_export``...) are not granted
+      to PUBLIC; the definer routines that matter are revoked one by one
+      (``definer_revokes``).
+    - One transaction: roles, grants and role settings are transactional, so a failing
+      statement (a schema that does not exist) leaves no role behind.
 MySQL/MariaDB, decisions
     - ``CREATE USER IF NOT EXISTS`` then ``ALTER USER`` for the password, ``REVOKE ALL
       PRIVILEGES, GRANT OPTION`` (a re-run strips whatever was added), then ``SELECT, SHOW
@@ -43,6 +52,9 @@ MySQL/MariaDB, decisions
       (``session_reset.py`` logs in afresh for every request instead, ~37 ms each). Roles granted to the account
       are not revoked (a statement cannot list them); ``baton db check`` reports them.
     - The account's host part defaults to ``%``; pass ``host`` to pin it.
+    - Each statement commits by itself (DDL), so ``apply_grant_statements`` checks the
+      database exists before anything runs and drops an account it created if a later
+      statement fails.
     - Passwords are written as SQL literals: single quotes are doubled; a backslash is refused
       on MySQL/MariaDB, where its meaning depends on ``sql_mode`` (NO_BACKSLASH_ESCAPES).
 """

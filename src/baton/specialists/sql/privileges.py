@@ -23,6 +23,15 @@ the report they fill)
     the file is opened read-only and the engine guards of ``engines.py`` apply, so the report
     is empty (nothing privileged).
 
+Definer routines (``routines.py``)
+    Read with the report, on the same first guarded statement, and cached beside it. A
+    SECURITY DEFINER routine owned by another role is not a reason to refuse the role: calls
+    to it are refused instead (``refused_definer_routines`` feeds the connection's
+    ``RelationPolicy``, which every surface's check receives), unless
+    ``ConnectionOptions.allow_functions`` names it. The first statement on a connection was
+    checked before the routines were known, so ``enforce_least_privilege`` checks it again for
+    that rule alone.
+
 What counts as critical (the decision ``baton db check`` exits 1 on, and the refusal)
     Whatever lets a query reach beyond the rows it reads: read or write server files, run
     programs, signal or stop other sessions, read secrets (password hashes, other sessions'
