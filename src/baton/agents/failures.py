@@ -90,6 +90,9 @@ def code_of(exc: BaseException) -> str:
                       (ToolArgumentsError, "model_bad_response"), (UnknownToolError, "model_bad_response")):
         if isinstance(exc, cls):
             return code
+    specialist = getattr(exc, "error_class", None)  # a specialist's failure class (SQLExecutionError: connection_error)
+    if isinstance(specialist, str) and specialist in _SPECIALIST_CODES:
+        return _SPECIALIST_CODES[specialist]
     dependency = getattr(exc, "dependency", None)  # a store's bulkhead refused (baton.workspace.bulkheads)
     if isinstance(dependency, str):
         kind = dependency.split("[")[0]

@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.server.auth import Caller
+from baton.server.public_errors import public_answer
 from baton.server.schemas import MAX_ID_CHARS
 from baton.workspace import SessionNotFound
 from baton.workspace.answer import stored_json
@@ -86,7 +87,7 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
         except EditedSQLRefused as exc:
             extra: dict[str, Any] = {"rule": exc.rule} if exc.rule else {}
             return refused(str(exc), exc.code, **extra)
-        return Response(stored_json(message), media_type="application/json")
+        return Response(stored_json(public_answer(message)), media_type="application/json")
 
     @app.post("/v1/verified", tags=["page"])
     async def save_verified(body: SaveVerifiedRequest, caller: Caller) -> Response:

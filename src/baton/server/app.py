@@ -39,6 +39,7 @@ from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
 from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.pipeline_routes import register_pipeline_routes
+from baton.server.public_errors import public_answer, public_event
 from baton.server.ready import register_health_routes
 from baton.server.schemas import AskRequest, ChartRequest
 from baton.server.shutdown import Shutdown, stopping_event, until_shutdown
@@ -133,7 +134,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         failed and nothing was answered (``errors.py``)."""
         ws = workspace_of(caller)
         async with app.state.admission.slot():
-            message = await ws.answer(body.question, body.session_id, tracker=app.state.tracker)
+            message = public_answer(await ws.answer(body.question, body.session_id, tracker=app.state.tracker))
         return Response(stored_json(message), status_code=answer_status(message), headers=answer_headers(message),
                         media_type="application/json")
 
@@ -151,9 +152,9 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             try:
                 async for item in ws.answer_stream(body.question, body.session_id, tracker=app.state.tracker):
                     if isinstance(item, Event):
-                        yield sse(item.type, item.to_dict())
+                        yield sse(item.type, public_event(item.to_dict()))
                     else:
-                        yield sse("answer", item.to_dict())
+                        yield sse("answer", public_answer(item).to_dict())
             except Exception as exc:  # the stream has started: report in-band
                 yield sse_error(exc)
 
@@ -169,7 +170,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     async def session(session_id: str, caller: Caller) -> dict[str, Any]:
         ws = workspace_of(caller)
         turns = await ws.sessions.turns(ws.name, session_id)
-        return {"session_id": session_id, "turns": [{"seq": t.seq, "question": t.question, "answer": t.answer.to_dict()} for t in turns]}
+        return {"session_id": session_id, "turns": [{"seq": t.seq, "question": t.question, "answer": public_answer(t.answer).to_dict()} for t in turns]}
 
     @app.post("/v1/charts/render", tags=["charts"], response_class=Response)
     async def render_chart(body: ChartRequest, caller: Caller) -> Response:

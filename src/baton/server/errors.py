@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse
 from baton.agents.failures import http_status
 from baton.response import AIMessage
 from baton.server.admission import OVERLOADED, Overloaded
+from baton.server.public_errors import redact
 from baton.workspace.bulkheads import DependencyUnavailable
 
 log = logging.getLogger("baton.server")
@@ -102,7 +103,7 @@ def register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DependencyUnavailable)
     async def unavailable(request: Request, exc: DependencyUnavailable) -> JSONResponse:
         code = dependency_code(exc)
-        message = f"{exc.dependency.split('[')[0]} is unavailable ({exc.reason}); try again shortly"
+        message = f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)}); try again shortly"
         headers = retry_headers(5)
         if is_openai(request):
             return openai_error(503, message, type="service_unavailable", code=code, headers=headers)

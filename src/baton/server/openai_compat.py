@@ -48,6 +48,7 @@ from baton.messages import Message
 from baton.response import AIMessage
 from baton.server.auth import Caller
 from baton.server.errors import answer_headers, answer_status, openai_error
+from baton.server.public_errors import public_answer, public_event
 from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage
 from baton.server.shutdown import STOPPING, STOPPING_DETAIL, until_shutdown
 from baton.server.sse import error_payload, sse_data
@@ -128,7 +129,7 @@ def register_openai_routes(app: FastAPI, workspace_of: Callable) -> None:
         admission = request.app.state.admission
         if not body.stream:
             async with admission.slot():
-                message = await ws.answer(question, session_id, history=history, tracker=completion.tracker)
+                message = public_answer(await ws.answer(question, session_id, history=history, tracker=completion.tracker))
             status = answer_status(message)
             if status != 200:
                 return openai_error(status, f"{message.content} ({message.error})", type=_ERROR_TYPES.get(status, "server_error"),
@@ -178,9 +179,9 @@ class _Completion:
                             sent.append(item.delta)
                             yield self.chunk({"content": item.delta})
                     else:
-                        yield self.chunk({}, baton={"event": item.to_dict()})
+                        yield self.chunk({}, baton={"event": public_event(item.to_dict())})
                     continue
-                async for frame in self._finish(ws, item, "".join(sent)):
+                async for frame in self._finish(ws, public_answer(item), "".join(sent)):
                     yield frame
         except SessionNotFound:
             yield sse_data({"error": {"message": "session not found", "type": "invalid_request_error", "code": "session_not_found"}})

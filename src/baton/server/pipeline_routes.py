@@ -25,6 +25,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from baton.server.auth import Caller
+from baton.server.public_errors import public_answer, public_event
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
 from baton.server.shutdown import stopping_event, until_shutdown
@@ -82,7 +83,7 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
         async def stream():
             try:
                 async for event in ws.pipelines.events(workflow_id):
-                    yield sse(event.type, event.to_dict())
+                    yield sse(event.type, public_event(event.to_dict()))
                 yield sse("end", {"workflow_id": workflow_id})
             except Exception as exc:  # the stream has started: report in-band, typed, no internal text
                 yield sse_error(exc)
@@ -106,4 +107,4 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         if message is None:
             return JSONResponse({"workflow_id": workflow_id, "accepted": True}, status_code=202)
-        return message.to_dict()
+        return public_answer(message).to_dict()

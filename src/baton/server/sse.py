@@ -24,14 +24,17 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     Baton's own errors only (anything else may carry text nobody should see: its type)."""
     from baton.errors import BatonError
     from baton.server.errors import dependency_code
+    from baton.server.public_errors import public_text, redact
     from baton.workspace.bulkheads import DependencyUnavailable
 
     if isinstance(exc, DependencyUnavailable):
-        return {"error": type(exc).__name__, "error_code": dependency_code(exc), "detail": str(exc)[:300]}
+        return {"error": type(exc).__name__, "error_code": dependency_code(exc),
+                "detail": f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)})"}
     if isinstance(exc, BatonError):
         from baton.agents.failures import code_of
 
-        return {"error": type(exc).__name__, "error_code": code_of(exc), "detail": str(exc)[:300]}
+        code = code_of(exc)
+        return {"error": type(exc).__name__, "error_code": code, "detail": public_text(str(exc), code)}
     log.error("stream failed: %s", type(exc).__name__, exc_info=exc)
     return {"error": type(exc).__name__, "error_code": "internal_error", "detail": f"internal error ({type(exc).__name__})"}
 
