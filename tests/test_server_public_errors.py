@@ -106,3 +106,15 @@ def test_linear_in_the_texts_length():
 
     hostile = ("a." * 500_000) + "com:" + "1" * 10
     assert len(redact(hostile)) <= MAX_TEXT
+
+
+def test_a_pipeline_runs_outcome_is_public_too():
+    from baton.server.public_errors import public_run
+
+    view = {"workflow_id": "w", "status": "ERROR", "error": "could not reach postgresql://u:p@10.1.2.3:5432/x",
+            "outcome": {"error": 'sales: connection to server at "10.1.2.3", port 5432 failed', "error_code": "database_unavailable",
+                        "metadata": {"agent_errors": [{"agent": "sales", "error": 'server at "10.1.2.3" failed',
+                                                       "error_code": "database_unavailable"}]}}}
+    shown = json.dumps(public_run(view))
+    assert "10.1.2.3" not in shown and "5432" not in shown and "sales: The database could not be reached." in shown
+    assert public_run({"workflow_id": "w", "outcome": None}) == {"workflow_id": "w", "outcome": None}

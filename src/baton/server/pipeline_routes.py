@@ -25,7 +25,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from baton.server.auth import Caller
-from baton.server.public_errors import public_answer, public_event
+from baton.server.public_errors import public_answer, public_event, public_run
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
 from baton.server.shutdown import stopping_event, until_shutdown
@@ -73,7 +73,7 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
 
     @app.get("/v1/pipelines/{workflow_id}", tags=["pipelines"])
     async def run(workflow_id: str, caller: Caller) -> dict[str, Any]:
-        return await service_of(caller).pipelines.status(workflow_id)
+        return public_run(await service_of(caller).pipelines.status(workflow_id))
 
     @app.get("/v1/pipelines/{workflow_id}/events", tags=["pipelines"])
     async def events(workflow_id: str, caller: Caller, request: Request) -> StreamingResponse:

@@ -101,6 +101,26 @@ def _public_error(message: AIMessage, failures: list[Any]) -> str:
     return str(public_text(message.error, code))
 
 
+def public_run(view: dict[str, Any]) -> dict[str, Any]:
+    """A pipeline run's view (``GET /v1/pipelines/{id}``): its outcome, an answer as a dict,
+    with its failure texts public; its own ``error`` hidden as any other text."""
+    out = dict(view)
+    outcome = out.get("outcome")
+    if isinstance(outcome, dict) and (outcome.get("error") or (outcome.get("metadata") or {}).get("agent_errors")):
+        metadata = dict(outcome.get("metadata") or {})
+        failures = [public_failure(entry) for entry in metadata.get("agent_errors") or ()]
+        if failures:
+            metadata["agent_errors"] = failures
+        out["outcome"] = {**outcome, "metadata": metadata}
+        if outcome.get("error"):
+            code = outcome.get("error_code")
+            named = [f"{f.get('agent')}: {f.get('error')}" for f in failures if isinstance(f, dict) and f.get("agent")]
+            out["outcome"]["error"] = "; ".join(named) if code and _generic(code) and named else public_text(outcome["error"], code)
+    if isinstance(out.get("error"), str):
+        out["error"] = redact(out["error"])
+    return out
+
+
 def public_event(data: dict[str, Any]) -> dict[str, Any]:
     """An event's dict (``Event.to_dict``) with its failure texts public: events carry a
     retry's reason or a stage's error, worded by whatever failed."""
