@@ -166,6 +166,10 @@ def test_db_grant_prints_the_public_revokes_for_flagged_routines_only_and_apply_
         assert run(pg_definer.admin_url, "SELECT has_function_privilege('public', 'ws.exec_sql(text)', 'EXECUTE'), "
                    "has_function_privilege('public', 'ws.plain()', 'EXECUTE'), "
                    "has_function_privilege('public', 'ws.twice(int)', 'EXECUTE')") == [(False, True, True)]
+        [(settings,)] = run(pg_definer.admin_url, "SELECT array_to_string(setconfig, ' ') FROM pg_db_role_setting "
+                            f"WHERE setrole = '{role}'::regrole AND setdatabase = 0")
+        for limit in ("statement_timeout=30s", "temp_file_limit=1GB", "idle_in_transaction_session_timeout=60s"):
+            assert limit in settings  # the role's own limits, which a session cannot raise past temp_file_limit
         url = sa.make_url(pg_definer.admin_url).set(username=role).render_as_string(hide_password=False)
         assert _check(url).exit_code == 0  # nothing elevated left; ws.plain listed, calls still refused
     finally:
@@ -346,7 +350,8 @@ def test_mariadb_routines_granted_to_public_are_found_revoked_by_db_grant_and_th
         applied = CliRunner().invoke(build_app(), ["db", "grant", mysql_definer.admin_url, "--schema", db,
                                                    "--role", reader.name, "--flavor", "mariadb", "--apply"])
         assert applied.exit_code == 0, applied.output
-        run(mysql_definer.admin_url, f"ALTER USER '{reader.name}'@'%' IDENTIFIED BY '{reader.password}'")
+        assert run(mysql_definer.admin_url, f"SELECT max_statement_time FROM mysql.user WHERE User = '{reader.name}'") \
+            == [(30,)]  # the account's own statement time
         assert _check(reader.url).exit_code == 0
     finally:
         try:
