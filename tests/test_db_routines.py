@@ -358,3 +358,23 @@ def test_mariadb_routines_granted_to_public_are_found_revoked_by_db_grant_and_th
             run(mysql_definer.admin_url, f"REVOKE EXECUTE ON FUNCTION {db}.peek FROM PUBLIC")
         except Exception:
             pass  # revoked by the test already
+
+
+async def test_routines_are_read_once_per_connection_with_the_role_and_feed_its_policy(pg_definer, monkeypatch):
+    import asyncio
+
+    from baton.specialists.sql import privileges
+
+    reads = []
+    real = privileges.inspect_routines
+    monkeypatch.setattr(privileges, "inspect_routines", lambda connection: reads.append(1) or real(connection))
+    conn = SQLConnection(pg_definer.reader.url, id="once", schema="ws", allow_functions=("ws.order_total",))
+    try:
+        assert conn.relation_policy.definer_routines == frozenset()  # not read before the first statement
+        await asyncio.gather(*(conn.query("SELECT ws.twice(1) AS n") for _ in range(4)))
+        await conn.query("SELECT 1 AS n")
+        assert reads == [1]
+        assert privileges.routine_catalog(conn) is not None and privileges.role_report(conn) is not None
+        assert conn.relation_policy.definer_routines == {("ws", "exec_sql"), ("public", "leak"), ("ws", "MixedCase")}
+    finally:
+        await conn.aclose()
