@@ -5,6 +5,7 @@ key ends every session made from it."""
 
 from __future__ import annotations
 
+import contextlib
 from http.cookies import SimpleCookie
 
 import httpx
@@ -190,3 +191,50 @@ async def test_a_frozen_token_store_fails_a_login_in_seconds_on_the_key_lookups_
             assert (await c.get("/v1/agents", headers={"Authorization": f"Bearer {KEY}"})).status_code == 200
     finally:
         release.set()
+
+
+@contextlib.contextmanager
+def _served(app, **options):
+    """``app`` on a real socket with uvicorn's options as ``baton serve`` passes them."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from live_server import free_port
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", **options))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "test server did not start"
+        time.sleep(0.01)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+@pytest.mark.parametrize("trusted", ["", "127.0.0.1"])
+def test_a_forwarded_https_is_believed_only_from_the_proxies_the_operator_names(monkeypatch, trusted):
+    """Over plain http the cookie is neither ``Secure`` nor ``__Host-`` (browsers would refuse
+    it); ``X-Forwarded-Proto: https`` makes it both only when ``BATON_FORWARDED_ALLOW_IPS``
+    names the sender (any process on a shared host can send that header)."""
+    from baton.cli.serving import proxy_options
+
+    monkeypatch.setenv("BATON_FORWARDED_ALLOW_IPS", trusted)
+    with _served(app_with(ApiKeys({KEY: "acme"})), **proxy_options()) as port:
+        url = f"http://127.0.0.1:{port}/login"
+        plain = httpx.post(url, json={"key": KEY})
+        forwarded = httpx.post(url, json={"key": KEY}, headers={"X-Forwarded-Proto": "https"})
+    assert plain.status_code == forwarded.status_code == 204
+    (name, morsel), = cookie_of(plain).items()
+    assert name == f"baton_session_{port}" and not morsel["secure"]
+    (name, morsel), = cookie_of(forwarded).items()
+    if trusted:
+        assert name == f"__Host-baton_session_{port}" and morsel["secure"] and morsel["path"] == "/" and not morsel["domain"]
+    else:
+        assert name == f"baton_session_{port}" and not morsel["secure"]

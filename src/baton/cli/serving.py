@@ -174,7 +174,20 @@ def serve_app(app, host: str, port: int, log_level: str = "info") -> None:
     import uvicorn
 
     configure_logging(log_level)
-    uvicorn.run(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None, backlog=BACKLOG)
+    uvicorn.run(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None, backlog=BACKLOG,
+                **proxy_options())
+
+
+FORWARDED_ALLOW_IPS = "BATON_FORWARDED_ALLOW_IPS"
+
+
+def proxy_options() -> dict[str, Any]:
+    """Whether uvicorn believes ``X-Forwarded-Proto`` / ``X-Forwarded-For``: only from the
+    addresses the operator names in ``BATON_FORWARDED_ALLOW_IPS`` (a reverse proxy's, comma
+    separated; ``*`` for any), never by default. The scheme decides the login cookie
+    (``__Host-`` and ``Secure`` over https): a header anyone on the host could send must not."""
+    trusted = os.environ.get(FORWARDED_ALLOW_IPS, "").strip()
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
 BACKLOG = 2048  # connections the kernel queues before accept: admission control answers them, not a reset
@@ -234,7 +247,7 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
     configure_logging(log_level)
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
     uvicorn.run("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers, log_level="warning",
-                log_config=None, backlog=BACKLOG)
+                log_config=None, backlog=BACKLOG, **proxy_options())
 
 
 def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str) -> None:

@@ -15,7 +15,15 @@ The cookie:
   the ``__Host-`` prefix over HTTPS, ``Max-Age`` the token's lifetime;
 - named after the server's **port** (``baton_session_8765``): browsers scope cookies by
   host, not by port, so two Baton servers on one host would otherwise overwrite each
-  other's login; each token is anyway valid only where its state database is.
+  other's login; each token is anyway valid only where its state database is. The name is
+  no boundary: over http every server on another port of the same host receives the cookie
+  (README "Serving over HTTPS").
+
+HTTPS is the request's scheme. Behind a reverse proxy that ends TLS, the scheme comes from
+``X-Forwarded-Proto`` only when the operator names the proxy's address in
+``BATON_FORWARDED_ALLOW_IPS`` (``baton.cli.serving.proxy_options``); otherwise the header is
+ignored, as any process on the host could send it. Over plain http the cookie is neither
+``Secure`` nor ``__Host-`` (browsers refuse a ``__Host-`` cookie without ``Secure``).
 
 A cross-site ``POST /login`` or ``/logout`` (an ``Origin`` that is not this host) is
 refused, so no other site can log a visitor into its own workspace or out of theirs.
