@@ -24,7 +24,7 @@ SAMPLE_ROWS = 20_000
 NUMERIC = re.compile(r"int|real|double|float|numeric|decimal|number|money", re.IGNORECASE)
 TEMPORAL = re.compile(r"date|time", re.IGNORECASE)
 TEXT = re.compile(r"char|text|string|varchar|clob", re.IGNORECASE)
-DATE_NAME = re.compile(r"(date|_at|month|day|time|period)$", re.IGNORECASE)
+DATE_NAME = re.compile(r"(date|_at|_on|month|day|time|period)$", re.IGNORECASE)
 PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 AVERAGED = re.compile(r"price|rate|percent|pct|ratio|score|rating|margin|^age$|length|duration|milli|seconds|minutes|size|bytes"
                        r"|weight|height|width|temperature|latitude|longitude", re.IGNORECASE)
