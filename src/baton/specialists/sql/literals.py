@@ -39,7 +39,12 @@ def string_arguments(call: exp.Func, dialect: str, source: str = "") -> Iterator
             yield text
 
 
-def constant_text(node: exp.Expr, dialect: str, source: str = "") -> str | None:
+# deeper concatenations are not read as constants (each level is a call of its own, read in
+# turn): a bound keeps a walk that reads every call's arguments linear
+_MAX_CONCATENATION_DEPTH = 16
+
+
+def constant_text(node: exp.Expr, dialect: str, source: str = "", _depth: int = 0) -> str | None:
     """The string ``node`` evaluates to when that is known without running it, else None.
 
     sqlglot already folds ``\\`` and ``\'`` in ``E'...'`` strings but keeps every other
@@ -65,8 +70,8 @@ def constant_text(node: exp.Expr, dialect: str, source: str = "") -> str | None:
         spelled = _spelling(node, source, _U_STRING)
         raw = spelled.replace("''", "'") if spelled is not None else str(node.this)
         return decode_unicode_escapes(raw, escape.name if isinstance(escape, exp.Literal) else "\\")
-    if isinstance(node, (exp.DPipe, exp.Concat)):
-        parts = [constant_text(part, dialect, source) for part in node.iter_expressions()]
+    if isinstance(node, (exp.DPipe, exp.Concat)) and _depth < _MAX_CONCATENATION_DEPTH:
+        parts = [constant_text(part, dialect, source, _depth + 1) for part in node.iter_expressions()]
         return "".join(parts) if parts and all(p is not None for p in parts) else None  # type: ignore[arg-type]
     return None
 

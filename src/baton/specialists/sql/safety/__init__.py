@@ -7,15 +7,16 @@
 - ``tree.py``: sqlglot's reading and rules (second opinion; the tree for pre-validation);
 - ``functions.py`` + ``data/*.json``: which functions may be called, from the engines' catalogs;
 - ``relations.py``: which relations may be read (secrets never; a workspace's schemas);
-- ``verdict.py``: ``SafetyVerdict`` and ``UnsafeQueryError``.
+- ``verdict.py``: ``SafetyVerdict`` and ``UnsafeQueryError``;
+- ``work.py``: a count of the check's work, which tests show grows linearly.
 """
 
-from baton.specialists.sql.safety.check import assert_safe, check_safety
+from baton.specialists.sql.safety.check import MAX_STATEMENT_LENGTH, assert_safe, check_safety
 from baton.specialists.sql.safety.functions import denied_function_reason
 from baton.specialists.sql.safety.relations import Relation, RelationPolicy
 from baton.specialists.sql.safety.verdict import SafetyVerdict, UnsafeQueryError
 
 __all__ = [
-    "Relation", "RelationPolicy", "SafetyVerdict", "UnsafeQueryError", "assert_safe", "check_safety",
+    "MAX_STATEMENT_LENGTH", "Relation", "RelationPolicy", "SafetyVerdict", "UnsafeQueryError", "assert_safe", "check_safety",
     "denied_function_reason",
 ]

@@ -30,11 +30,17 @@ write around the check.
 What no static check can see — a user-defined function or view whose body writes, a custom
 operator — is the engine guard's job: read-only transactions, and a least-privilege role
 (``privileges.py``), checked at connect.
+
+The check runs in time linear in the text (it holds the interpreter lock: a slow check stalls
+a whole server). A statement over ``MAX_STATEMENT_LENGTH`` characters is refused before any
+parser sees it (rule ``too_long``), the same for every caller; below that, every stage is one
+pass (``lexical.py``'s scans, one tokenisation, each parser once, one walk of each tree), and
+nesting is bounded by the parsers themselves (PostgreSQL's stack depth, DuckDB's expression
+depth, Python's recursion limit for sqlglot: a refusal, never a crash). ``work.py`` counts it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import cache
 
@@ -48,7 +54,7 @@ from baton.specialists.sql.safety.functions import (
     denied_by_own_catalog,
     denied_function_reason,
 )
-from baton.specialists.sql.safety.lexical import read_lexically, sqlglot_agrees
+from baton.specialists.sql.safety.lexical import called_names, read_lexically, sqlglot_agrees, tokenize
 from baton.specialists.sql.safety.metadata import metadata_refusal
 from baton.specialists.sql.safety.postgres import PostgresParseError, read_postgres
 from baton.specialists.sql.safety.reading import Reading
@@ -56,9 +62,12 @@ from baton.specialists.sql.safety.relations import RelationPolicy, is_catalog_na
 from baton.specialists.sql.safety.relations import refusal as relation_refusal
 from baton.specialists.sql.safety.tree import UNREADABLE_RULES, read_tree
 from baton.specialists.sql.safety.verdict import SafetyVerdict, UnsafeQueryError, refuse
+from baton.specialists.sql.safety.work import add
 
 _PATH_CHARACTERS = frozenset("./\\:*?")
-_CALLED_NAME = re.compile(r'([A-Za-z_][A-Za-z0-9_$]*)"?\s*\(')
+# 64 Ki characters (Python string length, not bytes): far above any query a person or a model
+# writes, low enough that the slowest parser stays within a fraction of a second.
+MAX_STATEMENT_LENGTH = 65_536
 _ENGINE_READERS = {"postgres": (read_postgres, PostgresParseError), "duckdb": (read_duckdb, DuckDBParseError)}
 _SQL_VALUE_FUNCTIONS = frozenset({"current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
                                   "current_user", "session_user", "user", "current_role", "current_catalog",
@@ -78,8 +87,14 @@ def check_safety(
     ``relations`` limits what may be read to a workspace's schemas (secret catalogs are
     refused whatever it says)."""
     dialect = normalize_dialect(dialect)
+    if len(sql) > MAX_STATEMENT_LENGTH:
+        return refuse("too_long", f"the statement is {len(sql):,} characters long; at most {MAX_STATEMENT_LENGTH:,} "
+                                  "may be checked")
     allowed = frozenset(f.lower() for f in allowed_functions or ())
-    return _check(sql, dialect, allowed, relations, 0)
+    try:
+        return _check(sql, dialect, allowed, relations, 0)
+    except RecursionError:  # a tree too deep for one of our walks: refused, never a crash
+        return refuse("unparseable", "the statement is nested too deeply to be checked")
 
 
 def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None, depth: int) -> SafetyVerdict:
@@ -98,6 +113,7 @@ def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationP
     vetted: frozenset[str] = frozenset()
     if dialect in _ENGINE_READERS:
         reader, parse_error = _ENGINE_READERS[dialect]
+        add(parsed=len(sql))
         try:
             engine = reader(sql)
         except parse_error as error:
@@ -108,16 +124,19 @@ def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationP
         if verdict is not None:
             return verdict
 
+    tokens = tokenize(sql, dialect) if lexical is not None else None
+    # read before sqlglot's parser takes the tokens (it may move their comments onto nodes)
+    disagreement = sqlglot_agrees(tokens, lexical) if lexical is not None else None
     verdict, tree = read_tree(sql, dialect, allowed=allowed | vetted, relations=relations,
-                              inspect_strings=engine is None)
+                              inspect_strings=engine is None, tokens=tokens)
     if engine is not None and tree is None or engine is not None and verdict.rule in UNREADABLE_RULES:
         return SafetyVerdict(True, f"a single read-only query (read by {_ENGINE_NAMES[dialect]}'s own parser)")
     if not verdict.safe:
         return verdict
     if engine is not None and tree is not None and (why := _disagreement(engine, tree)):
         return refuse("parsers_disagree", why)
-    if lexical is not None and (why := sqlglot_agrees(sql, dialect, lexical)):
-        return refuse("parsers_disagree", why)
+    if disagreement:
+        return refuse("parsers_disagree", disagreement)
     return verdict
 
 
@@ -176,13 +195,18 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
             return refuse(*found)
     builtins = builtin_functions(dialect)
     reader, parse_error = _ENGINE_READERS[dialect]
+    read: set[str] = set()
     for function, text in engine.strings:
         if function in builtins or function in allowed or (len(text.split()) < 2 and "(" not in text):
             continue  # a lone word ('SELECT' naming a privilege) is neither a statement nor a call
+        if text in read:
+            continue  # the same text passed again: its reading cannot differ
+        read.add(text)
+        add(parsed=len(text))
         try:
             reader(text)
         except Exception:
-            for name in _CALLED_NAME.findall(text):
+            for name in called_names(text):
                 if why := denied_function_reason(name, dialect, allowed):
                     return refuse("dangerous_function", f"a string passed to {function}() calls {name}(), which {why}")
             continue

@@ -20,11 +20,16 @@ Rules (a whitelist, failing closed):
   whose constant string argument parses as SQL calling a refused function is refused
   (``sql_in_string``); a string that is not a function argument stays data.
 - Sequence writers, xid assignment, ``:=`` on session variables are writes.
+
+Linear time: the tree is walked once (breadth first, as the refusals are ordered), after one
+depth-first pass that marks the references to a CTE in scope (climbing each table's ancestors
+was quadratic in a long UNION chain); texts no parser reads are scanned by
+``lexical.called_names``.
 """
 
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
@@ -32,11 +37,16 @@ from sqlglot.errors import SqlglotError
 
 from baton.specialists.sql.literals import constant_text, string_arguments
 from baton.specialists.sql.safety.functions import ARGUMENT_CHECKED, call_refusal, denied_function_reason
+from baton.specialists.sql.safety.lexical import called_names
 from baton.specialists.sql.safety.metadata import variable_refusal
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import Relation, RelationPolicy
 from baton.specialists.sql.safety.relations import refusal as relation_refusal
 from baton.specialists.sql.safety.verdict import SafetyVerdict, refuse
+from baton.specialists.sql.safety.work import add
+
+if TYPE_CHECKING:
+    from sqlglot.tokens import Token
 
 
 def _classes(*names: str) -> tuple[type[exp.Expr], ...]:
@@ -78,10 +88,12 @@ def read_tree(
     allowed: frozenset[str] = frozenset(),
     relations: RelationPolicy | None = None,
     inspect_strings: bool = True,
+    tokens: list[Token] | None = None,
 ) -> tuple[SafetyVerdict, Reading | None]:
-    """sqlglot's verdict on ``sql`` and its reading (None when it did not parse)."""
+    """sqlglot's verdict on ``sql`` and its reading (None when it did not parse). ``tokens``:
+    sqlglot's tokens of ``sql`` when the caller has them (the text is not tokenised again)."""
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = [s for s in _parse(sql, dialect, tokens) if s is not None]
     except SqlglotError as error:
         return refuse("unparseable", f"the statement does not parse as {dialect} SQL: {_first_line(error)}"), None
     except Exception as error:
@@ -98,11 +110,23 @@ def read_tree(
     if not isinstance(root, ALLOWED_ROOTS):
         rule, does = _forbidden_rule(root) or ("not_a_query", "is not a query")
         return refuse(rule, f"{_describe(root)} {does}; only SELECT, set operations and VALUES may run"), reading
+    cte_references = _cte_references(statement)
     for node in statement.walk():
+        add(nodes=1)
         _record(node, reading)
-        if verdict := _check_node(node, sql, dialect, allowed, relations, inspect_strings):
+        if verdict := _check_node(node, sql, dialect, allowed, relations, inspect_strings, cte_references):
             return verdict, reading
     return SafetyVerdict(True, "a single read-only query", "", statement), reading
+
+
+def _parse(sql: str, dialect: str, tokens: list[Token] | None) -> list[exp.Expr | None]:
+    if tokens is None:
+        add(parsed=len(sql))
+        return sqlglot.parse(sql, read=dialect)
+    from sqlglot.dialects.dialect import Dialect
+
+    add(nodes=len(tokens))
+    return Dialect.get_or_raise(dialect).parser().parse(tokens, sql)
 
 
 def _record(node: exp.Expr, reading: Reading) -> None:
@@ -116,7 +140,7 @@ def _record(node: exp.Expr, reading: Reading) -> None:
 
 def _check_node(
     node: exp.Expr, sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None,
-    inspect_strings: bool,
+    inspect_strings: bool, cte_references: set[int],
 ) -> SafetyVerdict | None:
     if found := _forbidden_rule(node):
         rule, does = found
@@ -140,29 +164,39 @@ def _check_node(
         if dialect == "duckdb" and _PATH_CHARACTERS.intersection(node.name):
             return refuse("file_read", f"the table name {node.name!r} is a file path or URL, which DuckDB would read")
         relation = Relation(node.name, node.db or None, node.catalog or None)
-        if found := relation_refusal(relation, dialect, relations if _is_real_table(node) else None):
+        if found := relation_refusal(relation, dialect, None if id(node) in cte_references else relations):
             return refuse(*found)
     return None
 
 
-def _is_real_table(table: exp.Table) -> bool:
-    """False for a reference to a CTE of the statement (only the secrets rule applies)."""
-    if table.db:
-        return True
-    name = table.name.lower()
-    scope = table.parent
-    while scope is not None:
-        with_ = scope.args.get("with") if isinstance(scope, exp.Query) else None
-        if with_ is not None and any(cte.alias.lower() == name for cte in with_.expressions):
-            return False
-        scope = scope.parent
-    return True
+def _cte_references(statement: exp.Expr) -> set[int]:
+    """The ids of the unqualified table references that name a CTE of an enclosing WITH (only
+    the secrets rule applies to them). One depth-first pass, the CTE names in scope counted."""
+    references: set[int] = set()
+    in_scope: dict[str, int] = {}
+    stack: list[tuple[exp.Expr, list[str] | None]] = [(statement, None)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving is not None:
+            for name in leaving:
+                in_scope[name] -= 1
+            continue
+        add(nodes=1)
+        if isinstance(node, exp.Table) and not node.db and in_scope.get(node.name.lower(), 0) > 0:
+            references.add(id(node))
+        with_ = node.args.get("with_") or node.args.get("with") if isinstance(node, exp.Query) else None
+        if isinstance(with_, exp.With):
+            names = [cte.alias.lower() for cte in with_.expressions]
+            for name in names:
+                in_scope[name] = in_scope.get(name, 0) + 1
+            stack.append((node, names))
+        stack.extend((child, None) for child in node.iter_expressions())
+    return references
 
 
 # --- SQL hidden in the string arguments of a call ----------------------------------------
 
 _MAX_STRING_DEPTH = 3  # a string inside a string inside a string... beyond this, refuse
-_CALLED_NAME = re.compile(r'([A-Za-z_][A-Za-z0-9_$]*)"?\s*\(')
 
 
 def _string_arguments_verdict(
@@ -175,15 +209,17 @@ def _string_arguments_verdict(
         if "(" not in text:
             continue  # not a call: cheap exit for ordinary strings
         where = f"a string passed to {_call_label(call)}()"
+        add(parsed=len(text))
         try:
             statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
         except Exception:
-            for name in _CALLED_NAME.findall(text):
+            for name in called_names(text):
                 if why := denied_function_reason(name, dialect, allowed):
                     return refuse("dangerous_function", f"{where} calls {name}(), which {why}")
             continue
         for statement in statements:
             for node in statement.walk():
+                add(nodes=1)
                 if not isinstance(node, exp.Func):
                     continue
                 for name in function_names(node):

@@ -19,7 +19,8 @@ class SafetyVerdict:
     multiple_statements, not_a_query, write_statement, data_modifying_cte, select_into, ddl,
     privilege, copy, command, set, pragma, attach, transaction, locking_clause,
     side_effect_statement, dangerous_function, file_read, executable_comment, sensitive_table,
-    sql_in_string, relation_not_allowed, lexical_ambiguity, parsers_disagree, definer_routine.
+    sql_in_string, relation_not_allowed, lexical_ambiguity, parsers_disagree, definer_routine,
+    too_long (over ``MAX_STATEMENT_LENGTH`` characters: refused before any parser reads it).
     ``statement`` is sqlglot's reading of the query when sqlglot could read it (used by schema
     pre-validation and the row cap); it is None when only the engine's own parser could.
     """
