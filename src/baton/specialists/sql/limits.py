@@ -67,9 +67,13 @@ Per engine, how a row is bounded before it is materialised here:
   text of a conversion error quoting a huge value); only an out-of-process executor would
   bound those.
 
-What is not bounded here: an error *message* quoting a huge value (PostgreSQL's "invalid
-input syntax for type integer: "xxx..."" can be as long as the value) is read whole by libpq
-and psycopg; ``classify.py`` keeps its first ``MAX_MESSAGE_CHARS`` so it does not travel on.
+What is not bounded here (measured by ``bench/sql_memory_bombs.py``, which lists them as over
+its +256 MB targets): an error *message* quoting a huge value (PostgreSQL's "invalid input
+syntax for type integer: "xxx..."" can be as long as the value) is read whole by libpq and
+psycopg (a 100 MB value: this process +764 MB, the backend +382 MB); ``classify.py`` keeps its
+first ``MAX_MESSAGE_CHARS`` so it does not travel on. And a PostgreSQL aggregate over values
+whose size only the data tells (``string_agg(repeat(g::text, 1000), '')`` over 200,000 rows)
+grows its backend up to PostgreSQL's own 1 GB per value (+1 GB measured) before it fails.
 """
 
 from __future__ import annotations
