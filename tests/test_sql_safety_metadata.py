@@ -20,6 +20,7 @@ MY = RelationPolicy.for_schema("test")
     "SELECT pg_get_viewdef(c.oid) FROM rt.t c",
     "SELECT pg_get_functiondef('other.f'::regproc)",
     "SELECT pg_get_functiondef(p) FROM (SELECT 1::oid AS p) s",
+    "SELECT (x).pg_get_viewdef FROM (SELECT 'other.v'::regclass AS x) AS s",  # functional notation
     "SELECT obj_description('\"Other\".t'::regclass, 'pg_class')",
     "SELECT definition FROM pg_views",
     "SELECT definition FROM pg_catalog.pg_views WHERE schemaname = 'other'",

@@ -178,7 +178,8 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
     for name, arguments in judged:
         if why := call_refusal(name, arguments, dialect, allowed):
             return refuse("dangerous_function", f"the function {name}() {why}")
-    for name, arguments in engine.calls:  # catalog functions describing objects outside the workspace
+    notation: list[tuple[str, tuple[str | None, ...] | None]] = [(n, None) for n in sorted(engine.notation)]
+    for name, arguments in [*engine.calls, *notation]:  # catalog functions describing objects outside the workspace
         if found := metadata_refusal(name, arguments, dialect, relations):
             return refuse(*found)
     for name in sorted(engine.notation - allowed):
