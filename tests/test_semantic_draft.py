@@ -140,7 +140,7 @@ INVOICES = [  # a header's total is the revenue; its lines hold price and quanti
     "track_id INTEGER REFERENCES track(track_id), unit_price DECIMAL(10,2), quantity INTEGER)",
     "COMMENT ON COLUMN invoice.total IS 'Amount invoiced: the revenue of the invoice'",
     "INSERT INTO genre VALUES (1, 'Rock'), (2, 'Jazz')",
-    "INSERT INTO track VALUES (1, 'One', 1), (2, 'Two', 2), (3, 'Three', 1)",
+    "INSERT INTO track VALUES (1, 'One', 1), (2, 'Two', 2), (3, 'One', 1)",  # two tracks of one name
     "INSERT INTO invoice VALUES (1, '2024-01-02', 2.97), (2, '2024-02-03', 0.99)",
     "INSERT INTO invoice_line VALUES (1, 1, 1, 0.99, 2), (2, 1, 2, 0.99, 1), (3, 2, 3, 0.99, 1)",
 ]
@@ -167,7 +167,9 @@ async def test_the_checklist_offers_the_lines_revenue_where_the_headers_total_ca
     connection = SQLConnection(db.url)
     try:
         draft = await draft_model(connection, "music")
-        layer = SemanticLayer(model_from_dict(draft.model), connection)
+        model = model_from_dict(draft.model)
+        assert model.dimension("track").shown_with == ("track_id",)  # grouped with its key: the two "One" stay two rows
+        layer = SemanticLayer(model, connection)
         assert isinstance((await layer.ready()).parse("Revenue by genre"), AskBack)  # the invoice's total has no genre
         assert isinstance((await layer.ready()).parse("Revenue of the Rock genre"), AskBack)
         edited = model_from_dict(_apply(draft.model, [i.to_dict() for i in draft.checklist]))
@@ -176,6 +178,10 @@ async def test_the_checklist_offers_the_lines_revenue_where_the_headers_total_ca
         assert isinstance(outcome, Parsed)
         _, report = await layer.run(outcome.query)
         assert report.result is not None and rows_match(report.result.rows, [["Rock", 2.97], ["Jazz", 0.99]])
+        outcome = (await layer.ready()).parse("Units sold by track")
+        assert isinstance(outcome, Parsed)
+        _, report = await layer.run(outcome.query)
+        assert report.result is not None and rows_match(report.result.rows, [["One", 1, 2], ["Two", 2, 1], ["One", 3, 1]])
     finally:
         await connection.aclose()
 

@@ -333,6 +333,12 @@ class _Drafter:
                  "synonyms": [f"{entity_word} name", f"{entity_word} {said(expr)}"] if plain(expr) else [f"{entity_word} name"],
                  "index_values": (distinct or 0) <= LABEL_VALUES, "_entity": table.entity, "_label": True}
         label["_values"] = distinct or 0
+        if distinct is not None and distinct < table.rows and len(table.keys) == 1:  # two tracks of one name stay two rows
+            key = {"name": snake(f"{entity_word} id"), "entity": table.entity, "expr": next(iter(table.keys)), "index_values": False}
+            label["shown_with"] = [key["name"]]
+            self.dimensions.append(key)
+            self.decide(f"dimension {label['name']}: shown with its key {table.info.name}.{key['expr']} ({distinct} names "
+                        f"for {table.rows} rows)")
         self.dimensions.append(label)
         self.decide(f"dimension {label['name']}: {table.info.name}.{expr}, the label of its rows")
 

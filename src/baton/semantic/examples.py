@@ -20,7 +20,7 @@ MAX_EXAMPLES = 6
 
 def _candidates(model: SemanticModel, metric: str) -> list[SemanticQuery]:
     measures = model.measures_of(metric)
-    grouped = [d.name for d in model.dimensions if not d.shown_with and all(model.reachable(m, d.name) for m in measures)]
+    grouped = [d.name for d in model.dimensions if not d.shown_with and d.index_values and all(model.reachable(m, d.name) for m in measures)]
     out = [SemanticQuery((metric,))]
     if all(model.reachable(m, TIME) for m in measures):
         out.append(SemanticQuery((metric,), (TIME,), "month"))

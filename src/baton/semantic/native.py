@@ -19,6 +19,7 @@ The file (``--semantic FILE``; the demo's is ``baton/demo/semantic.yaml``)::
       - {name: average_ticket_price, type: ratio, numerator: ticket_revenue, denominator: tickets}
     dimensions:
       - {name: business_unit, entity: business_unit, expr: name, synonyms: [unit, division]}
+      - {name: customer, entity: customer, expr: name, shown_with: [customer_id]}  # grouped with its key
     time_synonyms: [period]
     saved_queries:
       - {question: "What was total revenue in 2025?", query: {metrics: [revenue], where: {time: "2025"}}}
@@ -65,7 +66,7 @@ _KEYS = {
     "join": {"to", "on"},
     "measure": {"name", "entity", "agg", "expr", "filter", "description"},
     "metric": {"name", "type", "measure", "numerator", "denominator", "expr", "label", "synonyms", "decimals", "description"},
-    "dimension": {"name", "entity", "expr", "label", "synonyms", "index_values", "description"},
+    "dimension": {"name", "entity", "expr", "label", "synonyms", "index_values", "description", "shown_with"},
     "saved": {"question", "query"},
 }
 
@@ -193,7 +194,8 @@ def _dimension(data: Any, i: int) -> Dimension:
     name = identifier(_text(data.get("name"), where), f"{where}: name")
     return Dimension(name, identifier(_text(data.get("entity"), where), f"{where}: entity"), _text(data.get("expr"), where, name),
                      _text(data.get("label"), where), _words(data.get("synonyms"), f"{where}.synonyms"),
-                     bool(data.get("index_values", True)), _text(data.get("description"), where))
+                     bool(data.get("index_values", True)), _text(data.get("description"), where),
+                     shown_with=tuple(identifier(w, f"{where}.shown_with") for w in _words(data.get("shown_with"), f"{where}.shown_with")))
 
 
 def model_from_dict(data: Any, *, default_name: str = "semantic") -> SemanticModel:
@@ -274,6 +276,9 @@ def validate(model: SemanticModel) -> None:
         if dimension.entity not in entities:
             raise SemanticModelError(f"dimension {dimension.name!r} is on entity {dimension.entity!r}, which is no entity")
         columns_of(dimension.expr, f"dimension {dimension.name}")
+        for other in dimension.shown_with:  # a label shown with its key: two customers of one name stay two rows
+            if other == dimension.name or not model.has_dimension(other) or other == TIME:
+                raise SemanticModelError(f"dimension {dimension.name!r}: shown_with {other!r} is no other dimension")
     for saved in model.saved_queries:
         from baton.semantic.query import SemanticQuery
 
