@@ -32,6 +32,12 @@ from least_privilege import drop_reader_role
 WS_DEFINERS = ("ws.exec_sql", "ws.order_total", 'ws."MixedCase"')
 
 
+def await_(awaitable):
+    import asyncio
+
+    return asyncio.run(awaitable)
+
+
 def _check(url: str, *extra: str):
     return CliRunner().invoke(build_app(), ["db", "check", *extra, url])
 
@@ -378,3 +384,22 @@ async def test_routines_are_read_once_per_connection_with_the_role_and_feed_its_
         assert conn.relation_policy.definer_routines == {("ws", "exec_sql"), ("public", "leak"), ("ws", "MixedCase")}
     finally:
         await conn.aclose()
+
+
+def test_db_check_fails_a_mariadb_account_whose_role_may_execute_a_root_defined_definer_routine(mysql_definer):
+    db, reader = mysql_definer.name, mysql_definer.reader
+    role = f"baton_r_{uuid.uuid4().hex[:8]}"
+    run(mysql_definer.admin_url, f"REVOKE EXECUTE ON FUNCTION {db}.peek FROM '{reader.name}'@'%'",
+        f"CREATE ROLE {role}", f"GRANT EXECUTE ON FUNCTION {db}.peek TO {role}", f"GRANT {role} TO '{reader.name}'@'%'")
+    try:  # not the default role: hidden from ROUTINES until SET ROLE, which the account may do
+        result = _check(reader.url, "--json")
+        assert result.exit_code == 1, result.output
+        [flagged] = [r for r in json.loads(result.output)["definer_routines"] if r["elevated"]]
+        assert (flagged["name"], flagged["executable_via"]) == ("peek", [f"role {role}"])
+        conn = SQLConnection(reader.url, id="no-role-left", pool_size=1)
+        try:  # the inspections SET ROLE; the session model SQL gets next must not still have it
+            assert (await_(conn.execute_readonly("SELECT CURRENT_ROLE() AS r"))).rows == [[None]]
+        finally:
+            conn.close()
+    finally:
+        run(mysql_definer.admin_url, f"DROP ROLE IF EXISTS {role}")

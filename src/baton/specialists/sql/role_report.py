@@ -115,7 +115,10 @@ _T = TypeVar("_T")
 
 def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], _T]) -> _T:
     """``body(cursor)`` on a connection from ``connection``'s pool, rolled back after (the
-    pool's check-in reset then clears the session); failures come out classified."""
+    pool's check-in reset then clears the session); failures come out classified. A
+    MySQL/MariaDB connection is discarded instead of pooled: the inspections ``SET ROLE``
+    to read each role's grants, and ``COM_RESET_CONNECTION`` leaves the active role as it
+    is (measured on MariaDB 10.11), so the next request would run under that role."""
     try:
         raw = connection.engine.raw_connection()
     except Exception as exc:
@@ -130,6 +133,8 @@ def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], _T]) -
         try:
             raw.rollback()
         finally:
+            if connection.dialect == "mysql":
+                raw.invalidate()  # a new login next time: no role set here outlives the inspection
             raw.close()
 
 

@@ -219,33 +219,41 @@ def _mysql_routines(cursor: Any) -> RoutineCatalog:
     cursor.execute("SELECT CURRENT_USER(), VERSION(), @@GLOBAL.secure_file_priv")
     me, version, secure_file_priv = cursor.fetchone()
     flavor = "mariadb" if "mariadb" in str(version).lower() else "mysql"
-    cursor.execute("SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, SECURITY_TYPE, DEFINER, SQL_DATA_ACCESS, "
-                   "IS_DETERMINISTIC FROM information_schema.ROUTINES ORDER BY 1, 2")
-    rows = cursor.fetchall()
     risks_of: dict[str, tuple[str, ...]] = {}
-    routines = []
-    for schema, name, kind, security, definer, access, deterministic in rows:
-        is_definer = str(security).upper() == "DEFINER"
-        own = _account(definer) == _account(me)
-        if is_definer and not own and definer not in risks_of:
-            risks_of[definer] = definer_risks(cursor, definer, flavor, secure_file_priv)
-        routines.append(Routine(
-            str(schema), str(name), str(kind).lower(), is_definer, str(definer), own,
-            risks_of.get(definer, ()) if is_definer and not own else (), "SQL",
-            "deterministic" if str(deterministic).upper() == "YES" else str(access or "").lower(),
-            ("a grant to the account or its roles",)))
-    listed = {(r.schema.lower(), r.name.lower()) for r in routines}
+    found: dict[tuple[str, str], Routine] = {}
     cursor.execute("SHOW GRANTS")
-    for grant in filter(None, (parse_grant_line(row[0]) for row in cursor.fetchall())):
-        key = ((grant.database or "").lower(), (grant.table or "").lower())
-        if grant.object_type in ("FUNCTION", "PROCEDURE") and grant.table and key not in listed and \
-                {"EXECUTE", "ALL", "ALL PRIVILEGES"} & set(grant.privileges):
-            listed.add(key)  # granted on the routine (to PUBLIC, say) but hidden from ROUTINES: fail closed
-            routines.append(Routine(
-                grant.database or "", grant.table, grant.object_type.lower(), True, "(hidden from this account)", False,
-                ("unknown (the routine's definition is hidden from this account): taken as more",), "SQL", "",
-                (f"a grant to {grant.grantee or 'the account'}",)))
-    return RoutineCatalog("mysql", tuple(routines))
+    lines = [row[0] for row in cursor.fetchall()]
+    roles = [r for g in map(parse_grant_line, lines) if g is not None and g.grantee == str(me) for r in g.roles]
+    for role in [None, *roles]:  # each role the account may SET shows the routines granted to it
+        via = f"role {role.strip('`')}" if role else "the account's grants (or PUBLIC's)"
+        if role is not None:
+            try:
+                cursor.execute(f"SET ROLE {role}")  # a name from SHOW GRANTS, quoted as the server quotes it
+                cursor.execute("SHOW GRANTS")
+                lines = [row[0] for row in cursor.fetchall()]
+            except Exception:
+                continue  # role_mysql reports a role whose grants cannot be read (unverified, critical)
+        cursor.execute("SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, SECURITY_TYPE, DEFINER, SQL_DATA_ACCESS, "
+                       "IS_DETERMINISTIC FROM information_schema.ROUTINES ORDER BY 1, 2")
+        for schema, name, kind, security, definer, access, deterministic in cursor.fetchall():
+            is_definer = str(security).upper() == "DEFINER"
+            own = _account(definer) == _account(me)
+            if is_definer and not own and definer not in risks_of:
+                risks_of[definer] = definer_risks(cursor, definer, flavor, secure_file_priv)
+            found.setdefault((str(schema).lower(), str(name).lower()), Routine(
+                str(schema), str(name), str(kind).lower(), is_definer, str(definer), own,
+                risks_of.get(definer, ()) if is_definer and not own else (), "SQL",
+                "deterministic" if str(deterministic).upper() == "YES" else str(access or "").lower(), (via,)))
+        for grant in filter(None, map(parse_grant_line, lines)):
+            key = ((grant.database or "").lower(), (grant.table or "").lower())
+            if grant.object_type in ("FUNCTION", "PROCEDURE") and grant.table and key not in found and \
+                    {"EXECUTE", "ALL", "ALL PRIVILEGES"} & set(grant.privileges):
+                # granted on the routine (to PUBLIC, say) but hidden from ROUTINES: fail closed
+                found[key] = Routine(
+                    grant.database or "", grant.table, grant.object_type.lower(), True, "(hidden from this account)",
+                    False, ("unknown (the routine's definition is hidden from this account): taken as more",), "SQL",
+                    "", (f"a grant to {grant.grantee or 'the account'}",))
+    return RoutineCatalog("mysql", tuple(found.values()))
 
 
 def definer_risks(cursor: Any, definer: str, flavor: str, secure_file_priv: str | None) -> tuple[str, ...]:
