@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from baton.cli import build_app
+from baton.semantic.checklist import apply_checklist
 from baton.semantic.draft import draft_model
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.layer import SemanticLayer
@@ -146,22 +147,6 @@ INVOICES = [  # a header's total is the revenue; its lines hold price and quanti
 ]
 
 
-def _apply(model: dict, items: list[dict]) -> dict:
-    """Only what the checklist says: each item's edits (the format ``--checklist-json`` writes)."""
-    for item in items:
-        for op in item["apply"]:
-            section, *rest = op["path"]
-            if op["op"] == "add":
-                model[section].append(op["value"])
-                continue
-            part = next(p for p in model[section] if p["name"] == rest[0])
-            if op["op"] == "set":
-                part[rest[1]] = op["value"]
-            else:
-                part.pop(rest[1], None)
-    return model
-
-
 async def test_the_checklist_offers_the_lines_revenue_where_the_headers_total_cannot_be_broken_down(make_db):
     db = make_db("duckdb", *INVOICES)
     connection = SQLConnection(db.url)
@@ -172,7 +157,7 @@ async def test_the_checklist_offers_the_lines_revenue_where_the_headers_total_ca
         layer = SemanticLayer(model, connection)
         assert isinstance((await layer.ready()).parse("Revenue by genre"), AskBack)  # the invoice's total has no genre
         assert isinstance((await layer.ready()).parse("Revenue of the Rock genre"), AskBack)
-        edited = model_from_dict(_apply(draft.model, [i.to_dict() for i in draft.checklist]))
+        edited = model_from_dict(apply_checklist(draft.model, [i.to_dict() for i in draft.checklist]))
         layer = SemanticLayer(edited, connection)
         outcome = (await layer.ready()).parse("Revenue by genre")
         assert isinstance(outcome, Parsed)
@@ -194,3 +179,13 @@ def test_a_time_on_another_entity_must_be_one_its_joins_reach():
         model_from_dict(model)
     model["entities"][0]["joins"] = [{"to": "header", "on": {"header_id": "id"}}]
     assert model_from_dict(model).entity("line").time.entity == "header"  # type: ignore[union-attr]
+
+
+def test_a_checklist_edit_that_names_nothing_in_the_model_is_an_error_not_a_silent_skip():
+    model = {"name": "m", "metrics": [{"name": "revenue", "measure": "a"}], "measures": []}
+    edited = apply_checklist(model, [{"apply": [{"op": "set", "path": ["metrics", "revenue", "measure"], "value": "b"}]}])
+    assert edited["metrics"][0]["measure"] == "b" and model["metrics"][0]["measure"] == "a"  # a copy
+    for op in ({"op": "set", "path": ["metrics", "profit", "measure"], "value": "b"}, {"op": "add", "path": ["nothing"]},
+               {"op": "drop", "path": ["metrics", "revenue", "measure"]}):
+        with pytest.raises(SemanticModelError):
+            apply_checklist(model, [{"apply": [op]}])

@@ -26,11 +26,8 @@ aggregates them the way an analyst would; what it cannot know it says, in a chec
   (``average_order_value`` = revenue / orders).
 
 ``draft_model`` returns a ``Draft``: the model (the YAML's dict form), the decisions it made
-(printed), and the checklist: ``CheckItem`` lines ``- [ ] <kind>: <target>: <suggestion>``,
-each with the edit that follows its suggestion (``apply``: operations on the model's dict —
-``{"op": "add", "path": [section], "value": part}``, ``{"op": "set", "path": [section, name,
-key], "value": v}``, ``{"op": "remove", "path": [section, name, key]}``), empty where the item
-only asks a person to confirm what the draft did (a soft delete, a unit), for a script to apply.
+(printed), and the checklist (``checklist.py``): what a person should check, each item with the
+edit that follows its suggestion, for a script to apply.
 """
 
 from __future__ import annotations
@@ -39,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from baton.semantic.checklist import CheckItem
 from baton.semantic.columns import (
     AVERAGED,
     EVENT_TIME,
@@ -78,23 +76,6 @@ DRAFT_HEADER = (
     "# It can be asked at once; check it with the checklist `baton semantic init` printed, then:\n"
     "# baton semantic check FILE --database URL\n"
 )
-
-
-@dataclass(frozen=True)
-class CheckItem:
-    """One thing a person should check, and the edit that applies its suggestion."""
-
-    kind: str  # soft-delete | unit | time | dimension | synonyms | metric
-    target: str  # "metric revenue", "entity order_items", "column orders.status"
-    suggestion: str
-    apply: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def line(self) -> str:
-        return f"- [ ] {self.kind}: {self.target}: {self.suggestion}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "target": self.target, "suggestion": self.suggestion, "apply": list(self.apply)}
 
 
 @dataclass
