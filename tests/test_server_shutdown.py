@@ -84,10 +84,12 @@ class StreamReader(threading.Thread):
         return False
 
 
-def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(tmp_path, workers):
+    """``--workers 2``: uvicorn's supervisor passes SIGTERM to each worker, whose streams end the same way."""
     stub = HoldingModel().start()
     server = serve("stopping", process_env(tmp_path / "home", None, stub.model_string), "--database",
-                   build_shop(tmp_path / "shop.sqlite"))
+                   build_shop(tmp_path / "shop.sqlite"), "--workers", str(workers))
     try:
         server.wait_ready()
         headers = {"Authorization": f"Bearer {server.key()}"}
@@ -108,7 +110,7 @@ def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(
         signalled = time.monotonic()
         os.killpg(server.process.pid, signal.SIGTERM)
         server.process.wait(timeout=30)  # a failure deadline: the stream's client never leaves by itself
-        print(f"\nbaton serve exited {time.monotonic() - signalled:.2f} s after SIGTERM with 3 streams open")
+        print(f"\nbaton serve --workers {workers} exited {time.monotonic() - signalled:.2f} s after SIGTERM with 3 streams open")
         for reader in (pipeline, answer, chat):
             reader.join(30)
             assert not reader.is_alive() and reader.error is None, reader.error
