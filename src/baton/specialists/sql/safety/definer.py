@@ -34,8 +34,11 @@ from typing import Any
 def definer_refusal(sql: str, dialect: str, refused: frozenset[tuple[str, str]],
                     default_schema: str | None) -> tuple[str, str] | None:
     """``("definer_routine", reason)`` when ``sql`` calls a routine in ``refused``, else None."""
-    if not refused:
+    if not refused or dialect not in ("postgres", "mysql"):
         return None
+    lowered = sql.lower()
+    if not any(name.lower() in lowered for _, name in refused) and not (dialect == "postgres" and "u&" in lowered):
+        return None  # no identifier can spell a refused name: only U&"..." escapes change an identifier's letters
     if dialect == "postgres":
         found = _postgres(sql, refused, default_schema)
     elif dialect == "mysql":
