@@ -78,6 +78,7 @@ grows its backend up to PostgreSQL's own 1 GB per value (+1 GB measured) before 
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
@@ -154,8 +155,21 @@ def duckdb_temp_directory(database: str) -> str:
             info = os.lstat(folder)
             if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
                 raise ConfigurationError(f"DuckDB's temporary folder {folder} exists and is not this process's own") from None
+        if not _TEMP_USERS and not _TEMP_CLEANUP:
+            atexit.register(_remove_temp_directories)  # connections never closed: their folders go at exit
+            _TEMP_CLEANUP.append(True)
         _TEMP_USERS[folder] = _TEMP_USERS.get(folder, 0) + 1
     return folder
+
+
+_TEMP_CLEANUP: list[bool] = []
+
+
+def _remove_temp_directories() -> None:
+    with _TEMP_LOCK:
+        for folder in list(_TEMP_USERS):
+            shutil.rmtree(folder, ignore_errors=True)
+        _TEMP_USERS.clear()
 
 
 def release_duckdb_temp_directory(folder: str) -> None:
