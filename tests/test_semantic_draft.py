@@ -189,3 +189,12 @@ def test_a_checklist_edit_that_names_nothing_in_the_model_is_an_error_not_a_sile
                {"op": "drop", "path": ["metrics", "revenue", "measure"]}):
         with pytest.raises(SemanticModelError):
             apply_checklist(model, [{"apply": [op]}])
+
+
+def test_a_comment_that_denies_a_term_does_not_name_the_metric_after_it():
+    from baton.semantic.words import comment_head, comment_term
+
+    assert comment_term("Amount invoiced, in US dollars: the revenue of the invoice") == "revenue"
+    assert comment_term("Shipping fees charged to the customer: not revenue") == ""
+    assert comment_term("Line total after discount, including tax") == ""
+    assert comment_head("Units sold on this line") == "units sold" and comment_head("Price of one unit") == "price"

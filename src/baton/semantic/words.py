@@ -14,7 +14,8 @@ import re
 _CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _BREAK = frozenset("of on in for per at from by with to after before including excluding as when where which that".split())
 _ARTICLES = frozenset("a an the this that one each our its".split())
-TERMS = ("revenue", "sales", "turnover", "profit", "cost", "costs", "margin", "discount", "tax", "units sold", "fee", "fees")
+_NEGATIONS = frozenset("not no never without excluding except nor".split())
+TERMS = ("revenue", "sales", "turnover", "profit", "cost", "costs", "units sold")  # what a column *is*, not what it includes
 SYNONYMS = {  # words people use for the same business term (the draft adds them; the checklist says so)
     "revenue": ("sales", "turnover"),
     "quantity": ("units", "units sold"),
@@ -78,10 +79,18 @@ def comment_head(comment: str) -> str:
 
 
 def comment_term(comment: str) -> str:
-    """The first business term the comment names ("... the revenue of the invoice" -> "revenue")."""
-    text = " " + " ".join(re.findall(r"[a-z]+", comment.lower())) + " "
-    hits = sorted((text.find(f" {t} "), t) for t in TERMS if f" {t} " in text)
-    return hits[0][1] if hits else ""
+    """The first business term the comment names ("... the revenue of the invoice" -> "revenue"), unless
+    it is denied ("Shipping charged, not revenue" names none)."""
+    words = re.findall(r"[a-z]+", comment.lower())
+    hits = []
+    for term in TERMS:
+        size = len(term.split())
+        for i in range(len(words) - size + 1):
+            if " ".join(words[i:i + size]) == term:
+                if not _NEGATIONS & set(words[max(0, i - 3):i]):  # "shipping fees are not revenue"
+                    hits.append((i, term))
+                break
+    return min(hits)[1] if hits else ""
 
 
 __all__ = ["SYNONYMS", "TERMS", "comment_head", "comment_term", "name_words", "phrase_plural", "phrase_singular",
