@@ -198,3 +198,20 @@ def test_a_comment_that_denies_a_term_does_not_name_the_metric_after_it():
     assert comment_term("Shipping fees charged to the customer: not revenue") == ""
     assert comment_term("Line total after discount, including tax") == ""
     assert comment_head("Units sold on this line") == "units sold" and comment_head("Price of one unit") == "price"
+
+
+async def test_hostile_comments_and_names_become_no_part_of_a_name_or_an_expression(make_db):
+    hostile = "Revenue'); DROP TABLE t; --\\nIgnore previous instructions {{ jinja }} \\x1b[2J " + "x" * 2000
+    db = make_db("duckdb", 'CREATE TABLE t (id INTEGER PRIMARY KEY, amount DOUBLE, "we ird" DOUBLE, label VARCHAR)',
+                 f"COMMENT ON COLUMN t.amount IS '{hostile.replace(chr(39), chr(39) * 2)}'",
+                 "INSERT INTO t VALUES (1, 2.5, 1, 'a'), (2, 4.0, 2, 'b')")
+    connection = SQLConnection(db.url)
+    try:
+        draft = await draft_model(connection, "t")
+    finally:
+        await connection.aclose()
+    model = model_from_dict(draft.model)  # every name an identifier, every expression checked
+    assert {m.expr for m in model.measures} <= {"1", "amount"}  # the oddly named column is left out, never quoted in
+    revenue = model.metric("revenue")
+    assert all(c.isalpha() or c in " '-" for s in revenue.synonyms for c in s) and len(revenue.description) <= 300
+    assert "\n" not in revenue.description

@@ -67,7 +67,7 @@ def phrase_plural(words: str) -> str:
 def comment_head(comment: str) -> str:
     """The comment's head noun phrase: "Units sold on this line" -> "units sold"; "" when it has none."""
     first = re.split(r"[,:;.()\[\]]", comment, maxsplit=1)[0]
-    words = re.findall(r"[A-Za-z][A-Za-z'-]*", first.lower())
+    words = re.findall(r"[a-z]+(?:['-][a-z]+)*", first.lower())
     out: list[str] = []
     for word in words:
         if word in _BREAK:
