@@ -2,7 +2,8 @@
 
 ``checklist_items`` reads the items from ``--checklist-json`` (each with the edit that applies
 it) or, from an older ``semantic init``, its printed ``- [ ] kind: target: suggestion`` lines;
-``apply_checklist`` applies each item's own edit to the draft, except those the database's
+``apply_checklist`` applies each item's own edit to the draft (Baton's own
+``baton.semantic.checklist.apply_checklist``), except those the database's
 owner declines (``DECLINED``: said from the database's own comments, never from the gold).
 Used by ``bench/own_database.py``; tested in ``tests/test_own_database.py``.
 """
@@ -64,57 +65,13 @@ def apply_checklist(draft: dict[str, Any], items: list[Item], declined: dict[tup
     """The draft edited as the checklist says, and the items applied.
 
     The benchmark's second phase: a person follows the printed checklist and applies each
-    item's own edit (``set`` / ``add`` / ``remove`` at a path of sections and names, as
-    ``baton semantic init --checklist-json`` writes it), except the items ``declined`` for what
-    they know of their data. Nothing else is edited; an item without an edit changes nothing."""
-    import copy
+    item's own edit (``baton.semantic.checklist.apply_checklist``: the edits of the items
+    given, nothing else, on a copy), except the items ``declined`` for what they know of their
+    data. An item without an edit changes nothing."""
+    from baton.semantic.checklist import apply_checklist as apply_edits
 
-    edited = copy.deepcopy(draft)
-    applied = []
-    for item in items:
-        if not item.apply or (item.kind, item.target) in (declined or {}):
-            continue
-        for operation in item.apply:
-            _apply(edited, operation)
-        applied.append(item)
-    return edited, applied
-
-
-def _apply(model: dict[str, Any], operation: dict[str, Any]) -> None:
-    """One edit: ``path`` walks dict keys and, in a list, the element with that ``name``."""
-    *parents, last = [str(p) for p in operation["path"]]
-    node: Any = model
-    for step in parents:
-        node = _child(node, step, create=operation["op"] != "remove")
-    if operation["op"] == "add":
-        target = node.setdefault(last, []) if isinstance(node, dict) else _child(node, last, create=True)
-        if isinstance(target, list):
-            value = operation["value"]
-            target[:] = [v for v in target if not (isinstance(v, dict) and isinstance(value, dict) and v.get("name") == value.get("name"))]
-            target.append(value)
-        else:
-            target.update(operation["value"])
-    elif operation["op"] == "set":
-        if isinstance(node, dict):
-            node[last] = operation["value"]
-        else:
-            node[:] = [operation["value"] if isinstance(v, dict) and v.get("name") == last else v for v in node]
-    elif operation["op"] == "remove":
-        if isinstance(node, dict):
-            node.pop(last, None)
-        elif isinstance(node, list):
-            node[:] = [v for v in node if not (isinstance(v, dict) and v.get("name") == last)]
-    else:
-        raise ValueError(f"unknown checklist edit {operation['op']!r}")
-
-
-def _child(node: Any, step: str, *, create: bool) -> Any:
-    if isinstance(node, dict):
-        return node.setdefault(step, {}) if create else node.get(step, {})
-    for element in node:
-        if isinstance(element, dict) and element.get("name") == step:
-            return element
-    raise KeyError(f"checklist edit: no {step!r} in the draft")
+    applied = [item for item in items if item.apply and (item.kind, item.target) not in (declined or {})]
+    return apply_edits(draft, [{"apply": list(item.apply)} for item in applied]), applied
 
 
 __all__ = ["DECLINED", "Item", "apply_checklist", "checklist_items"]
