@@ -125,8 +125,8 @@ def _refused(catalog: RoutineCatalog, allowed: tuple[str, ...]) -> frozenset[tup
 
 
 def _matches(routine: Routine, keys: frozenset[tuple[str, str]], dialect: str) -> bool:
-    if dialect == "mysql":  # routine names fold case; database names may not, but refusing less is the risk
-        return (routine.schema.lower(), routine.name.lower()) in {(s.lower(), n.lower()) for s, n in keys}
+    if dialect == "mysql":  # routine names ignore case; database names may not (lower_case_table_names): exact
+        return (routine.schema, routine.name.lower()) in {(s, n.lower()) for s, n in keys}
     return (routine.schema, routine.name) in keys
 
 
