@@ -118,3 +118,18 @@ def test_a_pipeline_runs_outcome_is_public_too():
     shown = json.dumps(public_run(view))
     assert "10.1.2.3" not in shown and "5432" not in shown and "sales: The database could not be reached." in shown
     assert public_run({"workflow_id": "w", "outcome": None}) == {"workflow_id": "w", "outcome": None}
+
+
+async def test_an_mcp_tool_result_carries_the_public_text_too():
+    from baton.mcp.server import answer_result
+    from baton.response import AIMessage, ResponseType
+
+    failed = AIMessage(content="The database could not be reached.", response_type=ResponseType.ERROR, error_code="database_unavailable",
+                       error='sales: connection to server at "10.9.8.7", port 6543 failed: Connection refused',
+                       metadata={"agent_errors": [{"agent": "sales", "error_type": "SQLExecutionError", "error_code": "database_unavailable",
+                                                   "error": 'connection to server at "10.9.8.7", port 6543 failed'}]})
+    result = await answer_result(failed, chart_image=False)
+    shown = json.dumps(result.structured_content) + "".join(getattr(c, "text", "") for c in result.content)
+    assert result.is_error and "10.9.8.7" not in shown and "6543" not in shown
+    assert result.structured_content["error"]["code"] == "database_unavailable"
+    assert failed.error.startswith("sales: connection to server")  # the answer itself is untouched

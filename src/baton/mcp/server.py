@@ -113,8 +113,10 @@ def describe(event: Event) -> str:
 
 async def answer_result(message: AIMessage, *, chart_image: bool = True) -> CallToolResult:
     """The answer as a tool result: Markdown text, structured content, the chart as PNG."""
+    from baton.server.public_errors import public_answer
     from baton.workspace.markdown import to_markdown
 
+    message = public_answer(message)  # no host, port, path or driver text reaches the client (the log keeps it)
     structured = structured_answer(message)
     content: list[Any] = [TextContent(type="text", text=to_markdown(message) or message.content or "(no answer)")]
     if chart_image and message.viz_config:
