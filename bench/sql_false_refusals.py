@@ -164,9 +164,9 @@ def summarize(cases: list[Case], show: int) -> dict:
 
 
 def _by_policy(verdict) -> bool:
-    """A refusal the check makes on purpose: a secret catalog, or a setting that may hold
-    credentials."""
-    return verdict.rule == "sensitive_table" or (
+    """A refusal the check makes on purpose: a secret catalog (or every session's activity), a
+    setting that may hold credentials, or the server's paths (rule ``server_path``, issue 24)."""
+    return verdict.rule in ("sensitive_table", "server_path") or (
         verdict.rule == "dangerous_function" and "current_setting()" in verdict.reason)
 
 

@@ -175,13 +175,13 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
         return refuse(*engine.refusal)
     called = {name for name, _ in engine.calls}
     judged = [(name, None) for name in sorted(engine.functions - called)] + engine.calls
+    notation: list[tuple[str, tuple[str | None, ...] | None]] = [(n, None) for n in sorted(engine.notation)]
+    for name, arguments in [*engine.calls, *notation]:  # catalog functions describing the server or other schemas
+        if found := metadata_refusal(name, arguments, dialect, relations):
+            return refuse(*found)
     for name, arguments in judged:
         if why := call_refusal(name, arguments, dialect, allowed):
             return refuse("dangerous_function", f"the function {name}() {why}")
-    notation: list[tuple[str, tuple[str | None, ...] | None]] = [(n, None) for n in sorted(engine.notation)]
-    for name, arguments in [*engine.calls, *notation]:  # catalog functions describing objects outside the workspace
-        if found := metadata_refusal(name, arguments, dialect, relations):
-            return refuse(*found)
     for name in sorted(engine.notation - allowed):
         if why := denied_by_own_catalog(name, dialect):
             return refuse("dangerous_function", f"{name} may call the function {name}(), which {why}")

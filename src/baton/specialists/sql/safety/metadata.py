@@ -15,8 +15,9 @@ enough, no privilege on the object needed); MariaDB's ``@@datadir``, ``@@log_err
 - functions that describe *every* object (``duckdb_tables()``, ``duckdb_functions()``'s macro
   bodies...) are refused;
 - whatever the policy, MySQL/MariaDB system variables that name paths (``@@datadir``) are
-  refused, as ``current_setting`` of such a setting is (``functions.path_setting``): they
-  describe the server, not the data.
+  refused, as ``current_setting`` of such a setting is (``functions.path_setting``), and
+  PostgreSQL's tablespace and file paths, its address, and ``pg_stat_get_backend_*`` (pids and
+  users of every session, for any role): they describe the server, not the data.
 
 Names of other schemas' objects stay visible where the engine itself shows them
 (``information_schema.tables``); their definitions, statistics and paths do not.
@@ -39,7 +40,7 @@ _NAMED_OBJECT: dict[str, frozenset[str]] = {
         "pg_get_indexdef", "pg_get_constraintdef", "pg_get_expr", "pg_get_partkeydef", "pg_get_statisticsobjdef",
         "pg_get_statisticsobjdef_columns", "pg_get_statisticsobjdef_expressions", "pg_get_serial_sequence",
         "pg_describe_object", "pg_identify_object", "pg_identify_object_as_address", "obj_description",
-        "col_description", "pg_get_partition_constraintdef", "pg_relation_filenode", "pg_relation_filepath",
+        "col_description", "pg_get_partition_constraintdef", "pg_relation_filenode",
     }),
     "duckdb": frozenset({
         "pragma_storage_info", "storage_info", "pragma_table_info", "table_info", "pragma_show", "show",
@@ -56,6 +57,17 @@ _EVERY_OBJECT: dict[str, frozenset[str]] = {
     }),
 }
 
+# Refused whatever the policy: they describe the server and its other sessions, not the data.
+_SERVER: dict[str, dict[str, tuple[str, str]]] = {
+    "postgres": {
+        **{f"pg_stat_get_backend_{n}": ("sensitive_table", "lists every session of the server, as pg_stat_activity does")
+           for n in ("idset", "pid", "userid", "dbid")},
+        **{n: ("server_path", "names directories or addresses of the database server")
+           for n in ("pg_tablespace_location", "pg_relation_filepath", "inet_server_addr", "inet_server_port")},
+    },
+}
+
+
 def variable_refusal(name: str) -> tuple[str, str] | None:
     """MySQL/MariaDB ``@@name`` (``@@global.name``): refused when it names server paths."""
     bare = name.strip().strip("`").rsplit(".", 1)[-1]
@@ -70,6 +82,8 @@ def metadata_refusal(
     """``(rule, reason)`` when the call ``name(arguments)`` describes objects outside ``policy``
     (``arguments``: each argument's constant text, None where not a constant)."""
     lowered = name.lower()
+    if found := _SERVER.get(dialect, {}).get(lowered):
+        return found[0], f"{lowered}() {found[1]}"
     if policy is None:
         return None
     if lowered in _EVERY_OBJECT.get(dialect, ()):
