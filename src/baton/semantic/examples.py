@@ -3,9 +3,9 @@
 The empty page and the no-model fallback list them ("what can I ask here?"), so each one
 must answer itself when clicked: every question is rendered from a semantic query
 (``render.py``) and kept only when the parser reads it back to exactly that query. The
-queries are the simplest that show what a model holds: each metric's total, by month, by
-its first categorical dimension, and a top 5 of that dimension — counts and words first
-(``How many customers``), then the others, one question per metric before any second one.
+queries are the simplest that show what a model holds: a metric's total (``How many
+customers`` for a count) and one breakdown of it — by month, by its first categorical
+dimension or a top 5 of its label, in turn — for the metrics a person described first.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.parser import QuestionParser
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
+from baton.semantic.words import TERMS
 
 MAX_EXAMPLES = 6
+_TERMS = frozenset(term.replace(" ", "_") for term in TERMS)
 
 
 def _candidates(model: SemanticModel, metric: str) -> list[SemanticQuery]:
@@ -40,7 +42,7 @@ def _counts(model: SemanticModel, metric: str) -> bool:
 def metric_examples(model: SemanticModel, parser: QuestionParser, limit: int = MAX_EXAMPLES) -> list[str]:
     """Up to ``limit`` questions the model answers (module docstring), each checked to read back."""
     per_metric: list[list[str]] = []
-    for metric in model.metrics:
+    for metric in sorted(model.metrics, key=lambda m: _rank(model, m.name)):
         said: list[str] = []
         for query in _candidates(model, metric.name):
             try:
@@ -57,11 +59,22 @@ def metric_examples(model: SemanticModel, parser: QuestionParser, limit: int = M
         if said:
             per_metric.append(said)
     out: list[str] = []
-    for round_ in range(4):  # one question per metric, then a second one each ...
-        for said in per_metric:
-            if round_ < len(said) and len(out) < limit:
-                out.append(said[round_])
+    for i, said in enumerate(per_metric):  # each metric's total, and one breakdown (by time, a dimension, a top 5 in turn)
+        picked = [said[0], said[1 + i % (len(said) - 1)]] if len(said) > 1 else said
+        out += picked[: limit - len(out)]
+        if len(out) >= limit:
+            break
     return out
 
+
+def _rank(model: SemanticModel, metric: str) -> int:
+    """Business terms first, then metrics a person described (a synonym, a description), counts of what has a
+    time, the rest."""
+    found = model.metric(metric)
+    if metric in _TERMS:  # revenue, profit, cost ...: what a business asks about first
+        return -1
+    if _counts(model, metric):
+        return 1 if all(model.reachable(m, TIME) for m in model.measures_of(metric)) else 2
+    return 0 if found.synonyms or found.description else 2
 
 __all__ = ["MAX_EXAMPLES", "metric_examples"]
