@@ -106,3 +106,9 @@ def test_a_refusal_raised_anywhere_in_a_command_is_handled_by_the_one_edge():
     assert result.exit_code == 2 and result.stderr == "baton: cannot start y: do this instead\n"
     assert CliRunner().invoke(app, ["other"]).exit_code == 1
     assert guarded(lambda: 3)() == 3
+
+
+def test_serve_with_several_workers_refuses_an_event_bus_that_does_not_answer_before_any_worker(home, postgres_url):
+    line = refused(run("serve", "--workers", "2", "--port", str(free_port()), "--state", postgres_url, BATON_MODEL="openai:gpt-4o-mini",
+                       OPENAI_API_KEY="sk-test", BATON_EVENTS_URL=f"redis://127.0.0.1:{free_port()}/0"))
+    assert "BATON_EVENTS_URL" in line

@@ -301,8 +301,9 @@ def register(app: typer.Typer) -> None:
         freshness = _freshness(database, freshness_sql, freshness_column, max_data_age)
         servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
         if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
-            from baton.cli.serving import printed_keys, serve_workers
+            from baton.cli.serving import check_before_workers, printed_keys, serve_workers
 
+            check_before_workers(docs, _model())
             for key, name in printed_keys(database, _state(state)):
                 console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
             config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,

@@ -258,6 +258,19 @@ def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, lo
     serve_factory("baton.cli.main_commands:app_from_config", host, port, workers=workers, log_level=log_level)
 
 
+def check_before_workers(docs: Path | None, model: Any) -> None:
+    """What every worker of ``serve --workers N`` would refuse at start, refused once here,
+    before any starts (each worker would print its own traceback, and be started again): the
+    ``--docs`` folder, and a Redis event bus that does not answer (pipelines need a model).
+    ``printed_keys`` checks ``BATON_API_KEYS`` and the state's schema."""
+    check_docs(docs)
+    events = os.environ.get("BATON_EVENTS_URL", "")
+    if model is not None and events.startswith(("redis://", "rediss://")):
+        from baton.workspace.bus_redis import RedisBus
+
+        RedisBus(events).check()
+
+
 def printed_keys(database: str | None, state: State) -> list[tuple[str, str]]:
     """The keys ``baton serve --workers N`` prints before its workers start (the same each
     worker's key store holds): none when ``BATON_API_KEYS`` names them."""
