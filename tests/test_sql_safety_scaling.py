@@ -72,6 +72,15 @@ def test_a_deep_concatenation_is_a_verdict_not_a_crash(dialect):
     assert verdict.rule in ("", "unparseable")
 
 
+@pytest.mark.parametrize("dialect", ("mysql", "sqlite"))
+def test_a_tree_deeper_than_sqlite_and_duckdb_allow_is_refused(dialect):
+    """sqlglot reads ``1 + 1 + ...`` without recursing, but what reads its tree after the
+    check does: past 1,000 levels the statement is refused, as SQLite and DuckDB refuse it."""
+    assert check_safety("SELECT " + " + ".join(["1"] * 900), dialect).safe
+    deep = check_safety("SELECT " + " + ".join(["1"] * 1_100), dialect)
+    assert deep.rule == "unparseable" and "1,000 levels" in deep.reason
+
+
 def test_the_cli_refuses_a_statement_over_the_cap(tmp_path):
     from typer.testing import CliRunner
 

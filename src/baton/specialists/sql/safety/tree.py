@@ -77,6 +77,9 @@ _FORBIDDEN: tuple[tuple[tuple[type[exp.Expr], ...], str, str], ...] = (
 )
 
 _PATH_CHARACTERS = frozenset("./\\:*?")
+# A tree nested deeper is refused, as SQLite and DuckDB refuse an expression 1,000 deep: what
+# reads sqlglot's tree after the check (the row cap, pre-validation) recurses.
+MAX_TREE_DEPTH = 1_000
 # sqlglot could not make sense of the statement (as opposed to finding something wrong in it)
 UNREADABLE_RULES = frozenset({"unparseable", "command"})
 
@@ -111,6 +114,9 @@ def read_tree(
         rule, does = _forbidden_rule(root) or ("not_a_query", "is not a query")
         return refuse(rule, f"{_describe(root)} {does}; only SELECT, set operations and VALUES may run"), reading
     cte_references = _cte_references(statement)
+    if cte_references is None:
+        return refuse("unparseable", f"the statement nests more than {MAX_TREE_DEPTH:,} levels deep (SQLite and "
+                                     "DuckDB refuse such statements too)"), reading
     for node in statement.walk():
         add(nodes=1)
         _record(node, reading)
@@ -169,19 +175,22 @@ def _check_node(
     return None
 
 
-def _cte_references(statement: exp.Expr) -> set[int]:
+def _cte_references(statement: exp.Expr) -> set[int] | None:
     """The ids of the unqualified table references that name a CTE of an enclosing WITH (only
-    the secrets rule applies to them). One depth-first pass, the CTE names in scope counted."""
+    the secrets rule applies to them); None when the tree is deeper than ``MAX_TREE_DEPTH``.
+    One depth-first pass, the CTE names in scope counted."""
     references: set[int] = set()
     in_scope: dict[str, int] = {}
-    stack: list[tuple[exp.Expr, list[str] | None]] = [(statement, None)]
+    stack: list[tuple[exp.Expr, list[str] | None, int]] = [(statement, None, 0)]
     while stack:
-        node, leaving = stack.pop()
+        node, leaving, depth = stack.pop()
         if leaving is not None:
             for name in leaving:
                 in_scope[name] -= 1
             continue
         add(nodes=1)
+        if depth > MAX_TREE_DEPTH:
+            return None
         if isinstance(node, exp.Table) and not node.db and in_scope.get(node.name.lower(), 0) > 0:
             references.add(id(node))
         with_ = node.args.get("with_") or node.args.get("with") if isinstance(node, exp.Query) else None
@@ -189,8 +198,8 @@ def _cte_references(statement: exp.Expr) -> set[int]:
             names = [cte.alias.lower() for cte in with_.expressions]
             for name in names:
                 in_scope[name] = in_scope.get(name, 0) + 1
-            stack.append((node, names))
-        stack.extend((child, None) for child in node.iter_expressions())
+            stack.append((node, names, depth))
+        stack.extend((child, None, depth + 1) for child in node.iter_expressions())
     return references
 
 
