@@ -7,7 +7,8 @@ role's grants, nested roles included, are listed), on MySQL 8 with
 ``SHOW GRANTS FOR CURRENT_USER() USING role`` (from its manual, not run here). A role whose
 grants cannot be read is reported as ``unverified`` (critical: fail closed). The pool's
 check-in reset (``COM_RESET_CONNECTION``) does not undo ``SET ROLE`` (measured on MariaDB
-10.11), so the inspection's connection is discarded, not pooled (``role_report.on_pooled_connection``).
+10.11), so the role the session logged in with is put back after the inspection
+(``role_report.on_pooled_connection``).
 
 ``secure_file_priv`` reads differently by server: on MariaDB NULL or empty means no
 restriction (the local 10.11 shows NULL and ``LOAD_FILE`` reads ``/etc/passwd`` as root); on
