@@ -396,10 +396,13 @@ def test_db_check_fails_a_mariadb_account_whose_role_may_execute_a_root_defined_
         assert result.exit_code == 1, result.output
         [flagged] = [r for r in json.loads(result.output)["definer_routines"] if r["elevated"]]
         assert (flagged["name"], flagged["executable_via"]) == ("peek", [f"role {role}"])
-        conn = SQLConnection(reader.url, id="no-role-left", pool_size=1)
-        try:  # the inspections SET ROLE; the session model SQL gets next must not still have it
-            assert (await_(conn.execute_readonly("SELECT CURRENT_ROLE() AS r"))).rows == [[None]]
-        finally:
-            conn.close()
+        for default in (None, role):  # the inspections SET ROLE: the next request gets the login's role back
+            if default:
+                run(mysql_definer.admin_url, f"SET DEFAULT ROLE {role} FOR '{reader.name}'@'%'")
+            conn = SQLConnection(reader.url, id="role-put-back", pool_size=1)
+            try:
+                assert (await_(conn.execute_readonly("SELECT CURRENT_ROLE() AS r"))).rows == [[default]]
+            finally:
+                conn.close()
     finally:
         run(mysql_definer.admin_url, f"DROP ROLE IF EXISTS {role}")
