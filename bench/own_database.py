@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/own_database.py [--database shop|chinook|all] [--engines postgres,mysql,duckdb]
                                            [--checklist] [--verbose] [--show-draft] [--model FILE]
+                                           [--questions main|heldout] [--wrong-file FILE]
 
 For each database (``tests/own_database_fixtures.py``: **shop**, ours, on PostgreSQL, MariaDB
 and DuckDB; **chinook**, public, on PostgreSQL), on a fresh copy:
@@ -15,6 +16,11 @@ and DuckDB; **chinook**, public, on PostgreSQL), on a fresh copy:
    ``tests/fixtures/own_database/<db>_questions.yaml`` is asked through ``Workspace.answer``;
 3. with ``--checklist``, the draft edited by ``apply_checklist`` (only what the printed
    checklist says) is asked again.
+
+``--questions heldout`` asks the held-out sets instead (``<db>_heldout.yaml``: written from the
+schemas and comments only, by someone who had read neither the first sets nor the parser, so
+nothing was fitted to them) and writes every wrong answer, with its semantic query and gold
+SQL, to ``--wrong-file`` (default ``/tmp/heldout_wrong.md``, overwritten on each run).
 
 Each answer is classified against the gold rows (the gold SQL run on the same copy, as the
 administrator): **right** (a table with exactly the gold rows: order ignored unless the
@@ -59,6 +65,7 @@ class Score:
     wrong: list[str] = field(default_factory=list)
     asked_back: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # counted as asked back (no table), listed apart
+    wrong_cases: list[tuple[Any, str, str, str]] = field(default_factory=list)  # (case, semantic query, got, gold)
     seconds: float = 0.0
 
     @property
@@ -118,6 +125,7 @@ async def ask_all(url: str, model_file: Path, home: Path, cases: list, gold: dic
                 else:
                     score.wrong.append(f"{case.question!r}: got {_short(answer.results.rows)} expected {_short(expected)} "
                                        f"(semantic query: {said}; agent: {answer.metadata.get('agent')})")
+                    score.wrong_cases.append((case, str(said), _short(answer.results.rows), _short(expected)))
             elif answer.error:
                 score.errors.append(f"{case.question!r}: {answer.error}")
             else:
@@ -169,7 +177,7 @@ def database_copy(database: str, engine: str, tmp: Path):
 
 
 async def run_copy(database: str, engine: str, args: argparse.Namespace) -> list[Score]:
-    cases = load_questions(database)
+    cases = load_questions(database, held_out=args.questions == "heldout")
     with tempfile.TemporaryDirectory() as tmp_name, database_copy(database, engine, Path(tmp_name)) as (admin, url, privileged):
         tmp = Path(tmp_name)
         gold = {case.question: run_gold(engine, admin, case.gold_sql(engine)) for case in cases}
@@ -242,8 +250,29 @@ async def run(args: argparse.Namespace) -> int:
     for database, engine, s in scores:
         print(f"  {database:8} {engine:9} {s.label:20} {len(s.right):3} / {len(s.wrong):2} / {len(s.asked_back) + len(s.errors):3}"
               f" of {s.total}: {len(s.right) / max(s.total, 1):6.1%}")
+    wrong_file = args.wrong_file or ("/tmp/heldout_wrong.md" if args.questions == "heldout" else None)
+    if wrong_file:
+        write_wrong(Path(wrong_file), args, scores)
+        print(f"wrong answers written to {wrong_file}")
     ok = len(scores) > 0 and all(s.met(TARGETS["checklist" if s.label.startswith("after") else "draft"]) for _, _, s in scores)
     return 0 if ok else 1
+
+
+def write_wrong(path: Path, args: argparse.Namespace, scores: list[tuple[str, str, Score]]) -> None:
+    """Every wrong answer of this run (question, the semantic query Baton chose, its rows, the
+    gold rows and SQL) as Markdown, for whoever works on the draft and the parser."""
+    lines = [f"# Wrong answers: bench/own_database.py --questions {args.questions}"
+             f"{' --checklist' if args.checklist else ''} --database {args.database}", "",
+             "A wrong answer is a table whose rows are not the gold rows: a confident wrong number.", ""]
+    for database, engine, s in scores:
+        lines.append(f"## {database} on {engine}, {s.label}: right {len(s.right)} / wrong {len(s.wrong)} / asked back "
+                     f"{len(s.asked_back) + len(s.errors)} of {s.total}")
+        lines.append("")
+        for case, said, got, gold in s.wrong_cases:
+            lines += [f"- **{case.question}**", f"  - semantic query: `{said}`", f"  - got: {got}", f"  - gold: {gold}",
+                      "  - gold SQL: `" + " ".join(case.gold_sql(engine).split()) + "`"]
+        lines.append("" if s.wrong_cases else "(none)\n")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -253,6 +282,9 @@ def main() -> None:
     parser.add_argument("--checklist", action="store_true", help="also ask with the draft edited as its checklist says")
     parser.add_argument("--verbose", action="store_true", help="list every question's outcome")
     parser.add_argument("--model", help="ask with this semantic model file instead of the draft (no `semantic init`)")
+    parser.add_argument("--questions", choices=["main", "heldout"], default="main",
+                        help="which questions: the first sets, or the held-out sets nobody fitted to")
+    parser.add_argument("--wrong-file", help="write the wrong answers here (default with --questions heldout: /tmp/heldout_wrong.md)")
     parser.add_argument("--show-draft", action="store_true", help="print what `baton semantic init` printed and the draft")
     raise SystemExit(asyncio.run(run(parser.parse_args())))
 

@@ -342,9 +342,11 @@ class Case:
         return _MACRO.sub(lambda m: _MACROS[kind][m.group(1)].format(x=m.group(2).strip()), sql)
 
 
-def load_questions(database: str) -> list[Case]:
-    """The questions of ``database`` (``shop`` or ``chinook``)."""
-    data = yaml.safe_load((FIXTURES / f"{database}_questions.yaml").read_text(encoding="utf-8"))
+def load_questions(database: str, held_out: bool = False) -> list[Case]:
+    """The questions of ``database`` (``shop`` or ``chinook``); ``held_out``: the held-out set
+    (``<db>_heldout.yaml``, written without reading the first set or the parser, so nothing
+    was fitted to it)."""
+    data = yaml.safe_load((FIXTURES / f"{database}_{'heldout' if held_out else 'questions'}.yaml").read_text(encoding="utf-8"))
     return [Case(q["q"], q["sql"], bool(q.get("ordered")), tuple(sorted((q.get("sql_by_engine") or {}).items())))
             for q in data["questions"]]
 
