@@ -5,8 +5,8 @@ leave (``baton.server.shutdown``).
 Three streams are open when the signal arrives, each held open by something that would not
 end by itself: a pipeline paused at its checkpoint (its event stream), a streamed answer and
 an OpenAI-style streamed completion whose model calls the stub holds. The deadlines below are
-failure conditions, not measurements; the time taken is printed (and measured by
-``bench/server_shutdown.py``)."""
+failure conditions, not measurements; the time taken is printed (``bench/server_shutdown.py``
+measures it a few times)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from baton_processes import BatonProcess
 from scale_rig import StubModel, build_shop, process_env, serve
 
 pytestmark = pytest.mark.timeout(240)
@@ -84,12 +86,12 @@ class StreamReader(threading.Thread):
         return False
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(tmp_path, workers):
-    """``--workers 2``: uvicorn's supervisor passes SIGTERM to each worker, whose streams end the same way."""
+def stop_with_open_streams(folder: Path, workers: int = 1) -> tuple[float, list[StreamReader], BatonProcess]:
+    """A ``baton serve`` with three streams open, stopped by SIGTERM: the seconds it took to
+    exit, the streams as their clients read them, and the process (for its output)."""
     stub = HoldingModel().start()
-    server = serve("stopping", process_env(tmp_path / "home", None, stub.model_string), "--database",
-                   build_shop(tmp_path / "shop.sqlite"), "--workers", str(workers))
+    server = serve("stopping", process_env(folder / "home", None, stub.model_string), "--database",
+                   build_shop(folder / "shop.sqlite"), "--workers", str(workers))
     try:
         server.wait_ready()
         headers = {"Authorization": f"Bearer {server.key()}"}
@@ -100,7 +102,8 @@ def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(
         answer = StreamReader("POST", f"{server.url}/v1/ask/stream", headers, {"question": f"Total sales by region, {HELD}"})
         chat = StreamReader("POST", f"{server.url}/v1/chat/completions", headers,
                             {"model": "database", "stream": True, "messages": [{"role": "user", "content": f"Sales by month, {HELD}"}]})
-        for reader in (pipeline, answer, chat):
+        readers = [pipeline, answer, chat]
+        for reader in readers:
             reader.start()
         assert pipeline.saw("stage.checkpoint"), pipeline.frames  # paused: its stream stays open until a decision
         for _ in range(2):
@@ -109,15 +112,22 @@ def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(
 
         signalled = time.monotonic()
         os.killpg(server.process.pid, signal.SIGTERM)
-        server.process.wait(timeout=30)  # a failure deadline: the stream's client never leaves by itself
-        print(f"\nbaton serve --workers {workers} exited {time.monotonic() - signalled:.2f} s after SIGTERM with 3 streams open")
-        for reader in (pipeline, answer, chat):
+        server.process.wait(timeout=30)  # a failure deadline: the streams' clients never leave by themselves
+        took = time.monotonic() - signalled
+        for reader in readers:
             reader.join(30)
             assert not reader.is_alive() and reader.error is None, reader.error
+        return took, readers, server
     finally:
         stub.stop()
         server.stop()
 
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(tmp_path, workers):
+    """``--workers 2``: uvicorn's supervisor passes SIGTERM to each worker, whose streams end the same way."""
+    took, (pipeline, answer, chat), server = stop_with_open_streams(tmp_path, workers)
+    print(f"\nbaton serve --workers {workers} exited {took:.2f} s after SIGTERM with 3 streams open")
     for reader in (pipeline, answer):
         name, data = reader.frames[-1]
         assert name == "error" and json.loads(data)["error_code"] == "server_stopping", reader.frames[-3:]
