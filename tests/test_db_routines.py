@@ -406,3 +406,8 @@ def test_db_check_fails_a_mariadb_account_whose_role_may_execute_a_root_defined_
                 conn.close()
     finally:
         run(mysql_definer.admin_url, f"DROP ROLE IF EXISTS {role}")
+
+
+def test_connection_options_refuse_an_allowed_function_that_is_not_schema_qualified(tmp_path):
+    with pytest.raises(ConfigurationError):
+        SQLConnection(f"sqlite:///{tmp_path / 'x.sqlite'}", id="bad", allow_functions=("exec_sql",))

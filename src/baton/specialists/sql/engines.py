@@ -137,6 +137,10 @@ class ConnectionOptions:
         validate_limits(self)
         if self.schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", self.schema):
             raise ConfigurationError(f"schema {self.schema!r} is not a plain identifier")
+        if self.allow_functions:  # schema-qualified names, or a ConfigurationError now rather than at a query
+            from baton.specialists.sql.routines import allowed_keys
+
+            allowed_keys(self.allow_functions, "postgres")
 
 
 # No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
