@@ -88,7 +88,8 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
     """Print what the URL's role may do; exit 1 when it can read or write server files, run
-    programs, signal other sessions or read secrets."""
+    programs, signal other sessions or read secrets, when it may call a SECURITY DEFINER
+    routine whose owner holds more than it, or when the SQLite/DuckDB file does not exist."""
     from baton.errors import BatonError
     from baton.specialists.sql.engines import SQLConnection
     from baton.specialists.sql.privileges import inspect_role
