@@ -4,7 +4,9 @@ It owns the engine, the journal and the projection, and every method takes the c
 ``WorkspaceScope`` (see ``access.py``). Writes run in one transaction each: read the
 current state, decide, append events, update the projection, commit. On SQLite the
 transaction is ``BEGIN IMMEDIATE`` (writers queue, readers keep reading the WAL snapshot);
-on PostgreSQL a per-workspace advisory lock does the same. ``remember`` is the write path
+on PostgreSQL a per-workspace advisory lock does the same. Writes of one workspace that
+arrive together share a transaction (``group_commit.py``: one savepoint each, in
+submission order), so the lock is taken once per group, not once per write. ``remember`` is the write path
 of the seed: indexed candidate lookup -> ``find_candidates`` -> ``contradiction_gate`` ->
 ``apply_verdict``; a supersession appends both events in one transaction.
 
@@ -27,12 +29,12 @@ from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
 
 from baton.memory import record_events
 from baton.memory.access import Authenticator, Principal, TokenAuthenticator, WorkspaceScope
 from baton.memory.engine import BUSY_TIMEOUT_MS, make_engine
-from baton.memory.errors import InvalidRecordError, MemoryUnavailableError, RecordNotFoundError, WorkspaceAccessError
+from baton.memory.errors import InvalidRecordError, RecordNotFoundError, WorkspaceAccessError
+from baton.memory.group_commit import GroupCommit
 from baton.memory.journal import ChainReport, Journal, NewEvent, StoredEvent, anchor_of
 from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
 from baton.memory.projection import Projector, from_row, stream_of
@@ -96,6 +98,7 @@ class MemoryStore:
         self._auth: Authenticator = authenticator or TokenAuthenticator({})
         self.clock = clock
         self._erasure_pending = False
+        self._group = GroupCommit(self._group_transaction)
         if create:  # the write lock (SQLite) or an advisory lock (PostgreSQL): safe when processes start together
             with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
                 install(conn, self.tables)
@@ -166,25 +169,28 @@ class MemoryStore:
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn, workspace
 
-    def transact(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None, attempts: int = 5) -> T:
-        """Run ``fn`` in one write transaction of the scope's workspace (its lock held),
-        retried when a racing writer took the journal position; ``MemoryUnavailableError``
+    def transact(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None) -> T:
+        """Run ``fn`` in the next group transaction of the scope's workspace (its lock held;
+        ``group_commit.py``): after the writes submitted before it, in a savepoint of its
+        own, re-run when a racing writer took the journal position; ``MemoryUnavailableError``
         when the database cannot be written."""
         workspace = self.workspace_of(scope)
-        for attempt in range(attempts):
-            try:
-                with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
-                    self.journal.lock_workspace(conn, workspace)
-                    result = fn(Tx(self, conn, workspace, self.epoch(now)))
-                if self._erasure_pending:
-                    self._checkpoint()
-                return result
-            except IntegrityError as exc:  # a racing writer took the chain position: re-read and retry
-                if attempt == attempts - 1:
-                    raise MemoryUnavailableError(f"concurrent writers collided {attempts} times; nothing was written") from exc
-            except OperationalError as exc:  # locked past the busy timeout, or the server is gone
-                raise MemoryUnavailableError(f"memory database unavailable: {exc.orig or exc}") from exc
-        raise AssertionError("unreachable")
+        at = self.epoch(now)
+        result: T = self._group.run(workspace, lambda conn: fn(Tx(self, conn, workspace, at)))
+        if self._erasure_pending:
+            self._checkpoint()
+        return result
+
+    @contextmanager
+    def _group_transaction(self, workspace: str) -> Iterator[Connection]:
+        with self.engine.connect().execution_options(baton_write=True) as conn, conn.begin():
+            self.journal.lock_workspace(conn, workspace)
+            yield conn
+
+    @property
+    def write_totals(self) -> dict[str, int]:
+        """Group transactions committed, and writes committed / failed with their group."""
+        return dict(self._group.totals)
 
     # --- the write path of the seed ----------------------------------------------------
     def remember(self, scope: WorkspaceScope, draft: RecordDraft, *, now: Any = None,

@@ -9,10 +9,12 @@ behind the workspace's bulkheads (``bulkheads.py``):
   specialist answers without it (an empty bundle whose lock says ``memory: unavailable``,
   kept in the answer's ``metadata["memory_lock"]``; the outage is logged by the bulkhead,
   once per interval, not once per question);
-- learnings (``record_learnings``) go to the ``insights`` bulkhead as advisory writes: queued,
-  never awaited by the answer, dropped with one rate-limited warning when memory is down;
+- learnings (``record_learnings``) go to the ``insights`` bulkhead as advisory writes: queued
+  (a bounded queue shed by policy, ``advisory_queue.py``), never awaited by the answer,
+  refused at once while memory is down; each counted (stored, shed, failed) and an outage
+  logged once per interval;
 - the deep validation analysis (a model call, then writes) runs as a background task, at
-  most ``MAX_DEEP_ANALYSES`` at a time (more are dropped, counted like the writes).
+  most ``MAX_DEEP_ANALYSES`` at a time (more are shed, counted like the writes).
 
 ``remember_insights`` of an answer (``answer.py``) goes through the same advisory path, and
 a document index's reads and writes run on the ``knowledge`` bulkhead.
@@ -69,7 +71,7 @@ class AdvisoryMemory:
 
     async def record_learnings(self, learnings: list[ExtractedLearning]) -> None:
         if learnings:
-            self.bulkheads.insights.advise(_call, self.inner.ingest_now, (learnings,), {})
+            self.bulkheads.insights.advise(_call, self.inner.ingest_now, (learnings,), {}, kind="learning")
 
     async def record_validation(self, *, question: str, connection_id: str, learnings: list[ExtractedLearning],
                                 attempts: list[dict[str, Any]], model: ChatModel | None = None) -> None:
@@ -77,6 +79,7 @@ class AdvisoryMemory:
             await self.record_learnings(learnings)
             return
         if len(self._deep) >= MAX_DEEP_ANALYSES or self.bulkheads.insights.state()["state"] == "down":
+            self.bulkheads.insights.advisory.account("shed")
             self.bulkheads.insights.count_drop()
             return
         task = asyncio.ensure_future(self._analyse(question, connection_id, learnings, attempts, model))
@@ -89,8 +92,11 @@ class AdvisoryMemory:
             await self.inner.record_validation(question=question, connection_id=connection_id, learnings=learnings,
                                                attempts=attempts, model=model)
         except Exception as exc:  # advice: counted and logged by the bulkhead, never raised
+            self.bulkheads.insights.advisory.account("failed")
             self.bulkheads.insights.count_failure(type(exc).__name__)
             self.bulkheads.insights.count_drop()
+        else:
+            self.bulkheads.insights.advisory.account("stored")
 
     async def drain(self, timeout: float) -> None:
         if self._deep:
@@ -122,9 +128,27 @@ def remember_insights(ws: Workspace, insights: list[dict[str, Any]], session_id:
     try:
         scope = ws.memory_scope()
     except Exception:
+        ws.bulkheads.insights.advisory.fail()
         ws.bulkheads.insights.count_drop()
         return False
-    return ws.bulkheads.insights.advise(_call, remember_memory_insights, (ws.memory, scope, insights), {"session_id": session_id})
+    return ws.bulkheads.insights.advise(_call, remember_memory_insights, (ws.memory, scope, insights), {"session_id": session_id},
+                                        kind="insight")
+
+
+async def count_use(ws: Workspace, record_id: str) -> None:
+    """A verified question's use (``times_applied`` +1) as an advisory write of the lowest
+    value (shed first); returns when it was stored, shed or failed (all counted), never raises."""
+    if ws.memory is None:
+        return
+    try:
+        scope = ws.memory_scope()
+    except Exception:
+        ws.bulkheads.insights.advisory.fail()
+        ws.bulkheads.insights.count_drop()
+        return
+    future = ws.bulkheads.insights.advice(_call, ws.memory.mark_applied, (scope, [record_id]), {}, kind="usage")
+    if future is not None:
+        await asyncio.wait([asyncio.wrap_future(future)])  # its outcome is counted by the bulkhead
 
 
 async def read_memory(ws: Workspace, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -133,4 +157,4 @@ async def read_memory(ws: Workspace, fn: Any, *args: Any, **kwargs: Any) -> Any:
     return await ws.bulkheads.memory.run(_call, fn, args, kwargs)
 
 
-__all__ = ["AdvisoryMemory", "DependencyUnavailable", "harden", "read_memory", "remember_insights"]
+__all__ = ["AdvisoryMemory", "DependencyUnavailable", "count_use", "harden", "read_memory", "remember_insights"]

@@ -9,10 +9,13 @@ its own. Per call:
   the store is *down* (the breaker is open), when ``queue`` calls are already waiting
   (``busy``), or when the call outlives its time (``timeout``; the thread finishes on its
   own, bounded by the engine's connect and statement timeouts, but no caller waits for it).
-- ``advise(fn, *args)``: an *advisory* write (insights, learnings, usage counters) that no
-  answer waits for: queued and run in the background, or dropped when the store is down or
-  the queue is full; one still running after ``timeout_s`` counts as a failure. Drops are counted; the log says so once per ``warn_interval_s`` per
-  dependency, with the count, never once per drop and never with a traceback.
+- ``advise(fn, *args, kind=...)``: an *advisory* write (insights, learnings, usage counts)
+  that no answer waits for, queued on the bulkhead's ``AdvisoryQueue``
+  (``advisory_queue.py``): bounded, shed by policy (least valuable kind first, oldest
+  first), never timed; refused at once (counted ``failed``) while the store is down. Every
+  write offered ends ``stored``, ``shed`` or ``failed``, counted (``state()["writes"]``,
+  ``/metrics``); the log says so once per ``warn_interval_s`` per dependency, with the
+  counts, never once per write and never with a traceback.
 
 The breaker: ``failures_to_open`` consecutive failures (errors or timeouts) mark the
 store *down* for ``cooldown_s``; calls fail at once meanwhile (no request waits for a dead
@@ -36,10 +39,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from baton.errors import BatonError
+from baton.workspace.advisory_queue import AdvisoryQueue
 
 log = logging.getLogger("baton.workspace.bulkheads")
 T = TypeVar("T")
@@ -70,7 +74,7 @@ def _answered(exc: BaseException) -> bool:
 class Bulkhead:
     def __init__(self, name: str, *, threads: int = 2, queue: int = 32, timeout_s: float = DEFAULT_TIMEOUT_S,
                  failures_to_open: int = 3, cooldown_s: float = 5.0, warn_interval_s: float = DEFAULT_WARN_INTERVAL_S,
-                 drain_s: float = 2.0) -> None:
+                 drain_s: float = 2.0, advisory_workers: int | None = None, advisory_capacity: int = 512) -> None:
         self.name = name
         self.threads = threads
         self.queue = queue
@@ -91,7 +95,9 @@ class Bulkhead:
         self._dropped_in_window = 0
         self._window_started = 0.0
         self._closed = False
-        self._advisory: set[asyncio.Future[Any]] = set()
+        self.advisory = AdvisoryQueue(name, workers=advisory_workers or threads, capacity=advisory_capacity,
+                                      on_done=self._advised, on_drop=self.count_drop,
+                                      shed_error=lambda: DependencyUnavailable(self.name, "shed", "shed by policy"))
         self.totals = {"calls": 0, "failed": 0, "dropped": 0}
 
     # --- the calls -------------------------------------------------------------------------------
@@ -116,38 +122,28 @@ class Bulkhead:
         self._succeeded()
         return result
 
-    def advise(self, fn: Callable[..., Any], *args: Any) -> bool:
-        """Queue an advisory write; False when it was dropped (store down, queue full, closed)."""
-        try:
-            self._admit()
-        except DependencyUnavailable:
-            self.count_drop()
-            return False
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool(), self._call, fn, args)
-        self._advisory.add(future)
-        future.add_done_callback(self._advised)
-        watchdog = loop.call_later(self.timeout_s, self._overdue, future)
-        future.add_done_callback(lambda _: watchdog.cancel())
-        return True
+    def advise(self, fn: Callable[..., Any], *args: Any, kind: str = "insight") -> bool:
+        """Queue an advisory write; False when it was refused or shed at once (module docstring)."""
+        future = self.advice(fn, *args, kind=kind)
+        return future is not None and not (future.done() and future.exception() is not None)
 
-    def _overdue(self, future: asyncio.Future[Any]) -> None:
-        """An advisory write still running after ``timeout_s``: the store is hung. Count it
-        as a failure (three open the breaker, and later writes are dropped at once)."""
-        if not future.done():
-            self.count_failure("timeout")
+    def advice(self, fn: Callable[..., Any], *args: Any, kind: str = "insight") -> Future[Any] | None:
+        """``advise``, returning the write's future (None: refused, the store is down or the
+        bulkhead closed); a write shed later fails its future with reason ``shed``."""
+        try:
+            self._admit(advisory=True)
+        except DependencyUnavailable:
+            self.advisory.fail()
+            self.count_drop()
+            return None
+        return self.advisory.offer(fn, args, kind)
 
     async def drain(self, timeout: float | None = None) -> None:
         """Wait (at most ``timeout`` s) for the advisory writes already queued."""
-        pending = [f for f in self._advisory if not f.done()]
-        if pending:
-            await asyncio.wait(pending, timeout=self.drain_s if timeout is None else timeout)
+        if self.advisory.waiting():
+            await asyncio.to_thread(self.advisory.wait_idle, self.drain_s if timeout is None else timeout)
 
-    def _advised(self, future: asyncio.Future[Any]) -> None:
-        self._advisory.discard(future)
-        if future.cancelled():
-            return
-        exc = future.exception()
+    def _advised(self, exc: BaseException | None) -> None:
         if exc is None or _answered(exc):
             self._succeeded()
         else:
@@ -161,7 +157,7 @@ class Bulkhead:
             self._executor = ThreadPoolExecutor(self.threads, thread_name_prefix=f"baton-{self.name}")
         return self._executor
 
-    def _admit(self) -> None:
+    def _admit(self, advisory: bool = False) -> None:
         with self._lock:
             if self._closed:
                 raise DependencyUnavailable(self.name, "closed")
@@ -172,10 +168,12 @@ class Bulkhead:
                 self._probing = True
             elif self._open_until:
                 raise DependencyUnavailable(self.name, "down", self._last_error)
+            self.totals["calls"] += 1
+            if advisory:  # the advisory queue bounds itself (by policy)
+                return
             if self._pending >= self.threads + self.queue:
                 raise DependencyUnavailable(self.name, "busy", f"{self._pending} calls waiting")
             self._pending += 1
-            self.totals["calls"] += 1
 
     def _call(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         try:
@@ -210,7 +208,7 @@ class Bulkhead:
         self._maybe_warn()
 
     def count_drop(self) -> None:
-        """Count one advisory write dropped (logged once per interval, with the count)."""
+        """Count one advisory write not stored (shed or failed; logged once per interval, with the count)."""
         with self._lock:
             self._dropped_in_window += 1
             self.totals["dropped"] += 1
@@ -233,7 +231,7 @@ class Bulkhead:
             return "down"
         if self._consecutive or (self._last_failure and now - self._last_failure < self.warn_interval_s):
             return "degraded"
-        if self._pending >= self.threads + self.queue:
+        if self._pending >= self.threads + self.queue or self.advisory.full():
             return "degraded"
         return "ok"
 
@@ -241,16 +239,18 @@ class Bulkhead:
         with self._lock:
             now = time.monotonic()
             return {"state": self._state_locked(now), "in_flight": self._pending, "last_error": self._last_error or None,
-                    **self.totals}
+                    **self.totals, "writes": self.advisory.counts(), "queued": self.advisory.waiting()}
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
+        deadline = time.monotonic() + self.drain_s
+        self.advisory.close()  # writes still queued fail (counted); running ones may finish until the deadline
+        self.advisory.wait_idle(self.drain_s)
         if executor is not None:
             threads = list(getattr(executor, "_threads", ()))
             executor.shutdown(wait=False, cancel_futures=True)
-            deadline = time.monotonic() + self.drain_s
             for thread in threads:  # a thread stuck on a dead store is left behind, not waited for forever
                 thread.join(max(0.0, deadline - time.monotonic()))
 
@@ -261,7 +261,7 @@ class Bulkheads:
 
     def __init__(self, workspace: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.memory = Bulkhead(f"memory[{workspace}]", threads=3, queue=32, timeout_s=timeout_s)
-        self.insights = Bulkhead(f"insights[{workspace}]", threads=1, queue=64, timeout_s=timeout_s)
+        self.insights = Bulkhead(f"insights[{workspace}]", threads=1, queue=64, timeout_s=timeout_s, advisory_workers=4)
         self.knowledge = Bulkhead(f"knowledge[{workspace}]", threads=2, queue=32, timeout_s=timeout_s)
 
     def __iter__(self) -> Iterator[Bulkhead]:

@@ -42,6 +42,7 @@ from baton.agents.lexical_routing import LexicalRouter
 from baton.errors import BatonError
 from baton.phrasing import Vocabulary
 from baton.verified import Slot, SlotError, VerifiedQuestion, closest_verified, match_verified
+from baton.workspace.advisory import count_use
 
 if TYPE_CHECKING:
     from baton.response import AIMessage
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SUGGESTIONS = 3
-COUNT_TIMEOUT_S = 5.0
 
 
 class VerifiedQuestionError(BatonError):
@@ -319,7 +319,7 @@ def _count_use(ws: Workspace, record_id: str) -> None:
 
     async def count() -> None:
         try:
-            await asyncio.wait_for(asyncio.to_thread(ws.memory.mark_applied, ws.memory_scope(), [record_id]), COUNT_TIMEOUT_S)
+            await count_use(ws, record_id)  # an advisory write: queued, shed by policy, counted (advisory.py)
         except Exception:
             log.warning("counting a verified question's use failed", exc_info=True)
 
