@@ -27,14 +27,13 @@ def baton_home() -> Path:
 
 
 def _model():
-    from baton.errors import ConfigurationError
+    from baton.errors import ConfigurationError, StartupRefusal
     from baton.llm import model_from_env
 
     try:
         return model_from_env()
-    except ConfigurationError as exc:
-        console.print(f"[red]Model configuration error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+    except ConfigurationError as exc:  # one line and exit 2 at the CLI's edge (baton.cli.refusals)
+        raise StartupRefusal(f"Model configuration error: {exc}", "") from exc
 
 
 def _state(url: str | None):
@@ -148,14 +147,14 @@ def _semantic_file(path: Path | None) -> Path | None:
     """``--semantic FILE``, read and checked now: one line and exit 2 for a model that cannot be used."""
     if path is None:
         return None
+    from baton.errors import StartupRefusal
     from baton.semantic.errors import SemanticModelError
     from baton.semantic.loading import load_model
 
     try:
         load_model(path)
-    except SemanticModelError as exc:
-        console.print(f"[red]Semantic model error:[/red] {path}: {exc}")
-        raise typer.Exit(2) from exc
+    except SemanticModelError as exc:  # one line and exit 2 at the CLI's edge (baton.cli.refusals)
+        raise StartupRefusal(f"Semantic model error: {path}: {exc}", "") from exc
     return path
 
 
