@@ -134,3 +134,56 @@ def test_sigterm_ends_every_open_stream_with_a_final_event_and_the_server_exits(
     assert chat.frames[-1] == (None, "[DONE]")
     assert json.loads(chat.frames[-2][1])["error"]["code"] == "server_stopping"
     assert "Traceback" not in server.output, server.output[-3000:]
+
+
+# --- the stream wrapper itself, in one process ----------------------------------------------------
+
+
+async def _frames(source, shutdown, *, stop_after: str | None = None) -> list[str]:
+    from baton.server.shutdown import until_shutdown
+
+    out = []
+    async for frame in until_shutdown(source, shutdown, lambda: "final"):
+        out.append(frame)
+        if frame == stop_after:
+            threading.Thread(target=shutdown.begin).start()  # as a signal handler would: from outside the loop's code
+    return out
+
+
+async def test_a_stream_relays_its_frames_then_ends_with_the_final_one_and_its_source_is_cancelled():
+    import asyncio
+
+    from baton.server.shutdown import Shutdown
+
+    cleaned = asyncio.Event()
+
+    async def endless():
+        try:
+            yield "a"
+            yield "b"
+            await asyncio.Event().wait()  # a paused run: nothing more until a decision
+        finally:
+            cleaned.set()
+
+    assert await _frames(endless(), Shutdown(), stop_after="b") == ["a", "b", "final"]
+    assert cleaned.is_set()
+
+
+async def test_a_stream_that_ends_by_itself_has_no_final_frame_and_its_failure_is_its_own():
+    from baton.server.shutdown import Shutdown
+
+    async def finite():
+        yield "a"
+        yield "b"
+
+    async def broken():
+        yield "a"
+        raise ValueError("broke")
+
+    assert await _frames(finite(), Shutdown()) == ["a", "b"]
+    assert await _frames(finite(), None) == ["a", "b"]
+    with pytest.raises(ValueError, match="broke"):
+        await _frames(broken(), Shutdown())
+    stopped = Shutdown()
+    stopped.begin()
+    assert (await _frames(finite(), stopped))[-1] == "final"  # opened while stopping: ends at once

@@ -110,7 +110,7 @@ async def until_shutdown(source: AsyncIterator[str], shutdown: Shutdown | None, 
                 break
             getting = asyncio.ensure_future(frames.get())
             await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if not getting.done():
+            if stopping.done():  # stopping wins over a frame that arrived at the same moment
                 getting.cancel()
                 yield final()
                 return
