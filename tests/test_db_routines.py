@@ -140,9 +140,10 @@ def test_db_check_fails_a_mariadb_account_that_may_execute_a_root_defined_define
     assert _check(mysql_definer.reader.url).exit_code == 0  # the invoker routine alone is fine
 
 
-def test_db_check_fails_on_a_sqlite_file_that_does_not_exist(tmp_path):
-    missing = tmp_path / "nope" / "shop.sqlite"
-    result = _check(f"sqlite:///{missing}")
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_db_check_fails_on_a_database_file_that_does_not_exist(tmp_path, engine):
+    missing = tmp_path / "nope" / f"shop.{engine}"
+    result = _check(f"{engine}:///{missing}")
     assert result.exit_code == 1
     assert len(result.output.strip().splitlines()) == 1 and "no database file" in result.output
     assert not missing.exists() and not missing.parent.exists()
