@@ -11,8 +11,9 @@ lifespan closes them when the server stops.
 Under load and faults (README "Limits, timeouts and HTTP errors"): every request passes the
 ``RequestGuard`` (body size and time, JSON checks, cancellation when the client leaves);
 questions pass admission control (``admission.py``); failures map to HTTP statuses in
-``errors.py``; ``/health`` says the process is up, ``/health/ready`` what each dependency
-is doing (``ready.py``)."""
+``errors.py``, their texts made public by ``public_errors.py``; ``/health`` says the process
+is up, ``/health/ready`` what each dependency is doing (``ready.py``). When the server stops,
+every open event stream ends with a final event (``shutdown.py``)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@
   SQL refused, no working query) is a 200: the answer says what happened.
 - Anything unexpected is a 500 JSON body naming only its type (the traceback goes to the
   log, once).
+- No failure text reaches a user with a host, port, path, URL or driver message in it
+  (``public_errors.py``); the log keeps the full text.
 """
 
 from __future__ import annotations
