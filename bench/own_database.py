@@ -1,6 +1,6 @@
 """Your own database, without a model (issue 28): plain questions answered from `baton semantic init`'s draft.
 
-    .venv/bin/python bench/own_database.py [--database shop|chinook|all] [--engines postgres,mysql,duckdb]
+    .venv/bin/python bench/own_database.py [--database shop|chinook|northwind|all] [--engines postgres,mysql,duckdb]
                                            [--checklist] [--verbose] [--show-draft] [--model FILE]
                                            [--questions main|heldout] [--wrong-file FILE]
 
@@ -19,7 +19,8 @@ and DuckDB; **chinook**, public, on PostgreSQL), on a fresh copy:
 
 ``--questions heldout`` asks the held-out sets instead (``<db>_heldout.yaml``: written from the
 schemas and comments only, by someone who had read neither the first sets nor the parser, so
-nothing was fitted to them) and writes every wrong answer, with its semantic query and gold
+nothing was fitted to them; and a third database, **northwind**, public, on PostgreSQL, with
+held-out questions only) and writes every wrong answer, with its semantic query and gold
 SQL, to ``--wrong-file`` (default ``/tmp/heldout_wrong.md``, overwritten on each run).
 
 Each answer is classified against the gold rows (the gold SQL run on the same copy, as the
@@ -51,7 +52,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import yaml
 
 from own_database_checklist import DECLINED, apply_checklist, checklist_items
-from own_database_fixtures import build_chinook, build_shop, fresh_mysql_database, load_questions, run_gold
+from own_database_fixtures import build_chinook, build_northwind, build_shop, fresh_mysql_database, load_questions, run_gold
 from semantic_gold import rows_match
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "src"))
@@ -157,8 +158,8 @@ def database_copy(database: str, engine: str, tmp: Path):
         raise SystemExit(f"{engine}: set BATON_TEST_{'POSTGRES' if engine == 'postgres' else 'MYSQL'}_URL")
     fresh = fresh_database(server, prefix="baton_own_bench") if engine == "postgres" else fresh_mysql_database(server, "baton_own_bench")
     with fresh as admin:
-        if database == "chinook":
-            build_chinook(admin)
+        if database in ("chinook", "northwind"):
+            (build_chinook if database == "chinook" else build_northwind)(admin)
         else:
             build_shop(engine, admin)
         import sqlalchemy as sa
@@ -240,7 +241,10 @@ async def run(args: argparse.Namespace) -> int:
 
     logging.disable(logging.WARNING)
     plan = []
-    for database in (["shop", "chinook"] if args.database == "all" else [args.database]):
+    every = ["shop", "chinook"] + (["northwind"] if args.questions == "heldout" else [])  # northwind: held-out questions only
+    for database in (every if args.database == "all" else [args.database]):
+        if database == "northwind" and args.questions != "heldout":
+            raise SystemExit("northwind has held-out questions only: add --questions heldout")
         engines = [e for e in args.engines.split(",") if e] if database == "shop" else ["postgres"]
         plan += [(database, engine) for engine in engines]
     scores = []
@@ -277,7 +281,7 @@ def write_wrong(path: Path, args: argparse.Namespace, scores: list[tuple[str, st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database", choices=["shop", "chinook", "all"], default="all")
+    parser.add_argument("--database", choices=["shop", "chinook", "northwind", "all"], default="all")
     parser.add_argument("--engines", default="postgres,mysql,duckdb", help="engine copies of the shop (chinook: postgres)")
     parser.add_argument("--checklist", action="store_true", help="also ask with the draft edited as its checklist says")
     parser.add_argument("--verbose", action="store_true", help="list every question's outcome")

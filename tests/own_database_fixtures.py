@@ -301,6 +301,48 @@ def build_chinook(target: str) -> None:
         engine.dispose()
 
 
+# --- northwind (held out: nobody here wrote it, and no question of the first sets reads it) ----
+
+NORTHWIND_SQL = FIXTURES / "northwind" / "northwind.sql.gz"
+NORTHWIND_COMMENTS = {  # listed in fixtures/own_database/README.md
+    "orders": "Orders placed by customers (the order header)",
+    "orders.order_date": "When the order was placed",
+    "orders.freight": "Freight charged for the order, in US dollars",
+    "order_details": "Lines of an order: one product, its quantity, price and discount",
+    "order_details.unit_price": "Price of one unit on this line, in US dollars, before the discount",
+    "order_details.quantity": "Units sold on this line",
+    "order_details.discount": "Discount on this line, a fraction (0.15 is 15 %); revenue is unit_price * quantity * (1 - discount)",
+    "products.unit_price": "Catalogue price of one unit, in US dollars",
+    "products.units_in_stock": "Units in stock",
+    "products.discontinued": "1 when the product is no longer sold",
+}
+# Money and the discount stored as exact numbers instead of ``real`` (float4), as a careful owner
+# would, so a sum reads the same whatever order an engine adds in (listed in the README).
+NORTHWIND_NUMERIC = {"order_details.unit_price": "NUMERIC(10,2)", "order_details.discount": "NUMERIC(4,2)",
+                     "orders.freight": "NUMERIC(10,2)", "products.unit_price": "NUMERIC(10,2)"}
+
+
+def build_northwind(target: str) -> None:
+    """Load Northwind (pthom/northwind_psql) into the empty PostgreSQL database at ``target``
+    (admin URL): its script as published, then exact money types and the comments above."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(target, poolclass=sa.pool.NullPool)
+    raw = engine.raw_connection()
+    try:
+        with raw.cursor() as cursor:
+            cursor.execute(gzip.decompress(NORTHWIND_SQL.read_bytes()).decode("utf-8"))
+            for part, kind in NORTHWIND_NUMERIC.items():
+                table, column = part.split(".")
+                cursor.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE {kind} USING ROUND({column}::numeric, 2)")
+            for part, comment in NORTHWIND_COMMENTS.items():
+                cursor.execute(f"COMMENT ON {'COLUMN' if '.' in part else 'TABLE'} {part} IS {_quote(comment)}")
+        raw.commit()
+    finally:
+        raw.close()
+        engine.dispose()
+
+
 @contextlib.contextmanager
 def fresh_mysql_database(server_url: str, prefix: str = "baton_own") -> Iterator[str]:
     """A new, empty MariaDB/MySQL database (its admin URL), dropped afterwards."""
@@ -343,7 +385,7 @@ class Case:
 
 
 def load_questions(database: str, held_out: bool = False) -> list[Case]:
-    """The questions of ``database`` (``shop`` or ``chinook``); ``held_out``: the held-out set
+    """The questions of ``database`` (``shop``, ``chinook``; ``northwind`` has only held-out ones); ``held_out``: the held-out set
     (``<db>_heldout.yaml``, written without reading the first set or the parser, so nothing
     was fitted to it)."""
     data = yaml.safe_load((FIXTURES / f"{database}_{'heldout' if held_out else 'questions'}.yaml").read_text(encoding="utf-8"))
@@ -371,5 +413,5 @@ def run_gold(kind: str, target: str, sql: str) -> list[list[Any]]:
         engine.dispose()
 
 
-__all__ = ["CHINOOK_COMMENTS", "ENGINES", "SHOP", "Case", "build_chinook", "build_shop", "chinook_statements", "fresh_mysql_database",
-           "load_questions", "run_gold", "shop_ddl", "shop_rows"]
+__all__ = ["CHINOOK_COMMENTS", "ENGINES", "NORTHWIND_COMMENTS", "SHOP", "Case", "build_chinook", "build_northwind", "build_shop",
+           "chinook_statements", "fresh_mysql_database", "load_questions", "run_gold", "shop_ddl", "shop_rows"]

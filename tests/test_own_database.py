@@ -10,7 +10,16 @@ from collections.abc import Iterator
 import pytest
 import sqlalchemy as sa
 
-from own_database_fixtures import SHOP, build_chinook, build_shop, fresh_mysql_database, load_questions, run_gold, shop_rows
+from own_database_fixtures import (
+    SHOP,
+    build_chinook,
+    build_northwind,
+    build_shop,
+    fresh_mysql_database,
+    load_questions,
+    run_gold,
+    shop_rows,
+)
 from pg_fresh import fresh_database
 from semantic_gold import rows_match
 
@@ -95,6 +104,22 @@ def test_chinook_loads_with_its_comments_and_every_gold_query_returns_rows(postg
             comment = c.exec_driver_sql("SELECT col_description('invoice'::regclass, 9)").scalar()  # invoice.total
         engine.dispose()
         assert comment == "Amount invoiced, in US dollars: the revenue of the invoice"
+
+
+def test_northwind_loads_with_exact_money_and_its_comments_and_every_held_out_gold_query_returns_rows(postgres_url):
+    with fresh_database(postgres_url, prefix="baton_own") as url:
+        build_northwind(url)
+        found = _gold_rows("postgres", url, "northwind", held_out=True)
+        _assert_every_question_has_rows(found, "northwind", held_out=True)
+        assert found["How many customers do we have?"] == [[91]] and found["order count per year"] == [["1996", 152], ["1997", 408],
+                                                                                                          ["1998", 270]]
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        with engine.connect() as c:
+            kinds = dict(c.exec_driver_sql("SELECT column_name, data_type FROM information_schema.columns "
+                                           "WHERE table_name = 'order_details'").fetchall())
+            comment = c.exec_driver_sql("SELECT obj_description('order_details'::regclass)").scalar()
+        engine.dispose()
+        assert kinds["unit_price"] == kinds["discount"] == "numeric" and comment.startswith("Lines of an order")
 
 
 def test_the_checklist_is_read_from_its_json_or_its_printed_lines_and_applied_except_what_is_declined(tmp_path):
