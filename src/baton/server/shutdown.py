@@ -118,8 +118,10 @@ async def until_shutdown(source: AsyncIterator[str], shutdown: Shutdown | None, 
             if frame is _DONE:
                 break
             yield frame
-        if producer.done() and not producer.cancelled() and producer.exception() is not None:
-            raise producer.exception()  # type: ignore[misc]  # the route's own handler reports it in-band
+        await asyncio.wait({producer})  # it has sent its last frame: its end (or its failure) is a moment away
+        failure = None if producer.cancelled() else producer.exception()
+        if failure is not None:
+            raise failure  # the route's own handler reports it in-band
     finally:
         stopping.cancel()
         if not producer.done():
