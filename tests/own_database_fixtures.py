@@ -7,6 +7,9 @@
 - **chinook**, nobody here wrote it: Luis Rocha's Chinook 1.4.5 PostgreSQL script (MIT,
   notice in ``fixtures/own_database/chinook/``), with the comments listed in the README
   there added: ``build_chinook``.
+- **northwind**, nobody here wrote it either, held-out questions only: pthom/northwind_psql
+  (Ms-PL, licence in ``fixtures/own_database/northwind/``), money as exact numbers and the
+  comments listed in the README added: ``build_northwind``.
 
 Each builder writes into a database its caller made (a fresh PostgreSQL or MariaDB database,
 a DuckDB file), so tests and the bench never share tables with anyone. The questions

@@ -1,6 +1,7 @@
 """The benchmark databases of issue 28 load, and every gold query runs on every copy and returns
 rows, the same rows on PostgreSQL, MariaDB and DuckDB (so the gold of bench/own_database.py
-cannot rot unnoticed). A server whose URL is unset is skipped."""
+cannot rot unnoticed); the held-out sets (``<db>_heldout.yaml``, and Northwind's) too. A server
+whose URL is unset is skipped."""
 
 from __future__ import annotations
 
