@@ -215,3 +215,55 @@ async def test_hostile_comments_and_names_become_no_part_of_a_name_or_an_express
     revenue = model.metric("revenue")
     assert all(c.isalpha() or c in " '-" for s in revenue.synonyms for c in s) and len(revenue.description) <= 300
     assert "\n" not in revenue.description
+
+
+TRADERS = [  # names in *_name columns, the revenue defined by a comment, a discount that is a fraction
+    "CREATE TABLE shippers (shipper_id INTEGER PRIMARY KEY, company_name VARCHAR(40))",
+    "CREATE TABLE categories (category_id INTEGER PRIMARY KEY, category_name VARCHAR(20))",
+    "CREATE TABLE products (product_id INTEGER PRIMARY KEY, product_name VARCHAR(40), category_id INTEGER REFERENCES categories(category_id))",
+    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, order_date DATE, freight DECIMAL(10,2), ship_via INTEGER REFERENCES shippers(shipper_id))",
+    "CREATE TABLE order_details (order_id INTEGER REFERENCES orders(order_id), product_id INTEGER REFERENCES products(product_id), "
+    "unit_price DECIMAL(10,2), quantity INTEGER, discount DECIMAL(4,2), PRIMARY KEY (order_id, product_id))",
+    "COMMENT ON COLUMN order_details.discount IS 'Discount on this line, a fraction (0.15 is 15 %); revenue is unit_price * quantity * (1 - discount)'",
+    "COMMENT ON COLUMN order_details.quantity IS 'Units sold on this line'",
+    "INSERT INTO shippers VALUES (1, 'Speedy Express'), (2, 'United Package')",
+    "INSERT INTO categories VALUES (1, 'Beverages'), (2, 'Seafood')",
+    "INSERT INTO products VALUES (1, 'Chai', 1), (2, 'Ikura', 2), (3, 'Chang', 1)",
+    "INSERT INTO orders VALUES (1, '1997-01-10', 10.00, 1), (2, '1997-05-02', 20.00, 2), (3, '1998-02-01', 5.00, 1)",
+    "INSERT INTO order_details VALUES (1, 1, 10.00, 2, 0.00), (1, 2, 20.00, 1, 0.50), (2, 3, 5.00, 4, 0.25), (3, 1, 10.00, 1, 0.00)",
+]
+TRADER_QUESTIONS = {
+    "total sales in 1997": "SELECT SUM(d.unit_price * d.quantity * (1 - d.discount)) FROM order_details d JOIN orders o "
+                           "ON o.order_id = d.order_id WHERE o.order_date >= '1997-01-01' AND o.order_date < '1998-01-01'",
+    "revenue by category": "SELECT c.category_name, SUM(d.unit_price * d.quantity * (1 - d.discount)) FROM order_details d "
+                           "JOIN products p ON p.product_id = d.product_id JOIN categories c ON c.category_id = p.category_id GROUP BY 1",
+    "total freight by shipper": "SELECT s.company_name, SUM(o.freight) FROM orders o JOIN shippers s ON s.shipper_id = o.ship_via GROUP BY 1",
+    "average discount": "SELECT AVG(discount) FROM order_details",
+    "revenue for each product in Beverages": "SELECT p.product_name, SUM(d.unit_price * d.quantity * (1 - d.discount)) FROM order_details d "
+                                             "JOIN products p ON p.product_id = d.product_id WHERE p.category_id = 1 GROUP BY 1",
+}
+TRADER_ASKED_BACK = ["revenue by Beverages", "best selling category", "How many products were sold in 1997?"]
+
+
+async def test_a_comment_that_defines_revenue_and_names_in_name_columns_answer_as_written(make_db):
+    db = make_db("duckdb", *TRADERS)
+    connection = SQLConnection(db.url)
+    try:
+        draft = await draft_model(connection, "traders")
+        model = model_from_dict(draft.model)
+        revenue = model.measure(model.metric("revenue").measure or "")
+        assert (revenue.entity, revenue.expr) == ("order_details", "unit_price * quantity * (1 - discount)")  # as the comment says
+        assert model.measure(model.metric("average_discount").measure or "").agg == "avg"  # a fraction is never summed
+        assert {"shipper", "category", "product"} <= {d.name for d in model.dimensions}  # company_name, category_name ...
+        layer = SemanticLayer(model, connection)
+        parser = await layer.ready()
+        for question, sql in TRADER_QUESTIONS.items():
+            outcome = parser.parse(question)
+            assert isinstance(outcome, Parsed), (question, outcome)
+            _, report = await layer.run(outcome.query)
+            gold = (await connection.query(sql)).rows
+            assert report.result is not None and rows_match(report.result.rows, gold), (question, report.result and report.result.rows, gold)
+        for question in TRADER_ASKED_BACK:  # a value where a breakdown goes; a verb that means two metrics; "how many <what is listed>"
+            assert isinstance(parser.parse(question), AskBack), question
+    finally:
+        await connection.aclose()

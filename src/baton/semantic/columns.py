@@ -31,6 +31,7 @@ AVERAGED = re.compile(r"price|rate|percent|pct|ratio|score|rating|margin|^age$|l
 NOT_A_MEASURE = re.compile(r"(^|_)(year|zip|postal|phone|fax|lat|lon|lng|number|no|code|version|sort|rank|position)($|_)", re.IGNORECASE)
 NOT_A_DIMENSION = re.compile(r"email|phone|fax|address|street|url|description|comment|note|password|hash|token|postal|zip"
                               r"|first_?name|last_?name", re.IGNORECASE)
+FRACTION = re.compile(r"fraction|percent|%|\bratio\b|\brate\b", re.IGNORECASE)  # in a comment: averaged, never summed
 LABELS = ("name", "full_name", "display_name")
 TITLES = ("title", "label")  # a label after a person's first and last name (an employee's title is a job)
 SOFT_DELETE = re.compile(r"^(deleted_at|deleted_on|removed_at|is_deleted|deleted)$", re.IGNORECASE)
@@ -86,5 +87,5 @@ async def row_count(connection: SQLConnection, table: str) -> int:
     return int(await scalar(connection, exp.select(exp.Count(this=exp.Star())).from_(inner)) or 0)
 
 
-__all__ = ["AVERAGED", "EVENT_TIME", "LABELS", "NOT_A_DIMENSION", "NOT_A_MEASURE", "NOT_EVENT_TIME", "NUMERIC", "SINCE_TIME",
+__all__ = ["AVERAGED", "EVENT_TIME", "FRACTION", "LABELS", "NOT_A_DIMENSION", "NOT_A_MEASURE", "NOT_EVENT_TIME", "NUMERIC", "SINCE_TIME",
            "SOFT_DELETE", "TEMPORAL", "TEXT", "TITLES", "distinct_count", "plain", "row_count", "scalar", "time_format"]

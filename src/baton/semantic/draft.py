@@ -40,6 +40,7 @@ from baton.semantic.checklist import CheckItem
 from baton.semantic.columns import (
     AVERAGED,
     EVENT_TIME,
+    FRACTION,
     LABELS,
     NOT_A_DIMENSION,
     NOT_A_MEASURE,
@@ -57,6 +58,7 @@ from baton.semantic.columns import (
 )
 from baton.semantic.words import (
     SYNONYMS,
+    comment_formula,
     comment_head,
     comment_term,
     phrase_plural,
@@ -136,6 +138,7 @@ class _Drafter:
             foreign = {col for fk in info.foreign_keys for col in fk.columns}
             entity = snake(info.name) or info.name
             table = _Table(info, entity, keys, foreign)
+            table.label = self._label_column(table)
             table.rows = await row_count(self.connection, info.name)
             self.tables[info.name.lower()] = table
         for table in self.tables.values():
@@ -224,9 +227,37 @@ class _Drafter:
             kind = column.type or ""
             if NUMERIC.search(kind) and not TEMPORAL.search(kind):
                 self._measure(table, column, row_filter)
-            elif TEXT.search(kind or "text"):
+            elif TEXT.search(kind or "text") and column.name != table.label:
                 await self._dimension(table, column)
+        self._formulas(table, row_filter)
         await self._label(table)
+
+    def _formulas(self, table: _Table, row_filter: str) -> None:
+        """A business term a comment defines over this table's columns ("revenue is unit_price * quantity *
+        (1 - discount)") becomes its own measure and metric: the owner's definition, checked as any expression."""
+        from baton.semantic.errors import SemanticModelError
+        from baton.semantic.expressions import columns_of
+
+        done: set[str] = set()
+        for source, comment in [(table.info.name, table.info.description), *((f"{table.info.name}.{c.name}", c.description)
+                                                                             for c in table.info.columns)]:
+            term, expr = comment_formula(" ".join(comment.split()))
+            if not term or term in done:
+                continue
+            try:
+                columns = columns_of(expr, f"the comment on {source}")
+            except SemanticModelError:
+                continue
+            if not columns or any(table.info.column(c) is None for c in columns):
+                continue
+            done.add(term)
+            measure = {"name": f"{table.entity}_{snake(term)}", "entity": table.entity, "agg": "sum", "expr": expr}
+            if row_filter:
+                measure["filter"] = row_filter
+            self.measures.append(measure)
+            self.metrics.append({"name": snake(term), "measure": measure["name"], "synonyms": list(SYNONYMS.get(term, ())),
+                                 "description": f"{term} = {expr} (the comment on {source})", "_entity": table.entity})
+            self.decide(f"metric {snake(term)}: sum of {table.info.name}.{expr}, as the comment on {source} defines it")
 
     def _soft_delete(self, table: _Table) -> str:
         if not table.soft_delete:
@@ -252,7 +283,7 @@ class _Drafter:
         if NOT_A_MEASURE.search(column.name) and not AVERAGED.search(column.name):
             self.check("metric", f"column {table.info.name}.{column.name}", "a number that is no amount (left out); add a measure if it is one")
             return
-        averaged = bool(AVERAGED.search(column.name) or AVERAGED.search(head))
+        averaged = bool(AVERAGED.search(column.name) or AVERAGED.search(head) or FRACTION.search(comment))
         base = head if averaged and head and head not in ("price",) else words
         name_words_ = term if term and not averaged else base
         synonyms = [w for w in dict.fromkeys([words, head, *SYNONYMS.get(name_words_, ()), *SYNONYMS.get(words, ())]) if w and w != name_words_]
@@ -297,15 +328,22 @@ class _Drafter:
         self.dimensions.append(dimension)
         self.decide(f"dimension {dimension['name']}: {table.info.name}.{column.name} ({distinct} distinct values)")
 
-    async def _label(self, table: _Table) -> None:
-        """The entity's label (its name), as a dimension named for the entity: "top 5 customers by revenue"."""
-        columns = {c.name.lower(): c.name for c in table.info.columns if plain(c.name)}
-        expr = next((columns[n] for n in LABELS if n in columns), "")
+    def _label_column(self, table: _Table) -> str:
+        """What names a row: ``name``, ``<table>_name`` (``category_name``), ``company_name``, first and last
+        name, another ``*_name``, a title."""
+        columns = {c.name.lower(): c.name for c in table.info.columns if plain(c.name) and TEXT.search(c.type or "text")}
+        own = f"{snake(phrase_singular(said(table.info.name)))}_name"
+        found = next((columns[n] for n in (*LABELS, own, "company_name") if n in columns), "")
         first = next((columns[n] for n in ("first_name", "firstname") if n in columns), "")
         last = next((columns[n] for n in ("last_name", "lastname", "surname") if n in columns), "")
-        if not expr and first and last:
-            expr = f"{first} || ' ' || {last}"
-        expr = expr or next((columns[n] for n in TITLES if n in columns), "")
+        if not found and first and last:
+            return f"{first} || ' ' || {last}"
+        named = [v for k, v in columns.items() if k.endswith("_name") and k not in ("first_name", "last_name")]
+        return found or (named[0] if named else "") or next((columns[n] for n in TITLES if n in columns), "")
+
+    async def _label(self, table: _Table) -> None:
+        """The entity's label (its name), as a dimension named for the entity: "top 5 customers by revenue"."""
+        expr = table.label
         if not expr or not table.keys:
             return
         entity_word = phrase_singular(said(table.info.name))

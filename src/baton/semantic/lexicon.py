@@ -50,10 +50,12 @@ VERBS = {"sell": ("sale", "sell", "sold"), "make": ("revenue", "income", "earnin
 NEGATIONS = frozenset("not no without except excluding exclude excludes other besides minus".split())
 COMPARE = frozenset("vs versus compare compared comparison against".split())
 RELATIVE = frozenset("this last next previous current past prior recent latest ytd mtd qtd".split())
+MAX_PARTIAL = 200
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 MONTHS["sept"] = 9
 ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_NOT_PARTIAL = frozenset(stem(w) for w in (*RELATIVE, *NEGATIONS, *COMPARE, *DESC_WORDS, *ASC_WORDS, *GRAIN_WORDS))  # "last" is no title
 _YEAR = re.compile(r"^(?:fy)?((?:19|20)\d\d)$")
 _FY_SHORT = re.compile(r"^fy(\d\d)$")
 
@@ -114,14 +116,16 @@ class Lexicon:
         for word, grain in GRAIN_WORDS.items():
             self.phrases.setdefault((norm(word),), []).append(Sense("grain", grain))
         for dimension_name, listed in (values or {}).items():
+            listed = list(listed)
+            partial = len(listed) <= MAX_PARTIAL  # part of a value's words names it only among a few values (not album titles)
             for value in listed:
                 words = phrase_of(str(value))
                 if not words or all(w.isdigit() for w in words):
                     continue
                 sense = Sense("value", dimension_name, str(value))
                 self._add_phrase(words, sense)
-                for word in set(words):
-                    if len(word) >= 4 and not word.isdigit() and word not in FILLER:
+                for word in set(words) if partial else ():
+                    if len(word) >= 4 and not word.isdigit() and word not in FILLER and word not in _NOT_PARTIAL:
                         self.partial.setdefault(word, []).append((words, sense))
         self.longest = max((len(p) for p in self.phrases), default=1)
 

@@ -203,6 +203,8 @@ class QuestionParser:
         by: list[str] = []
         grains: list[tuple[int, str]] = []
         for index, sense in enumerate(meaningful):
+            if sense.kind == "value" and sense.start and words[sense.start - 1].lower() in ("by", "per"):
+                shared.problems.append(f"“{words[sense.start - 1]} {sense.value}” names a value where a breakdown goes")
             if sense.kind == "value" and index not in negated:
                 listed = values.setdefault(sense.name, [])
                 if sense.value not in listed:
@@ -210,6 +212,8 @@ class QuestionParser:
             elif sense.kind == "dimension" and not _qualifies(meaningful, index):
                 if sense.name not in by:
                     by.append(sense.name)
+                if _counted(seq, sense):
+                    shared.problems.append(f"“how many {words[sense.start]}” counts them; it does not list them")
             elif sense.kind == "grain" and not _grain_qualifies(meaningful, index):
                 grains.append((index, sense.name))
         explicit = sorted({g for _, g in grains if g})
@@ -248,6 +252,14 @@ class QuestionParser:
                                   ((metric_list[0], order),) if order is not None else (), limit)
             self._judge(draft, query, entities, needs_year, order is not None)
             drafts.append(draft)
+        if not metrics and len(drafts) > 1 and sum(d.query is not None for d in drafts) == 1:  # "best selling genre": revenue or
+            verb = words[verbs[0].start]  # units? Not the one that happens to reach the genre
+            meant = " or ".join(self.model.metric(c[0]).title for c in candidates)
+            for draft in drafts:
+                if draft.query is not None:
+                    draft.repairs.append(draft.query)
+                    draft.query = None
+                draft.problems.append(f"“{verb}” could mean {meant}")
         return drafts
 
     def _implied(self, verbs: list[Sense]) -> list[str]:
@@ -349,6 +361,12 @@ def _with_companions(model: SemanticModel, by: list[str]) -> list[str]:
         if name != TIME and model.has_dimension(name):
             out += [c for c in model.dimension(name).shown_with if c not in by and c not in out]
     return out
+
+
+def _counted(seq: tuple[Sense, ...], sense: Sense) -> bool:
+    """"how many tracks were sold": the words after "how many" are what is counted, never a breakdown."""
+    i = seq.index(sense)
+    return i >= 2 and [s.name.lower() for s in seq[i - 2:i] if s.kind == "filler"] == ["how", "many"]
 
 
 def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:

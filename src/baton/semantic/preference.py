@@ -7,8 +7,10 @@ these say when the words themselves decide:
   "for", "among" or "with" read as a metric or a breakdown ("revenue from customers in
   Germany": the customers qualify the revenue, they are neither counted nor listed), a count
   of an entity read beside a value of that entity ("the Rock genre": a genre, not the number
-  of genres), a value matched by only part of its words ("track" in an album's title). The
-  loosest readings lose.
+  of genres), a value matched by only part of its words ("track" in an album's title), an
+  entity after "by", "per", "each" or "every" read as context where its words name a
+  breakdown ("revenue for each customer in Italy" lists the customers). The loosest
+  readings lose.
 - ``names_one``: "which category had the highest revenue" names one category (a top 1);
   "which categories" all of them, ranked.
 """
@@ -19,6 +21,8 @@ from baton.semantic.lexicon import Lexicon, Sense, phrase_of
 from baton.semantic.model import TIME, SemanticModel
 
 CONNECTORS = frozenset({"from", "of", "for", "among", "with"})  # "revenue from customers": what follows qualifies
+BREAKDOWN = frozenset({"by", "per", "each", "every"})  # "for each customer": what follows is listed
+JOINING = CONNECTORS | BREAKDOWN
 
 
 def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:
@@ -50,12 +54,16 @@ def loose(model: SemanticModel, lexicon: Lexicon, seq: tuple[Sense, ...], words:
                                           for n in _neighbours(meaningful, i)):
             count += 1
     for i, sense in enumerate(seq):
+        if sense.kind == "entity" and i and seq[i - 1].kind == "filler" and seq[i - 1].name.lower() in BREAKDOWN:
+            phrase = tuple(phrase_of(" ".join(words[sense.start:sense.end])))
+            count += any(s.kind == "dimension" for s in lexicon.phrases.get(phrase, ()))  # "for each customer": listed
+            continue
         if sense.kind not in ("metric", "dimension") or (ranked and sense.kind == "dimension"):
             continue
         j = i - 1  # back over filler and values ("from business customers") to the word that joins it
-        while j >= 0 and seq[j].kind in ("filler", "value") and not (seq[j].kind == "filler" and seq[j].name.lower() in CONNECTORS):
+        while j >= 0 and seq[j].kind in ("filler", "value") and not (seq[j].kind == "filler" and seq[j].name.lower() in JOINING):
             j -= 1
-        if j < 0 or seq[j].kind != "filler":
+        if j < 0 or seq[j].kind != "filler" or seq[j].name.lower() in BREAKDOWN:  # "for each customer": a breakdown
             continue
         phrase = tuple(phrase_of(" ".join(words[sense.start:sense.end])))
         if any(s.kind == "entity" for s in lexicon.phrases.get(phrase, ())):
@@ -72,4 +80,4 @@ def _counts_entity_of(model: SemanticModel, metric: str, dimension: str) -> bool
     return measure.agg in ("count", "count_distinct") and measure.entity == model.dimension(dimension).entity
 
 
-__all__ = ["CONNECTORS", "loose", "names_one"]
+__all__ = ["BREAKDOWN", "CONNECTORS", "loose", "names_one"]

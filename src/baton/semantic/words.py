@@ -14,7 +14,7 @@ import re
 _CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _BREAK = frozenset("of on in for per at from by with to after before including excluding as when where which that".split())
 _ARTICLES = frozenset("a an the this that one each our its".split())
-_NEGATIONS = frozenset("not no never without excluding except nor".split())
+_DEFINES = frozenset("is are equals means".split())
 TERMS = ("revenue", "sales", "turnover", "profit", "cost", "costs", "units sold")  # what a column *is*, not what it includes
 SYNONYMS = {  # words people use for the same business term (the draft adds them; the checklist says so)
     "revenue": ("sales", "turnover"),
@@ -79,19 +79,28 @@ def comment_head(comment: str) -> str:
 
 
 def comment_term(comment: str) -> str:
-    """The first business term the comment names ("... the revenue of the invoice" -> "revenue"), unless
-    it is denied ("Shipping charged, not revenue" names none)."""
-    words = re.findall(r"[a-z]+", comment.lower())
-    hits = []
+    """The business term the comment says the column *is*: a clause that starts with it ("Revenue of
+    this line", "...: the revenue of the invoice"), not one that defines it ("revenue is price *
+    quantity") or denies it ("not revenue")."""
+    for clause in re.split(r"[,:;.()]", comment.lower()):
+        words = re.findall(r"[a-z]+", clause)
+        while words and words[0] in _ARTICLES:
+            words = words[1:]
+        for term in TERMS:
+            size = len(term.split())
+            if " ".join(words[:size]) == term and (len(words) == size or words[size] not in _DEFINES):
+                return term
+    return ""
+
+
+def comment_formula(comment: str) -> tuple[str, str]:
+    """A business term the comment defines over columns: "revenue is unit_price * quantity * (1 - discount)"
+    -> ("revenue", "unit_price * quantity * (1 - discount)"); the caller checks the expression."""
     for term in TERMS:
-        size = len(term.split())
-        for i in range(len(words) - size + 1):
-            if " ".join(words[i:i + size]) == term:
-                if not _NEGATIONS & set(words[max(0, i - 3):i]):  # "shipping fees are not revenue"
-                    hits.append((i, term))
-                break
-    return min(hits)[1] if hits else ""
+        found = re.search(rf"\b{term}\s+(?:is|=|equals)\s+([A-Za-z0-9_ .*+/()-]+?)\s*(?:[;,]|\.(?:\s|$)|$)", comment, re.IGNORECASE)
+        if found and re.search(r"[*+/-]", found.group(1)):
+            return term, found.group(1).strip()
+    return "", ""
 
-
-__all__ = ["SYNONYMS", "TERMS", "comment_head", "comment_term", "name_words", "phrase_plural", "phrase_singular",
+__all__ = ["SYNONYMS", "TERMS", "comment_formula", "comment_head", "comment_term", "name_words", "phrase_plural", "phrase_singular",
            "plural", "said", "singular", "snake"]
