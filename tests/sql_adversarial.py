@@ -48,6 +48,11 @@ def _many_strings(size: int) -> str:
     return _repeat("SELECT my_udf('f(x)'", ", 'f(x) g(y)'", ")", size)
 
 
+def _distinct_strings(size: int) -> str:
+    count = max(1, (size - 20) // 17)
+    return "SELECT my_udf(" + ", ".join(f"'f({i}) g(y)'" for i in range(count)) + ")"
+
+
 def _many_arguments(size: int) -> str:
     return _repeat("SELECT coalesce(1", ", 1", ")", size)
 
@@ -94,6 +99,7 @@ GENERATORS: dict[str, Callable[[int], str]] = {
     "concat_chain": _concat_chain,
     "pipe_chain": _pipe_chain,
     "many_strings": _many_strings,
+    "distinct_strings": _distinct_strings,
     "many_arguments": _many_arguments,
     "many_columns": _many_columns,
     "in_list": _in_list,

@@ -41,12 +41,12 @@ depth, Python's recursion limit for sqlglot: a refusal, never a crash). ``work.p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 
 from baton.specialists.sql.dialects import normalize_dialect
 from baton.specialists.sql.safety.definer import definer_refusal
-from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, read_duckdb
+from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, duckdb_parse_failures, read_duckdb
 from baton.specialists.sql.safety.embedded import judge_embedded, takes_sql_text
 from baton.specialists.sql.safety.functions import (
     builtin_functions,
@@ -194,26 +194,41 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
             return refuse("file_read", f"the table name {relation.name!r} is a file path or URL, which DuckDB would read")
         if found := relation_refusal(relation, dialect, relations if relation in real else None):
             return refuse(*found)
+    return _strings_refusal(engine, dialect, allowed)
+
+
+def _strings_refusal(engine: Reading, dialect: str, allowed: frozenset[str]) -> SafetyVerdict | None:
+    """A constant string passed to a function the engine does not ship is refused when the
+    engine parses it as SQL, or when it calls a refused function (an operator's own
+    ``exec(text)``). Each distinct text is read once; DuckDB reads them all in one query."""
     builtins = builtin_functions(dialect)
-    reader, parse_error = _ENGINE_READERS[dialect]
-    read: set[str] = set()
+    candidates: dict[str, str] = {}  # text -> the first function it is passed to
     for function, text in engine.strings:
         if function in builtins or function in allowed or (len(text.split()) < 2 and "(" not in text):
             continue  # a lone word ('SELECT' naming a privilege) is neither a statement nor a call
-        if text in read:
-            continue  # the same text passed again: its reading cannot differ
-        read.add(text)
-        add(parsed=len(text))
-        try:
-            reader(text)
-        except Exception:
-            for name in called_names(text):
-                if why := denied_function_reason(name, dialect, allowed):
-                    return refuse("dangerous_function", f"a string passed to {function}() calls {name}(), which {why}")
-            continue
-        return refuse("sql_in_string", f"a string passed to {function}() is SQL, which that function may run "
-                                       "out of this check's sight")
+        candidates.setdefault(text, function)
+    add(parsed=sum(map(len, candidates)))
+    failures: Iterable[bool]
+    if dialect == "duckdb":
+        failures = duckdb_parse_failures(list(candidates))
+    else:
+        failures = (_fails(read_postgres, text) for text in candidates)
+    for (text, function), failed in zip(candidates.items(), failures):
+        if not failed:
+            return refuse("sql_in_string", f"a string passed to {function}() is SQL, which that function may run "
+                                           "out of this check's sight")
+        for name in called_names(text):
+            if why := denied_function_reason(name, dialect, allowed):
+                return refuse("dangerous_function", f"a string passed to {function}() calls {name}(), which {why}")
     return None
+
+
+def _fails(reader: Callable[[str], Reading], text: str) -> bool:
+    try:
+        reader(text)
+    except Exception:
+        return True
+    return False
 
 
 def _disagreement(engine: Reading, tree: Reading) -> str | None:
