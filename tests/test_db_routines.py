@@ -175,7 +175,7 @@ def test_db_grant_prints_the_public_revokes_for_flagged_routines_only_and_apply_
                    "has_function_privilege('public', 'ws.twice(int)', 'EXECUTE')") == [(False, True, True)]
         [(settings,)] = run(pg_definer.admin_url, "SELECT array_to_string(setconfig, ' ') FROM pg_db_role_setting "
                             f"WHERE setrole = '{role}'::regrole AND setdatabase = 0")
-        for limit in ("statement_timeout=30s", "temp_file_limit=1GB", "idle_in_transaction_session_timeout=60s"):
+        for limit in ("statement_timeout=30s", "temp_file_limit=256MB", "idle_in_transaction_session_timeout=60s"):
             assert limit in settings  # the role's own limits, which a session cannot raise past temp_file_limit
         url = sa.make_url(pg_definer.admin_url).set(username=role).render_as_string(hide_password=False)
         assert _check(url).exit_code == 0  # nothing elevated left; ws.plain listed, calls still refused

@@ -85,7 +85,7 @@ def grant_statements(
     statement_timeout_s: int = 30,
     connection_limit: int = 10,  # PostgreSQL only (see the module docstring for MySQL)
     work_mem: str = "32MB",
-    temp_file_limit: str = "1GB",
+    temp_file_limit: str = "256MB",
 ) -> list[str]:
     """The statements that create (or reset) ``role_name`` as a read-only role on ``schema``
     (PostgreSQL: a schema of the URL's database; MySQL/MariaDB: a database). ``flavor``
