@@ -29,6 +29,7 @@ was quadratic in a long UNION chain); texts no parser reads are scanned by
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import sqlglot
@@ -178,28 +179,29 @@ def _check_node(
 def _cte_references(statement: exp.Expr) -> set[int] | None:
     """The ids of the unqualified table references that name a CTE of an enclosing WITH (only
     the secrets rule applies to them); None when the tree is deeper than ``MAX_TREE_DEPTH``.
-    One depth-first pass, the CTE names in scope counted."""
+    One depth-first pass, the CTE names in scope counted; the stack holds one iterator per
+    level, so its size is the tree's depth, not its width."""
     references: set[int] = set()
     in_scope: dict[str, int] = {}
-    stack: list[tuple[exp.Expr, list[str] | None, int]] = [(statement, None, 0)]
-    while stack:
-        node, leaving, depth = stack.pop()
-        if leaving is not None:
-            for name in leaving:
+    frames: list[tuple[Iterator[exp.Expr], list[str]]] = [(iter((statement,)), [])]
+    while frames:
+        children, names = frames[-1]
+        node = next(children, None)
+        if node is None:
+            frames.pop()
+            for name in names:  # the WITH whose children these were goes out of scope
                 in_scope[name] -= 1
             continue
         add(nodes=1)
-        if depth > MAX_TREE_DEPTH:
+        if len(frames) > MAX_TREE_DEPTH:
             return None
         if isinstance(node, exp.Table) and not node.db and in_scope.get(node.name.lower(), 0) > 0:
             references.add(id(node))
         with_ = node.args.get("with_") or node.args.get("with") if isinstance(node, exp.Query) else None
-        if isinstance(with_, exp.With):
-            names = [cte.alias.lower() for cte in with_.expressions]
-            for name in names:
-                in_scope[name] = in_scope.get(name, 0) + 1
-            stack.append((node, names, depth))
-        stack.extend((child, None, depth + 1) for child in node.iter_expressions())
+        own = [cte.alias.lower() for cte in with_.expressions] if isinstance(with_, exp.With) else []
+        for name in own:
+            in_scope[name] = in_scope.get(name, 0) + 1
+        frames.append((node.iter_expressions(), own))
     return references
 
 
