@@ -239,6 +239,7 @@ TRADER_QUESTIONS = {
                            "JOIN products p ON p.product_id = d.product_id JOIN categories c ON c.category_id = p.category_id GROUP BY 1",
     "total freight by shipper": "SELECT s.company_name, SUM(o.freight) FROM orders o JOIN shippers s ON s.shipper_id = o.ship_via GROUP BY 1",
     "average discount": "SELECT AVG(discount) FROM order_details",
+    "total freight collected in 1997": "SELECT SUM(freight) FROM orders WHERE order_date >= '1997-01-01' AND order_date < '1998-01-01'",
     "revenue for each product in Beverages": "SELECT p.product_name, SUM(d.unit_price * d.quantity * (1 - d.discount)) FROM order_details d "
                                              "JOIN products p ON p.product_id = d.product_id WHERE p.category_id = 1 GROUP BY 1",
 }
@@ -255,6 +256,7 @@ async def test_a_comment_that_defines_revenue_and_names_in_name_columns_answer_a
         assert (revenue.entity, revenue.expr) == ("order_details", "unit_price * quantity * (1 - discount)")  # as the comment says
         assert model.measure(model.metric("average_discount").measure or "").agg == "avg"  # a fraction is never summed
         assert {"shipper", "category", "product"} <= {d.name for d in model.dimensions}  # company_name, category_name ...
+        assert "ship via" in model.dimension("shipper").synonyms  # the key that says its role: orders.ship_via
         layer = SemanticLayer(model, connection)
         parser = await layer.ready()
         for question, sql in TRADER_QUESTIONS.items():

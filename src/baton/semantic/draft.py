@@ -61,6 +61,7 @@ from baton.semantic.words import (
     comment_formula,
     comment_head,
     comment_term,
+    name_words,
     phrase_plural,
     phrase_singular,
     said,
@@ -294,7 +295,8 @@ class _Drafter:
         self.measures.append(measure)
         if averaged:
             entity_word = phrase_singular(said(table.info.name))
-            phrases = list(dict.fromkeys([name_words_, *synonyms, f"{entity_word} {name_words_}"]))
+            phrases = list(dict.fromkeys([name_words_, *synonyms, f"{entity_word} {name_words_}",
+                                          f"{entity_word} {name_words_.split()[-1]}"]))  # "average product price"
             metric_synonyms = [f"{lead} {p}" for p in phrases for lead in ("average", "avg", "mean")]
             metric = {"name": snake(f"average {name_words_}"), "measure": measure["name"], "synonyms": metric_synonyms[1:],
                       "label": f"average {name_words_}", **_described(comment)}
@@ -352,6 +354,12 @@ class _Drafter:
                  "synonyms": [f"{entity_word} name", f"{entity_word} {said(expr)}"] if plain(expr) else [f"{entity_word} name"],
                  "index_values": (distinct or 0) <= LABEL_VALUES, "_entity": table.entity, "_label": True}
         label["_values"] = distinct or 0
+        for other in self.tables.values():  # a key that says its role: customer.support_rep_id -> "support rep"
+            for fk in other.info.foreign_keys:
+                role = " ".join(w for w in name_words(fk.columns[0]) if w not in ("id", "key", "fk")) if len(fk.columns) == 1 else ""
+                if fk.ref_table.lower() == table.info.name.lower() and other is not table and role and role not in (
+                        entity_word, said(table.info.name)):
+                    label["synonyms"].append(role)
         if distinct is not None and distinct < table.rows and len(table.keys) == 1:  # two tracks of one name stay two rows
             key = {"name": snake(f"{entity_word} id"), "entity": table.entity, "expr": next(iter(table.keys)), "index_values": False}
             label["shown_with"] = [key["name"]]
@@ -377,7 +385,8 @@ class _Drafter:
             counted = phrase_plural(said(table.info.name))
             one = phrase_singular(said(table.info.name))
             name = snake(f"average {one} value")
-            synonyms = [f"avg {one} value", f"mean {one} value", f"average revenue per {one}", f"revenue per {one}"]
+            synonyms = [f"avg {one} value", f"mean {one} value", f"average revenue per {one}", f"revenue per {one}",
+                        f"average {one} amount", f"average {one} total"]
             if table.entity == holder:  # the revenue is the header's own total: "average invoice total"
                 synonyms += [f"average {one} {s}" for s in revenue[0]["synonyms"]]
             self.metrics.append({"name": name, "type": "ratio", "numerator": "revenue", "denominator": snake(counted),

@@ -36,8 +36,9 @@ FILLER = frozenset(
     did can could would will should please i we our my us you your their there this that these those it its total overall sum
     amount figure value data breakdown broken down split let like know look pull up some just also then now thing whole entire
     combined altogether both company business respectively result results value sorted sort ranked rank ordered order
-    placed came come still currently ever got""".split()
-)  # the last line: how people say that a counted thing happened ("orders placed", "came from", "still processing")
+    placed place came come still currently ever got live lives living located based collected charged handled received""".split()
+)  # the last two lines: how people say that a counted thing happened ("orders placed", "came from", "customers
+# who live in France", "fees collected"): the words that say *which* rows are the model's (values, periods)
 GRAIN_WORDS = {
     "day": "day", "daily": "day", "date": "day", "week": "week", "weekly": "week", "month": "month", "monthly": "month",
     "quarter": "quarter", "quarterly": "quarter", "year": "year", "yearly": "year", "annual": "year", "annually": "year",
