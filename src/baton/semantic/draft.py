@@ -350,7 +350,7 @@ class _Drafter:
             return
         entity_word = phrase_singular(said(table.info.name))
         distinct = await distinct_count(self.connection, table.info.name, expr) if plain(expr) else table.rows
-        label = {"name": snake(entity_word), "entity": table.entity, "expr": expr,
+        label: dict[str, Any] = {"name": snake(entity_word), "entity": table.entity, "expr": expr,
                  "synonyms": [f"{entity_word} name", f"{entity_word} {said(expr)}"] if plain(expr) else [f"{entity_word} name"],
                  "index_values": (distinct or 0) <= LABEL_VALUES, "_entity": table.entity, "_label": True}
         label["_values"] = distinct or 0
