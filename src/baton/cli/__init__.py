@@ -29,6 +29,8 @@ def build_app() -> typer.Typer:
     app.add_typer(db.app, name="db", help="Check what a database role may do; create a read-only one.")
     from baton.cli import keys  # baton keys create|list|revoke: the API keys kept in the state
     app.add_typer(keys.app, name="keys", help="Create, list and revoke the API keys kept in the state (every replica on it accepts them).")
+    from baton.cli import state  # baton state show|migrate: every family's schema version
+    app.add_typer(state.app, name="state", help="Show or migrate the schema version of every family of the state.")
     from baton.cli import semantic  # baton semantic check|init: semantic models (metrics, dimensions) against a database
     app.add_typer(semantic.app, name="semantic", help="Check a semantic model against a database, or draft one from its schema.")
     from baton.cli.refusals import guard_commands  # a start-up refusal is one line and exit 2, for every command

@@ -43,9 +43,10 @@ def _state(url: str | None) -> Any:
     from baton.workspace.state import State
 
     try:
-        return State.from_env(url=url)
+        where = State.from_env(url=url)
     except ConfigurationError as exc:
         _fail(str(exc))
+    return where.check_versions()  # state a newer Baton wrote: one line, exit 2 (refusals.py)
 
 
 def _store(url: str | None, *, create: bool = True) -> Any:

@@ -38,10 +38,11 @@ def _model():
 
 def _state(url: str | None):
     """The state: ``--state``, else ``BATON_STATE_URL``, else SQLite files in ``BATON_HOME``. A URL
-    that cannot be used is a ``ConfigurationError``: one line and exit 2 at the CLI's edge."""
+    that cannot be used is a ``ConfigurationError``, a state that a newer Baton wrote a
+    ``StateSchemaError``: one line and exit 2 at the CLI's edge."""
     from baton.workspace.state import State
 
-    return State.from_env(url=url)
+    return State.from_env(url=url).check_versions()
 
 
 StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")

@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         try:
             model = model_from_env()
-            where = State.from_env(url=state)
+            where = State.from_env(url=state).check_versions()
         except ConfigurationError as exc:
             err.print(f"[red]Configuration error:[/red] {exc}")
             raise typer.Exit(2) from exc

@@ -136,10 +136,11 @@ def open_demo_memory(directory: Path, workspace: str = "demo", *, url: str | Non
     """The demo's memory (a SQLite journal beside the database, or the state database
     ``url``), with the verified questions as benchmarks. Re-running adds nothing: a question
     seeded before is left as it is (removed ones stay removed)."""
-    from baton.memory import MemoryStore, Principal, Provenance, RecordDraft, TrustedAuthenticator, index_doctrine
+    from baton.memory import Principal, Provenance, RecordDraft, index_doctrine
     from baton.memory.feedback import question_key
+    from baton.workspace.state_versions import open_memory
 
-    store = MemoryStore(url or f"sqlite:///{directory / MEMORY_FILE}", authenticator=TrustedAuthenticator())
+    store = open_memory(url or f"sqlite:///{directory / MEMORY_FILE}")  # its version checked first
     scope = store.open(Principal(workspace))
     index_doctrine(scope, doctrine_folder())  # unchanged sections: nothing written
     known = {r.attribute for r in store.list_records(scope, kind="benchmark", active_only=False, limit=100_000)}

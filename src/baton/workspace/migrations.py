@@ -26,13 +26,19 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from baton.errors import BatonError
+from baton.errors import StartupRefusal
 
 VERSIONS_TABLE = "baton_schema_versions"
 
 
-class StateSchemaError(BatonError):
-    """The state database's schema is newer than this version of Baton understands."""
+class StateSchemaError(StartupRefusal):
+    """The state's schema is newer than this version of Baton understands: a start-up
+    refusal (one line naming both versions, exit 2), never a half-understood state."""
+
+    def __init__(self, component: str, found: int, known: int) -> None:
+        super().__init__(f"the state has {component} schema version {found}, newer than the {known} this Baton knows",
+                         "upgrade Baton (every process on this state) or point it at another state")
+        self.component, self.found, self.known = component, found, known
 
 
 @dataclass(frozen=True)
@@ -53,20 +59,26 @@ def current_version(conn: Connection, component: str) -> int:
 
 def migrate(engine: Engine, component: str, migrations: Sequence[Migration]) -> int:
     """Bring ``component`` to its latest version; returns that version."""
-    latest = max((m.version for m in migrations), default=0)
     with engine.connect().execution_options(baton_write=True) as conn, conn.begin():
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(component)})
-        conn.execute(sa.text(
-            f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (component VARCHAR(100) PRIMARY KEY, version INTEGER NOT NULL)"))
-        version = current_version(conn, component)
-        if version > latest:
-            raise StateSchemaError(
-                f"the state database has {component} schema version {version}; this Baton knows up to {latest}: upgrade Baton")
-        for migration in sorted(migrations, key=lambda m: m.version):
-            if migration.version > version:
-                migration.apply(conn)
-                version = migration.version
-        conn.execute(sa.text(f"DELETE FROM {VERSIONS_TABLE} WHERE component = :c"), {"c": component})
-        conn.execute(sa.text(f"INSERT INTO {VERSIONS_TABLE} (component, version) VALUES (:c, :v)"), {"c": component, "v": version})
+        return migrate_on(conn, component, migrations)
+
+
+def migrate_on(conn: Connection, component: str, migrations: Sequence[Migration]) -> int:
+    """``migrate`` inside the caller's transaction (a store that installs more than
+    versioned tables in one go, such as memory's triggers)."""
+    latest = max((m.version for m in migrations), default=0)
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(component)})
+    conn.execute(sa.text(
+        f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (component VARCHAR(100) PRIMARY KEY, version INTEGER NOT NULL)"))
+    version = current_version(conn, component)
+    if version > latest:
+        raise StateSchemaError(component, version, latest)
+    for migration in sorted(migrations, key=lambda m: m.version):
+        if migration.version > version:
+            migration.apply(conn)
+            version = migration.version
+    conn.execute(sa.text(f"DELETE FROM {VERSIONS_TABLE} WHERE component = :c"), {"c": component})
+    conn.execute(sa.text(f"INSERT INTO {VERSIONS_TABLE} (component, version) VALUES (:c, :v)"), {"c": component, "v": version})
     return version
+

@@ -17,8 +17,9 @@ Local files stay per machine either way: the demo's own database (built the same
 everywhere) and caches such as a document index (rebuilt from the folder).
 
 Every store creates and upgrades its tables with versioned migrations under a lock
-(``migrations.py``), so N replicas and M workers starting at once on an empty database
-(or processes on an empty ``BATON_HOME``) install the schema once. ``startup_lock()``
+(``migrations.py``); ``check_versions()`` refuses, before anything starts, a state any family
+of which a newer Baton wrote (``state_versions.py``). So N replicas and M workers starting at
+once on an empty database (or processes on an empty ``BATON_HOME``) install the schema once. ``startup_lock()``
 serialises the rest of a start (building the demo, launching the pipeline runtime): a file
 lock in ``BATON_HOME``, or a PostgreSQL advisory lock.
 """
@@ -36,15 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError
 from baton.workspace.sessions import SessionStore
+from baton.workspace.state_files import KEYS_FILE, LOCK_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
+
+__all__ = ["KEYS_FILE", "LOCK_FILE", "MEMORY_FILE", "PIPELINES_FILE", "SESSIONS_FILE", "Place", "State", "baton_home",
+           "normalise_url"]
 
 if TYPE_CHECKING:
     from baton.workspace.keystore import KeyStore
 
-SESSIONS_FILE = "sessions.sqlite"
-MEMORY_FILE = "memory.sqlite"
-KEYS_FILE = "state.sqlite"
-PIPELINES_FILE = "pipelines.sqlite"
-LOCK_FILE = ".startup.lock"
 
 
 def baton_home(env: Mapping[str, str] | None = None) -> Path:
@@ -87,9 +87,9 @@ class Place:
         return SessionStore(self.state.url or self.file(SESSIONS_FILE))
 
     def memory(self) -> Any:
-        from baton.memory import MemoryStore, TrustedAuthenticator
+        from baton.workspace.state_versions import open_memory
 
-        return MemoryStore(self.state.url or f"sqlite:///{self.file(MEMORY_FILE)}", authenticator=TrustedAuthenticator())
+        return open_memory(self.state.url or f"sqlite:///{self.file(MEMORY_FILE)}")
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,14 @@ class State:
         import sqlalchemy as sa
 
         return sa.make_url(self.url).render_as_string(hide_password=True)
+
+    def check_versions(self) -> State:
+        """Refuse to start (``StateSchemaError``: one line, exit 2) when any family of this
+        state was written by a newer Baton (``state_versions``); returns ``self``."""
+        from baton.workspace.state_versions import check
+
+        check(self)
+        return self
 
     def place_for(self, workspace: str, *, folder: str | None = None, key: str | None = None) -> Place:
         """The place of ``workspace``; ``folder`` is its local folder under ``home``

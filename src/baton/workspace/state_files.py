@@ -1,0 +1,8 @@
+"""The names of the embedded state's SQLite files (``state.py`` says what lives where), kept
+apart so that the state and its version checks (``state_versions.py``) share them."""
+
+SESSIONS_FILE = "sessions.sqlite"
+MEMORY_FILE = "memory.sqlite"
+KEYS_FILE = "state.sqlite"
+PIPELINES_FILE = "pipelines.sqlite"
+LOCK_FILE = ".startup.lock"
