@@ -42,7 +42,7 @@ from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.pipeline_routes import register_pipeline_routes
 from baton.server.public_errors import public_answer, public_event
 from baton.server.ready import register_health_routes
-from baton.server.schemas import AskRequest, ChartRequest
+from baton.server.schemas import AskRequest, ChartRequest, turn_key
 from baton.server.shutdown import Shutdown, stopping_event, until_shutdown
 from baton.server.sse import sse, sse_error
 from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
@@ -129,29 +129,31 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         }
 
     @app.post("/v1/ask", tags=["ask"])
-    async def ask(body: AskRequest, caller: Caller) -> Response:
+    async def ask(body: AskRequest, caller: Caller, request: Request) -> Response:
         """Answer a question; the body of the response is the AIMessage as JSON: 200 when
         answered (also partly, or with an answer-level error), 502/503/504 when a dependency
-        failed and nothing was answered (``errors.py``)."""
+        failed and nothing was answered (``errors.py``). Idempotent by key (``turn_keys.py``)."""
         ws = workspace_of(caller)
+        key = turn_key(request.headers, body.turn_id)
         async with app.state.admission.slot():
-            message = public_answer(await ws.answer(body.question, body.session_id, tracker=app.state.tracker))
+            message = public_answer(await ws.answer(body.question, body.session_id, tracker=app.state.tracker, turn_key=key))
         return Response(stored_json(message), status_code=answer_status(message), headers=answer_headers(message),
                         media_type="application/json")
 
     @app.post("/v1/ask/stream", tags=["ask"])
-    async def ask_stream(body: AskRequest, caller: Caller) -> StreamingResponse:
+    async def ask_stream(body: AskRequest, caller: Caller, request: Request) -> StreamingResponse:
         """Server-Sent Events: every tracker event as it happens, then ``event: answer``
         (whose ``error_code`` says when the question failed); ``event: error`` when the
         stream itself broke."""
         ws = workspace_of(caller)
+        key = turn_key(request.headers, body.turn_id)
         if body.session_id is not None and not await ws.sessions.exists(ws.name, body.session_id):
             raise SessionNotFound(body.session_id)  # 404 before the stream starts
         slot = await app.state.admission.hold()  # 503 before the stream starts when the server is full
 
         async def events():
             try:
-                async for item in ws.answer_stream(body.question, body.session_id, tracker=app.state.tracker):
+                async for item in ws.answer_stream(body.question, body.session_id, tracker=app.state.tracker, turn_key=key):
                     if isinstance(item, Event):
                         yield sse(item.type, public_event(item.to_dict()))
                     else:

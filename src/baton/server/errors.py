@@ -4,7 +4,8 @@
   and never echoes the input back (``validation_error``): a 10 MB body gets a small reply.
   On the OpenAI-compatible routes the shape is OpenAI's ``{"error": {...}}`` with 400.
 - A store that cannot serve (``DependencyUnavailable``: conversations, memory) is a 503 with
-  ``Retry-After`` and ``error_code`` (``state_unavailable``, ``memory_unavailable``).
+  ``Retry-After`` and ``error_code`` (``state_unavailable``, ``memory_unavailable``); for a
+  turn, also its idempotency key (``turn_id``) and ``may_be_stored`` (``turn_keys.py``).
 - A full server (``admission.Overloaded``) is a 503 with ``Retry-After`` and
   ``error_code: overloaded``.
 - An answer whose question failed on a dependency (``baton.agents.failures``: the model,
@@ -33,6 +34,7 @@ from baton.response import AIMessage
 from baton.server.admission import OVERLOADED, Overloaded
 from baton.server.public_errors import redact
 from baton.workspace.bulkheads import DependencyUnavailable
+from baton.workspace.turn_keys import KEY_HEADER, BadTurnKey, TurnUnconfirmed
 
 log = logging.getLogger("baton.server")
 OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
@@ -106,10 +108,19 @@ def register_error_handlers(app: FastAPI) -> None:
     async def unavailable(request: Request, exc: DependencyUnavailable) -> JSONResponse:
         code = dependency_code(exc)
         message = f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)}); try again shortly"
-        headers = retry_headers(5)
+        headers = retry_headers(5) or {}
+        turn: dict[str, Any] = {"turn_id": exc.key, "may_be_stored": exc.may_be_stored} if isinstance(exc, TurnUnconfirmed) else {}
         if is_openai(request):
-            return openai_error(503, message, type="service_unavailable", code=code, headers=headers)
-        return JSONResponse({"detail": message, "error_code": code}, status_code=503, headers=headers)
+            if turn.get("may_be_stored"):  # an SDK retrying without the key could store the turn twice
+                headers["x-should-retry"] = "false"
+            return openai_error(503, message, type="service_unavailable", code=code, headers=headers, **turn)
+        return JSONResponse({"detail": message, "error_code": code, **turn}, status_code=503, headers=headers)
+
+    @app.exception_handler(BadTurnKey)
+    async def bad_key(request: Request, exc: BadTurnKey) -> JSONResponse:
+        if is_openai(request):
+            return openai_error(400, str(exc), param=KEY_HEADER, code="invalid_idempotency_key")
+        return JSONResponse({"detail": str(exc), "error_code": "invalid_idempotency_key"}, status_code=422)
 
     @app.exception_handler(Overloaded)
     async def overloaded(request: Request, exc: Overloaded) -> JSONResponse:

@@ -30,6 +30,11 @@ client can talk to a workspace's orchestrator, through the workspace's one answe
   parts must be text parts with string text (an image or audio part is refused: no
   specialist could see it); a full server answers 503 ``overloaded`` (``admission.py``).
   Every refusal is a 400/404/503 in OpenAI's shape that does not echo the input.
+- Idempotent (``baton.workspace.turn_keys``): the key is the ``Idempotency-Key`` header, or
+  the extension field ``turn_id``, or, for a keyless request, a digest of the caller's key,
+  the model and the messages held 10 minutes, so the ``openai`` SDK's own retries (same
+  body, no key) never store a turn twice. A 503 after which the turn may still be stored
+  carries ``x-should-retry: false``, ``turn_id`` (its key) and ``may_be_stored: true``.
 - A stream open when the server stops ends at once with an ``error`` object (``code:
   server_stopping``) and ``data: [DONE]`` (``shutdown.py``).
 """
@@ -49,11 +54,12 @@ from baton.response import AIMessage
 from baton.server.auth import Caller
 from baton.server.errors import answer_headers, answer_status, openai_error
 from baton.server.public_errors import public_answer, public_event
-from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage
+from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage, turn_key
 from baton.server.shutdown import STOPPING, STOPPING_DETAIL, until_shutdown
 from baton.server.sse import error_payload, sse_data
 from baton.workspace import SessionNotFound, Workspace
 from baton.workspace.markdown import to_markdown
+from baton.workspace.turn_keys import CHAT_KEY_WINDOW_S, KEY_RETENTION_S, chat_key, checked_key
 
 _ERROR_TYPES = {502: "server_error", 503: "service_unavailable", 504: "timeout"}
 
@@ -97,6 +103,16 @@ def _usage(message: AIMessage) -> dict[str, int]:
     return usage
 
 
+def _key(request: Request, body: ChatCompletionRequest, caller: str) -> tuple[str, float]:
+    """The turn's idempotency key and how long it is held (module docstring)."""
+    given = (body.model_extra or {}).get("turn_id")
+    key = turn_key(request.headers, checked_key(given) if isinstance(given, str) else None, generate=False)
+    if key is not None:
+        return key, KEY_RETENTION_S
+    messages = [m.model_dump(mode="json") for m in body.messages]
+    return chat_key(caller, body.model, [messages, body.stream, (body.model_extra or {}).get("session_id")]), CHAT_KEY_WINDOW_S
+
+
 def model_names(ws: Workspace) -> set[str]:
     return {ws.orchestrator.name, ws.name}
 
@@ -125,18 +141,20 @@ def register_openai_routes(app: FastAPI, workspace_of: Callable) -> None:
         if session_id is not None and (not isinstance(session_id, str) or len(session_id) > MAX_ID_CHARS
                                        or not await ws.sessions.exists(ws.name, session_id)):
             return openai_error(404, "session not found", param="session_id", code="session_not_found")
+        key, ttl = _key(request, body, caller.key_id)
         completion = _Completion(body.model, request.app.state.tracker)
         admission = request.app.state.admission
         if not body.stream:
             async with admission.slot():
-                message = public_answer(await ws.answer(question, session_id, history=history, tracker=completion.tracker))
+                message = public_answer(await ws.answer(question, session_id, history=history, tracker=completion.tracker,
+                                                        turn_key=key, key_ttl_s=ttl))
             status = answer_status(message)
             if status != 200:
                 return openai_error(status, f"{message.content} ({message.error})", type=_ERROR_TYPES.get(status, "server_error"),
                                     code=message.error_code, headers=answer_headers(message), baton=message.to_dict())
             return completion.whole(message)
         slot = await admission.hold()
-        frames = until_shutdown(completion.stream(ws, question, session_id, history), getattr(request.app.state, "shutdown", None),
+        frames = until_shutdown(completion.stream(ws, question, session_id, history, key, ttl), getattr(request.app.state, "shutdown", None),
                                 stopping_chunk)
         return slot.streaming(frames, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
@@ -168,11 +186,12 @@ class _Completion:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra,
         })
 
-    async def stream(self, ws: Workspace, question: str, session_id: str | None, history: list[Message]):
+    async def stream(self, ws: Workspace, question: str, session_id: str | None, history: list[Message], key: str, ttl: float):
         yield self.chunk({"role": "assistant", "content": ""})
         sent: list[str] = []
         try:
-            async for item in ws.answer_stream(question, session_id, history=history, tracker=self.tracker):
+            async for item in ws.answer_stream(question, session_id, history=history, tracker=self.tracker, turn_key=key,
+                                               key_ttl_s=ttl):
                 if isinstance(item, Event):
                     if isinstance(item, LLMToken):
                         if item.delta:

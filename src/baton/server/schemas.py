@@ -3,7 +3,9 @@ naming the field and the reason (never echoing the input: ``errors.py``).
 
 Limits are the stores' own: a question is at most ``MAX_QUESTION_CHARS`` on every route; a
 feedback comment at most what memory keeps in a record (``baton.memory.model.MAX_TEXT_CHARS``),
-so nothing the schema accepts is refused later, half-stored; ids at most ``MAX_ID_CHARS``."""
+so nothing the schema accepts is refused later, half-stored; ids at most ``MAX_ID_CHARS``.
+A turn's idempotency key (``turn_id`` in a body, or the ``Idempotency-Key`` header:
+``baton.workspace.turn_keys``) is read by ``turn_key``."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.memory.model import MAX_TEXT_CHARS
+from baton.workspace.turn_keys import KEY_HEADER, MAX_KEY_CHARS, checked_key, new_key
 
 MAX_QUESTION_CHARS = 20_000
 MAX_ID_CHARS = 100
@@ -25,6 +28,15 @@ class Strict(BaseModel):
 class AskRequest(Strict):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question, in plain language.")
     session_id: str | None = Field(None, max_length=MAX_ID_CHARS, description="Continue this conversation (omit to start one).")
+    turn_id: str | None = Field(None, min_length=1, max_length=MAX_KEY_CHARS, pattern=r"^[!-~]+$",
+                                description="The turn's idempotency key: the same key again returns the stored answer.")
+
+
+def turn_key(headers: Any, body_key: str | None, *, generate: bool = True) -> str | None:
+    """The request's idempotency key: the ``Idempotency-Key`` header, else the body's
+    ``turn_id``, else a new one (``generate``). ``BadTurnKey`` for a malformed header."""
+    key = checked_key(headers.get(KEY_HEADER)) or body_key
+    return key if key is not None or not generate else new_key()
 
 
 class LoginRequest(Strict):

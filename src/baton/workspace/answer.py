@@ -30,6 +30,11 @@ the store cannot be reached, ``DependencyUnavailable`` is raised (surfaces answe
 rather than an answer that was never recorded — no acknowledged turn is lost. Insights go
 to memory as advisory writes (``advisory.py``): never awaited, dropped (counted, logged once
 per interval) when memory is down.
+
+``turn_key`` makes a turn idempotent (``turn_keys.py``): a key already stored returns the
+stored answer and runs nothing; a key being answered in this process waits for that turn;
+a turn that loses the key at commit returns the turn that won; a store failure is
+``TurnUnconfirmed`` (the key, and whether this attempt's write may still commit).
 """
 
 from __future__ import annotations
@@ -47,8 +52,10 @@ from baton.llm.policy import QuestionScope, question_scope
 from baton.messages import Message
 from baton.response import AIMessage, ResponseType
 from baton.workspace.advisory import harden, remember_insights
+from baton.workspace.bulkheads import DependencyUnavailable
 from baton.workspace.followups import answer_followup
 from baton.workspace.sessions import history_of
+from baton.workspace.turn_keys import KEY_RETENTION_S, TurnKeyTaken, TurnUnconfirmed, join
 from baton.workspace.verified import annotate_answer
 
 if TYPE_CHECKING:
@@ -96,11 +103,23 @@ def _log(ws: Workspace, message: AIMessage) -> None:
     )
 
 
-async def _finish(ws: Workspace, question: str, session_id: str, message: AIMessage, new: bool = False) -> AIMessage:
+async def _finish(ws: Workspace, question: str, session_id: str, message: AIMessage, new: bool = False,
+                  key: tuple[str, float] | None = None) -> AIMessage:
     message.session_id = session_id
     await annotate_answer(ws, message)  # "Did you mean", llm_calls with no model, verified-question use
     stored = json.dumps(message.to_dict())  # serialised once: the stored turn, and the HTTP reply (``stored_json``)
-    await ws.sessions.append(ws.name, session_id, question, message, new=new, answer_json=stored)
+    try:
+        await ws.sessions.append(ws.name, session_id, question, message, new=new, answer_json=stored,
+                                 key=key[0] if key else None, key_ttl_s=key[1] if key else KEY_RETENTION_S)
+    except TurnKeyTaken as taken:  # another attempt with this key was stored first: that is the turn
+        found = await ws.sessions.find_turn(ws.name, taken.turn_id)
+        if found is None:
+            raise
+        return _replayed(found[0], found[2])
+    except DependencyUnavailable as exc:
+        if key is None or isinstance(exc, TurnUnconfirmed):
+            raise
+        raise TurnUnconfirmed(exc, key[0], may_be_stored=True) from exc
     message.__dict__[STORED_JSON] = stored
     remember_insights(ws, message.insights, session_id)  # advice: queued, never awaited
     _log(ws, message)
@@ -108,6 +127,20 @@ async def _finish(ws: Workspace, question: str, session_id: str, message: AIMess
 
 
 STORED_JSON = "_stored_json"
+
+
+def _replayed(session_id: str, message: AIMessage) -> AIMessage:
+    message.session_id = session_id
+    return message
+
+
+async def _stored_turn(ws: Workspace, key: str) -> AIMessage | None:
+    """The answer stored with ``key``, if any (a failed read: ``TurnUnconfirmed``, nothing sent)."""
+    try:
+        found = await ws.sessions.find_key(ws.name, key)
+    except DependencyUnavailable as exc:
+        raise TurnUnconfirmed(exc, key, may_be_stored=False) from exc
+    return _replayed(found[0], found[2]) if found else None
 
 
 def stored_json(message: AIMessage) -> str:
@@ -136,7 +169,29 @@ async def _within(scope: QuestionScope, question: str, work: Awaitable[T]) -> T 
 
 
 async def answer(ws: Workspace, question: str, session_id: str | None = None, *, history: list[Message] | None = None,
-                 previous: AIMessage | None = None, tracker: WorkflowTracker | None = None, **context_fields: Any) -> AIMessage:
+                 previous: AIMessage | None = None, tracker: WorkflowTracker | None = None, turn_key: str | None = None,
+                 key_ttl_s: float = KEY_RETENTION_S, **context_fields: Any) -> AIMessage:
+    if turn_key is None:
+        return await _answer(ws, question, session_id, history, previous, tracker, None, context_fields)
+
+    async def keyed() -> AIMessage:
+        assert turn_key is not None
+        stored = await _stored_turn(ws, turn_key)
+        if stored is not None:
+            return stored
+        try:
+            return await _answer(ws, question, session_id, history, previous, tracker, (turn_key, key_ttl_s), context_fields)
+        except DependencyUnavailable as exc:  # reading the conversation failed: nothing was written
+            if isinstance(exc, TurnUnconfirmed):
+                raise
+            raise TurnUnconfirmed(exc, turn_key, may_be_stored=False) from exc
+
+    return await join(ws.name, turn_key, keyed)
+
+
+async def _answer(ws: Workspace, question: str, session_id: str | None, history: list[Message] | None,
+                  previous: AIMessage | None, tracker: WorkflowTracker | None, key: tuple[str, float] | None,
+                  context_fields: dict[str, Any]) -> AIMessage:
     harden(ws)
     tracker = ws.request_tracker(tracker)
     with question_scope(None, ws.deadline_s) as scope:
@@ -150,18 +205,28 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
             return message
 
         message = await _within(scope, question, work())
-    return await _finish(ws, question, session_id, message, new)
+    return await _finish(ws, question, session_id, message, new, key)
 
 
 async def answer_stream(ws: Workspace, question: str, session_id: str | None = None, *, history: list[Message] | None = None,
-                        previous: AIMessage | None = None, tracker: WorkflowTracker | None = None,
-                        **context_fields: Any) -> AsyncIterator[Event | AIMessage]:
+                        previous: AIMessage | None = None, tracker: WorkflowTracker | None = None, turn_key: str | None = None,
+                        key_ttl_s: float = KEY_RETENTION_S, **context_fields: Any) -> AsyncIterator[Event | AIMessage]:
     """Every event as it happens, then the final answer (already persisted). The
-    workspace's tracker and ``tracker`` also receive every event."""
+    workspace's tracker and ``tracker`` also receive every event. With ``turn_key`` already
+    stored: only the stored answer."""
+    key = (turn_key, key_ttl_s) if turn_key is not None else None
+    if turn_key is not None and (stored := await _stored_turn(ws, turn_key)) is not None:
+        yield stored
+        return
     harden(ws)
     tracker = ws.request_tracker(tracker)
     with question_scope(None, ws.deadline_s) as scope:
-        session_id, chat, previous, new = await _prepare(ws, question, session_id, history, previous)
+        try:
+            session_id, chat, previous, new = await _prepare(ws, question, session_id, history, previous)
+        except DependencyUnavailable as exc:
+            if turn_key is None:
+                raise
+            raise TurnUnconfirmed(exc, turn_key, may_be_stored=False) from exc
         message = await _within(scope, question, _followup(ws, question, session_id, previous, tracker))
         if message is not None:
             if message.error_code != "deadline_exceeded":
@@ -169,7 +234,7 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
                 if tracker is not None:
                     tracker.emit(followup)
                 yield followup
-            yield await _finish(ws, question, session_id, message, new)
+            yield await _finish(ws, question, session_id, message, new, key)
             return
         stream = ws.orchestrator.ask_stream(question, session_id=session_id, chat_history=chat, workspace=ws.name,
                                             tracker=tracker, **context_fields)
@@ -177,5 +242,5 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
         # stream's events are read as they come.
         async for item in stream:
             if isinstance(item, AIMessage):
-                item = await _finish(ws, question, session_id, item, new)
+                item = await _finish(ws, question, session_id, item, new, key)
             yield item

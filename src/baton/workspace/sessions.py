@@ -21,6 +21,11 @@ sends back as the assistant's message) to its turn: a chat client that keeps the
 conversation itself can continue it (a follow-up such as "Show this as a pie chart" finds
 the answer it refers to) without knowing any session id.
 
+``baton_turn_keys`` makes turns idempotent (``turn_keys.py``): a turn appended with a key
+claims it in the same transaction; a key already held is not claimed again, that turn is
+not stored and its caller gets ``TurnKeyTaken`` naming the stored one (the rest of its
+group commits). A late commit of a write that timed out and its keyed retry store one turn.
+
 Calls run in the store's own bulkhead (``bulkheads.Bulkhead``: its own threads, a bounded
 queue, ``timeout_s`` per call, a breaker): a slow or locked database stalls conversations,
 not every other thread, and fails a call with ``DependencyUnavailable`` in seconds. A SQLite
@@ -49,14 +54,16 @@ from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkhead
 from baton.workspace.group_commit import GroupCommit
 from baton.workspace.migrations import Migration, migrate
+from baton.workspace.turn_keys import KEY_RETENTION_S, TURN_KEYS, TurnKeyTaken, claim
 
 TITLE_LENGTH = 80
 MAX_THREADS = 4
 TIMEOUT_S = 5.0
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
-# one turn to append: workspace, session id (None: a new one), question, answer, reply digest, new, answer JSON
-_Append = tuple[str, "str | None", str, AIMessage, str, bool, "str | None"]
+KEY_PRUNE_EVERY = 1000  # groups committed between two deletions of expired turn keys
+# one turn to append: workspace, session id, question, answer, reply digest, new, answer JSON, key, key expiry
+_Append = tuple[str, str, str, AIMessage, str, bool, "str | None", "str | None", str]
 
 _md = sa.MetaData()
 SESSIONS = sa.Table(
@@ -104,7 +111,12 @@ def _create_v1(conn: Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
-MIGRATIONS = [Migration(1, "sessions, turns, feedback and reply digests", _create_v1)]
+def _create_v2(conn: Connection) -> None:
+    TURN_KEYS.create(conn, checkfirst=True)
+
+
+MIGRATIONS = [Migration(1, "sessions, turns, feedback and reply digests", _create_v1),
+              Migration(2, "idempotency keys of turns, unique per workspace", _create_v2)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +179,7 @@ class SessionStore:
         migrate(self.engine, "sessions", MIGRATIONS)
         self.bulkhead = Bulkhead("sessions", threads=max_threads, queue=64, timeout_s=timeout_s)
         self._appends: GroupCommit[_Append, str] = GroupCommit(lambda group: self._run(self._append_group, group))
+        self._groups = 0
         self._closed = False
 
     def close(self) -> None:
@@ -204,23 +217,37 @@ class SessionStore:
         return await self._run(self._create, workspace, title)
 
     async def append(self, workspace: str, session_id: str | None, question: str, answer: AIMessage, *, new: bool = False,
-                     answer_json: str | None = None) -> str:
+                     answer_json: str | None = None, key: str | None = None, key_ttl_s: float = KEY_RETENTION_S) -> str:
         """Append a turn (creating the session when ``session_id`` is None, or with that id
         when ``new``: one transaction for a new conversation's first turn); returns the id.
         The answer's Markdown digest is kept for chat clients (``find_reply``).
-        ``answer_json``: the answer already serialised (``AIMessage.to_json``), if it was."""
+        ``answer_json``: the answer already serialised (``AIMessage.to_json``), if it was.
+        ``key``: the turn's idempotency key, held for ``key_ttl_s``; ``TurnKeyTaken`` when
+        a turn with that key is already stored (this one is then not stored)."""
         from baton.workspace.markdown import to_markdown
 
+        if session_id is None:
+            session_id, new = self.new_id(), True
+        expires = _now(key_ttl_s) if key is not None else ""
         return await self._appends.submit((workspace, session_id, question, answer, reply_digest(to_markdown(answer)),
-                                           new, answer_json))
+                                           new, answer_json, key, expires))
+
+    async def find_key(self, workspace: str, key: str) -> tuple[str, str, AIMessage] | None:
+        """(session id, question, answer) of the turn stored with ``key``, while the key is held."""
+        return await self._run(self._find_key, workspace, key)
 
     @staticmethod
     def new_id() -> str:
         """An id for a conversation whose first turn ``append(..., new=True)`` will create."""
         return uuid.uuid4().hex
 
-    async def list(self, workspace: str, limit: int = 50) -> list[SessionSummary]:
+    async def list(self, workspace: str, limit: int | None = 50) -> list[SessionSummary]:
+        """The newest ``limit`` conversations (None: every one)."""
         return await self._run(self._list, workspace, limit)
+
+    async def count(self, workspace: str) -> int:
+        """How many conversations ``workspace`` has (``baton sessions`` says so when it lists fewer)."""
+        return await self._run(self._count, workspace)
 
     async def turns(self, workspace: str, session_id: str) -> builtins.list[Turn]:
         return await self._run(self._turns, workspace, session_id)
@@ -294,10 +321,22 @@ class SessionStore:
                 results.append(exc)
         return results
 
-    def _append_all(self, turns: builtins.list[_Append]) -> builtins.list[str]:
-        """``turns`` appended in one transaction, in order; their sessions' ids."""
+    def _append_all(self, turns: builtins.list[_Append]) -> builtins.list[str | Exception]:
+        """``turns`` appended in one transaction, in order: their sessions' ids, or
+        ``TurnKeyTaken`` for a turn whose key another turn holds (not stored). Keys are
+        claimed first, in key order, then sessions locked in id order: every writer takes
+        its locks in that order, so two replicas' groups never wait on each other in a cycle."""
         with self._write() as conn, conn.begin():
-            return [self._append_in(conn, *turn) for turn in turns]
+            self._groups += 1
+            if self._groups % KEY_PRUNE_EVERY == 1:
+                conn.execute(TURN_KEYS.delete().where(TURN_KEYS.c.expires_at < _now()))
+            keyed = sorted((i for i, turn in enumerate(turns) if turn[7] is not None), key=lambda i: turns[i][7] or "")
+            taken = {i: found for i in keyed if (found := self._claim_key(conn, turns[i])) is not None}
+            return [taken[i] if i in taken else self._append_in(conn, *turn[:7]) for i, turn in enumerate(turns)]
+
+    @staticmethod
+    def _claim_key(conn: Connection, turn: _Append) -> TurnKeyTaken | None:
+        return claim(conn, turn[0], turn[7] or "", turn[3].turn_id, turn[1], turn[8], _now())
 
     def _append_in(self, conn: Connection, workspace: str, session_id: str | None, question: str, answer: AIMessage,
                    digest: str, new: bool = False, answer_json: str | None = None) -> str:
@@ -320,6 +359,14 @@ class SessionStore:
         query = (sa.select(TURNS.c.session_id, TURNS.c.question, TURNS.c.answer)
                  .join(SESSIONS, SESSIONS.c.session_id == TURNS.c.session_id)
                  .where(TURNS.c.turn_id == turn_id, SESSIONS.c.workspace == workspace))
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return (row[0], row[1], AIMessage.from_json(row[2])) if row else None
+
+    def _find_key(self, workspace: str, key: str) -> tuple[str, str, AIMessage] | None:
+        query = (sa.select(TURNS.c.session_id, TURNS.c.question, TURNS.c.answer)
+                 .join(TURN_KEYS, TURN_KEYS.c.turn_id == TURNS.c.turn_id)
+                 .where(TURN_KEYS.c.workspace == workspace, TURN_KEYS.c.turn_key == key, TURN_KEYS.c.expires_at >= _now()))
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
         return (row[0], row[1], AIMessage.from_json(row[2])) if row else None
@@ -349,7 +396,11 @@ class SessionStore:
         with self._write() as conn, conn.begin():
             conn.execute(FEEDBACK.insert().values(turn_id=turn_id, thumbs=thumbs, verdict=verdict, comment=comment, created_at=_now()))
 
-    def _list(self, workspace: str, limit: int) -> builtins.list[SessionSummary]:
+    def _count(self, workspace: str) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).where(SESSIONS.c.workspace == workspace)).scalar_one())
+
+    def _list(self, workspace: str, limit: int | None) -> builtins.list[SessionSummary]:
         count = sa.select(sa.func.count()).where(TURNS.c.session_id == SESSIONS.c.session_id).scalar_subquery()
         query = (sa.select(SESSIONS.c.session_id, SESSIONS.c.title, SESSIONS.c.created_at, SESSIONS.c.updated_at, count)
                  .where(SESSIONS.c.workspace == workspace).order_by(SESSIONS.c.updated_at.desc()).limit(limit))
@@ -376,5 +427,5 @@ _INSERT_REPLY = REPLIES.insert()
 _TOUCH = SESSIONS.update().where(SESSIONS.c.session_id == sa.bindparam("sid")).values(updated_at=sa.bindparam("now"))
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat()
+def _now(after_s: float = 0.0) -> str:
+    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=after_s)).isoformat(timespec="microseconds")
