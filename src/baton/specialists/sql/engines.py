@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 
 from baton.errors import ConfigurationError
 from baton.response import QueryResult
@@ -78,6 +78,7 @@ from baton.specialists.sql.descriptions import Descriptions, apply_descriptions,
 from baton.specialists.sql.freshness import Freshness, FreshnessProbe
 from baton.specialists.sql.safety.relations import RelationPolicy
 from baton.specialists.sql.schema import SchemaInfo
+from baton.specialists.sql.urls import database_url
 
 NO_RESPONSE = "no_response"  # the code of the error for a network engine that never answered
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
@@ -150,7 +151,7 @@ MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBST
 
 def dialect_of(url: str | URL) -> str:
     """The sqlglot dialect name for a SQLAlchemy URL (``mariadb`` is sqlglot's ``mysql``)."""
-    backend = make_url(url).get_backend_name()
+    backend = database_url(url).get_backend_name()
     try:
         return _DIALECTS[backend]
     except KeyError:
@@ -162,7 +163,7 @@ class SQLConnection:
     instance serves concurrent requests. Engines and threads are created on first use."""
 
     def __init__(self, url: str | URL, *, id: str | None = None, options: ConnectionOptions | None = None, **overrides: Any) -> None:
-        self.url = make_url(url)
+        self.url = database_url(url)  # postgres:// and mysql:// with the installed drivers
         self.dialect = dialect_of(self.url)
         self.id = id or f"{self.dialect}-{uuid.uuid4().hex[:8]}"
         self.options = replace(options or ConnectionOptions(), **overrides)

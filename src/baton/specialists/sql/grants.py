@@ -65,10 +65,11 @@ import re
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 
 from baton.errors import ConfigurationError
 from baton.specialists.sql.engines import dialect_of
+from baton.specialists.sql.urls import database_url
 
 DEFAULT_ROLE = "baton_reader"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
@@ -91,7 +92,7 @@ def grant_statements(
     (PostgreSQL: a schema of the URL's database; MySQL/MariaDB: a database). ``flavor``
     (``"mariadb"`` or ``"mysql"``) matters for MySQL URLs only; by default a ``mariadb://``
     URL means MariaDB and a ``mysql://`` one MySQL."""
-    url = make_url(url)
+    url = database_url(url)
     dialect = dialect_of(url)
     for what, name in (("role name", role_name), ("schema", schema)):
         if not _IDENTIFIER.fullmatch(name):
@@ -204,7 +205,7 @@ def apply_grant_statements(admin_url: str | URL, statements: list[str], *, schem
     dropped again; an account that existed before keeps whatever the statements already did
     (they only take privileges away before the one ``GRANT SELECT``). Raises
     ``ConfigurationError`` for a missing schema, the driver's error otherwise."""
-    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    engine = sa.create_engine(database_url(admin_url), poolclass=sa.pool.NullPool)
     mysql = dialect_of(engine.url) == "mysql"
     try:
         raw = engine.raw_connection()
@@ -272,7 +273,7 @@ def definer_revokes(admin_url: str | URL, schema: str) -> list[str]:
     EXECUTE in (then the revoke is for the database, there being no narrower one)."""
     from baton.specialists.sql.routines import owner_risk_sql
 
-    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool)
+    engine = sa.create_engine(database_url(admin_url), poolclass=sa.pool.NullPool)
     try:
         if dialect_of(admin_url) == "postgres":
             with engine.connect() as connection:
@@ -315,7 +316,7 @@ def _backticked(name: str) -> str:
 def role_url(admin_url: str | URL, role_name: str, password: str | None, schema: str | None = None) -> URL:
     """The URL Baton should connect with: the admin URL's server as the new role (and, for
     MySQL/MariaDB, the granted database)."""
-    url = make_url(admin_url).set(username=role_name, password=password)
+    url = database_url(admin_url).set(username=role_name, password=password)
     if dialect_of(url) == "mysql" and schema:
         url = url.set(database=schema)
     return url
@@ -323,7 +324,7 @@ def role_url(admin_url: str | URL, role_name: str, password: str | None, schema:
 
 def server_flavor(admin_url: str | URL, **connect_args: Any) -> str | None:
     """``"mariadb"`` or ``"mysql"`` as the server says (``None`` when it cannot be reached)."""
-    engine = sa.create_engine(admin_url, poolclass=sa.pool.NullPool, connect_args=connect_args)
+    engine = sa.create_engine(database_url(admin_url), poolclass=sa.pool.NullPool, connect_args=connect_args)
     try:
         with engine.connect() as connection:
             version = str(connection.exec_driver_sql("SELECT VERSION()").scalar())

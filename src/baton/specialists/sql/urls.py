@@ -1,0 +1,31 @@
+"""Database URLs as people write them, read with the drivers Baton installs.
+
+``postgres://`` and ``postgresql://`` (what psql, most hosting dashboards and ``DATABASE_URL``
+give) name no driver: SQLAlchemy reads the first as no dialect at all and the second as
+psycopg2, neither of which Baton ships. ``mysql://`` and ``mariadb://`` default to mysqlclient
+(``MySQLdb``), which it does not ship either. Each is read here as the driver it does install
+(psycopg 3, PyMySQL); a URL that names its driver is kept as written.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import URL, make_url
+
+INSTALLED_DRIVERS = {
+    "postgres": "postgresql+psycopg",
+    "postgresql": "postgresql+psycopg",
+    "mysql": "mysql+pymysql",
+    "mariadb": "mariadb+pymysql",
+}
+
+
+def database_url(url: str | URL) -> URL:
+    """``url`` parsed, with the installed driver when it names none (module docstring)."""
+    parsed = make_url(url)
+    driver = INSTALLED_DRIVERS.get(parsed.drivername)
+    return parsed.set(drivername=driver) if driver else parsed
+
+
+def database_url_text(url: str | URL) -> str:
+    """``database_url`` as a string, password included (for code that takes strings)."""
+    return database_url(url).render_as_string(hide_password=False)
