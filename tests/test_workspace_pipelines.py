@@ -83,7 +83,7 @@ async def test_the_http_api_starts_lists_streams_and_decides_runs(durable_ws):
         assert run["status"] == "complete" and run["outcome"]["response_type"] == "pipeline_complete"
         async with client.stream("GET", f"/v1/pipelines/{wid}/events") as stream:  # after the end: the whole log, then end
             names = [line[7:] async for line in stream.aiter_lines() if line.startswith("event: ")]
-        assert names[-2:] == ["pipeline.complete", "end"] and names.count("stage.checkpoint") == 1
+        assert names[-3:] == ["pipeline.complete", "pipeline.status", "end"] and names.count("stage.checkpoint") == 1
         assert names.count("sql.attempt") == 2  # a reader that comes late still sees what the stages' agents did
 
 

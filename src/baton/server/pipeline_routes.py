@@ -8,7 +8,10 @@ their events reach this replica through the event bus); a run of another workspa
 - ``GET /v1/pipelines``: the workspace's latest runs; ``GET /v1/pipelines/{id}``: one run
   with its latest outcome.
 - ``GET /v1/pipelines/{id}/events``: Server-Sent Events, what happened so far then live,
-  until the run ends; ``event: end`` last. When the server stops first, the stream ends with
+  until the run ends; ``event: end`` last. Each of the run's events has ``id:`` its sequence
+  number (``data.seq``; ``data.attempt`` counts takeovers' replays); a client that
+  reconnects with ``Last-Event-ID`` (or ``?after=``) gets the events after it, in order, from
+  any replica. ``llm.token`` events have no ``id`` and are not replayed. When the server stops first, the stream ends with
   ``event: error`` (``error_code: server_stopping``): the run goes on, reconnect to follow it.
 - ``POST /v1/pipelines/{id}/decision``: approve, edit or reject the checkpoint the run waits
   at. By default the reply is the run's next outcome (its next checkpoint or its end);
@@ -76,14 +79,17 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
         return public_run(await service_of(caller).pipelines.status(workflow_id))
 
     @app.get("/v1/pipelines/{workflow_id}/events", tags=["pipelines"])
-    async def events(workflow_id: str, caller: Caller, request: Request) -> StreamingResponse:
+    async def events(workflow_id: str, caller: Caller, request: Request, after: int | None = None) -> StreamingResponse:
+        """The run's events in order; resume after ``Last-Event-ID`` (or ``after``)."""
         ws = service_of(caller)
         await ws.pipelines.status(workflow_id)  # 404 before the stream starts
+        start = _resume_point(request.headers.get("last-event-id"), after)
 
         async def stream():
             try:
-                async for event in ws.pipelines.events(workflow_id):
-                    yield sse(event.type, public_event(event.to_dict()))
+                async for event in ws.pipelines.events(workflow_id, after=start):
+                    wire = public_event(event.to_dict())
+                    yield sse(event.type, wire, event_id=(wire.get("data") or {}).get("seq"))
                 yield sse("end", {"workflow_id": workflow_id})
             except Exception as exc:  # the stream has started: report in-band, typed, no internal text
                 yield sse_error(exc)
@@ -91,6 +97,14 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
         # the server stopping ends the stream with a final event; the run goes on (reconnect to any replica)
         return StreamingResponse(until_shutdown(stream(), getattr(request.app.state, "shutdown", None), stopping_event),
                                  media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    def _resume_point(header: str | None, after: int | None) -> int:
+        if header is not None and header.strip():
+            try:
+                return max(int(header.strip()), 0)
+            except ValueError:
+                raise HTTPException(status_code=400, detail="Last-Event-ID must be an event's sequence number") from None
+        return max(after or 0, 0)
 
     @app.post("/v1/pipelines/{workflow_id}/decision", tags=["pipelines"])
     async def decision(workflow_id: str, body: CheckpointDecisionBody, caller: Caller, request: Request):

@@ -10,8 +10,11 @@ from typing import Any
 log = logging.getLogger("baton.server")
 
 
-def sse(event: str, data: Any) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n"
+def sse(event: str, data: Any, *, event_id: int | str | None = None) -> str:
+    """One event; ``event_id`` is its ``id:`` line, which a reconnecting client sends back
+    as ``Last-Event-ID`` (a pipeline event's sequence number)."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data, default=str)}\n\n"
 
 
 def sse_data(data: Any) -> str:

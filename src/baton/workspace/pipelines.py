@@ -13,14 +13,21 @@ Two implementations of one service (``start_run``, ``runs``, ``status``, ``event
 - ``LocalPipelines``: the in-process executor (``PipelinePlanning`` with a
   ``PipelineExecutor``), for the Python API and tests: runs live in this process.
 
-``events(id)`` yields what the run's durable log holds, then live events until the run
-ends (or the caller stops reading); an event seen twice (live, then in the log) is
-yielded once.
+``events(id, after=seq)`` yields the run's events strictly in their sequence numbers
+(``data.seq``, given by the worker, which stores each event before relaying it:
+``baton.pipeline.durable.run_log``): it subscribes to live events first, reads the stored
+backlog above ``after``, then goes on with live events, each one exactly once; a live event
+that skips numbers (the bus lost some) sends it back to the log, which has them. So a reader
+that attaches late, on another replica, or reconnects with the last number it saw gets the
+run's sequence with no gap and no repeat. A takeover's replay is a new ``attempt`` numbered
+after the old one's events. ``llm.token`` events are not numbered: shown live only, when
+the reader is at the point they were said.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import time
 import uuid
@@ -28,7 +35,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import BatonError
-from baton.events import NULL_TRACKER, Event, PipelineStatus, QueueTracker, WorkflowTracker, read_event
+from baton.events import NULL_TRACKER, Event, LLMToken, PipelineStatus, QueueTracker, WorkflowTracker, read_event
 from baton.pipeline import CheckpointDecision, CheckpointDecisionError, ExecutionPlan, PipelineRun, PipelineState
 from baton.response import AIMessage
 
@@ -41,6 +48,7 @@ if TYPE_CHECKING:
 POLL_S = 0.25
 DONE = ("complete", "failed", "rejected")
 PHASE_ENDS = ("stage.checkpoint", "pipeline.complete", "pipeline.status")
+UNNUMBERED = ("llm.token",)  # as pipeline.durable.run_log: relayed live only, after event ``after_seq``
 
 
 class PipelineNotFound(BatonError, LookupError):
@@ -131,33 +139,47 @@ class DurablePipelines:
                                      decision_id=decision_id)
         return run.message
 
-    async def events(self, workflow_id: str) -> AsyncIterator[Event]:
-        """The run's events so far (its durable log), then live ones until it ends."""
+    async def events(self, workflow_id: str, *, after: int = 0) -> AsyncIterator[Event]:
+        """The run's numbered events above ``after`` from its log, then live ones until it
+        ends, strictly in ``seq`` order (module docstring)."""
         await self._status(workflow_id)
-        seen: set[str | None] = set()  # an event without an id counts once, as the first did
-        offset = 0
-        raw: dict[str, Any] | None
-        with self.host.bus.subscribe(workflow_id) as live:
+        client = self.host.client
+        last = after
+        with self.host.bus.subscribe(workflow_id) as live:  # before the backlog is read: nothing falls between
+            backlog = await asyncio.to_thread(client.run_events, workflow_id, after=last)
             while True:
-                logged, offset, closed = await asyncio.to_thread(self.host.client.event_log, workflow_id, offset=offset)
-                for raw in logged:
-                    if raw.get("id") not in seen:
-                        seen.add(raw.get("id"))
-                        yield read_event(raw)
-                if closed:
-                    return
+                for stored in backlog:
+                    seq = _seq(stored)
+                    if seq is not None and seq > last:
+                        last = seq
+                        yield read_event(stored)
+                        if _final(stored):
+                            return
+                backlog = []
                 raw = await live.get(timeout=1.0)
-                while raw is not None:
-                    if raw.get("type") in PHASE_ENDS:  # sent after the phase's log: what a late reader missed is there
-                        logged, offset, closed = await asyncio.to_thread(self.host.client.event_log, workflow_id, offset=offset)
-                        for logged_raw in logged:
-                            if logged_raw.get("id") not in seen:
-                                seen.add(logged_raw.get("id"))
-                                yield read_event(logged_raw)
-                    if raw.get("id") not in seen:
-                        seen.add(raw.get("id"))
+                if raw is None:  # silence: what the log holds (a run our bus does not reach), and whether it ended
+                    backlog = await asyncio.to_thread(client.run_events, workflow_id, after=last)
+                    if not backlog and (await asyncio.to_thread(client.status, workflow_id)).ended:
+                        backlog = await asyncio.to_thread(client.run_events, workflow_id, after=last)
+                        if not backlog:
+                            for legacy in [] if last else await self._legacy_log(workflow_id):
+                                yield legacy
+                            return
+                    continue
+                seq = _seq(raw)
+                if seq is None:  # a token: shown only where it was said, right after event ``after_seq``
+                    if raw.get("type") in UNNUMBERED and raw.get("after_seq") == last:
                         yield read_event(raw)
-                    raw = live.get_nowait()
+                    continue
+                if seq > last + 1:  # the bus lost some: they were stored before this one was relayed
+                    backlog = await asyncio.to_thread(client.run_events, workflow_id, after=last)
+                if seq == last + 1 or not any(_seq(b) == seq for b in backlog):
+                    backlog.append(raw)
+
+    async def _legacy_log(self, workflow_id: str) -> list[Event]:
+        """A run of a worker that numbered nothing (an earlier version): its DBOS log."""
+        logged, _, _ = await asyncio.to_thread(self.host.client.event_log, workflow_id)
+        return [read_event(raw) for raw in logged]
 
     async def aclose(self) -> None:
         return None  # the host belongs to the process
@@ -230,6 +252,17 @@ class DurablePipelines:
         return PipelineRun(wid, state, [outcome] if outcome is not None else [], status.status or "running", status.checkpoint_stage)  # type: ignore[arg-type]
 
 
+def _seq(raw: dict[str, Any]) -> int | None:
+    data = raw.get("data")
+    seq = data.get("seq") if isinstance(data, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+def _final(raw: dict[str, Any]) -> bool:
+    """The run's last event: its status once it ended."""
+    return raw.get("type") == "pipeline.status" and (raw.get("data") or {}).get("status") in DONE
+
+
 def _forward(tracker: WorkflowTracker, raw: dict[str, Any], seen: set[str | None]) -> None:
     key = raw.get("id")
     if key in seen or raw.get("type") == "pipeline.status":
@@ -278,7 +311,10 @@ class LocalPipelines:
         self._publish(wid, PipelineStatus(status=self._runs[wid]["status"], workflow_id=wid))
 
     def _publish(self, wid: str, event: Event) -> None:
-        self._events.setdefault(wid, []).append(event)
+        kept = self._events.setdefault(wid, [])
+        if not isinstance(event, LLMToken):  # numbered as a durable run's are (tokens: live only)
+            event = dataclasses.replace(event, extra={**event.extra, "seq": len(kept) + 1, "attempt": 1})
+            kept.append(event)
         for waiter in self._waiters.get(wid, ()):
             waiter.emit(event)
 
@@ -305,13 +341,13 @@ class LocalPipelines:
             self._runs[workflow_id].update(status=(message.meta.get("pipeline") or {}).get("status"), outcome=message.to_dict())
         return message
 
-    async def events(self, workflow_id: str) -> AsyncIterator[Event]:
+    async def events(self, workflow_id: str, *, after: int = 0) -> AsyncIterator[Event]:
         await self.status(workflow_id)
         waiter = QueueTracker()
         self._waiters.setdefault(workflow_id, []).append(waiter)
         event: Event | None
         try:
-            for event in list(self._events.get(workflow_id, ())):
+            for event in list(self._events.get(workflow_id, ()))[after:]:
                 yield event
             if self._runs.get(workflow_id, {}).get("status") in (*DONE, "paused"):
                 return

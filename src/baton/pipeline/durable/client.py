@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.events import Event, read_event
 from baton.pipeline.durable.config import DurableConfig
+from baton.pipeline.durable.run_log import RunLog
 from baton.pipeline.durable.workflow import DECISION_TOPIC, EVENTS_STREAM, WORKFLOW_NAME, decision_envelope
 from baton.pipeline.errors import CheckpointDecisionError, PipelineError
 from baton.pipeline.models import StageResult
@@ -89,9 +90,12 @@ class PipelineClient:
             application_name=config.app_name,
             dbos_system_schema=config.dbos_system_schema,
         )
+        self._run_log: RunLog | None = None
 
     def close(self) -> None:
         self._client.destroy()
+        if self._run_log is not None:
+            self._run_log.close()
 
     def __enter__(self) -> PipelineClient:
         return self
@@ -210,6 +214,14 @@ class PipelineClient:
         except DBOSStreamTimeoutError:  # nothing more written yet
             return events, offset, False
         return events, offset, True
+
+
+    def run_events(self, workflow_id: str, *, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        """The run's numbered events above ``after`` (``data.seq``), in order, as they are
+        stored now (``run_log.py``): the backlog a late or reconnecting reader starts from."""
+        if self._run_log is None:
+            self._run_log = RunLog(self.config.sqlalchemy_url(), None if self.config.is_sqlite else self.config.dbos_system_schema)
+        return self._run_log.read(workflow_id, after=after, limit=limit)
 
 
 def _request(plan: ExecutionPlan, context: AgentContext | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from baton.pipeline.durable.config import DurableConfig, load_runner_factory
 from baton.pipeline.durable.heartbeat import Heartbeat
+from baton.pipeline.durable.run_log import RunLog, RunLogWriter
 from baton.pipeline.durable.workflow import WORKFLOW_NAME, Publish, clear_runtime, install_runtime, workflow_function
 from baton.pipeline.errors import PipelineConfigurationError
 
@@ -41,6 +42,7 @@ class PipelineWorker:
         self.config = config.with_executor_id()
         self._runner = runner
         self._publish = publish
+        self._run_log: RunLogWriter | None = None
         self.heartbeat: Heartbeat | None = None
         self._started = False
 
@@ -59,7 +61,9 @@ class PipelineWorker:
             if not self.config.runner_factory:
                 raise PipelineConfigurationError("a worker needs a runner: pass runner=... or set DurableConfig.runner_factory")
             runner = load_runner_factory(self.config.runner_factory)
-        install_runtime(runner, checkpoint_timeout_s=self.config.checkpoint_timeout_s, publish=self._publish)
+        self._run_log = RunLogWriter(RunLog(self.config.sqlalchemy_url(), None if self.config.is_sqlite else self.config.dbos_system_schema),
+                                     relay=self._publish)
+        install_runtime(runner, checkpoint_timeout_s=self.config.checkpoint_timeout_s, publish=self._publish, run_log=self._run_log)
         _drop_closed_log_handlers()
         workflow_function()
         cfg = self.config
@@ -86,6 +90,7 @@ class PipelineWorker:
         except BaseException:
             DBOS.destroy()
             clear_runtime()
+            self._run_log.close()
             raise
         self._started = True
         return self
@@ -111,6 +116,8 @@ class PipelineWorker:
             self.heartbeat.stop()
         DBOS.destroy()
         clear_runtime()
+        if self._run_log is not None:
+            self._run_log.close()
         self._started = False
 
     def __enter__(self) -> PipelineWorker:

@@ -48,7 +48,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.events import Event, LLMToken, PipelineComplete, StageCheckpoint, StageStart
 from baton.pipeline.engine import StageDone, advance
@@ -57,6 +57,9 @@ from baton.pipeline.models import PlanStage, StageResult, stage_from_dict
 from baton.pipeline.plan import ExecutionPlan
 from baton.pipeline.runners import StageRunner
 from baton.pipeline.state import CheckpointDecision, PipelineState
+
+if TYPE_CHECKING:
+    from baton.pipeline.durable.run_log import RunLogWriter
 
 log = logging.getLogger("baton.pipeline.durable")
 Publish = Callable[[str, dict], None]
@@ -71,6 +74,7 @@ class _Runtime:
     runners: Mapping[str, StageRunner]
     checkpoint_timeout_s: float
     publish: Publish | None = None
+    run_log: RunLogWriter | None = None  # numbers and stores events, then publishes them (run_log.py)
 
     def runner_for(self, workspace: str) -> StageRunner:
         runner = self.runners.get(workspace) or self.runners.get("*")
@@ -78,7 +82,18 @@ class _Runtime:
             raise PipelineConfigurationError(f"this worker runs no pipelines of workspace {workspace!r} (it has: {', '.join(sorted(self.runners))})")
         return runner
 
+    def begin(self, workflow_id: str) -> None:
+        if self.run_log is not None:
+            self.run_log.begin(workflow_id)
+
+    def end(self, workflow_id: str) -> None:
+        if self.run_log is not None:
+            self.run_log.end(workflow_id)
+
     def send(self, workflow_id: str, event: dict[str, Any]) -> None:
+        if self.run_log is not None:
+            self.run_log.emit(workflow_id, event)
+            return
         if self.publish is None:
             return
         try:
@@ -91,12 +106,13 @@ _runtime: _Runtime | None = None  # one DBOS per process, so one runtime per pro
 
 
 def install_runtime(runner: StageRunner | Mapping[str, StageRunner], *, checkpoint_timeout_s: float,
-                    publish: Publish | None = None) -> None:
+                    publish: Publish | None = None, run_log: RunLogWriter | None = None) -> None:
     """``runner``: one for every workspace, or a mapping workspace -> runner (``"*"`` for
-    the rest). ``publish(channel, event)`` sends live events (see the module docstring)."""
+    the rest). ``publish(channel, event)`` sends live events (see the module docstring);
+    with ``run_log``, events are numbered and stored first, and it publishes them."""
     global _runtime
     runners = dict(runner) if isinstance(runner, Mapping) else {"*": runner}
-    _runtime = _Runtime(runners, checkpoint_timeout_s, publish)
+    _runtime = _Runtime(runners, checkpoint_timeout_s, publish, run_log)
 
 
 def clear_runtime() -> None:
@@ -123,6 +139,7 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
     messages: list[dict[str, Any]] = []
     counter = iter(range(1, 1 << 62))
     runtime = _runtime
+    runtime.begin(workflow_id)  # a replay after a takeover is a new attempt: numbered after what the log holds
 
     deferred: list[dict[str, Any]] = []
 
@@ -169,6 +186,7 @@ async def _pipeline_workflow(plan: dict[str, Any], request: dict[str, Any], unit
             break
         decided = await _wait_for_decision(state)
     await DBOS.close_stream_async(EVENTS_STREAM)
+    runtime.end(workflow_id)
     return {"status": state.status, "state": state.to_dict(), "messages": messages}
 
 
