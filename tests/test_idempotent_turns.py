@@ -224,3 +224,28 @@ def test_a_hung_write_is_503_with_its_key_and_the_retry_stores_nothing_more(stat
     engine.dispose()
     assert dict(rows)["Sales?"] == 1
     assert all(count == 1 for _, count in rows)
+
+
+# --- MCP ---------------------------------------------------------------------------------------
+
+
+async def test_mcp_ask_with_a_turn_id_twice_answers_once(tmp_path):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from baton.mcp import mcp_http_router
+    from mcp_test_servers import served as served_mcp
+
+    model = Counting()
+    ws = workspace(SessionStore(tmp_path / "s.sqlite"), model)
+    workspaces = Workspaces([ws])
+    async with workspaces, served_mcp(mcp_http_router(workspaces, ApiKeys({"key-acme": "acme"}))) as url:
+        http = httpx2.AsyncClient(headers=HEADERS, timeout=httpx2.Timeout(60.0, read=120.0))
+        async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=120) as mcp:
+            one = await mcp.call_tool("ask", {"question": "Sales?", "turn_id": "m-1", "chart_image": False})
+            two = await mcp.call_tool("ask", {"question": "Sales?", "turn_id": "m-1", "chart_image": False})
+            bad = await mcp.call_tool("ask", {"question": "Sales?", "turn_id": "with space"})
+    assert not one.is_error and one.structured_content == two.structured_content
+    assert bad.is_error and bad.structured_content["error"]["type"] == "InvalidTurnId"
+    assert model.questions == 1 and turn_rows(ws.sessions.engine) == 1

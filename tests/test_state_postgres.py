@@ -82,7 +82,7 @@ def test_processes_starting_together_on_an_empty_database_install_it_once(state_
         versions = dict(conn.execute(sa.text("SELECT component, version FROM baton_schema_versions")).all())
         defaults = conn.execute(sa.text("SELECT COUNT(*) FROM baton_api_keys WHERE default_for = 'demo'")).scalar_one()
     engine.dispose()
-    assert versions == {"sessions": 1, "keys": 1} and defaults == 1
+    assert versions == {"sessions": 2, "keys": 1} and defaults == 1
 
 
 def test_a_state_url_must_be_postgresql(tmp_path):

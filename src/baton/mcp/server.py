@@ -91,10 +91,10 @@ def _keep_logging_config() -> Iterator[None]:
             root.removeHandler(placeholder)
 
 
-def refused(error_type: str, message: str) -> CallToolResult:
-    """A typed failure as a tool result."""
+def refused(error_type: str, message: str, **extra: Any) -> CallToolResult:
+    """A typed failure as a tool result (``extra``: more fields of the error)."""
     return CallToolResult(content=[TextContent(type="text", text=f"Error ({error_type}): {message}")],
-                          structured_content={"error": {"type": error_type, "message": message}}, is_error=True)
+                          structured_content={"error": {"type": error_type, "message": message, **extra}}, is_error=True)
 
 
 def _json_result(value: dict[str, Any], text: str | None = None) -> CallToolResult:
@@ -137,16 +137,25 @@ async def _png(spec: dict[str, Any]) -> str:
 
 def _register_tools(server: MCPServer, ws: Any) -> None:
     @server.tool(name="ask", annotations=READ_ONLY)
-    async def ask(question: str, ctx: Context, session_id: str | None = None, chart_image: bool = True) -> CallToolResult:
+    async def ask(question: str, ctx: Context, session_id: str | None = None, chart_image: bool = True,
+                  turn_id: str | None = None) -> CallToolResult:
         """Ask the workspace a question in plain language. Returns the answer's text and, as
         structured content, its rows, SQL, chart (Vega-Lite) and sources. Pass session_id from
-        an earlier answer to ask a follow-up in the same conversation ("Show only the top 5")."""
+        an earlier answer to ask a follow-up in the same conversation ("Show only the top 5").
+        turn_id is the question's idempotency key: asked again with it, the stored answer
+        comes back and nothing is stored twice (a failure names the key to retry with)."""
+        from baton.workspace.turn_keys import BadTurnKey, checked_key, new_key
+
+        try:
+            key = checked_key(turn_id) or new_key()
+        except BadTurnKey as exc:
+            return refused("InvalidTurnId", str(exc))
         question = question.strip()
         if not question:
             return refused("InvalidQuestion", "the question is empty")
         if len(question) > MAX_QUESTION_CHARS:
             return refused("InvalidQuestion", f"the question is over {MAX_QUESTION_CHARS} characters")
-        message = await _answer(ws, question, session_id or None, ctx)
+        message = await _answer(ws, question, session_id or None, ctx, key)
         if isinstance(message, CallToolResult):
             return message
         return await answer_result(message, chart_image=chart_image)
@@ -177,14 +186,15 @@ def _register_tools(server: MCPServer, ws: Any) -> None:
         return _json_result({"verified_questions": _verified(ws)})
 
 
-async def _answer(ws: Any, question: str, session_id: str | None, ctx: Context) -> AIMessage | CallToolResult:
+async def _answer(ws: Any, question: str, session_id: str | None, ctx: Context, key: str) -> AIMessage | CallToolResult:
     from baton.errors import BatonError
     from baton.workspace import SessionNotFound
+    from baton.workspace.turn_keys import TurnUnconfirmed
 
     step = 0
     message: AIMessage | None = None
     try:
-        async for item in ws.answer_stream(question, session_id):
+        async for item in ws.answer_stream(question, session_id, turn_key=key):
             if isinstance(item, AIMessage):
                 message = item
             elif isinstance(item, Event) and item.type not in QUIET_EVENTS:
@@ -195,6 +205,9 @@ async def _answer(ws: Any, question: str, session_id: str | None, ctx: Context) 
                     log.debug("progress notification not sent", exc_info=True)
     except SessionNotFound:
         return refused("SessionNotFound", "no such session in this workspace")
+    except TurnUnconfirmed as exc:
+        return refused("StateUnavailable", f"the conversation store is unavailable; ask again with turn_id {exc.key}",
+                       turn_id=exc.key, may_be_stored=exc.may_be_stored)
     except BatonError as exc:
         return refused(type(exc).__name__, str(exc))
     except Exception as exc:  # a failed question is a failed answer, typed
