@@ -63,9 +63,12 @@ QUESTIONS = {  # plain questions and the SQL a careful analyst writes for them
     "Which category had the highest revenue?": "SELECT p.category, SUM(i.line_total) FROM order_items i JOIN products p "
                                                "ON p.product_id = i.product_id GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
     "Orders by status": "SELECT status, COUNT(*) FROM orders GROUP BY status",
+    "How many orders did customers from Germany place?": "SELECT COUNT(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+                                                         "WHERE c.country = 'Germany'",
 }
 ORDERED = {"Top 2 customers by revenue", "Which category had the highest revenue?"}
-ASKED_BACK = ["Revenue by colour", "Revenue last year", "Revenue in March"]
+ASKED_BACK = ["Revenue by colour", "Revenue last year", "Revenue in March",
+              "How many customers placed an order in 2025?"]  # customers who ordered: neither sign-ups nor customers *and* orders
 
 
 def _shop(make_db, kind: str):

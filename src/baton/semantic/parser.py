@@ -45,7 +45,7 @@ from baton.phrasing import raw_words
 from baton.semantic.lexicon import FILLER, VERBS, Lexicon, Sense, phrase_of
 from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.named_periods import expand_period, named_periods
-from baton.semantic.preference import loose, names_one
+from baton.semantic.preference import loose, names_one, unjoined_count
 from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
 from baton.semantic.segmentation import segmentations
@@ -195,6 +195,12 @@ class QuestionParser:
         meaningful = [s for s in seq if s.kind != "filler"]
         negated = {i for i, s in enumerate(meaningful) if i and meaningful[i - 1].kind == "negation" and s.kind == "value"}
         shared.unknown += [s.name for s in seq if s.kind in ("unknown", "negation", "relative")]
+        qualifier = unjoined_count(self.lexicon, words, seq)
+        if qualifier:
+            shared.problems.append(f"“{qualifier}” is read as a second metric, with no “and” to say so")
+        for sense in seq:  # "customers who placed an order": "order" names the model's orders, it is no filler here
+            if sense.kind == "filler" and any(k.kind in ("entity", "metric") for k in self.lexicon.phrases.get(phrase_of(sense.name), ())):
+                shared.problems.append(f"“{sense.name}” names something of this model, and I cannot tell what it does here")
         candidates = [metrics] if metrics else [[m] for m in self._implied(verbs)]
         if not candidates:
             shared.problems.append("no metric of this model is sold, made or spent that way")

@@ -54,6 +54,11 @@ def loose(model: SemanticModel, lexicon: Lexicon, seq: tuple[Sense, ...], words:
                                           for n in _neighbours(meaningful, i)):
             count += 1
     for i, sense in enumerate(seq):
+        names_entity = sense.kind in ("metric", "dimension") and _names_entity(lexicon, words, sense)
+        if names_entity and sense.kind == "dimension" and not ranked and not (
+                i and seq[i - 1].kind == "filler" and seq[i - 1].name.lower() in BREAKDOWN):
+            count += 1  # a breakdown nobody asked for ("by", "per", "each" or a ranking asks for one)
+            continue
         if sense.kind == "entity" and i and seq[i - 1].kind == "filler" and seq[i - 1].name.lower() in BREAKDOWN:
             phrase = tuple(phrase_of(" ".join(words[sense.start:sense.end])))
             count += any(s.kind == "dimension" for s in lexicon.phrases.get(phrase, ()))  # "for each customer": listed
@@ -71,6 +76,27 @@ def loose(model: SemanticModel, lexicon: Lexicon, seq: tuple[Sense, ...], words:
     return count
 
 
+def unjoined_count(lexicon: Lexicon, words: list[str], seq: tuple[Sense, ...]) -> str:
+    """The words of a metric that also name an entity, read beside another metric with no "and", "or", "vs"
+    or comma between them ("how many customers placed an order": not customers *and* orders); "" if none."""
+    metric_at = [i for i, s in enumerate(seq) if s.kind == "metric"]
+    for i in metric_at:
+        if _names_entity(lexicon, words, seq[i]) and any(_unjoined(seq, i, j) for j in metric_at if j != i):
+            return " ".join(words[seq[i].start:seq[i].end])
+    return ""
+
+
+def _names_entity(lexicon: Lexicon, words: list[str], sense: Sense) -> bool:
+    phrase = tuple(phrase_of(" ".join(words[sense.start:sense.end])))
+    return any(s.kind == "entity" for s in lexicon.phrases.get(phrase, ()))
+
+
+def _unjoined(seq: tuple[Sense, ...], i: int, j: int) -> bool:
+    """Two metrics with no "and", "or", "vs" or comma between them: one of them qualifies the other."""
+    between = seq[min(i, j) + 1:max(i, j)]
+    return not any(s.kind == "compare" or (s.kind == "filler" and s.name.lower() in ("and", "or", ",")) for s in between)
+
+
 def _counts_entity_of(model: SemanticModel, metric: str, dimension: str) -> bool:
     """Whether ``metric`` counts the rows of the entity that holds ``dimension``."""
     found = model.metric(metric)
@@ -80,4 +106,4 @@ def _counts_entity_of(model: SemanticModel, metric: str, dimension: str) -> bool
     return measure.agg in ("count", "count_distinct") and measure.entity == model.dimension(dimension).entity
 
 
-__all__ = ["BREAKDOWN", "CONNECTORS", "loose", "names_one"]
+__all__ = ["BREAKDOWN", "CONNECTORS", "loose", "names_one", "unjoined_count"]
