@@ -174,20 +174,22 @@ class RunLogWriter:
         out: list[tuple[str, dict[str, Any]]] = []
         numbering = {wid: list(state) for wid, state in self._runs.items()}
         fresh = set(self._fresh)
+        ended: set[str] = set()
         with self.log.engine.begin() as conn:
             for wid, kind, event in items:
                 if kind != "event" or event is None:
-                    numbering.pop(wid, None)
                     if kind == "begin":
                         fresh.add(wid)
+                        ended.discard(wid)
                     else:
-                        fresh.discard(wid)
+                        ended.add(wid)
                     continue
                 if wid not in numbering:
-                    seq, attempt = self.log.last(conn, wid)
-                    numbering[wid] = [seq, attempt + 1 if (wid in fresh or attempt == 0) else attempt]
-                    fresh.discard(wid)
+                    numbering[wid] = list(self.log.last(conn, wid))
                 state = numbering[wid]
+                if wid in fresh or state[1] == 0:  # the first event of an attempt
+                    state[1] += 1
+                    fresh.discard(wid)
                 if event.get("type") in UNNUMBERED:
                     out.append((wid, {**event, "after_seq": state[0]}))
                     continue
@@ -197,6 +199,9 @@ class RunLogWriter:
                 out.append((wid, numbered))
             if rows:
                 conn.execute(sa.insert(self.log.table), rows)
+        for wid in ended:
+            numbering.pop(wid, None)
+            fresh.discard(wid)
         return out, numbering, fresh
 
     def close(self, timeout: float = 5.0) -> None:
