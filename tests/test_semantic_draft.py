@@ -242,6 +242,8 @@ TRADER_QUESTIONS = {
                            "JOIN products p ON p.product_id = d.product_id JOIN categories c ON c.category_id = p.category_id GROUP BY 1",
     "total freight by shipper": "SELECT s.company_name, SUM(o.freight) FROM orders o JOIN shippers s ON s.shipper_id = o.ship_via GROUP BY 1",
     "average discount": "SELECT AVG(discount) FROM order_details",
+    "average freight per order": "SELECT SUM(freight) * 1.0 / COUNT(*) FROM orders",
+    "average units per order": "SELECT (SELECT SUM(quantity) FROM order_details) * 1.0 / (SELECT COUNT(*) FROM orders)",
     "total freight collected in 1997": "SELECT SUM(freight) FROM orders WHERE order_date >= '1997-01-01' AND order_date < '1998-01-01'",
     "revenue for each product in Beverages": "SELECT p.product_name, SUM(d.unit_price * d.quantity * (1 - d.discount)) FROM order_details d "
                                              "JOIN products p ON p.product_id = d.product_id WHERE p.category_id = 1 GROUP BY 1",

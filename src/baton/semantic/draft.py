@@ -149,6 +149,7 @@ class _Drafter:
         for table in self.tables.values():
             await self._entity(table)
         self._ratios()
+        self._per_header()
         self._line_revenue()
         self._unique_names()
         self.draft.model = {"name": self.name, "entities": self.entities, "measures": self.measures, "metrics": self.metrics,
@@ -392,6 +393,26 @@ class _Drafter:
             self.metrics.append({"name": name, "type": "ratio", "numerator": "revenue", "denominator": snake(counted),
                                  "label": f"average {one} value", "synonyms": synonyms})
             self.decide(f"metric {name}: revenue / {snake(counted)}")
+
+    def _per_header(self) -> None:
+        """Each summed number of a header or its lines per header: "average units per order" (units / orders)."""
+        headers = {j["to"] for e in self.entities for j in e.get("joins", ())}
+        for table in self.tables.values():
+            if table.entity not in headers or not table.own_time:
+                continue
+            lines = {e["name"] for e in self.entities if any(j["to"] == table.entity for j in e.get("joins", ()))}
+            one, counted = phrase_singular(said(table.info.name)), snake(phrase_plural(said(table.info.name)))
+            for metric in list(self.metrics):
+                measure = next((m for m in self.measures if m["name"] == metric.get("measure")), None)
+                if metric["name"] == "revenue" or measure is None or measure["agg"] != "sum" or \
+                        measure["entity"] not in lines | {table.entity}:
+                    continue
+                words = [said(metric["name"]), *metric.get("synonyms", ())]
+                name = snake(f"average {words[0]} per {one}")
+                self.metrics.append({"name": name, "type": "ratio", "numerator": metric["name"], "denominator": counted,
+                                     "label": f"average {words[0]} per {one}",
+                                     "synonyms": [f"{lead}{w} per {one}" for w in words for lead in ("average ", "avg ", "")][1:]})
+                self.decide(f"metric {name}: {metric['name']} / {counted}")
 
     def _line_revenue(self) -> None:
         """A revenue that is a header's total cannot be broken down by what only its lines reach (an
