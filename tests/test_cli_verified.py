@@ -113,7 +113,7 @@ def test_serve_refuses_an_unusable_database_and_says_where_it_serves(home, shop,
     import baton.cli.serving as serving
 
     served = []
-    monkeypatch.setattr(serving, "serve_app", lambda app, host, port, log_level="info": served.append((host, port)))
+    monkeypatch.setattr(serving, "serve_app", lambda app, host, port, *rest, **options: served.append((host, port)))
     refused = run("serve", "--database", "sqlite:////nonexistent/shop.sqlite")
     assert refused.exit_code == 2 and "No database file" in refused.output and served == []
     monkeypatch.setenv("BATON_API_KEYS", "k-123=database")

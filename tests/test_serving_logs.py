@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from baton.cli.serving import HTTP_CLIENT_LOGGERS, configure_logging
+from baton.errors import StartupRefusal
 
 
 @pytest.fixture
@@ -32,5 +33,5 @@ def test_the_http_clients_request_lines_are_shown_at_debug_only(restored_levels,
 
 
 def test_an_unknown_level_is_refused(restored_levels):
-    with pytest.raises(ValueError, match="unknown log level"):
+    with pytest.raises(StartupRefusal, match="not a log level"):  # one line and exit 2 at the CLI's edge
         configure_logging("loud")

@@ -58,6 +58,8 @@ def describe_failure(url: str, exc: BaseException) -> str:
     lowered = text.lower()
     if type(exc).__name__ == "PrivilegedRoleError":
         return f"{shown}: {text}"
+    if isinstance(exc, ConfigurationError) and text.startswith("not a database URL"):  # specialists/sql/urls.py
+        return "N" + text[1:]
     if isinstance(exc, (ArgumentError, NoSuchModuleError, ConfigurationError, ValueError)):
         return f"Not a database URL Baton can use ({text}): expected something like {EXAMPLE_URL}"
     if "unable to open database file" in lowered or ("no such file" in lowered):

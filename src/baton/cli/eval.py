@@ -95,6 +95,10 @@ def register(app: typer.Typer) -> None:
                                  tolerance=Tolerance.parse(tolerance) if tolerance is not None else Tolerance())
         except (GoldenSetError, ReportError, ConfigurationError) as exc:
             raise _fail(str(exc)) from exc
+        try:  # the reports' folder, before any question is asked (not a traceback at the end of the run)
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _fail(f"--out {out}: cannot create that folder ({exc.strerror or exc})") from None
         from baton.cli.main_commands import _semantic_file
 
         semantic = _semantic_file(semantic)

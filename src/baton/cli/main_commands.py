@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from baton.cli.db import AllowFunctionOption, allowed_functions
 from baton.cli.mcp_specialists import McpAllowOption, McpOption, mcp_specialists
-from baton.cli.render import print_answer, write_chart
+from baton.cli.render import check_chart_path, print_answer, write_chart
 
 console = Console()
 notes = Console(stderr=True)  # progress and notices: stdout stays the answer (`ask --json` pipes into a parser)
@@ -195,25 +195,28 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build the demo workspace and serve it; prints a URL that logs the browser in. One demo
         per BATON_HOME: while one runs, this prints its link (and --rebuild refuses)."""
-        from baton.cli.serving import demo_app, serve_app, smoke_check
+        from baton.cli.listening import bind_listener
+        from baton.cli.serving import demo_app, log_level_number, serve_app, smoke_check
         from baton.demo.service import DemoService
 
+        log_level_number(log_level)  # a bad --log-level is one line, before anything starts
         where = _state(state)
         service = DemoService(where.home / "demo")
         smoke = bool(os.environ.get("BATON_DEMO_SMOKE"))  # checks, never serves: claims nothing
         running = (service.running() if rebuild else None) if smoke else service.claim(f"http://{host}:{port}")
         if running is not None:
             raise typer.Exit(_report_running_demo(running, rebuild, where))
-        workspace = _demo_workspace(rebuild, where)
-        app, key = demo_app(workspace, where)
         if smoke:
+            app, key = demo_app(_demo_workspace(rebuild, where), where)
             raise typer.Exit(asyncio.run(smoke_check(app, key, console)))
-        service.publish(key)
-        url = f"http://{host}:{port}/#key={key}"
-        console.print(f"\n[bold green]Baton demo[/bold green] is running. Open:\n\n  [link={url}]{url}[/link]\n")
-        console.print("Try: [italic]What was Pokemon revenue by month in 2025?[/italic]   (Ctrl+C to stop)")
         try:
-            serve_app(app, host, port, log_level)
+            with bind_listener(host, port) as listener:  # before the link: a taken port is one line, not another server's page
+                app, key = demo_app(_demo_workspace(rebuild, where), where)
+                service.publish(key)
+                url = f"http://{host}:{port}/#key={key}"
+                console.print(f"\n[bold green]Baton demo[/bold green] is running. Open:\n\n  [link={url}]{url}[/link]\n")
+                console.print("Try: [italic]What was Pokemon revenue by month in 2025?[/italic]   (Ctrl+C to stop)")
+                serve_app(app, host, port, log_level, listener)
         finally:
             service.release()
 
@@ -241,6 +244,8 @@ def register(app: typer.Typer) -> None:
         from baton.workspace import SessionNotFound
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        if chart is not None:  # before the question is asked: the answer is not lost to a path that cannot be written
+            check_chart_path(chart)
         if database:  # one clear line and exit 2 for a URL that cannot be used (no traceback, no answer)
             from baton.cli.database_check import refuse_unusable_database
 
@@ -291,8 +296,10 @@ def register(app: typer.Typer) -> None:
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
         state (made on first start, the same on every replica) is printed."""
         from baton.cli.db import unsafe_privileged_role_opt_in
-        from baton.cli.serving import serve_app, server_app
+        from baton.cli.listening import bind_listener
+        from baton.cli.serving import log_level_number, serve_app, server_app
 
+        log_level_number(log_level)  # a bad --log-level is one line, before anything starts
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         if database:  # refuse to start on a database that cannot be used
             from baton.cli.database_check import refuse_unusable_database
@@ -300,26 +307,27 @@ def register(app: typer.Typer) -> None:
             refuse_unusable_database(database, allow_privileged_role=privileged)
         freshness = _freshness(database, freshness_sql, freshness_column, max_data_age)
         servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
-        if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
-            from baton.cli.serving import check_before_workers, printed_keys, serve_workers
+        with bind_listener(host, port) as listener:  # before any link is printed: a taken port is one line and exit 2
+            if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
+                from baton.cli.serving import check_before_workers, printed_keys, serve_workers
 
-            check_before_workers(docs, _model())
-            for key, name in printed_keys(database, _state(state)):
+                check_before_workers(docs, _model())
+                for key, name in printed_keys(database, _state(state)):
+                    console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
+                config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
+                          "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None,
+                          "freshness": [freshness_sql, freshness_column, max_data_age],
+                          "allow_functions": list(allowed_functions(allow_function, database))}
+                serve_workers(config, host, port, workers, log_level, listener)
+                return
+            app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
+                                      mcp_servers=servers, semantic=_semantic_file(semantic), freshness=freshness,
+                                      allow_functions=allowed_functions(allow_function, database))
+            for key, name in printed:
                 console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
-            config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
-                      "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None,
-                      "freshness": [freshness_sql, freshness_column, max_data_age],
-                      "allow_functions": list(allowed_functions(allow_function, database))}
-            serve_workers(config, host, port, workers, log_level)
-            return
-        app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
-                                  mcp_servers=servers, semantic=_semantic_file(semantic), freshness=freshness,
-                                  allow_functions=allowed_functions(allow_function, database))
-        for key, name in printed:
-            console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
-        if not printed:  # keys from BATON_API_KEYS: say where, never which key
-            console.print(f"Serving on http://{host}:{port}/ (API keys from BATON_API_KEYS)")
-        serve_app(app, host, port, log_level)
+            if not printed:  # keys from BATON_API_KEYS: say where, never which key
+                console.print(f"Serving on http://{host}:{port}/ (API keys from BATON_API_KEYS)")
+            serve_app(app, host, port, log_level, listener)
 
     @app.command()
     def agents(database: str | None = typer.Option(None, help="List the agents of a database workspace instead of the demo.")) -> None:
@@ -328,8 +336,13 @@ def register(app: typer.Typer) -> None:
 
         from baton.cli.serving import local_workspace
 
+        if database:  # one line and exit 2 for a URL that cannot be used, as ask and serve
+            from baton.cli.database_check import refuse_unusable_database
+
+            refuse_unusable_database(database)
+
         async def run():
-            async with local_workspace(database, _model(), _demo_workspace) as ws:
+            async with local_workspace(database, _model(), _demo_workspace, state=_state(None)) as ws:
                 return ws
 
         ws = asyncio.run(run())

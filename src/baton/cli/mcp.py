@@ -80,6 +80,10 @@ def register(app: typer.Typer) -> None:
         configure_logging(log_level)
         servers = mcp_specialists(mcp, mcp_allow)
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        if database:  # one line and exit 2 for a URL that cannot be used, as ask and serve
+            from baton.cli.database_check import refuse_unusable_database
+
+            refuse_unusable_database(database, allow_privileged_role=privileged)
         try:
             model = model_from_env()
             where = State.from_env(url=state).check_versions()

@@ -68,14 +68,38 @@ def print_answer(console: Console, answer: AIMessage) -> None:
         console.print("[dim]Follow-ups: " + " | ".join(answer.suggested_followups) + "[/dim]")
 
 
+CHART_SUFFIXES = (".svg", ".png")
+
+
+def check_chart_path(path: Path) -> Path:
+    """``--chart FILE``, checked before the question is asked (a refusal, one line and exit 2,
+    rather than a traceback after the answer): an .svg or .png file in a folder that exists."""
+    from baton.errors import StartupRefusal
+
+    if path.is_dir():
+        raise StartupRefusal(f"--chart {path}: that is a folder", f"name a file in it, such as {path / 'chart.svg'}")
+    if path.suffix.lower() not in CHART_SUFFIXES:
+        raise StartupRefusal(f"--chart {path}: a chart is written as .svg or .png", f"name a file such as {path.with_suffix('.svg')}")
+    if not path.parent.is_dir():
+        raise StartupRefusal(f"--chart {path}: there is no folder {path.parent}", "create it first, or name a file in an existing folder")
+    return path
+
+
 def write_chart(console: Console, answer: AIMessage, path: Path) -> None:
+    """Write the answer's chart to ``path`` (``check_chart_path``); a file that cannot be
+    written (no permission, a full disk) is a refusal too."""
+    from baton.errors import StartupRefusal
+
     if not answer.viz_config:
         console.print("[yellow]This answer has no chart to write.[/yellow]")
         return
     from baton.viz import render_png, render_svg
 
-    if path.suffix.lower() == ".png":
-        path.write_bytes(render_png(answer.viz_config))
-    else:
-        path.write_text(render_svg(answer.viz_config), encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".png":
+            path.write_bytes(render_png(answer.viz_config))
+        else:
+            path.write_text(render_svg(answer.viz_config), encoding="utf-8")
+    except OSError as exc:
+        raise StartupRefusal(f"--chart {path}: cannot write it ({exc.strerror or exc})", "name a file you may write") from None
     console.print(f"Chart ({answer.viz_type}) written to {path}")

@@ -105,6 +105,10 @@ def init(database: str = DatabaseOption, output: Path | None = typer.Option(None
     from baton.semantic.errors import SemanticModelError
     from baton.semantic.native import model_from_dict
 
+    for option, path in (("--out", output), ("--checklist-json", checklist_json)):
+        if path is not None and not path.parent.is_dir():  # before the draft's work, not a traceback after it
+            err.print(f"[red]{option} {escape(str(path))}: there is no folder {escape(str(path.parent))}[/red]")
+            raise typer.Exit(2)
     connection = _connection(database, unsafe_allow_privileged_role)
 
     async def run():

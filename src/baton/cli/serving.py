@@ -8,14 +8,17 @@ processes on one port (``serve_workers``), each building the same app over the s
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
+import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from baton.cli.listening import BACKLOG, bind_listener
 from baton.errors import StartupRefusal
 from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
 from baton.workspace.login_tokens import LoginTokens
@@ -158,9 +161,7 @@ def configure_logging(level: str) -> None:
     the server says what happens, a line per answer, not every token or call)."""
     import logging
 
-    numeric = getattr(logging, level.upper(), None)
-    if not isinstance(numeric, int):
-        raise ValueError(f"unknown log level {level!r} (debug, info, warning, error)")
+    numeric = log_level_number(level)
     logging.basicConfig(level=numeric, format="%(asctime)s %(levelname)-7s %(name)s: %(message)s")
     logging.getLogger("baton.events").setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
     for name in HTTP_CLIENT_LOGGERS:  # a line per model call at info: Baton's own line per answer says enough
@@ -168,14 +169,36 @@ def configure_logging(level: str) -> None:
 
 
 HTTP_CLIENT_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
-def serve_app(app, host: str, port: int, log_level: str = "info") -> None:
+def log_level_number(level: str) -> int:
+    """``--log-level`` as the logging module's number; a refusal (one line, exit 2) for a
+    name it is not, checked before a port is bound or a link printed."""
+    import logging
+
+    if level.lower() not in LOG_LEVELS:
+        raise StartupRefusal(f"--log-level {level}: not a log level", f"use one of {', '.join(LOG_LEVELS)}")
+    return int(getattr(logging, level.upper()))
+
+
+def serve_app(app, host: str, port: int, log_level: str = "info", listener: socket.socket | None = None) -> None:
+    """Serve ``app`` on ``listener`` (bound by the caller before it printed a link; bound here
+    when not given: ``baton.cli.listening``)."""
     import uvicorn
 
     configure_logging(log_level)
-    uvicorn.run(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None, backlog=BACKLOG,
-                **proxy_options())
+    listener = listener or bind_listener(host, port)
+    config = uvicorn.Config(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None,
+                            backlog=BACKLOG, **proxy_options())
+    server = uvicorn.Server(config)
+    with listener, contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[listener])
+    if not server.started:  # the app's startup failed (uvicorn logged why): uvicorn's own exit status
+        raise SystemExit(STARTUP_FAILURE)
+
+
+STARTUP_FAILURE = 3
 
 
 FORWARDED_ALLOW_IPS = "BATON_FORWARDED_ALLOW_IPS"
@@ -190,7 +213,6 @@ def proxy_options() -> dict[str, Any]:
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
 
 
-BACKLOG = 2048  # connections the kernel queues before accept: admission control answers them, not a reset
 SERVE_CONFIG = "BATON_SERVE_CONFIG"
 SERVED_FACTORY = "BATON_SERVED_FACTORY"
 
@@ -237,25 +259,36 @@ def served_app() -> Any:
     return frozen_after_startup(import_from_string(os.environ[SERVED_FACTORY])())
 
 
-def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_level: str = "info") -> None:
+def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_level: str = "info",
+                  listener: socket.socket | None = None) -> None:
     """Serve the app ``factory`` (``"module:function"``) builds, in ``workers`` processes on
     one port (uvicorn's supervisor; the kernel spreads connections over them). Each worker
     builds its own app: its own workspaces over the same state URL, so any worker continues
-    any conversation (``baton serve --workers N``)."""
+    any conversation (``baton serve --workers N``). The workers inherit ``listener`` (bound by
+    the caller before it printed a link; bound here when not given)."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     configure_logging(log_level)
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
-    uvicorn.run("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers, log_level="warning",
-                log_config=None, backlog=BACKLOG, **proxy_options())
+    listener = listener or bind_listener(host, port)
+    config = uvicorn.Config("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers,
+                            log_level="warning", log_config=None, backlog=BACKLOG, **proxy_options())
+    options: dict[str, Any] = {"sockets": [listener]}
+    if "target" in inspect.signature(Multiprocess).parameters:  # an older uvicorn takes the worker's target
+        options["target"] = uvicorn.Server(config).run
+    with listener, contextlib.suppress(KeyboardInterrupt):
+        Multiprocess(config, **options).run()
 
 
-def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str) -> None:
+def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str,
+                  listener: socket.socket | None = None) -> None:
     """``baton serve --workers N``: the serve options travel to each worker in
     ``BATON_SERVE_CONFIG``; ``baton.cli.main_commands.app_from_config`` rebuilds the same
     app there (beside the ``serve`` command whose options it reads back)."""
     os.environ[SERVE_CONFIG] = json.dumps(config)
-    serve_factory("baton.cli.main_commands:app_from_config", host, port, workers=workers, log_level=log_level)
+    serve_factory("baton.cli.main_commands:app_from_config", host, port, workers=workers, log_level=log_level,
+                  listener=listener)
 
 
 def check_before_workers(docs: Path | None, model: Any) -> None:

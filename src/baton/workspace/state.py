@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baton.errors import ConfigurationError
+from baton.errors import ConfigurationError, StartupRefusal
 from baton.workspace.sessions import SessionStore
 from baton.workspace.state_files import KEYS_FILE, LOCK_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
 
@@ -121,9 +121,16 @@ class State:
     def check_versions(self) -> State:
         """Refuse to start (``StateSchemaError``: one line, exit 2) when any family of this
         state was written by a newer Baton (``state_versions``); returns ``self``."""
+        import sqlalchemy as sa
+
         from baton.workspace.state_versions import check
 
-        check(self)
+        try:
+            check(self)
+        except sa.exc.OperationalError as exc:  # a server that does not answer: one line, not a driver traceback
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
+            raise StartupRefusal(f"the state database {self.describe()} cannot be used ({reason})",
+                                 "check --state / BATON_STATE_URL, and that its server runs") from None
         return self
 
     def place_for(self, workspace: str, *, folder: str | None = None, key: str | None = None) -> Place:

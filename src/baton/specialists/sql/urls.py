@@ -4,12 +4,19 @@
 give) name no driver: SQLAlchemy reads the first as no dialect at all and the second as
 psycopg2, neither of which Baton ships. ``mysql://`` and ``mariadb://`` default to mysqlclient
 (``MySQLdb``), which it does not ship either. Each is read here as the driver it does install
-(psycopg 3, PyMySQL); a URL that names its driver is kept as written.
+(psycopg 3, PyMySQL); a URL that names its driver is kept as written. Text that is not a URL
+at all (a bare file name, a typo) is a ``ConfigurationError`` (one line at the CLI, exit 2),
+not SQLAlchemy's ``ArgumentError`` escaping as a traceback.
 """
 
 from __future__ import annotations
 
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from baton.errors import ConfigurationError
+
+EXAMPLES = "postgresql://user@host:5432/dbname, mysql://user@host/dbname, sqlite:///path/to/file.sqlite"
 
 INSTALLED_DRIVERS = {
     "postgres": "postgresql+psycopg",
@@ -21,7 +28,10 @@ INSTALLED_DRIVERS = {
 
 def database_url(url: str | URL) -> URL:
     """``url`` parsed, with the installed driver when it names none (module docstring)."""
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:  # the text is not echoed: a malformed URL may still hold a password
+        raise ConfigurationError(f"not a database URL: expected something like {EXAMPLES}") from None
     driver = INSTALLED_DRIVERS.get(parsed.drivername)
     return parsed.set(drivername=driver) if driver else parsed
 
