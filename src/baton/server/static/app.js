@@ -45,6 +45,17 @@ function errorBox(message, code) {
   return el("div", { class: "answer error", role: "alert", "data-code": code || null }, el("div", { class: "text" }, message));
 }
 
+// One idempotency key per question; asking the same question again after a failure reuses
+// it, so a turn stored despite the failure is not stored twice (the server returns it).
+function turnKey(question) {
+  const last = state.unanswered;
+  if (!last || last.question !== question || last.sessionId !== state.sessionId) {
+    const hex = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+    state.unanswered = { question, sessionId: state.sessionId, key: crypto.randomUUID ? crypto.randomUUID() : hex() };
+  }
+  return state.unanswered.key;
+}
+
 async function ask(question) {
   if (state.busy || !question.trim()) return;
   state.busy = true;
@@ -57,7 +68,8 @@ async function ask(question) {
   turn.scrollIntoView({ block: "end" });
   let answered = false;
   try {
-    const response = await api("/v1/ask/stream", { method: "POST", body: JSON.stringify({ question, session_id: state.sessionId }) });
+    const body = { question, session_id: state.sessionId, turn_id: turnKey(question) };
+    const response = await api("/v1/ask/stream", { method: "POST", body: JSON.stringify(body) });
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -72,6 +84,7 @@ async function ask(question) {
         buffer = buffer.slice(cut + 2);
         if (name === "answer") {
           answered = true;
+          state.unanswered = null;
           state.sessionId = data.session_id;
           draft.remove();
           turn.append(await answerView(data));
