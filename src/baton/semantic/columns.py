@@ -40,6 +40,11 @@ SINCE_TIME = re.compile(r"created|signed|registered|joined|hire|since|first_seen
 EVENT_TIME = re.compile(r"order|invoice|placed|purchase|sold|paid|transaction|event|booked|date", re.IGNORECASE)
 
 
+def is_key(name: str, keys: set[str], foreign: set[str]) -> bool:
+    """A key, declared or by its name (``id``, ``customer_id``, ``CustomerId``): never summed, never a dimension."""
+    return name in keys or name in foreign or name.lower() == "id" or name.lower().endswith("_id") or name.endswith("Id")
+
+
 def plain(name: str) -> bool:
     return bool(PLAIN.match(name))
 
@@ -88,4 +93,4 @@ async def row_count(connection: SQLConnection, table: str) -> int:
 
 
 __all__ = ["AVERAGED", "EVENT_TIME", "FRACTION", "LABELS", "NOT_A_DIMENSION", "NOT_A_MEASURE", "NOT_EVENT_TIME", "NUMERIC", "SINCE_TIME",
-           "SOFT_DELETE", "TEMPORAL", "TEXT", "TITLES", "distinct_count", "plain", "row_count", "scalar", "time_format"]
+           "SOFT_DELETE", "TEMPORAL", "TEXT", "TITLES", "distinct_count", "is_key", "plain", "row_count", "scalar", "time_format"]

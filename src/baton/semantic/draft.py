@@ -22,8 +22,9 @@ aggregates them the way an analyst would; what it cannot know it says, in a chec
   for the entity (``customer``: "top 5 customers by revenue"); text columns of at most
   ``CATEGORICAL`` distinct values (read from the data) as categorical dimensions; others are
   left out, and listed in the checklist.
-- **Ratios**: where an entity is counted and a revenue metric reaches it, its average value
-  (``average_order_value`` = revenue / orders).
+- **Across tables** (``derived.py``): average values and numbers per header
+  (``average_order_value`` = revenue / orders, "average units per order"), and the lines'
+  revenue offered where a header's total cannot be broken down.
 
 ``draft_model`` returns a ``Draft``: the model (the YAML's dict form), the decisions it made
 (printed), and the checklist (``checklist.py``): what a person should check, each item with the
@@ -32,7 +33,6 @@ edit that follows its suggestion, for a script to apply.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +52,12 @@ from baton.semantic.columns import (
     TEXT,
     TITLES,
     distinct_count,
+    is_key,
     plain,
     row_count,
     time_format,
 )
+from baton.semantic.derived import average_values, line_revenue, per_header
 from baton.semantic.words import (
     SYNONYMS,
     comment_formula,
@@ -101,11 +103,6 @@ class _Table:
     label: str = ""
 
 
-def _is_key(column: ColumnInfo, table: _Table) -> bool:
-    name = column.name
-    return name in table.keys or name in table.foreign or name.lower() == "id" or name.lower().endswith("_id") or name.endswith("Id")
-
-
 def _described(comment: str) -> dict[str, str]:
     """A database comment as a draft part's description (flattened, trimmed), if it has one."""
     text = " ".join(comment.split())[:300]
@@ -148,9 +145,9 @@ class _Drafter:
             self._header_time(table)
         for table in self.tables.values():
             await self._entity(table)
-        self._ratios()
-        self._per_header()
-        self._line_revenue()
+        average_values(self)
+        per_header(self)
+        line_revenue(self)
         self._unique_names()
         self.draft.model = {"name": self.name, "entities": self.entities, "measures": self.measures, "metrics": self.metrics,
                             "dimensions": self.dimensions}
@@ -224,7 +221,7 @@ class _Drafter:
         self.decide(f"metric {snake(counted)}: count of {info.name} rows" + (f" where {row_filter}" if row_filter else ""))
         time_column = table.time["column"] if table.own_time and table.time else None
         for column in info.columns:
-            if not plain(column.name) or column.name == time_column or _is_key(column, table) or SOFT_DELETE.match(column.name):
+            if not plain(column.name) or column.name == time_column or is_key(column.name, table.keys, table.foreign) or SOFT_DELETE.match(column.name):
                 continue
             kind = column.type or ""
             if NUMERIC.search(kind) and not TEMPORAL.search(kind):
@@ -371,71 +368,6 @@ class _Drafter:
         self.decide(f"dimension {label['name']}: {table.info.name}.{expr}, the label of its rows")
 
     # --- across tables --------------------------------------------------------------------------
-
-    def _ratios(self) -> None:
-        """Average value per counted entity: revenue / orders, where revenue reaches that entity."""
-        revenue = [m for m in self.metrics if m["name"] == "revenue"]
-        if len(revenue) != 1:
-            return
-        holder = revenue[0]["_entity"]
-        parents = {holder} | {j["to"] for e in self.entities if e["name"] == holder for j in e.get("joins", ())}
-        headers = {j["to"] for e in self.entities for j in e.get("joins", ())}  # what other rows belong to: an order, an invoice
-        for table in self.tables.values():
-            if table.entity not in parents or table.entity not in headers or table.time is None or not table.own_time:
-                continue
-            counted = phrase_plural(said(table.info.name))
-            one = phrase_singular(said(table.info.name))
-            name = snake(f"average {one} value")
-            synonyms = [f"avg {one} value", f"mean {one} value", f"average revenue per {one}", f"revenue per {one}",
-                        f"average {one} amount", f"average {one} total"]
-            if table.entity == holder:  # the revenue is the header's own total: "average invoice total"
-                synonyms += [f"average {one} {s}" for s in revenue[0]["synonyms"]]
-            self.metrics.append({"name": name, "type": "ratio", "numerator": "revenue", "denominator": snake(counted),
-                                 "label": f"average {one} value", "synonyms": synonyms})
-            self.decide(f"metric {name}: revenue / {snake(counted)}")
-
-    def _per_header(self) -> None:
-        """Each summed number of a header or its lines per header: "average units per order" (units / orders)."""
-        headers = {j["to"] for e in self.entities for j in e.get("joins", ())}
-        for table in self.tables.values():
-            if table.entity not in headers or not table.own_time:
-                continue
-            lines = {e["name"] for e in self.entities if any(j["to"] == table.entity for j in e.get("joins", ()))}
-            one, counted = phrase_singular(said(table.info.name)), snake(phrase_plural(said(table.info.name)))
-            for metric in list(self.metrics):
-                measure = next((m for m in self.measures if m["name"] == metric.get("measure")), None)
-                if metric["name"] == "revenue" or measure is None or measure["agg"] != "sum" or \
-                        measure["entity"] not in lines | {table.entity}:
-                    continue
-                words = [said(metric["name"]), *metric.get("synonyms", ())]
-                name = snake(f"average {words[0]} per {one}")
-                self.metrics.append({"name": name, "type": "ratio", "numerator": metric["name"], "denominator": counted,
-                                     "label": f"average {words[0]} per {one}",
-                                     "synonyms": [f"{lead}{w} per {one}" for w in words for lead in ("average ", "avg ", "")][1:]})
-                self.decide(f"metric {name}: {metric['name']} / {counted}")
-
-    def _line_revenue(self) -> None:
-        """A revenue that is a header's total cannot be broken down by what only its lines reach (an
-        invoice's total by genre): where the lines hold a price and a quantity, the checklist offers them."""
-        revenue = [m for m in self.metrics if m["name"] == "revenue"]
-        if len(revenue) != 1:
-            return
-        holder = revenue[0]["_entity"]
-        for table in self.tables.values():
-            joins = [j["to"] for e in self.entities if e["name"] == table.entity for j in e.get("joins", ())]
-            if holder not in joins or len(joins) < 2:
-                continue
-            numeric = [c.name for c in table.info.columns if NUMERIC.search(c.type or "") and not _is_key(c, table)]
-            price = next((c for c in numeric if re.search("price", c, re.IGNORECASE)), "")
-            quantity = next((c for c in numeric if re.search("quantity|qty|units", c, re.IGNORECASE)), "")
-            if not price or not quantity:
-                continue
-            measure = {"name": f"{table.entity}_revenue", "entity": table.entity, "agg": "sum", "expr": f"{price} * {quantity}"}
-            others = ", ".join(j for j in joins if j != holder)
-            self.check("metric", "metric revenue", f"it is the total of {holder}, which cannot be broken down by what only "
-                       f"{table.info.name} reaches ({others}); {table.info.name}.{price} * {quantity} can: use it",
-                       {"op": "add", "path": ["measures"], "value": measure},
-                       {"op": "set", "path": ["metrics", "revenue", "measure"], "value": measure["name"]})
 
     def _unique_names(self) -> None:
         """Names shared by two parts get their entity in front; the bare words stay a synonym of the
