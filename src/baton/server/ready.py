@@ -2,8 +2,9 @@
 
 ``/health/ready`` probes each workspace's stores through their own bulkheads (``SELECT 1``
 on the conversation store and on memory, at most every ``PROBE_EVERY_S`` seconds, each
-within ``PROBE_TIMEOUT_S``) and adds what the bulkheads saw of real traffic (recent
-failures, open breakers, dropped advisory writes). Each dependency is ``ok``, ``degraded``
+within ``PROBE_TIMEOUT_S``, even while a breaker is open: a store that answers again closes
+its breaker, so readiness is back within seconds of the store) and adds what the bulkheads
+saw of real traffic (recent failures, open breakers, dropped advisory writes). Each dependency is ``ok``, ``degraded``
 (slow, recent failures, a full queue) or ``down``:
 
 - ``sessions``: conversations. Down -> the reply is 503 ``not_ready``: no question can be
@@ -84,8 +85,8 @@ class Readiness:
     @staticmethod
     async def _one(bulkhead: Any, engine: Any) -> str:
         if engine is not None:
-            try:
-                await bulkhead.run(_ping, engine, timeout=PROBE_TIMEOUT_S)
+            try:  # even while the breaker is open: the store answering closes it (recovery in seconds)
+                await bulkhead.probe(_ping, engine, timeout=PROBE_TIMEOUT_S)
             except DependencyUnavailable:
                 return "down"  # not reachable now, whatever earlier calls saw
         return bulkhead.state()["state"]

@@ -23,8 +23,13 @@ store); after the cooldown one call is let through, and its success closes the b
 ``state()`` is ``ok`` / ``degraded`` (recent failures, or a queue at its bound) / ``down``,
 with counts, for ``/health/ready``.
 
-Outages are logged as one line per dependency per interval: "memory is down (12 calls
-failed, 30 advisory writes dropped in the last 30 s): OperationalError".
+Outages are logged as one line per change of state (``baton.outages``): "memory is down:
+OperationalError: ..." at the first failure after a success, "memory is back after 12 failed
+attempts in 9.8 s" at the first success after that; advisory writes dropped are logged once
+per interval, with the count. ``state()`` is ``degraded`` for failures of the last ``RECENT_S`` seconds only, and
+``ok`` as soon as a call succeeds after an outage: readiness follows the store within
+seconds. ``probe(fn)`` (``/health/ready``) tries the store even while the breaker is open,
+and its success closes it.
 
 Decisions written down here (the issue was silent): a bulkhead's threads are its own
 (never the event loop's default pool, which everything else shares); ``close()`` stops
@@ -43,6 +48,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from baton.errors import BatonError
+from baton.outages import OutageLog
 from baton.workspace.advisory_queue import AdvisoryQueue
 
 log = logging.getLogger("baton.workspace.bulkheads")
@@ -50,6 +56,7 @@ T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_WARN_INTERVAL_S = 30.0
+RECENT_S = 3.0  # a failure this recent (and no success since) makes the store "degraded"
 
 
 class DependencyUnavailable(BatonError):
@@ -95,6 +102,7 @@ class Bulkhead:
         self._dropped_in_window = 0
         self._window_started = 0.0
         self._closed = False
+        self.outage = OutageLog(name, log)
         self.advisory = AdvisoryQueue(name, workers=advisory_workers or threads, capacity=advisory_capacity,
                                       on_done=self._advised, on_drop=self.count_drop,
                                       shed_error=lambda: DependencyUnavailable(self.name, "shed", "shed by policy"))
@@ -117,7 +125,26 @@ class Bulkhead:
             if _answered(exc):  # the store answered: "no such session", "invalid record"...
                 self._succeeded()
                 raise
-            self.count_failure(type(exc).__name__)
+            self.count_failure(exc)
+            raise DependencyUnavailable(self.name, "error", type(exc).__name__) from exc
+        self._succeeded()
+        return result
+
+    async def probe(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
+        """``fn(*args)`` even while the breaker is open (a readiness probe): its success
+        closes the breaker, its failure counts as one."""
+        with self._lock:
+            if self._closed:
+                raise DependencyUnavailable(self.name, "closed")
+            self._pending += 1
+        future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, fn, args)
+        try:
+            result = await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            self.count_failure("timeout")
+            raise DependencyUnavailable(self.name, "timeout", f"no answer within {timeout:g} s") from None
+        except Exception as exc:
+            self.count_failure(exc)
             raise DependencyUnavailable(self.name, "error", type(exc).__name__) from exc
         self._succeeded()
         return result
@@ -147,7 +174,7 @@ class Bulkhead:
         if exc is None or _answered(exc):
             self._succeeded()
         else:
-            self.count_failure(type(exc).__name__)
+            self.count_failure(exc)
             self.count_drop()
 
     # --- inside ----------------------------------------------------------------------------------
@@ -188,24 +215,26 @@ class Bulkhead:
             self._consecutive = 0
             self._open_until = 0.0
             self._probing = False
-        if recovered:
-            log.warning("%s is back", self.name)
+            if recovered:
+                self._last_failure = 0.0  # back: no longer "degraded" for the outage just ended
+        self.outage.ok()
 
-    def count_failure(self, what: str) -> None:
-        """Count one failed call (``what``: the error's name, or ``timeout``) towards the
+    def count_failure(self, what: str | BaseException) -> None:
+        """Count one failed call (``what``: the error, its name, or ``timeout``) towards the
         breaker and the outage log; for work run beside the bulkhead on its behalf (the
         deep memory analysis)."""
+        name = what if isinstance(what, str) else type(what).__name__
         with self._lock:
             now = time.monotonic()
             self._consecutive += 1
             self._last_failure = now
-            self._last_error = what
+            self._last_error = name
             self._failed_in_window += 1
             self.totals["failed"] += 1
             if self._consecutive >= self.failures_to_open or self._probing:
                 self._open_until = now + self.cooldown_s
                 self._probing = False
-        self._maybe_warn()
+        self.outage.failed(what)  # one line at the first failure since a success; counted after that
 
     def count_drop(self) -> None:
         """Count one advisory write not stored (shed or failed; logged once per interval, with the count)."""
@@ -215,21 +244,23 @@ class Bulkhead:
         self._maybe_warn()
 
     def _maybe_warn(self) -> None:
+        """Dropped advisory writes: one line per interval, with the count (an outage's own
+        lines are ``self.outage``'s)."""
         with self._lock:
             now = time.monotonic()
             if self._window_started and now - self._window_started < self.warn_interval_s:
                 return
-            failed, dropped = self._failed_in_window, self._dropped_in_window
+            dropped = self._dropped_in_window
             self._window_started, self._failed_in_window, self._dropped_in_window = now, 0, 0
             state = self._state_locked(now)
             error = self._last_error
-        log.warning("%s is %s (%d calls failed, %d advisory writes dropped in the last %g s): %s",
-                    self.name, state, failed, dropped, self.warn_interval_s, error)
+        log.warning("%s is %s (%d advisory writes dropped in the last %g s)%s",
+                    self.name, state, dropped, self.warn_interval_s, f": {error}" if error and state != "ok" else "")
 
     def _state_locked(self, now: float) -> str:
         if self._open_until > now or (self._open_until and self._probing):
             return "down"
-        if self._consecutive or (self._last_failure and now - self._last_failure < self.warn_interval_s):
+        if self._last_failure and now - self._last_failure < RECENT_S:  # older failures: nothing has failed since
             return "degraded"
         if self._pending >= self.threads + self.queue or self.advisory.full():
             return "degraded"
