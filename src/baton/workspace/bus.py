@@ -4,8 +4,9 @@ of whichever replica the client is connected to.
 ``publish(channel, event)`` never blocks the caller (a stage's agents emit from inside the
 run) and never raises: events are progress, and losing one is better than failing a run.
 ``subscribe(channel)`` is an async iterator of the channel's events from now on; a
-surface that also needs what happened earlier reads the run's durable event log first
-(``baton.pipeline.durable``) and drops duplicates by event id.
+surface that also needs what happened earlier subscribes first, then reads the run's
+numbered event log (``baton.pipeline.durable.run_log``: a worker stores each event before it
+publishes it) and merges the two by sequence number (``DurablePipelines.events``).
 
 - ``LocalBus``: one process (the embedded default, where the run executes in the serving
   process).

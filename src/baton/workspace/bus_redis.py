@@ -20,7 +20,8 @@ Choices, and why:
   for the read timeout) is dropped and opened again with backoff (0.1 s doubling to 5 s),
   logged once when it goes and once when it comes back. Pub/sub keeps nothing: events sent
   while a subscriber was disconnected are not replayed to it; a surface that must not miss
-  one reads the run's durable event log (``DurablePipelines.events`` does).
+  one reads the run's numbered event log (``DurablePipelines.events`` does: a gap in the
+  numbers, or a second of silence, sends it there).
 - **Bounded payloads**: an event over ``MAX_REDIS_PAYLOAD`` is cut down (long values replaced
   by a note, ``bus.shrink``) rather than dropped; a received message that is larger, is not
   JSON, or is not ``{"event": {...}}`` is ignored with a log line (anyone who can reach the

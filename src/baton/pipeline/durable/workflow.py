@@ -29,6 +29,11 @@ Consequences a user must know:
   inside each stage (tagged with ``stage_id``). The agents' events are also returned with the
   stage's durable result and written to the phase's log (all but ``llm.token``, which would
   bloat it), so a reader that subscribes after a stage ran still sees what its agents did.
+- Numbered events: a worker's runtime has a ``run_log`` (``run_log.py``) through which every
+  event passes: numbered per run (``data.seq``; ``data.attempt`` counts the workflow's
+  starts, so a replay after a takeover is a later attempt, numbered after what came before),
+  stored, then published. That log, not the per-phase stream, is what a stream reader merges
+  live events with.
 - A stage runs with the starting request's model preference (``model``,
   ``preferred_provider``) and conversation, carried in the request.
 - A workspace's runner: the runtime may hold one runner per workspace; a stage runs with the
