@@ -24,9 +24,11 @@ import asyncio
 import time
 from typing import Any
 
-from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi import Depends, FastAPI
+from fastapi.responses import JSONResponse, PlainTextResponse
 
+from baton.observability.metrics import CONTENT_TYPE, memory_write_counts, render
+from baton.server.auth import authenticate
 from baton.workspace.bulkheads import DependencyUnavailable
 
 PROBE_EVERY_S = 2.0
@@ -73,6 +75,7 @@ class Readiness:
         charts = getattr(app.state, "charts_state", None)
         if callable(charts):
             dependencies["charts"] = charts()
+        dependencies["insights"]["writes"] = memory_write_counts(app.state.workspaces)  # offered, stored, shed, failed
         dependencies["admission"] = {"state": "ok", **app.state.admission.state()}
         if dependencies["sessions"]["state"] == "down":
             status = "not_ready"
@@ -109,3 +112,8 @@ def register_health_routes(app: FastAPI) -> None:
         """Each dependency's state; 503 when no question could be recorded (module docstring)."""
         report = await readiness.report(app)
         return JSONResponse(report, status_code=503 if report["status"] == "not_ready" else 200)
+
+    @app.get("/metrics", tags=["meta"], dependencies=[Depends(authenticate)])
+    async def metrics() -> PlainTextResponse:
+        """Counters in Prometheus' text format (``baton.observability.metrics``): any API key, no workspace named."""
+        return PlainTextResponse(render(app.state.workspaces), media_type=CONTENT_TYPE)
