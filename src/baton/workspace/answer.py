@@ -32,7 +32,7 @@ to memory as advisory writes (``advisory.py``): never awaited, dropped (counted,
 per interval) when memory is down.
 
 ``turn_key`` makes a turn idempotent (``turn_keys.py``): a key already stored returns the
-stored answer and runs nothing; a key being answered in this process waits for that turn;
+stored answer and runs nothing (a ``NewKey`` the server just made is not looked up); a key being answered in this process waits for that turn;
 a turn that loses the key at commit returns the turn that won; a store failure is
 ``TurnUnconfirmed`` (the key, and whether this attempt's write may still commit).
 """
@@ -55,7 +55,7 @@ from baton.workspace.advisory import harden, remember_insights
 from baton.workspace.bulkheads import DependencyUnavailable
 from baton.workspace.followups import answer_followup
 from baton.workspace.sessions import history_of
-from baton.workspace.turn_keys import KEY_RETENTION_S, TurnKeyTaken, TurnUnconfirmed, join
+from baton.workspace.turn_keys import KEY_RETENTION_S, NewKey, TurnKeyTaken, TurnUnconfirmed, join
 from baton.workspace.verified import annotate_answer
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ async def answer(ws: Workspace, question: str, session_id: str | None = None, *,
 
     async def keyed() -> AIMessage:
         assert turn_key is not None
-        stored = await _stored_turn(ws, turn_key)
+        stored = None if isinstance(turn_key, NewKey) else await _stored_turn(ws, turn_key)
         if stored is not None:
             return stored
         try:
@@ -215,7 +215,7 @@ async def answer_stream(ws: Workspace, question: str, session_id: str | None = N
     workspace's tracker and ``tracker`` also receive every event. With ``turn_key`` already
     stored: only the stored answer."""
     key = (turn_key, key_ttl_s) if turn_key is not None else None
-    if turn_key is not None and (stored := await _stored_turn(ws, turn_key)) is not None:
+    if turn_key is not None and not isinstance(turn_key, NewKey) and (stored := await _stored_turn(ws, turn_key)) is not None:
         yield stored
         return
     harden(ws)

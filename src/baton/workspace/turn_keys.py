@@ -11,7 +11,8 @@ turn.
 - A key is the client's (``Idempotency-Key`` header, or ``turn_id`` in the body or the MCP
   tool's arguments), at most ``MAX_KEY_CHARS`` printable ASCII characters, held
   ``KEY_RETENTION_S`` (24 h): the same key again within that window gets the stored answer
-  and runs nothing. A keyless ``/v1/ask`` gets a key from the server, returned in its 503.
+  and runs nothing. A keyless ``/v1/ask`` gets a key from the server (``NewKey``), returned
+  in its 503.
 - A keyless chat completion's key is derived from the request (``chat_key``): the caller's
   key id, the model and the messages, held ``CHAT_KEY_WINDOW_S`` (10 min). The ``openai``
   SDK retries 5xx and dropped connections with the same body and sends no key of its own
@@ -91,8 +92,13 @@ def checked_key(key: str | None) -> str | None:
     return key
 
 
-def new_key() -> str:
-    return uuid.uuid4().hex
+class NewKey(str):
+    """A key the server made for a keyless request: no turn can hold it yet, so it is not
+    looked up before the question is answered (one read fewer per question)."""
+
+
+def new_key() -> NewKey:
+    return NewKey(uuid.uuid4().hex)
 
 
 def chat_key(caller: str, model: str, messages: list[Any]) -> str:
