@@ -8,8 +8,10 @@ the number of heartbeats, listeners, publishers and requests that met it. Neithe
 carries a traceback: the error's type and first line say what happened; a failure that is
 not an outage (a bug) is the caller's to log in full.
 
-``outage(what, logger)`` returns the process's one ``OutageLog`` of ``what``, so the parts
-that reach one dependency (the heartbeat, the event bus, DBOS's pollers) share its count.
+``outage(what)`` returns the process's one ``OutageLog`` of ``what``, so the parts that reach
+one dependency (the pipeline heartbeat and DBOS's pollers on the state database) share its
+count. ``is_outage(exc)`` tells a dependency that cannot be reached (connection refused,
+reset, timed out) from a failure that is a bug.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import logging
 import threading
 import time
 
+STATE_DATABASE = "the state database (pipelines)"
 _LOGS: dict[str, OutageLog] = {}
 _LOGS_LOCK = threading.Lock()
 
@@ -64,10 +67,29 @@ class OutageLog:
                             "" if failed == 1 else "s", seconds)
 
 
-def outage(what: str, logger: logging.Logger) -> OutageLog:
+def outage(what: str, logger: logging.Logger | None = None) -> OutageLog:
     """This process's ``OutageLog`` of ``what`` (made on first use)."""
     with _LOGS_LOCK:
         log = _LOGS.get(what)
         if log is None:
-            log = _LOGS[what] = OutageLog(what, logger)
+            log = _LOGS[what] = OutageLog(what, logger or logging.getLogger("baton.outages"))
         return log
+
+
+_OUTAGE_NAMES = ("OperationalError", "InterfaceError", "ConnectionTimeout", "ConnectionFailure", "ConnectionError",
+                 "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError", "TimeoutError")
+_OUTAGE_WORDS = ("connection refused", "connection reset", "server closed the connection", "connection failed",
+                 "could not connect", "connection timeout", "timeout expired", "the connection is closed",
+                 "terminating connection", "connection to server")
+
+
+def is_outage(exc: BaseException | None, message: str = "") -> bool:
+    """Whether ``exc`` (or a log ``message``) says a dependency cannot be reached now, as
+    opposed to a bug: by the exception's class names (SQLAlchemy, psycopg, redis, OSError)
+    and, for a text only, by the words drivers use."""
+    while exc is not None:
+        if any(cls.__name__ in _OUTAGE_NAMES for cls in type(exc).__mro__):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    text = message.lower()
+    return any(word in text for word in _OUTAGE_WORDS)

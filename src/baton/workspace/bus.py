@@ -31,7 +31,10 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
+from baton.outages import is_outage, outage
+
 log = logging.getLogger("baton.workspace.bus")
+EVENT_BUS_DOWN = "the event bus (PostgreSQL)"
 PG_CHANNEL = "baton_events"
 MAX_PAYLOAD = 7900  # PostgreSQL refuses NOTIFY payloads of 8000 bytes or more
 MAX_VALUE = 500
@@ -193,11 +196,16 @@ class PostgresBus(_Fanout):
                 if conn is None or conn.closed:
                     conn = psycopg.connect(self._conninfo(), autocommit=True)
                 conn.execute("SELECT pg_notify(%s, %s)", (PG_CHANNEL, item[1]))
-            except Exception:
-                log.warning("publishing an event failed", exc_info=True)
+            except Exception as exc:
+                if is_outage(exc):
+                    outage(EVENT_BUS_DOWN, log).failed(exc)  # one line per outage (baton.outages)
+                else:
+                    log.warning("publishing an event failed", exc_info=True)
                 if conn is not None:
                     conn.close()
                 conn = None
+            else:
+                outage(EVENT_BUS_DOWN, log).ok()
         if conn is not None:
             conn.close()
 
@@ -219,13 +227,17 @@ class PostgresBus(_Fanout):
                 with psycopg.connect(self._conninfo(), autocommit=True) as conn:
                     conn.execute(f"LISTEN {PG_CHANNEL}")
                     self._listening.set()
+                    outage(EVENT_BUS_DOWN, log).ok()
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.5):
                             self._received(note.payload)
-            except Exception:
+            except Exception as exc:
                 if self._stop.is_set():
                     return
-                log.warning("event bus connection lost; reconnecting", exc_info=True)
+                if is_outage(exc):
+                    outage(EVENT_BUS_DOWN, log).failed(exc)  # reconnecting every second: one line, not one a try
+                else:
+                    log.warning("event bus connection lost; reconnecting", exc_info=True)
                 self._stop.wait(1.0)
 
     def _received(self, payload: str) -> None:

@@ -100,7 +100,9 @@ class PipelineHost:
             if not self.run_stages or self._worker is not None:
                 return self
             from baton.pipeline.durable import PipelineWorker
+            from baton.pipeline.durable.dbos_outages import quiet_dbos_outages
 
+            quiet_dbos_outages()  # DBOS's pollers: one line per outage, not a traceback per poll
             runners = {name: _OnLoop(runner, loop) for name, runner in self.runners.items()} if loop is not None else dict(self.runners)
             worker = PipelineWorker(self.config, runners, publish=self.bus.publish)
             with self._startup():

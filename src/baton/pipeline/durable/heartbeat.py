@@ -19,6 +19,9 @@ replays it from its last completed step; then the dead worker's row is deleted. 
 that dies between its claim and that deletion leaves rows claimed by a dead worker; whoever
 takes over the dead watcher inherits those claims and finishes them.
 
+While the database is away the heartbeat says so once ("... is down"), and once when it is
+back, with the count of failed beats (``baton.outages``), never a traceback per beat.
+
 A worker that was only slow (a pause longer than the lapse) and comes back finds its row
 claimed; it re-registers and carries on, and a stage it had in flight may run twice: stages
 are at-least-once anyway.
@@ -32,6 +35,8 @@ import time
 from collections.abc import Callable
 
 import sqlalchemy as sa
+
+from baton.outages import STATE_DATABASE, is_outage, outage
 
 log = logging.getLogger("baton.pipeline.durable")
 
@@ -104,12 +109,18 @@ class Heartbeat:
         self._beat = 0
 
     def _loop(self) -> None:
+        state_database = outage(STATE_DATABASE)  # one line down, one line back (baton.outages)
         while not self._stop.wait(self.interval_s):
             try:
                 self.beat()
                 self.watch()
-            except Exception:  # a database hiccup must not kill the heartbeat thread
-                log.warning("pipeline heartbeat failed; retrying", exc_info=True)
+            except Exception as exc:  # a database hiccup must not kill the heartbeat thread
+                if is_outage(exc):
+                    state_database.failed(exc)
+                else:
+                    log.warning("pipeline heartbeat failed; retrying", exc_info=True)
+            else:
+                state_database.ok()
 
     def beat(self) -> None:
         self._beat += 1
