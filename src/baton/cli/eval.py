@@ -5,6 +5,11 @@ given); 1 when the gate failed (accuracy dropped against the baseline, or is und
 ``--fail-under``); 2 for a configuration error (an unreadable golden set or baseline, a bad
 model string, a budget without a price).
 
+The questions: the golden set given (else the workspace's verified questions), and the
+verified questions kept in the workspace's own state (saved from the page or by ``baton
+verified add``), which the throwaway state the run answers on does not hold; ``--no-verified``
+leaves those out.
+
 The command builds the workspaces itself (``baton.evaluation.targets``) so that the model is
 metered; it answers nothing on its own: every question goes through
 ``Workspace.answer_stream``.
@@ -46,6 +51,77 @@ def _eval_state(url: str | None):
         yield State.from_env(env={}, home=home)
 
 
+def _kept_verified(database: str | None, state_url: str | None, privileged: bool) -> Any:
+    """A function reading the verified questions kept in the workspace's own state (the
+    configured one: ``--state URL``, else ``BATON_STATE_URL``, else ``BATON_HOME``), which is
+    not the throwaway state the run answers on by default: the questions people saved from the
+    page or with ``baton verified add`` are asked too, and answered as that workspace answers
+    them (``install_kept``). The same workspace ``baton verified`` manages; nothing is built
+    or created for an embedded state that holds none. Returns (golden set, verified questions)."""
+
+    def read() -> Any:
+        from baton.cli.main_commands import _state
+        from baton.cli.verified import _workspace
+        from baton.demo.verified import VERIFIED_QUESTIONS
+        from baton.evaluation import verified_questions
+        from baton.evaluation.golden import GoldenSet
+        from baton.verified import content_words
+        from baton.workspace.database import database_workspace_id
+        from baton.workspace.state import MEMORY_FILE
+        from baton.workspace.verified import current_verified
+
+        where = _state(state_url)
+        folder = where.home / ("workspaces/" + database_workspace_id(database) if database else "demo")
+        if where.embedded and not (folder / MEMORY_FILE).exists():
+            return None
+
+        async def collect() -> Any:
+            async with _workspace(database, state_url, privileged=privileged) as ws:
+                builtins = {(content_words(v.question), " ".join(v.sql.split())) for v in (() if database else VERIFIED_QUESTIONS)}
+                stored = [v for v in current_verified(ws)  # saved ones: the demo's built-in ones come with its code
+                          if (content_words(v.question), " ".join(v.sql.split())) not in builtins]
+                words = {content_words(v.question) for v in stored}
+                every = verified_questions(ws)
+                questions = [q for q in every.questions if content_words(q.question) in words]
+                return GoldenSet(every.name, questions, source=every.source), stored
+
+        return asyncio.run(collect())
+
+    return read
+
+
+def install_kept(ws: Any, kept: Any) -> None:
+    """``kept``'s verified questions installed in the workspace the run answers with (the
+    throwaway state has only the built-in ones), so each is answered as the workspace it was
+    saved in answers it; their usage is not counted in the other state's records."""
+    from dataclasses import replace
+
+    from baton.verified import content_words
+    from baton.workspace.verified import install_verified, installed
+
+    present = installed(ws)
+    known = {content_words(v.question) for v in present}
+    added = [replace(v, record_id="") for v in kept if content_words(v.question) not in known]
+    if added:
+        install_verified(ws, [*present, *added])
+
+
+def with_questions(golden_set: Any, kept: Any) -> Any:
+    """``golden_set`` and those of ``kept``'s questions it does not ask yet (the same content
+    words: "What was revenue in 2025?" and "what was revenue in 2025" are one question)."""
+    from baton.evaluation.golden import GoldenSet
+    from baton.verified import content_words
+
+    if kept is None:
+        return golden_set
+    asked = {content_words(q.question) for q in golden_set.questions}
+    ids = {q.id for q in golden_set.questions}
+    added = [q for q in kept.questions if content_words(q.question) not in asked and q.id not in ids]
+    if not added:
+        return golden_set
+    return GoldenSet(golden_set.name, [*golden_set.questions, *added], source=f"{golden_set.source} + {kept.source} (kept)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_command(
@@ -68,6 +144,8 @@ def register(app: typer.Typer) -> None:
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role", help="Run model-written SQL even if the --database role is privileged."),
         semantic: Path | None = typer.Option(None, "--semantic", help="A semantic model of the database (Baton YAML or dbt MetricFlow): metric questions answered from it."),
+        verified: bool = typer.Option(True, "--verified/--no-verified", help="Also ask the verified questions kept in the workspace's state "
+                                      "(saved from the page or by `baton verified add`; BATON_STATE_URL, else BATON_HOME). --no-verified: the golden set only."),
     ) -> None:
         """Ask every question of a golden set through the workspace and score the answers:
         execution and routing accuracy, valid SQL, repairs, safety refusals, latency, LLM
@@ -87,6 +165,8 @@ def register(app: typer.Typer) -> None:
         )
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
+        if golden is None and not verified:
+            raise _fail("--no-verified leaves nothing to evaluate: give a golden set")
         try:
             golden_set = load_golden_set(golden, databases=databases) if golden is not None else None
             base = read_report(baseline) if baseline is not None else None
@@ -108,7 +188,8 @@ def register(app: typer.Typer) -> None:
                         "(USD per million tokens) or set BATON_MODEL_PRICES")
         meter = Meter(prices)
         settings = dict(database=database, privileged=privileged, limit=limit, tags=tag or [], out=out, base=base,
-                        max_drop=max_drop / 100, fail_under=fail_under, semantic=semantic)
+                        max_drop=max_drop / 100, fail_under=fail_under, semantic=semantic,
+                        kept=_kept_verified(database, None if state in (None, "home") else state, privileged) if verified else None)
         with _eval_state(state) as where:
             code = asyncio.run(_run(golden_set, meter.wrap(model), meter, options, where, settings))
         raise typer.Exit(code)
@@ -149,10 +230,19 @@ async def _run(golden_set: Any, model: Any, meter: Any, options: Any, state: Any
                 console.print(plain(str(exc)), style="red")
                 return 2
             golden_set = await asyncio.to_thread(verified_questions, target.workspace)
-            if not golden_set.questions:
-                console.print("This workspace has no verified questions to evaluate: confirm answers (feedback) or give a golden set; "
-                              "--state reads your workspace's memory.", style="red")
+        if settings["kept"] is not None:  # the verified questions kept in the workspace's own state, not yet in the set
+            try:
+                kept = await asyncio.to_thread(settings["kept"])
+                if kept is not None:
+                    install_kept((await targets.get(None)).workspace, kept[1])
+            except Exception as exc:
+                console.print(plain(f"cannot read the verified questions kept in the workspace's state: {exc}"), style="red")
                 return 2
+            golden_set = with_questions(golden_set, kept[0] if kept is not None else None)
+        if not golden_set.questions:
+            console.print("This workspace has no verified questions to evaluate: confirm answers (feedback), save verified "
+                          "questions (`baton verified add`) or give a golden set.", style="red")
+            return 2
         questions = [q for q in golden_set.questions if not settings["tags"] or set(settings["tags"]) & set(q.tags)]
         questions = questions[: settings["limit"]] if settings["limit"] else questions
         if not questions:
