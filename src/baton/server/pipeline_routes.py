@@ -21,6 +21,7 @@ their events reach this replica through the event bus); a run of another workspa
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,8 @@ from baton.workspace.pipelines import PipelineNotFound
 
 log = logging.getLogger(__name__)
 NO_RUN = "no paused pipeline with this id"
+RESUME_ID = re.compile(r"[0-9]{1,18}")
+MAX_SEQ = 10**18
 
 
 def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
@@ -99,12 +102,13 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
                                  media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     def _resume_point(header: str | None, after: int | None) -> int:
+        """Where a resumed stream starts: ASCII digits only (``int`` would take '+1', ' 1'
+        or other scripts' digits), at most a 64-bit column's numbers."""
         if header is not None and header.strip():
-            try:
-                return max(int(header.strip()), 0)
-            except ValueError:
-                raise HTTPException(status_code=400, detail="Last-Event-ID must be an event's sequence number") from None
-        return max(after or 0, 0)
+            if not RESUME_ID.fullmatch(header.strip()):
+                raise HTTPException(status_code=400, detail="Last-Event-ID must be an event's sequence number")
+            return int(header.strip())
+        return min(max(after or 0, 0), MAX_SEQ)
 
     @app.post("/v1/pipelines/{workflow_id}/decision", tags=["pipelines"])
     async def decision(workflow_id: str, body: CheckpointDecisionBody, caller: Caller, request: Request):
