@@ -46,7 +46,7 @@ class Counting:
         with self.lock:
             self.questions += 1
         if self.on_question is not None:
-            self.on_question()
+            self.on_question(messages[-1].content)
         return LLMResponse(tool_calls=[tool_call("sales", {"question": messages[-1].content})])
 
 
@@ -192,7 +192,14 @@ def test_a_keyless_chat_request_sent_again_is_the_same_turn(served):
 
 def test_a_hung_write_is_503_with_its_key_and_the_retry_stores_nothing_more(state_db):
     with proxied(state_db) as (proxy, url):
-        model = Counting(on_question=lambda: proxy.set("freeze"))  # the key was looked up: the write hangs
+        frozen = set()
+
+        def freeze_once(question):  # the key was looked up: the first attempt's write hangs
+            if question not in frozen:
+                frozen.add(question)
+                proxy.set("freeze")
+
+        model = Counting(on_question=freeze_once)
         store = SessionStore(url, timeout_s=1.0)
         ws = workspace(store, model)
         with serve(create_app(Workspaces([ws]), ApiKeys({"key-acme": "acme"}))) as base:
@@ -209,6 +216,16 @@ def test_a_hung_write_is_503_with_its_key_and_the_retry_stores_nothing_more(stat
                     "model": "acme-orchestrator", "messages": [{"role": "user", "content": "Sales, in chat?"}]})
             assert chat.status_code == 503 and chat.headers["x-should-retry"] == "false"
             assert chat.json()["may_be_stored"] is True and chat.json()["turn_id"].startswith("chat:")
+            proxy.set("pass")
+            for _ in range(100):  # a stream's write hangs after the stream started: the error event names the key
+                with httpx.stream("POST", f"{base}/v1/ask/stream", json={"question": "Sales, streamed?", "turn_id": "s-1"},
+                                  headers=HEADERS, timeout=30) as streamed:
+                    text = "".join(streamed.iter_text())
+                if streamed.status_code == 200:
+                    break
+                proxy.set("pass")  # the key lookup met the breaker: again
+                threading.Event().wait(0.2)
+            assert "event: error" in text and '"turn_id": "s-1"' in text and '"may_be_stored": true' in text
             proxy.set("pass")  # the hung writes are released: they commit now
             for _ in range(100):
                 retry = httpx.post(f"{base}/v1/ask", json={"question": "Sales?", "turn_id": key}, headers=HEADERS, timeout=30)
@@ -217,12 +234,15 @@ def test_a_hung_write_is_503_with_its_key_and_the_retry_stores_nothing_more(stat
                 assert retry.status_code == 503
                 threading.Event().wait(0.2)
             assert retry.status_code == 200
+            with httpx.stream("POST", f"{base}/v1/ask/stream", json={"question": "Sales, streamed?", "turn_id": "s-1"},
+                              headers=HEADERS, timeout=30) as streamed:
+                assert "event: answer" in "".join(streamed.iter_text())
         store.close()
     engine = sa.create_engine(state_db)
     with engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT question, COUNT(*) FROM baton_turns GROUP BY question")).all()
     engine.dispose()
-    assert dict(rows)["Sales?"] == 1
+    assert dict(rows)["Sales?"] == dict(rows)["Sales, streamed?"] == 1
     assert all(count == 1 for _, count in rows)
 
 

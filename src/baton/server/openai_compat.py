@@ -206,7 +206,8 @@ class _Completion:
             yield sse_data({"error": {"message": "session not found", "type": "invalid_request_error", "code": "session_not_found"}})
         except Exception as exc:  # the stream has started: report in-band
             payload = error_payload(exc)
-            yield sse_data({"error": {"message": payload["detail"], "type": "server_error", "code": payload["error_code"]}})
+            turn = {k: payload[k] for k in ("turn_id", "may_be_stored") if k in payload}  # a turn's key to retry with
+            yield sse_data({"error": {"message": payload["detail"], "type": "server_error", "code": payload["error_code"]}, **turn})
         yield sse_data("[DONE]")
 
     async def _finish(self, ws: Workspace, message: AIMessage, streamed: str):

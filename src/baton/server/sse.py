@@ -31,8 +31,11 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     from baton.workspace.bulkheads import DependencyUnavailable
 
     if isinstance(exc, DependencyUnavailable):
+        from baton.workspace.turn_keys import TurnUnconfirmed
+
+        turn = {"turn_id": exc.key, "may_be_stored": exc.may_be_stored} if isinstance(exc, TurnUnconfirmed) else {}
         return {"error": type(exc).__name__, "error_code": dependency_code(exc),
-                "detail": f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)})"}
+                "detail": f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)})", **turn}
     if isinstance(exc, BatonError):
         from baton.agents.failures import code_of
 
