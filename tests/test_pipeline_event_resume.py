@@ -4,11 +4,18 @@ fetching what the bus lost from the run's log; over HTTP every event has ``id:``
 client resumes after ``Last-Event-ID`` (a bad one is a 400, one past the end gives only the
 end)."""
 
+import asyncio
+import json
+
 import httpx
 import pytest
 
+from agent_doubles import TableAgent
+from baton.agents import OrchestratorAgent
 from baton.llm import FunctionModel
-from baton.server import create_app
+from baton.pipeline import AgentStageRunner, PipelineExecutor, Planner
+from baton.pipeline.planning import PipelinePlanning
+from baton.server import SessionStore, Workspace, create_app
 from baton.workspace import ApiKeys, Workspaces
 from baton.workspace.database import open_database_workspace
 from baton.workspace.pipeline_host import PipelineHost
@@ -82,3 +89,27 @@ async def test_a_lossy_bus_loses_nothing_and_a_client_resumes_after_its_last_eve
             refused = await client.get(url, headers={"Last-Event-ID": bad})
             assert refused.status_code == 400, bad
         assert (await client.get(url.replace(wid, "p0000000000-nope"), headers={"Last-Event-ID": "1"})).status_code == 404
+
+
+async def test_an_in_process_run_numbers_its_events_too():
+    plan = {"question": "Revenue then costs", "stages": [
+        {"stage_id": "revenue", "tool": "query_database", "question": "revenue by unit", "depends_on": []},
+        {"stage_id": "costs", "tool": "query_database", "question": "costs by unit", "depends_on": ["revenue"]}]}
+    finance = TableAgent("finance", [{"unit": "Epson", "amount": 10}])
+    planning = PipelinePlanning(Planner(FunctionModel(lambda m, t: json.dumps(plan))),
+                                PipelineExecutor(AgentStageRunner({"query_database": finance})))
+    orchestrator = OrchestratorAgent(model=FunctionModel(lambda m, t: "direct answer"), planning=planning)
+    orchestrator.add_agent(finance)
+    app = create_app(Workspaces([Workspace("acme", orchestrator, SessionStore(), pipelines=planning)]), ApiKeys({"a": "acme"}))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", headers={"X-API-Key": "a"},
+                                 timeout=30) as client:
+        wid = (await client.post("/v1/pipelines", json={"plan": plan})).json()["workflow_id"]
+        for _ in range(200):
+            if (await client.get(f"/v1/pipelines/{wid}")).json()["status"] == "complete":
+                break
+            await asyncio.sleep(0.05)
+        url = f"/v1/pipelines/{wid}/events"
+        whole = await read_sse(client, url)
+        numbered = [i for i, _ in whole[:-1]]
+        assert whole[-1] == (None, "end") and len(numbered) >= 4 and numbered == list(range(1, len(numbered) + 1))
+        assert await read_sse(client, url, **{"Last-Event-ID": "2"}) == whole[2:]

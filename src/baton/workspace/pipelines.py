@@ -355,7 +355,8 @@ class LocalPipelines:
                 event = await waiter.queue.get()
                 if event is None or isinstance(event, PipelineStatus):
                     return
-                yield event
+                if event.extra.get("seq", after + 1) > after:  # a token has none: live only
+                    yield event
         finally:
             self._waiters[workflow_id].remove(waiter)
 
