@@ -1,9 +1,15 @@
 """The run event log (``baton.pipeline.durable.run_log``) on SQLite: numbering per run,
-attempts, tokens outside the sequence, and every relayed event already stored."""
+attempts, tokens outside the sequence, and every relayed event already stored; on
+PostgreSQL, events emitted while the database refuses connections are stored (in order,
+then relayed) once it is back."""
 
 import threading
+import time
+
+import pytest
 
 from baton.pipeline.durable.run_log import RunLog, RunLogWriter
+from fault_proxy import proxied
 
 
 def event(kind: str, n: int) -> dict:
@@ -64,3 +70,44 @@ def test_a_new_writer_continues_a_runs_numbers_as_a_later_attempt(tmp_path):
         writer.close()
     assert [(e["data"]["seq"], e["data"]["attempt"]) for e in reader.read("w")] == [(1, 1), (2, 1), (3, 2), (4, 2)]
     reader.close()
+
+
+@pytest.mark.postgres
+def test_events_emitted_while_the_database_is_away_are_stored_in_order_once_it_is_back(state_db, caplog):
+    with proxied(state_db) as (proxy, through):
+        relayed: list[int] = []
+        done = threading.Event()
+
+        def relay(channel: str, raw: dict) -> None:
+            relayed.append(raw["data"]["seq"])
+            if raw["type"] == "done":
+                done.set()
+
+        writer = RunLogWriter(RunLog(through, None), relay=relay)
+        try:
+            writer.begin("w")
+            writer.emit("w", event("stage.start", 1))
+            wait_for(lambda: relayed == [1])
+            proxy.set("drop")  # the state database refuses connections
+            for n in range(2, 6):
+                writer.emit("w", event("stage.start", n))
+            time.sleep(0.5)
+            assert relayed == [1]  # nothing relayed that is not stored
+            proxy.set("pass")
+            writer.emit("w", event("done", 6))
+            assert done.wait(20)
+        finally:
+            writer.close()
+    reader = RunLog(state_db, None)
+    assert [(e["data"]["seq"], e["data"]["n"]) for e in reader.read("w")] == [(n, n) for n in range(1, 7)]
+    assert relayed == [1, 2, 3, 4, 5, 6]
+    reader.close()
+    said = [r.getMessage() for r in caplog.records if r.name == "baton.pipeline.durable"]
+    assert [m.split(" (")[0] for m in said] == ["storing run events failed", "storing run events works again"]  # one line per change
+
+
+def wait_for(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)

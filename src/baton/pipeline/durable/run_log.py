@@ -29,6 +29,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ log = logging.getLogger("baton.pipeline.durable")
 TABLE_NAME = "baton_run_events"
 UNNUMBERED = ("llm.token",)
 BATCH = 500
+RETRY_FOR_S = 30.0
 Item = tuple[str, str, "dict[str, Any] | None"]  # (workflow id, "begin" | "event" | "end", event)
 
 
@@ -103,6 +105,8 @@ class RunLogWriter:
         self._fresh: set[str] = set()  # runs whose next event opens a new attempt
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._failing = False
+        self._closing = threading.Event()
 
     def begin(self, workflow_id: str) -> None:
         """The workflow function (re)started: what follows is a new attempt."""
@@ -141,13 +145,33 @@ class RunLogWriter:
                     stop = True
                     break
                 items.append(item)
-            try:
-                self._write(items)
-            except Exception:
-                log.warning("storing %d run events failed; they were not relayed", len(items), exc_info=True)
-                self._runs.clear()  # numbering restarts from what is stored
+            self._write_retrying(items)
             if stop:
                 return
+
+    def _write_retrying(self, items: list[Item]) -> None:
+        """Store (then relay) ``items``, retrying with backoff while the database is away, for
+        up to ``RETRY_FOR_S``; then drop them (never numbered: no gap). One log line when
+        writes start failing, one when they work again."""
+        delay, deadline = 0.1, time.monotonic() + RETRY_FOR_S
+        while True:
+            try:
+                self._write(items)
+            except Exception as exc:
+                self._runs.clear()  # numbering restarts from what is stored
+                if not self._failing:
+                    self._failing = True
+                    log.warning("storing run events failed (%s: %s); retrying", type(exc).__name__, str(exc).splitlines()[0][:200])
+                if time.monotonic() + delay > deadline or self._closing.is_set():
+                    log.warning("%d run events were dropped: the database did not take them for %g s", len(items), RETRY_FOR_S)
+                    return
+                self._closing.wait(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            if self._failing:
+                self._failing = False
+                log.warning("storing run events works again")
+            return
 
     def _write(self, items: list[Item]) -> None:
         self.log.ensure()
@@ -210,4 +234,6 @@ class RunLogWriter:
         if thread is not None:
             self._queue.put(None)
             thread.join(timeout)
+            self._closing.set()  # a write still retrying gives up
+            thread.join(1.0)
         self.log.close()
