@@ -5,7 +5,13 @@ fast a worker's events reach a client on another replica.
    session and turn, insights written to memory, all on the shared state) with 1 replica,
    then 2 replicas on the same state, the same closed-loop load spread over them. Prints
    answers/s for each and the ratio.
-2. Event latency: pipeline runs started on replica 1, executed by a ``baton worker``,
+2. Memory writes (issue 25): the same demo at a fixed rate (``--rate`` answers/s across the
+   replicas, open loop, ``--seconds`` each) with 1, 2 and 3 replicas; from each replica's
+   ``/metrics``, the advisory memory writes (insights, usage counts) offered, stored, shed
+   by policy and failed during the run (after the queues drained). Stored should stay at
+   >= 99 % of offered with 3 replicas: writes of one workspace share group transactions
+   (``baton.memory.group_commit``) instead of queueing one by one on its journal lock.
+3. Event latency: pipeline runs started on replica 1, executed by a ``baton worker``,
    followed over SSE on replica 2 (events cross processes through LISTEN/NOTIFY). For each
    event the worker stamps (``ts``), the time until the client on replica 2 read it:
    p50 and p99.
@@ -14,6 +20,7 @@ Everything runs on this machine; the load average and core count are printed, si
 small shared machine the replicas compete for the same cores as the load generator.
 
 Run: .venv/bin/python bench/replicas.py [--postgres URL] [--requests 300] [--concurrency 16] [--runs 10]
+       [--rate 30] [--seconds 60] [--only memory|throughput|events]
 (default URL: $BATON_TEST_POSTGRES_URL, a server on which a database may be created).
 """
 
@@ -69,6 +76,58 @@ def throughput(urls: list[str], key: str, requests: int, concurrency: int) -> fl
     return requests / elapsed
 
 
+def scrape(url: str, key: str) -> dict[str, float]:
+    """The memory write counters of one replica's ``/metrics``."""
+    text = httpx.get(f"{url}/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=30).text
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("baton_memory_writes_total{outcome="):
+            found[line.split('"')[1]] = float(line.rsplit(" ", 1)[1])
+        elif line.startswith("baton_memory_advisory_queued "):
+            found["queued"] = float(line.rsplit(" ", 1)[1])
+    return found
+
+
+def settled(urls: list[str], key: str, wait_s: float = 60.0) -> list[dict[str, float]]:
+    """Each replica's counters once no advisory write is queued (or after ``wait_s``)."""
+    until = time.monotonic() + wait_s
+    while True:
+        counts = [scrape(url, key) for url in urls]
+        if not any(c.get("queued") for c in counts) or time.monotonic() > until:
+            return counts
+        time.sleep(0.5)
+
+
+def memory_writes(urls: list[str], key: str, rate: float, seconds: float, concurrency: int) -> dict[str, float]:
+    """``rate`` answers/s for ``seconds`` spread over ``urls`` (open loop, at most
+    ``concurrency`` in flight); the memory writes the replicas counted meanwhile."""
+    headers = {"Authorization": f"Bearer {key}"}
+    clients = [httpx.Client(base_url=url, headers=headers, timeout=120) for url in urls]
+    failures: list[str] = []
+
+    def one(i: int, start: float) -> None:
+        delay = start + i / rate - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        response = clients[i % len(clients)].post("/v1/ask", json={"question": QUESTIONS[i % len(QUESTIONS)]})
+        if response.status_code != 200 or response.json().get("error"):
+            failures.append(response.text[:200])
+
+    total = int(rate * seconds)
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(lambda i: one(i, time.perf_counter()), range(len(urls) * 4)))  # warm-up, not counted
+        before = settled(urls, key)
+        started = time.perf_counter()
+        list(pool.map(lambda i: one(i, started), range(total)))
+        elapsed = time.perf_counter() - started
+    after = settled(urls, key)
+    for client in clients:
+        client.close()
+    counts = {k: sum(a.get(k, 0) - b.get(k, 0) for a, b in zip(after, before))
+              for k in ("offered", "stored", "shed", "failed")}
+    return {**counts, "answers_per_s": total / elapsed, "failed_answers": len(failures), "queued": sum(a.get("queued", 0) for a in after)}
+
+
 def event_latency(starter: str, follower: str, key: str, runs: int) -> list[float]:
     headers = {"Authorization": f"Bearer {key}"}
     latencies: list[float] = []
@@ -93,12 +152,41 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+class _Skip(Exception):
+    pass
+
+
+def memory_part(tmp_path: Path, state_url: str, args: argparse.Namespace) -> None:
+    env = process_env(tmp_path / "home-memory", state_url, None)
+    processes = []
+    print(f"memory writes, {args.rate:g} answers/s across the replicas for {args.seconds:g} s each (open loop):")
+    print("  replicas  answers/s  offered   stored     shed   failed  stored/offered")
+    try:
+        for n in (1, 2, 3):
+            replica = serve(f"mem-{n}", env)
+            processes.append(replica)
+            replica.wait_ready()
+            key = processes[0].key()
+            got = memory_writes([p.url for p in processes], key, args.rate, args.seconds, args.concurrency)
+            share = got["stored"] / got["offered"] * 100 if got["offered"] else 100.0
+            print(f"  {n:8d}  {got['answers_per_s']:9.1f}  {got['offered']:7.0f}  {got['stored']:7.0f}  {got['shed']:7.0f}"
+                  f"  {got['failed']:7.0f}  {share:13.2f} %"
+                  + (f"   ({got['failed_answers']} answers failed)" if got["failed_answers"] else "")
+                  + (f"   ({got['queued']:.0f} still queued)" if got["queued"] else ""))
+    finally:
+        for p in processes:
+            p.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--postgres", default=os.environ.get("BATON_TEST_POSTGRES_URL"))
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--rate", type=float, default=30.0, help="memory part: answers/s across the replicas")
+    parser.add_argument("--seconds", type=float, default=60.0, help="memory part: seconds per replica count")
+    parser.add_argument("--only", choices=["throughput", "memory", "events"], help="run one part")
     args = parser.parse_args()
     if not args.postgres:
         raise SystemExit("give --postgres URL (or set BATON_TEST_POSTGRES_URL)")
@@ -106,7 +194,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, fresh_database(args.postgres) as state_url:
         tmp_path = Path(tmp)
         processes = []
+        if args.only in (None, "memory"):
+            memory_part(tmp_path, state_url, args)
         try:
+            if args.only not in (None, "throughput"):
+                raise _Skip
             env = process_env(tmp_path / "home", state_url, None)  # one BATON_HOME: the demo database is built once
             first = serve("replica-1", env)
             processes.append(first)
@@ -120,10 +212,15 @@ def main() -> None:
             print(f"verified questions, closed loop of {args.concurrency}, {args.requests} answers:")
             print(f"  1 replica : {one:7.1f} answers/s")
             print(f"  2 replicas: {two:7.1f} answers/s   (ratio {two / one:.2f})")
+        except _Skip:
+            pass
         finally:
             for p in processes:
                 p.stop()
 
+        if args.only not in (None, "events"):
+            print(f"load average after: {os.getloadavg()[0]:.2f}")
+            return
         stub = StubModel().start()
         processes = []
         try:

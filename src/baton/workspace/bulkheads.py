@@ -61,8 +61,9 @@ RECENT_S = 3.0  # a failure this recent (and no success since) makes the store "
 
 class DependencyUnavailable(BatonError):
     """A store could not serve a call: ``reason`` is ``down`` (breaker open), ``busy``
-    (its queue is full), ``timeout`` (the call took longer than allowed) or ``error``
-    (it raised; ``__cause__`` says what)."""
+    (its queue is full), ``timeout`` (the call took longer than allowed), ``error``
+    (it raised; ``__cause__`` says what), ``closed``, or, for an advisory write, ``shed``
+    (the advisory queue's policy dropped it)."""
 
     def __init__(self, dependency: str, reason: str, detail: str = "") -> None:
         super().__init__(f"{dependency} is unavailable ({reason}{': ' + detail if detail else ''})")
