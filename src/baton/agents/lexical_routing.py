@@ -98,10 +98,10 @@ class ClaimsQuestions(Protocol):
     async def examples(self, limit: int = 6) -> list[str]: ...
 
 
-async def _examples(agent: ClaimsQuestions) -> list[str]:
+async def _examples(agent: ClaimsQuestions, limit: int) -> list[str]:
     """An agent's example questions; none when it cannot say (the fallback must still answer)."""
     try:
-        return list(await agent.examples())
+        return list(await agent.examples(limit))
     except Exception:
         return []
 
@@ -157,13 +157,27 @@ class LexicalRouter(RoutingStandIn):
             if name in names and await agent.claims(question):
                 return self._call(name, question)
         if self.catalog or self.verified:
-            metrics = [q for name, agent in self.semantic.items() if name in names for q in await _examples(agent)]
+            metrics = await self.metric_examples(names)
             return self._answer(did_you_mean(closest, verified_count=len(self.verified), metrics=metrics,
                                              documents=self.document_questions, database=self.database))
         scored = sorted(((self.score(question, t), t.name) for t in tools or ()), reverse=True)
         if not scored or scored[0][0] < self.min_score:
             return self._answer(self.no_match_answer)
         return self._call(scored[0][1], question)
+
+    async def metric_examples(self, names: set[str] | None = None, limit: int = 6) -> list[str]:
+        """Up to ``limit`` example questions of the semantic agents (of the tools ``names``, if
+        given) that this router sends to them: a bare term that a document section is about
+        ("Revenue", "Cost by business unit" beside a "Costs" section) goes to the documents,
+        so offering it as a metric question would answer it with a passage."""
+        found: list[str] = []
+        for name, agent in self.semantic.items():
+            if names is not None and name not in names:
+                continue
+            for question in await _examples(agent, 2 * limit):
+                if len(found) < limit and await self._document_tool(question, set(self.documents), 0.0) is None:
+                    found.append(question)
+        return found
 
     async def _document_tool(self, question: str, names: set[str], verified_similarity: float) -> str | None:
         vocabulary = self.vocabulary or next((v.vocabulary for v in self.verified if v.vocabulary is not None), DEFAULT_VOCABULARY)

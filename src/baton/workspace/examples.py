@@ -110,9 +110,13 @@ async def metric_questions(ws: Workspace) -> list[str]:
     layer = getattr(ws, "semantic", None)
     if layer is None:
         return []
+    from baton.agents.lexical_routing import LexicalRouter
     from baton.semantic.examples import metric_examples
 
+    router = ws.orchestrator.model
     try:
+        if isinstance(router, LexicalRouter):  # only those it sends to the semantic layer, not to the documents
+            return await router.metric_examples()
         return metric_examples(layer.model, await layer.ready())
     except Exception:  # the page's examples must not fail because the database is down
         log.warning("listing the semantic model's example questions failed", exc_info=True)
