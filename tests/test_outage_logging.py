@@ -166,3 +166,32 @@ async def test_a_bulkhead_outage_is_two_lines(postgres_url, caplog):
     assert len(messages) == 2 and messages[0].startswith("sessions is down"), messages
     assert "after 40 failed attempts" in messages[1]
     assert not any(r.exc_info for r in caplog.records)
+
+
+def test_a_worker_logs_an_outage_of_the_state_database_in_two_lines(postgres_url, tmp_path):
+    """A real ``baton worker`` on a PostgreSQL state reached through the fault proxy; the state
+    database refuses every connection for 5 s. Before: one warning, mostly with a traceback,
+    per failed poll and beat (3,249 lines and 61 tracebacks for a 10 s outage)."""
+    from baton_processes import BatonProcess
+    from pg_fresh import fresh_database
+
+    with fresh_database(postgres_url, prefix="baton_outage") as url, proxied(url) as (proxy, state_url):
+        worker = BatonProcess("worker", ["worker", "--executor-id", "outage-w1", "--state", state_url,
+                                         "--heartbeat", "0.5", "--poll", "0.5"],
+                              {"BATON_HOME": str(tmp_path), "BATON_MODEL": "openai:gpt-4o-mini", "OPENAI_API_KEY": "sk-test",
+                               "COLUMNS": "200"})
+        try:
+            worker.wait_ready(120)
+            before = len(worker.lines)
+            proxy.set("drop")
+            time.sleep(5.0)  # the outage's length, not a measurement
+            proxy.set("pass")
+            wait_for(lambda: any(" is back after " in line for line in worker.lines[before:]))
+            time.sleep(1.0)  # anything logged just after the recovery counts too
+            during = worker.lines[before:]
+        finally:
+            worker.stop()
+    assert not any("Traceback" in line for line in during), "\n".join(during)
+    assert len(during) == 2, "\n".join(during)
+    assert during[0].startswith(f"{STATE_DATABASE} is down: ") and during[1].startswith(f"{STATE_DATABASE} is back after ")
+    print(f"\nworker over a 5 s outage: {len(during)} log lines: " + " / ".join(during))

@@ -9,8 +9,11 @@ is back: an outage is one line down and one line back. Other DBOS records pass u
 from __future__ import annotations
 
 import logging
+import re
 
 from baton.outages import STATE_DATABASE, is_outage, outage
+
+_ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Timeout)\b.*:")
 
 
 class DBOSOutageFilter(logging.Filter):
@@ -24,8 +27,16 @@ class DBOSOutageFilter(logging.Filter):
             return True
         if not is_outage(exc, message):
             return True
-        outage(STATE_DATABASE).failed(exc if exc is not None else message.strip().splitlines()[-1][:200])
+        outage(STATE_DATABASE).failed(exc if exc is not None else _error_line(message))
         return False
+
+
+def _error_line(message: str) -> str:
+    """The line of a logged traceback that names the error (its last ``...Error: ...``), else
+    the message's first line."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    named = [line for line in lines if _ERROR_LINE.match(line)]
+    return (named[-1] if named else lines[0] if lines else "unreachable")[:200]
 
 
 _FILTER = DBOSOutageFilter()
