@@ -175,7 +175,8 @@ def test_a_near_miss_is_refused_with_did_you_mean_and_the_suggestion_works(page)
     login(page)
     ask(page, "Which Pokemon products had the most returns in 2025?")  # no returns in the data: not answerable
     refusal = last_answer(page)
-    expect(refusal).to_have_class(re.compile(r"\berror\b"))  # a refusal looks like one
+    expect(refusal).to_have_class(re.compile(r"\binfo\b"))  # information, not an error (issue 28: no red box)
+    expect(refusal).not_to_have_class(re.compile(r"\berror\b"))
     expect(refusal.locator(".feedback")).to_have_count(0)  # nothing to judge: no thumbs
     expect(refusal.locator(".chips")).to_have_count(0)  # the suggestions are in the text, not twice
     suggestions = refusal.locator("button.suggestion")
@@ -226,7 +227,8 @@ def test_every_follow_up_that_needs_no_model(page):
     shot(page, "analyst-05-follow-ups-regroup-compare")
     ask(page, "Why did it drop in March?")
     needs = last_answer(page)
-    expect(needs).to_have_class(re.compile(r"\berror\b"))
+    expect(needs).to_have_class(re.compile(r"\binfo\b"))  # "needs a language model" is information, not an error
+    expect(needs).not_to_have_class(re.compile(r"\berror\b"))
     expect(needs.locator(".text")).to_contain_text("needs a language model")
     expect(needs.locator(".feedback")).to_have_count(0)
     expect(needs.locator(".chips .chip").first).to_be_visible()  # what can be done instead
