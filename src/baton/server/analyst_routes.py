@@ -8,6 +8,7 @@ verified questions and CSV files. Each route is an adapter over a workspace func
 | ``POST /v1/sql/run`` | ``baton.workspace.edited_sql.run_edited_sql`` (edit an answer's SQL, run it again) |
 | ``POST /v1/verified`` | ``baton.workspace.verified.save_verified_question`` ("Save as verified question") |
 | ``GET /v1/turns/{turn_id}/csv`` | ``baton.workspace.export.answer_csv`` ("Download CSV") |
+| ``POST /v1/semantic/draft`` | ``baton.semantic.draft.draft_model`` ("Draft a semantic model", as ``baton semantic init``) |
 
 The workspace is the caller's (the key's, or the login session's); a turn of another
 workspace is 404, the same as one that does not exist. Refusals are typed: a 422 body
@@ -56,14 +57,43 @@ def refused(detail: str, code: str, status: int = 422, **extra: Any) -> JSONResp
 NOT_FOUND = {"detail": "answer not found", "error_code": "not_found"}
 
 
+def _can_draft(ws: Any) -> bool:
+    """Whether the page offers "Draft a semantic model": a workspace with a SQL database and no model."""
+    from baton.workspace.examples import sql_connections
+
+    return getattr(ws, "semantic", None) is None and bool(sql_connections(ws))
+
+
 def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
     @app.get("/v1/examples", tags=["page"])
     async def examples(caller: Caller) -> dict[str, Any]:
         """Questions this workspace answers: its verified questions, metric questions and questions its documents answer."""
         from baton.workspace.examples import example_questions, metric_questions
 
-        found = await asyncio.to_thread(example_questions, workspace_of(caller))  # reads the document folder
-        return {**found, "metrics": await metric_questions(workspace_of(caller))}
+        ws = workspace_of(caller)
+        found = await asyncio.to_thread(example_questions, ws)  # reads the document folder
+        return {**found, "metrics": await metric_questions(ws), "can_draft_semantic": _can_draft(ws)}
+
+    @app.post("/v1/semantic/draft", tags=["page"])
+    async def draft_semantic(caller: Caller) -> Response:
+        """A draft semantic model of the workspace's database, as ``baton semantic init`` writes
+        it: the YAML, what it decided and what to check. The running workspace is not changed:
+        its model is chosen where it starts (``--semantic FILE``), so every replica and every
+        user answers alike; the page offers the file and that command."""
+        from baton.semantic.draft import draft_model, draft_text
+        from baton.workspace.examples import sql_connections
+
+        ws = workspace_of(caller)
+        if getattr(ws, "semantic", None) is not None:
+            return refused("this workspace already has a semantic model", "semantic_model_exists", status=409)
+        connections = sql_connections(ws)
+        if not connections:
+            return refused("this workspace has no SQL database to draft a model from", "no_database")
+        async with app.state.admission.slot():
+            draft = await draft_model(connections[0], "draft")
+        return JSONResponse({"yaml": draft_text(draft), "filename": "semantic.yaml", "decisions": list(draft.decisions),
+                             "checklist": [item.to_dict() for item in draft.checklist],
+                             "command": "baton serve --database URL --semantic semantic.yaml"})
 
     @app.get("/v1/schema", tags=["page"])
     async def schema(caller: Caller) -> dict[str, Any]:
