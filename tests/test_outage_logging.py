@@ -144,10 +144,14 @@ def test_event_bus_listener_over_an_outage_logs_one_line_each_way(postgres_url, 
     assert not any(r.exc_info for r in caplog.records if r.name.startswith("baton"))
 
 
-async def test_a_bulkhead_outage_is_two_lines(postgres_url, caplog):
+@pytest.mark.parametrize("cooldown", [0.0, 60.0])
+async def test_a_bulkhead_outage_is_two_lines(postgres_url, caplog, cooldown):
+    """With no cooldown every call reaches the dead store; with a long one the breaker refuses
+    all but the first three, and those refusals are counted too. A readiness probe (which
+    tries the store even while the breaker is open) ends the outage."""
     with proxied(postgres_url) as (proxy, url):
         engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args={"connect_timeout": 2})
-        bulkhead = Bulkhead("sessions", cooldown_s=0.0)
+        bulkhead = Bulkhead("sessions", cooldown_s=cooldown)
 
         def ping() -> None:
             with engine.connect() as conn:
@@ -159,6 +163,7 @@ async def test_a_bulkhead_outage_is_two_lines(postgres_url, caplog):
                 with pytest.raises(DependencyUnavailable):
                     await bulkhead.run(ping)
             proxy.set("pass")
+            await bulkhead.probe(ping, timeout=5.0)
             await bulkhead.run(ping)
         bulkhead.close()
         engine.dispose()

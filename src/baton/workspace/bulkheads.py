@@ -113,7 +113,12 @@ class Bulkhead:
 
     async def run(self, fn: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
         """``fn(*args)`` on this bulkhead's threads (module docstring)."""
-        self._admit()
+        try:
+            self._admit()
+        except DependencyUnavailable as exc:
+            if exc.reason == "down":
+                self.outage.failed(exc)  # refused while the breaker is open: counted in the outage's line
+            raise
         future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, fn, args)
         try:
             result = await asyncio.wait_for(asyncio.shield(future), timeout or self.timeout_s)
