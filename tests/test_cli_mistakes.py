@@ -149,6 +149,14 @@ def test_a_database_url_that_cannot_be_used_anywhere(home, args):
     assert "database" in line.lower()
 
 
+@pytest.mark.parametrize("command", [["ask", QUESTION], ["verified", "list"], ["serve", "--port", "0"]])
+def test_a_baton_home_that_cannot_be_a_folder(home, command):
+    a_file = home / "a-file"
+    a_file.write_text("", encoding="utf-8")
+    line = one_line(run(*command, BATON_HOME=str(a_file)))
+    assert "BATON_HOME" in line and "a file, not a folder" in line
+
+
 def test_keys_on_a_state_that_does_not_answer(home):
     assert "cannot be used" in one_line(run("keys", "create", "--workspace", "demo", "--state", UNREACHABLE_PG))
 

@@ -67,13 +67,14 @@ def _kept_verified(database: str | None, state_url: str | None, privileged: bool
         from baton.evaluation.golden import GoldenSet
         from baton.verified import content_words
         from baton.workspace.database import database_workspace_id
-        from baton.workspace.state import MEMORY_FILE
+        from baton.workspace.state import MEMORY_FILE, State
         from baton.workspace.verified import current_verified
 
-        where = _state(state_url)
+        where = State.from_env(url=state_url)
         folder = where.home / ("workspaces/" + database_workspace_id(database) if database else "demo")
         if where.embedded and not (folder / MEMORY_FILE).exists():
             return None
+        _state(state_url)  # checked (versions, BATON_HOME) before anything is opened on it
 
         async def collect() -> Any:
             async with _workspace(database, state_url, privileged=privileged) as ws:

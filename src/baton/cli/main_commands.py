@@ -39,10 +39,19 @@ def _model():
 def _state(url: str | None):
     """The state: ``--state``, else ``BATON_STATE_URL``, else SQLite files in ``BATON_HOME``. A URL
     that cannot be used is a ``ConfigurationError``, a state that a newer Baton wrote a
-    ``StateSchemaError``: one line and exit 2 at the CLI's edge."""
+    ``StateSchemaError``, a ``BATON_HOME`` that cannot be a folder a ``StartupRefusal``: one line
+    and exit 2 at the CLI's edge."""
+    from baton.errors import StartupRefusal
     from baton.workspace.state import State
 
-    return State.from_env(url=url).check_versions()
+    where = State.from_env(url=url)
+    try:  # the folder every command here writes to (created as they would): not a traceback at its first file
+        where.home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "a file, not a folder" if where.home.is_file() else exc.strerror or str(exc)
+        raise StartupRefusal(f"BATON_HOME {where.home}: cannot be Baton's folder ({why})",
+                             "set BATON_HOME to a folder this user may write") from None
+    return where.check_versions()
 
 
 StateOption = typer.Option(None, "--state", help="Database URL of the shared state (default: $BATON_STATE_URL, else SQLite files in $BATON_HOME).")
