@@ -148,7 +148,10 @@ async def count_use(ws: Workspace, record_id: str) -> None:
         return
     future = ws.bulkheads.insights.advice(_call, ws.memory.mark_applied, (scope, [record_id]), {}, kind="usage")
     if future is not None:
-        await asyncio.wait([asyncio.wrap_future(future)])  # its outcome is counted by the bulkhead
+        outcome = asyncio.wrap_future(future)
+        await asyncio.wait([outcome])
+        if not outcome.cancelled():
+            outcome.exception()  # read, so asyncio logs no "never retrieved": the bulkhead counted it
 
 
 async def read_memory(ws: Workspace, fn: Any, *args: Any, **kwargs: Any) -> Any:
