@@ -20,7 +20,7 @@ Everything runs on this machine; the load average and core count are printed, si
 small shared machine the replicas compete for the same cores as the load generator.
 
 Run: .venv/bin/python bench/replicas.py [--postgres URL] [--requests 300] [--concurrency 16] [--runs 10]
-       [--rate 30] [--seconds 60] [--only memory|throughput|events]
+       [--rate 87] [--seconds 60] [--only memory|throughput|events]
 (default URL: $BATON_TEST_POSTGRES_URL, a server on which a database may be created).
 """
 
@@ -184,7 +184,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--rate", type=float, default=30.0, help="memory part: answers/s across the replicas")
+    parser.add_argument("--rate", type=float, default=87.0, help="memory part: answers/s across the replicas")
     parser.add_argument("--seconds", type=float, default=60.0, help="memory part: seconds per replica count")
     parser.add_argument("--only", choices=["throughput", "memory", "events"], help="run one part")
     args = parser.parse_args()
