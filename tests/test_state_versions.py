@@ -162,3 +162,16 @@ def test_state_migrate_creates_an_empty_postgresql_state_and_show_reads_it(home,
     assert all(r.found == r.known for r in read(state))
     shown = run("state", "show", "--state", state_db)
     assert shown.exit_code == 0 and "pipelines" in shown.output and "memory" in shown.output
+
+
+def test_a_process_hosting_pipelines_refuses_newer_dbos_tables_without_the_cli(home):
+    """The library path (an app built in Python) meets the same check where it opens the
+    pipeline runtime."""
+    from baton.workspace.migrations import StateSchemaError
+    from baton.workspace.pipeline_host import PipelineHost
+
+    state = State.from_env(home=home)
+    populate(state)
+    set_version(state, "pipelines", known(state, "pipelines") + 1)
+    with pytest.raises(StateSchemaError, match="pipelines"):
+        PipelineHost.for_state(state)

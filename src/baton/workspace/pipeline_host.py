@@ -73,6 +73,7 @@ class PipelineHost:
 
         from baton.pipeline.durable import DurableConfig
 
+        state.check_versions()  # DBOS's tables (and every other family) written by a newer Baton: refused here too
         durable = DurableConfig.from_env(system_database_url=state.pipelines_url, **config)
         bus = bus_for(state.url, events_url or os.environ.get("BATON_EVENTS_URL") or None)
         return cls(durable, bus, run_stages=state.embedded if run_stages is None else run_stages, state=state)
