@@ -25,6 +25,7 @@ reader shows them only when it is caught up to exactly that point.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -199,7 +200,15 @@ class RunLogWriter:
         numbering = {wid: list(state) for wid, state in self._runs.items()}
         fresh = set(self._fresh)
         ended: set[str] = set()
-        with self.log.engine.begin() as conn:
+        with contextlib.ExitStack() as stack:
+            conn: sa.Connection | None = None  # opened only when needed: a batch of tokens touches no database
+
+            def connection() -> sa.Connection:
+                nonlocal conn
+                if conn is None:
+                    conn = stack.enter_context(self.log.engine.begin())
+                return conn
+
             for wid, kind, event in items:
                 if kind != "event" or event is None:
                     if kind == "begin":
@@ -209,7 +218,7 @@ class RunLogWriter:
                         ended.add(wid)
                     continue
                 if wid not in numbering:
-                    numbering[wid] = list(self.log.last(conn, wid))
+                    numbering[wid] = list(self.log.last(connection(), wid))
                 state = numbering[wid]
                 if wid in fresh or state[1] == 0:  # the first event of an attempt
                     state[1] += 1
@@ -222,7 +231,7 @@ class RunLogWriter:
                 rows.append({"workflow_id": wid, "seq": state[0], "attempt": state[1], "event": json.dumps(numbered, default=str)})
                 out.append((wid, numbered))
             if rows:
-                conn.execute(sa.insert(self.log.table), rows)
+                connection().execute(sa.insert(self.log.table), rows)
         for wid in ended:
             numbering.pop(wid, None)
             fresh.discard(wid)
