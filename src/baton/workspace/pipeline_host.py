@@ -3,7 +3,8 @@
 Every process that serves workspaces has one host (DBOS allows one instance per process):
 
 - a producer (``PipelineClient``) to start runs, read their progress and send decisions;
-- the event bus (``bus.py``) on which live events of runs arrive, wherever they execute;
+- the event bus (``bus.py``) on which live events of runs arrive, wherever they execute (a
+  worker numbers and stores each event before it publishes it: ``pipeline/durable/run_log.py``);
 - with ``run_stages``, the worker: DBOS launched in this process, consuming the queue with
   the stage runners of this process's workspaces (``register``). ``baton worker`` and the
   embedded default (``baton serve`` without a state URL) run stages; ``baton serve`` on a
