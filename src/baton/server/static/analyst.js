@@ -19,10 +19,8 @@ async function loadExamples() {
 }
 
 // --- the schema browser ---------------------------------------------------------------------
-const numberFormat = new Intl.NumberFormat();
-
 function tableEntry(table) {
-  const rows = table.rows == null ? "row count unknown" : `about ${numberFormat.format(table.rows)} row${table.rows === 1 ? "" : "s"}`;
+  const rows = table.rows == null ? "row count unknown" : `about ${plural(table.rows, "row")}`;
   const keys = new Map(table.foreign_keys.flatMap((fk) => fk.columns.map((c, i) => [c, `→ ${fk.ref_table}.${fk.ref_columns[i] ?? ""}`])));
   return el("details", { class: "schema-table", "data-table": table.name },
     el("summary", {}, el("span", { class: "name" }, table.schema ? `${table.schema}.${table.name}` : table.name), el("span", { class: "rows" }, rows)),
@@ -53,13 +51,23 @@ async function openSchema() {
       el("h3", {}, `${c.id} (${c.dialect})`),
       c.error ? el("p", { class: "error" }, c.error) : null,
       ...c.tables.map(tableEntry),
-      c.tables_left_out ? el("p", { class: "hint" }, `${c.tables_left_out} more tables not listed`) : null));
+      c.tables_left_out ? el("p", { class: "hint" }, `${plural(c.tables_left_out, "more table")} not listed`) : null));
     list.replaceChildren(...(parts.length ? parts : [el("p", { class: "hint" }, "This workspace has no SQL database.")]));
     list.dataset.loaded = "1";
   } catch (err) {
     list.replaceChildren(el("p", { class: "error", role: "alert" }, "Could not read the schema: " + err.message));
   }
   $("#schema-filter").focus();
+}
+
+// The schema and examples are read once per login; a logout forgets them (app.js forgetWorkspace).
+function forgetAnalystViews() {
+  closeSchema();
+  const list = $("#schema-list");
+  list.replaceChildren();
+  delete list.dataset.loaded;
+  $("#schema-filter").value = "";
+  $("#examples").replaceChildren();
 }
 
 function closeSchema() {

@@ -14,14 +14,37 @@ function cell(column, value) {
   return el("td", {}, String(value));
 }
 
+// Values compared as they are: numbers as numbers (9 before 10), text by the reader's
+// collation with numbers inside it ("item 2" before "item 10"), empty cells last.
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+function compareValues(a, b) {
+  if (a == null || b == null) return a == null ? (b == null ? 0 : 1) : -1;
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  return collator.compare(typeof a === "object" ? JSON.stringify(a) : String(a), typeof b === "object" ? JSON.stringify(b) : String(b));
+}
+
+// A result table; a click on a column's header sorts by it (again: the other way), on a copy:
+// the answer's own order comes back on the third click.
 function table(rows, download) {
   if (!Array.isArray(rows) || !rows.length || typeof rows[0] !== "object" || rows[0] === null) return null;
   const columns = Object.keys(rows[0]);
-  const head = el("tr", {}, ...columns.map((c) => el("th", { scope: "col" }, c)));
-  const body = rows.slice(0, MAX_TABLE_ROWS).map((row) => el("tr", {}, ...columns.map((c) => cell(c, row[c]))));
-  const count = rows.length > MAX_TABLE_ROWS ? `showing ${MAX_TABLE_ROWS} of ${rows.length} rows` : `${rows.length} row${rows.length === 1 ? "" : "s"}`;
+  const tbody = el("tbody", {});
+  const fill = (ordered) => tbody.replaceChildren(...ordered.slice(0, MAX_TABLE_ROWS).map((row) => el("tr", {}, ...columns.map((c) => cell(c, row[c])))));
+  const heads = columns.map((c) => el("th", { scope: "col", "aria-sort": "none" },
+    el("button", { type: "button", class: "sort", title: `Sort by ${c}`, onclick: () => sortBy(c) }, c)));
+  let sorted = { column: null, way: "none" };
+  const sortBy = (column) => {
+    const way = sorted.column !== column || sorted.way === "none" ? "ascending" : sorted.way === "ascending" ? "descending" : "none";
+    sorted = { column, way };
+    const sign = way === "descending" ? -1 : 1;
+    const nulls = (a, b) => (a == null) - (b == null); // empty cells last, either way
+    fill(way === "none" ? rows : [...rows].sort((a, b) => nulls(a[column], b[column]) || sign * compareValues(a[column], b[column])));
+    columns.forEach((c, i) => heads[i].setAttribute("aria-sort", c === column ? way : "none"));
+  };
+  fill(rows);
+  const count = rows.length > MAX_TABLE_ROWS ? `showing ${formatNumber(MAX_TABLE_ROWS)} of ${plural(rows.length, "row")}` : plural(rows.length, "row");
   return el("div", { class: "dataset-table" },
-    el("div", { class: "table-wrap" }, el("table", {}, el("thead", {}, head), el("tbody", {}, ...body))),
+    el("div", { class: "table-wrap" }, el("table", {}, el("thead", {}, el("tr", {}, ...heads)), tbody)),
     el("div", { class: "caption" }, count, download || null));
 }
 
@@ -185,6 +208,7 @@ function metaView(answer) {
     m.agents_consulted?.length && "consulted " + m.agents_consulted.join(", "),
     m.fast_path === "verified_question" && "verified question",
     m.fast_path === "edited_sql" && "your edited SQL",
+    m.fast_path === "semantic_layer" && "semantic model",
     m.fast_path || m.llm_calls === 0 ? "no LLM call" : null,
     m.partial && "partial answer",
     answer.error_code && "error: " + answer.error_code,

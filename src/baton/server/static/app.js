@@ -3,19 +3,29 @@
 "use strict";
 
 // --- asking, with live events --------------------------------------------------------------
+// The routers that stand in for a model (a verified-question match, keyword routing) emit the
+// same llm.start/llm.end events as a model: their step says no model was called, and no
+// "thinking" line is shown for them.
+const NO_MODEL_PROVIDERS = {
+  verified: "matched a verified question, no LLM call",
+  lexical: "routed by keywords, no LLM call",
+};
+
 function describe(event) {
   const d = event.data || {};
   switch (event.type) {
     case "agent.routed": return `routed to ${d.agent}`;
     case "agent.start": return `→ ${d.agent} is working on it`;
     case "agent.end": {
-      const took = d.duration_ms != null ? ` (${Math.round(d.duration_ms)} ms)` : "";
+      const took = d.duration_ms != null ? ` (${formatNumber(Math.round(d.duration_ms))} ms)` : "";
       return d.status === "success" ? `✓ ${d.agent} ${d.status}${took}` : `✗ ${d.agent} ${d.status ?? "failed"}${d.error_type ? `: ${d.error_type}` : ""}${took}`;
     }
     case "agent.retry": return `↻ ${d.agent} retrying (${d.reason ?? d.error_type ?? ""})`;
-    case "llm.start": return "… thinking";
+    case "llm.end": return NO_MODEL_PROVIDERS[d.provider]
+      ?? `✓ the model replied (${d.model || d.provider}${d.duration_ms != null ? `, ${formatNumber(Math.round(d.duration_ms))} ms` : ""})`;
     case "llm.error": return `model error: ${d.error_type ?? ""}`;
-    case "sql.attempt": return `SQL attempt ${d.attempt ?? ""}: ${d.outcome ?? ""}${d.row_count != null ? ` (${d.row_count} rows)` : ""}${d.error_class ? ` — ${d.error_class}` : ""}`;
+    case "sql.attempt": return `SQL attempt ${d.attempt ?? ""}: ${d.outcome ?? ""}${d.row_count != null ? ` (${plural(d.row_count, "row")})` : ""}${d.error_class ? ` — ${d.error_class}` : ""}`;
+    case "knowledge.retrieval": return `searched the documents: ${plural(d.hits ?? 0, "passage")} found`;
     case "followup": return `follow-up: ${d.kind ?? ""}`;
     case "stage.start": return `stage ${d.stage_id} started`;
     case "stage.end": return `stage ${d.stage_id} ${d.status ?? "done"}`;
@@ -25,6 +35,26 @@ function describe(event) {
     default: return null;
   }
 }
+
+// What happened, said once the answer is in: "answered from the semantic model, no LLM call".
+function outcome(answer) {
+  const m = answer.metadata || {};
+  const none = ", no LLM call";
+  if (isFailure(answer)) return null;
+  if (m.fast_path === "semantic_layer") return "answered from the semantic model" + none;
+  if (m.fast_path === "verified_question") return "answered from a verified question" + none;
+  if (m.fast_path === "edited_sql") return "ran your edited SQL" + none;
+  if (m.fast_path) return `answered without a model (${m.fast_path})`;
+  if (m.followup && m.llm_calls === 0) return "answered as an edit of the previous answer" + none;
+  if (m.llm_calls === 0) return (answer.source_documents?.length ? "answered from the documents" : "answered") + none;
+  if (m.llm_calls > 0) return `answered with ${plural(m.llm_calls, "LLM call")}`;
+  return null;
+}
+
+// A model's step is shown only when the model is really being waited for: an llm.start is
+// held until its llm.end says who answered (a stand-in router answers at once), and said as
+// "waiting for the model" only if nothing has come back after a moment.
+const MODEL_WAIT_MS = 400;
 
 function failed(event) {
   const d = event.data || {};
@@ -60,13 +90,25 @@ async function ask(question) {
   if (state.busy || !question.trim()) return;
   state.busy = true;
   $("#ask-button").disabled = true;
+  $("#ask-button").textContent = "Asking…";
   $("#empty").hidden = true;
   const events = el("ol", { class: "events", "aria-label": "Progress" });
   const draft = el("div", { class: "draft", hidden: true });
-  const turn = el("div", { class: "turn" }, el("div", { class: "question" }, question), events, draft);
+  const status = el("span", { class: "label" }, "Working on it…");
+  const loading = el("div", { class: "loading", role: "status" }, el("span", { class: "spinner", "aria-hidden": "true" }), status);
+  const turn = el("div", { class: "turn", "aria-busy": "true" }, el("div", { class: "question" }, question), events, loading, draft);
+  const waiting = new Map(); // iteration -> the held llm.start step
+  const step = (name, data, text) => {
+    const item = el("li", { "data-type": name, class: failed(data) ? "failed" : null }, text);
+    events.append(item);
+    events.scrollTop = events.scrollHeight;
+    status.textContent = text;
+    return item;
+  };
   $("#chat").append(turn);
   turn.scrollIntoView({ block: "end" });
   let answered = false;
+  let reply = null;
   try {
     const body = { question, session_id: state.sessionId, turn_id: turnKey(question) };
     const response = await api("/v1/ask/stream", { method: "POST", body: JSON.stringify(body) });
@@ -86,6 +128,7 @@ async function ask(question) {
           answered = true;
           state.unanswered = null;
           state.sessionId = data.session_id;
+          reply = data;
           draft.remove();
           turn.append(await answerView(data));
           loadSessions().catch(() => {});
@@ -94,12 +137,24 @@ async function ask(question) {
         } else if (name === "llm.token") {
           draft.hidden = false;
           draft.textContent += data.data?.delta ?? "";
+        } else if (name === "llm.start") {
+          const held = step(name, data, "… waiting for the model");
+          held.hidden = true;
+          held.dataset.timer = String(setTimeout(() => { if (waiting.get(data.data?.iteration) === held) held.hidden = false; }, MODEL_WAIT_MS));
+          waiting.set(data.data?.iteration, held);
+          status.textContent = "Working on it…";
         } else {
           const text = describe(data);
-          if (text) {
-            events.append(el("li", { "data-type": name, class: failed(data) ? "failed" : null }, text));
-            events.scrollTop = events.scrollHeight;
-          }
+          const held = name === "llm.end" || name === "llm.error" ? waiting.get(data.data?.iteration) : null;
+          if (held) {
+            waiting.delete(data.data?.iteration);
+            clearTimeout(Number(held.dataset.timer));
+            held.textContent = text;
+            held.hidden = false;
+            held.className = failed(data) ? "failed" : "";
+            delete held.dataset.timer;
+            status.textContent = text;
+          } else if (text) step(name, data, text);
         }
       }
     }
@@ -107,14 +162,20 @@ async function ask(question) {
   } catch (err) {
     turn.append(errorBox(err.message, err.code));
   } finally {
+    loading.remove();
+    turn.removeAttribute("aria-busy");
+    for (const held of waiting.values()) held.remove(); // a model call that never ended says nothing
+    const said = reply && outcome(reply);
+    if (said) events.append(el("li", { "data-type": "outcome", class: "outcome" }, said));
     if (events.children.length) {
       // keep the steps, folded: the answer is what matters now
-      const steps = el("details", { class: "steps" }, el("summary", {}, `${events.children.length} step${events.children.length === 1 ? "" : "s"}`));
+      const steps = el("details", { class: "steps" }, el("summary", {}, plural(events.children.length, "step")));
       events.replaceWith(steps);
       steps.append(events);
     } else events.remove();
     state.busy = false;
     $("#ask-button").disabled = false;
+    $("#ask-button").textContent = "Ask";
     turn.scrollIntoView({ block: "end" });
   }
 }
@@ -131,6 +192,7 @@ async function loadSessions() {
 
 async function openSession(sessionId) {
   if (state.busy) return;
+  closeMenu();
   const { turns } = await (await api(`/v1/sessions/${encodeURIComponent(sessionId)}`)).json();
   state.sessionId = sessionId;
   const chat = $("#chat");
@@ -153,6 +215,7 @@ async function loadAgents() {
 }
 
 function showLogin() {
+  forgetWorkspace();
   $("#login").hidden = false;
   $("#ask-form").hidden = true;
   $("#empty").hidden = true;
@@ -169,15 +232,43 @@ $("#ask-form").addEventListener("submit", (event) => {
 });
 $("#new-session").addEventListener("click", () => {
   if (state.busy) return;
+  closeMenu();
   state.sessionId = null;
   $("#chat").replaceChildren();
   $("#empty").hidden = false;
   loadSessions().catch(() => {});
   $("#question").focus();
 });
-$("#schema-button").addEventListener("click", () => ($("#schema").hidden ? openSchema() : closeSchema()));
+$("#menu-button").addEventListener("click", () => (document.body.classList.contains("menu-open") ? closeMenu() : openMenu()));
+$("#schema-button").addEventListener("click", () => { if (!$("#schema").hidden) return closeSchema(); closeMenu(); return openSchema(); });
 $("#schema-close").addEventListener("click", closeSchema);
 $("#schema-filter").addEventListener("input", filterSchema);
+
+// --- the sidebar: always shown on a wide screen, a menu opened on demand on a phone -------
+function openMenu() {
+  document.body.classList.add("menu-open");
+  $("#menu-button").setAttribute("aria-expanded", "true");
+}
+
+function closeMenu() {
+  document.body.classList.remove("menu-open");
+  $("#menu-button").setAttribute("aria-expanded", "false");
+}
+
+// Everything the page holds about a workspace goes when its session does (logout, or a 401):
+// the next key may open another workspace, which must not see this one's tables or examples.
+function forgetWorkspace() {
+  state.sessionId = null;
+  state.unanswered = null;
+  $("#chat").replaceChildren();
+  $("#sessions").replaceChildren();
+  $("#no-sessions").hidden = true;
+  $("#agents").replaceChildren();
+  $("#workspace").textContent = "";
+  $("#question").value = "";
+  forgetAnalystViews();
+  closeMenu();
+}
 
 // --- login and logout ------------------------------------------------------------------------
 async function login(key) {
@@ -191,11 +282,6 @@ async function logout() {
   try {
     await request("/logout", { method: "POST" });
   } finally {
-    state.sessionId = null;
-    $("#chat").replaceChildren();
-    $("#sessions").replaceChildren();
-    $("#agents").replaceChildren();
-    $("#workspace").textContent = "";
     showLogin();
   }
 }

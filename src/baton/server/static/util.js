@@ -92,6 +92,11 @@ function cachedNumberFormat(grouping, places) {
   return numberFormats.get(key);
 }
 
+// "1 row", "12 rows", "1,204 rows": one wording everywhere in the page (never "row(s)").
+function plural(count, noun, many = noun + "s") {
+  return `${typeof count === "number" ? formatNumber(count) : count} ${count === 1 ? noun : many}`;
+}
+
 function formatNumber(value, grouping = true) {
   if (typeof value !== "number") return String(value);
   if (Number.isNaN(value)) return "NaN";

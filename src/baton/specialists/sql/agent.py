@@ -364,4 +364,5 @@ def _summary(result: QueryResult, explanation: str) -> str:
     if result.row_count == 1 and len(result.columns) == 1:
         value = result.rows[0][0]
         return f"{head} Result: {value if value is None else format_cell(str(result.columns[0]), value)}"
-    return f"{head} {result.row_count} row(s){' (capped)' if result.truncated else ''}."
+    rows = f"{result.row_count:,} row{'' if result.row_count == 1 else 's'}"
+    return f"{head} {rows}{' (capped)' if result.truncated else ''}."
