@@ -108,7 +108,9 @@ def test_with_the_result_only_what_can_be_answered_is_offered():
                            "Show percentage breakdown", "Break this down by quarter", "Compare with the previous period"}
     assert "Show this as a pie chart" not in months  # 12 periods are no share of a whole
     regions = fitting_followups(REGIONS, query=AGGREGATE, viz_type="bar")
-    assert set(regions) == {"Show this as a pie chart", "Show percentage breakdown"}  # already sorted, only 4 rows
+    # already sorted descending, only 4 rows: the other order, the top 3 and by name instead (at least three offers)
+    assert set(regions) == {"Show this as a pie chart", "Show percentage breakdown", "Sort by revenue ascending",
+                            "Show only the top 3 results", "Sort by region"}
     averages = QueryResult(["region", "avg_price"], [["a", 3.0], ["b", 9.0], ["c", 5.0]])
     assert "Show percentage breakdown" not in fitting_followups(averages, query="SELECT region, AVG(price) AS avg_price FROM t GROUP BY region")
     averaged_months = fitting_followups(MONTHS, query=MONTHLY_SQL.replace("SUM", "AVG"), viz_type="line")

@@ -107,13 +107,15 @@ def _sub(tree: exp.Expr, alias: str) -> exp.Subquery:
     return exp.Subquery(this=tree, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
-def build(view: View) -> str:
-    """The SQL of ``view`` (module docstring)."""
+def build(view: View, *, hidden: bool = True) -> str:
+    """The SQL of ``view`` (module docstring). ``hidden=False``: the same rows without the
+    ``__baton_*`` totals, the SQL a person is shown and may edit (internal columns never
+    appear there; they are what the run needs for insights over the full result)."""
     inner = _parse(view.base, view.dialect)
     windowed = exp.select("*").from_(_sub(inner, "base"))
-    for measure in view.measures:
+    for measure in view.measures if hidden else ():
         windowed = windowed.select(exp.alias_(exp.Window(this=exp.Sum(this=_col(measure))), TOTAL + measure, quoted=True))
-    if view.measures:
+    if view.measures and hidden:
         windowed = windowed.select(exp.alias_(exp.Window(this=exp.Count(this=exp.Star())), ROWS, quoted=True))
     if view.share:
         total = exp.Window(this=exp.Sum(this=_col(view.share)))

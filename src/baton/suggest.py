@@ -24,7 +24,11 @@ on THIS result, phrased the way they understand it:
 - a chart type that fits the data and is not the one shown ("Show this as a pie chart"
   only for 2-8 non-negative slices of one category; bar/line alternatives likewise);
 - "Show only the top 5 results" when there are more than five rows and a measure;
-- "Sort by <measure> descending" unless the rows are already in that order;
+- "Show only the top 3 results" when there are four or five;
+- "Sort by <measure> descending" unless the rows are already in that order (then
+  "ascending" unless in that one), and "Sort by <its label column>" unless already so;
+- "Show this as a table" when a chart is shown and fewer than three others fit (every
+  answer with a table offers at least three);
 - "Show percentage breakdown" for one category (or period) and an additive, non-negative
   measure that is not already a share;
 - "Break this down by quarter" (by year, by month) when one time column can be rolled up to
@@ -98,6 +102,17 @@ def _sorted_descending(result: Any, index: int) -> bool:
     return all(a is not None and b is not None and a >= b for a, b in zip(values, values[1:]))
 
 
+def _sorted_ascending(result: Any, index: int) -> bool:
+    from baton.viz.profile import to_number
+
+    raw = [row[index] for row in result.rows[:5000]]
+    numbers = [to_number(v) for v in raw]
+    if all(n is not None for n in numbers):
+        return all(a <= b for a, b in zip(numbers, numbers[1:]))  # type: ignore[operator]
+    text = [str(v).lower() if v is not None else "" for v in raw]
+    return text == sorted(text)
+
+
 def fitting_followups(result: Any, *, query: str | None = None, dialect: str | None = None, viz_type: str | None = None) -> list[str]:
     """Every follow-up the LLM-free follow-ups can answer on ``result`` (module docstring)."""
     from baton.followup_sql import aggregate_of
@@ -112,15 +127,22 @@ def fitting_followups(result: Any, *, query: str | None = None, dialect: str | N
     t, m, d = profile.temporal, profile.measures, profile.dimensions
     pool: list[str] = []
     for kind, text in (("pie", "Show this as a pie chart"), ("bar", "Show this as a bar chart"), ("line", "Show this as a line chart")):
-        if kind != viz_type and (viz_type in ("line", "bar", "pie") or kind == "pie") and isinstance(fit(kind, profile, rows), Layout):
+        if kind != viz_type and (viz_type in ("line", "bar", "pie", "table") or kind == "pie") and isinstance(fit(kind, profile, rows), Layout):
             pool.append(text)
     if not m:
         return pool
     if profile.row_count > 5:
         pool.append("Show only the top 5 results")
+    elif profile.row_count > 3:
+        pool.append("Show only the top 3 results")
     last = m[-1]
     if profile.row_count > 1 and not _sorted_descending(result, last.index):
         pool.append(f"Sort by {last.source} descending")
+    elif profile.row_count > 1 and not _sorted_ascending(result, last.index):
+        pool.append(f"Sort by {last.source} ascending")
+    label = next(iter((*d, *t)), None)
+    if profile.row_count > 1 and label is not None and not _sorted_ascending(result, label.index):
+        pool.append(f"Sort by {label.source}")
     additive = [c for c in m if c.additive and c.maximum]
     if profile.row_count > 1 and len(d) + len(t) == 1 and additive and "share_pct" not in result.columns:
         pool.append("Show percentage breakdown")
@@ -131,4 +153,6 @@ def fitting_followups(result: Any, *, query: str | None = None, dialect: str | N
     if query and len(t) == 1 and t[0].time_unit in ("year", "quarter", "month", "day") and len(d) <= 1 and profile.row_count > 1 \
             and not compared:
         pool.append("Compare with the previous period")
+    if profile.row_count > 1 and len(pool) < 3 and viz_type not in (None, "table", "text"):
+        pool.append("Show this as a table")  # always answerable: the rows as they are
     return pool

@@ -41,10 +41,14 @@ ONLY = frozenset({"only", "just"})
 
 
 def _layer(orchestrator: Any) -> Any:
-    for tool in orchestrator.agent_tools.values():
-        layer = getattr(tool.agent, "layer", None) or getattr(tool.agent, "semantic", None)
-        if layer is not None and hasattr(layer, "compile"):
-            return tool.agent, layer
+    """The semantic agent and its layer; else an SQL specialist the layer is attached to
+    (its answers are then named for it: the semantic agent is preferred, so a follow-up is
+    answered under the name of the agent that answered before it)."""
+    for attribute in ("layer", "semantic"):
+        for tool in orchestrator.agent_tools.values():
+            layer = getattr(tool.agent, attribute, None)
+            if layer is not None and hasattr(layer, "compile"):
+                return tool.agent, layer
     return None, None
 
 
@@ -197,7 +201,21 @@ async def semantic_followup(orchestrator: Any, previous: Any, question: str, con
         message = AIMessage(content=result.result, error=result.error, error_code=result.error_type,
                             response_type=ResponseType.ERROR, metadata={"followup": "semantic_edit", "llm_calls": 0})
     message.metadata.setdefault("routed_to", runner.name)
+    _retitle(message, edited.describe(layer.model))
     return message
+
+
+def _retitle(message: Any, said: str) -> None:
+    """The edited answer's own title, what its query now is ("Revenue by quarter; where time
+    in 2025"), never the follow-up's words ("Break this down by quarter"). The chart spec
+    may be shared with the presentation cache, so it is replaced, never edited in place."""
+    title = f"{said[0].upper()}{said[1:]}" if said else ""
+    if not title:
+        return
+    message.metadata["title"] = title
+    config = message.viz_config
+    if isinstance(config, dict) and isinstance(config.get("title"), dict):
+        message.viz_config = {**config, "title": {**config["title"], "text": title if len(title) <= 90 else title[:89].rstrip() + "…"}}
 
 
 __all__ = ["edit", "semantic_followup"]

@@ -38,6 +38,9 @@ Decisions:
 - ``confidence_hint`` says how clearly a finding stands out, not whether it is true: a change
   twice the next largest, a share twice the runner-up, or |z| near 7 get close to 1. Results
   the engine truncated lower it (the finding may not hold for the rows not returned).
+- A cut table (``total_rows`` above the rows shown: a top N, a filter): the largest change
+  and outliers are findings on the kept rows only, and their text says so ("..., among the
+  5 rows shown (of 12)"); the top share uses the full result's totals.
 - At most the first ``MAX_INSIGHT_ROWS`` (50,000) rows are examined.
 """
 
@@ -291,6 +294,12 @@ def find_insights(result: QueryResult, *, limit: int = 10, totals: dict[str, Any
     profile = profile_result(result.columns, rows, result.column_types)
     found = _largest_changes(profile, result, rows) + _top_share(profile, result, rows, totals, total_rows) \
         + _outliers(profile, result, rows)
+    whole = int(total_rows) if total_rows else 0
+    if whole > result.row_count:  # a cut table: what only its kept rows show says so
+        for insight in found:
+            if insight["kind"] in ("largest_change", "outlier"):
+                insight["text"] = f"{insight['text'].rstrip('.')}, among the {result.row_count} rows shown (of {whole})."
+                insight["values"]["rows_shown"], insight["values"]["rows_total"] = result.row_count, whole
     return found[:limit]
 
 

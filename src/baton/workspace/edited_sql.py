@@ -18,8 +18,10 @@ Outcomes:
   ``baton.viz.presentation.present``), stored as a new turn of the same conversation, so its
   follow-ups ("Show only the top 5") and "Save as verified question" work on it.
 
-Decisions: a refused edit is not stored as a turn (it answered nothing; the page shows the
-reason beside the editor, where the person can fix it). The new turn's question reads
+Decisions: the edited answer's chart has its own title, "<the question> — edited SQL" (also
+``metadata["title"]``, which its follow-ups' titles start from). A refused edit is not
+stored as a turn (it answered nothing; the page shows the reason beside the editor, where
+the person can fix it). The new turn's question reads
 "Edited SQL of “<the question>”". Edited SQL longer than ``MAX_SQL_CHARS`` is refused
 before it is parsed.
 """
@@ -93,13 +95,15 @@ async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     original = _original_question(question, previous)
     label = f"Edited SQL of “{original}”"
     rows = f"{result.row_count} row{'s' if result.row_count != 1 else ''}" + (" (capped)" if result.truncated else "")
+    title = f"{original} — edited SQL"  # its own chart title: these are not the rows the question's answer showed
     message = await present_async(AIMessage(
         content=f"Your edited query: {rows}.", data=result.records(), results=result, query=report.attempt.sql,
-        input=original, response_type=ResponseType.SQL_RESULT,
+        input=title, response_type=ResponseType.SQL_RESULT,
         metadata={"agent": agent.name, "routed_to": agent.name, "connection_id": connection.id, "dialect": connection.dialect,
                   "fast_path": "edited_sql", "llm_calls": 0, "edited_sql": True, "based_on": previous.turn_id,
-                  "edited_from_question": original, "attempts": [_attempt(report.attempt)], "warnings": report.warnings},
+                  "edited_from_question": original, "title": title, "attempts": [_attempt(report.attempt)], "warnings": report.warnings},
     ))
+    message.input = original
     await mark_freshness(message, connection)  # data older than the database's freshness limit: said
     message.session_id = session_id
     await ws.sessions.append(ws.name, session_id, label, message)

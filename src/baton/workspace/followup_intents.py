@@ -19,7 +19,8 @@ kind            examples
                 needs a model
 ==============  ===========================================================================
 
-Decisions: a question is read as a follow-up only when it points back at the answer ("this",
+Decisions: a complete new question (``is_new_question``) is never a follow-up; otherwise a
+question is read as a follow-up only when it points back at the answer ("this",
 "these", "it", "that" ...) or uses no word of its own beyond the follow-up's vocabulary, the
 result's column names and values: "Show the top 10 products" is a new question, "Show only
 the top 5" is not. Columns are named by their result name, with or without underscores,
@@ -121,6 +122,24 @@ def refers_back(question: str, result: QueryResult | None) -> bool:
     return not own
 
 
+_OPENER = re.compile(r"^\s*(?:how\s+(?:many|much)|what|which|who|whose|when|where|list|name|tell\s+me)\b", re.IGNORECASE)
+_EDIT_OPENER = re.compile(r"^\s*(?:what|how)\s+about\b", re.IGNORECASE)
+_EDIT_CUE = re.compile(r"\b(?:instead|rather|only|just|also|add|plus|compare|compared|vs|versus|again|too)\b", re.IGNORECASE)
+_AUXILIARY = frozenset("is was were are did does do has have had many much how which who whose when where list name tell".split())
+
+
+def is_new_question(question: str) -> bool:
+    """True for a complete new question ("How many orders by month in 2025?", "What was
+    revenue by year?"): it opens as a question, points at nothing before it and says more
+    than the follow-up vocabulary. It is never read as an edit of the previous answer, even
+    when every word of it could be one (the semantic parser hears "orders" as "order by")."""
+    if not _OPENER.search(question) or _EDIT_OPENER.search(question):
+        return False
+    if _BACK_REFERENCE.search(question) or _EDIT_CUE.search(question):
+        return False
+    return bool({w for w in _words(question) if not w.isdigit()} - FOLLOWUP_WORDS - ANALYSIS_WORDS - _AUXILIARY)
+
+
 def find_column(text: str, result: QueryResult) -> str | None:
     """The result column ``text`` names (exact, then without underscores), if any."""
     wanted = " ".join(_WORD.findall(text.lower()))
@@ -151,7 +170,7 @@ def find_value(text: str, result: QueryResult) -> tuple[str, Any] | None:
 
 def read_followup(question: str, result: QueryResult | None) -> Intent | None:
     """The follow-up ``question`` asks of ``result`` (module docstring), or None."""
-    if len(question) > MAX_FOLLOWUP_CHARS or result is None or not refers_back(question, result):
+    if len(question) > MAX_FOLLOWUP_CHARS or result is None or is_new_question(question) or not refers_back(question, result):
         return None
     if m := _CHART.search(question):
         return Intent("chart", chart=(m.group(1) or m.group(2)).lower().replace(" ", "_").replace("-", "_"))
@@ -183,4 +202,5 @@ def read_followup(question: str, result: QueryResult | None) -> Intent | None:
     return None
 
 
-__all__ = ["FOLLOWUP_WORDS", "Intent", "MAX_FOLLOWUP_CHARS", "find_column", "find_value", "read_followup", "refers_back"]
+__all__ = ["FOLLOWUP_WORDS", "Intent", "MAX_FOLLOWUP_CHARS", "find_column", "find_value", "is_new_question", "read_followup",
+           "refers_back"]

@@ -41,7 +41,7 @@ from baton.errors import BatonError
 from baton.followup_sql import ROWS, SHARE, TOTAL, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
 from baton.llm.base import is_language_model
 from baton.response import AIMessage, QueryResult, ResponseType
-from baton.workspace.followup_intents import Intent, read_followup
+from baton.workspace.followup_intents import Intent, is_new_question, read_followup
 
 if TYPE_CHECKING:
     from baton.viz.choose import ChartChoice
@@ -195,12 +195,16 @@ def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, vie
                    if not (kind in done and s.startswith(done[kind]))]
     if kind in ("regroup", "compare"):  # the base changed: later follow-ups are titled with what it now is
         title = chart_title
+    shown_sql = build(view, hidden=False)  # the rows shown, without the internal totals: what is shown and edited
+    attempts = answer.metadata.get("attempts")
+    if isinstance(attempts, list):
+        attempts = [{**a, "sql": shown_sql} if isinstance(a, dict) and a.get("sql") == answer.query else a for a in attempts]
     return answer.copy(
         content=lead + (f" {finding[0].upper()}{finding[1:]}" if finding else ""),
-        results=result, data=result.records(), viz_type=choice.viz_type, viz_config=choice.viz_config,
+        query=shown_sql, results=result, data=result.records(), viz_type=choice.viz_type, viz_config=choice.viz_config,
         insights=insights, suggested_followups=suggestions[:3], input=question,
         metadata={**answer.metadata, "followup": KIND_NAMES.get(kind, kind), "based_on": previous.turn_id, "llm_calls": 0, "title": title,
-                  "followup_view": view.to_dict(), "routed_to": previous.meta.get("routed_to") or previous.meta.get("agent")},
+                  "followup_view": view.to_dict(), "attempts": attempts, "routed_to": previous.meta.get("routed_to") or previous.meta.get("agent")},
     )
 
 
@@ -223,12 +227,14 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
     results = previous.results
     if results is None or not results.rows:
         return None
+    from baton.suggest import fitting_followups
     from baton.viz import choose_chart
 
     title = _title(previous)
     choice = choose_chart(results, question=title or None, requested=requested)
+    offers = fitting_followups(results, query=previous.query, dialect=previous.meta.get("dialect"), viz_type=choice.viz_type)
     return previous.copy(
-        content=f"Here is the previous result as a {choice.viz_type.replace('_', ' ')} chart."
+        content=f"Here is the previous result as a {choice.viz_type.replace('_', ' ')}{'' if choice.viz_type == 'table' else ' chart'}."
         + ("" if choice.viz_type == requested else f" ({choice.reason})"),
         viz_type=choice.viz_type,
         viz_config=choice.viz_config,
@@ -238,7 +244,7 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
         token_usage={},
         tool_call_log=[],
         workflow_id=None,
-        suggested_followups=[],
+        suggested_followups=offers[:3],
         metadata={**previous.metadata, "followup": "rechart", "based_on": previous.turn_id, "llm_calls": 0, "title": title},
     )
 
@@ -257,6 +263,26 @@ def needs_model(previous: AIMessage, question: str, reason: str) -> AIMessage:
                      metadata={"followup": "needs_model", "based_on": previous.turn_id, "llm_calls": 0, "mode": "direct"})
 
 
+def _semantic_runner(agent: Any) -> bool:
+    return hasattr(agent, "layer") and not hasattr(agent, "connection")
+
+
+async def _run_on_layer(agent: Any, question: str, sql: str, context: AgentContext) -> AIMessage:
+    """The rewritten SQL of a semantic answer, run by its layer through the same safety check,
+    pre-validation and read-only engine (a semantic agent reads questions, not SQL)."""
+    layer = agent.layer
+    report = await layer.run_sql(sql, "Ran the follow-up of a semantic answer.")
+    context.emit(report.attempt.event(layer.connection.id))
+    if report.result is None:
+        error = f"the follow-up query failed: {report.attempt.error}"
+        return AIMessage(content=f"The follow-up query failed: {report.attempt.error}", error=error,
+                         error_code=report.attempt.error_class or "sql_failed", response_type=ResponseType.ERROR)
+    return AIMessage(content="", data=report.result.records(), results=report.result, query=report.attempt.sql, input=question,
+                     response_type=ResponseType.SQL_RESULT,
+                     metadata={"agent": agent.name, "connection_id": layer.connection.id, "dialect": layer.dialect,
+                               "fast_path": "given_sql", "llm_calls": 0, "attempts": [report.attempt.to_dict()]})
+
+
 def _has_model(orchestrator: OrchestratorAgent) -> bool:
     return is_language_model(orchestrator.model)
 
@@ -264,6 +290,8 @@ def _has_model(orchestrator: OrchestratorAgent) -> bool:
 async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
     """The follow-up's answer, or None when the question is not such a follow-up (or a
     model should answer it). ``context`` is the request's; a failure is an error answer."""
+    if is_new_question(question):  # "How many orders by month in 2025?" asks anew, whatever came before
+        return None
     if previous is not None and previous.meta.get("semantic_query"):  # an edit of its semantic query (baton.semantic)
         from baton.semantic.followups import semantic_followup
 
@@ -290,7 +318,10 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
     if tool is None:
         return None
     try:
-        answer = await tool.agent.ask(question, context=context.derive(user_question=question), sql=sql)
+        if _semantic_runner(tool.agent):  # a semantic answer: its layer runs the rewrite, on its connection
+            answer = await _run_on_layer(tool.agent, question, sql, context)
+        else:
+            answer = await tool.agent.ask(question, context=context.derive(user_question=question), sql=sql)
     except BatonError as exc:
         answer = AIMessage(content=f"The follow-up query failed: {exc}", error=str(exc), response_type=ResponseType.ERROR)
     if answer.error or answer.results is None:

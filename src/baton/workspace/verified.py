@@ -185,7 +185,8 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
         found = next((a for a in agents if a.name == wanted), None)
         if found is None:  # an answer of the semantic layer: the SQL specialist on its connection keeps it
             layer = getattr(next((t.agent for t in ws.orchestrator.agent_tools.values() if t.agent.name == wanted), None), "layer", None)
-            found = next((a for a in agents if layer is not None and a.connection is getattr(layer, "connection", None)), None)
+            found = _closest(ws, [a for a in agents if layer is not None and a.connection is getattr(layer, "connection", None)],
+                             answer)
         if found is None:
             raise VerifiedQuestionError(f"no SQL specialist named {wanted!r} in workspace {ws.name!r} "
                                         f"(has: {', '.join(a.name for a in agents) or 'none'})")
@@ -193,6 +194,20 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
     if len(agents) == 1:
         return agents[0]
     raise VerifiedQuestionError(f"say which specialist answers it: one of {', '.join(a.name for a in agents) or 'none'}")
+
+
+def _closest(ws: Workspace, agents: list[Any], answer: AIMessage | None) -> Any:
+    """Of the SQL specialists on one connection, the one the workspace's router sends the
+    answer's question to (an Epson question to the Epson specialist, never the first one
+    listed); the first when there is no router to ask."""
+    router = ws.orchestrator.model
+    said = (answer.input, answer.meta.get("title"), answer.query_explanation) if answer is not None else ()
+    question = " ".join(str(part) for part in said if part)  # a follow-up's own words say little ("top 3")
+    if len(agents) < 2 or not question or not isinstance(router, LexicalRouter):
+        return agents[0] if agents else None
+    tools = {t.agent.name: t.spec for t in ws.orchestrator.agent_tools.values()}
+    scored = [(router.score(question, tools[a.name]), -i, a) for i, a in enumerate(agents) if a.name in tools]
+    return max(scored, key=lambda s: s[:2])[2] if scored else agents[0]
 
 
 async def check_verified(agent: Any, verified: VerifiedQuestion) -> None:
@@ -292,7 +307,8 @@ def _could_not_answer(message: AIMessage) -> bool:
 async def annotate_answer(ws: Workspace, message: AIMessage) -> None:
     """Called on every answer before it is stored: with no model, ``llm_calls`` is 0 and an
     answer that could not be given lists the closest verified questions; a verified
-    question's use is counted in memory (``times_applied``). Never fails the answer."""
+    question's use is counted in memory (``times_applied``); an empty answer with a time
+    filter says the data's date range (``data_range``). Never fails the answer."""
     try:
         if ws.no_model:
             message.meta["llm_calls"] = 0
@@ -306,6 +322,9 @@ async def annotate_answer(ws: Workspace, message: AIMessage) -> None:
             if found is not None and found.verified.record_id:
                 message.metadata.setdefault("verified_record", found.verified.record_id)
                 _count_use(ws, found.verified.record_id)
+        from baton.workspace.data_range import note_data_range
+
+        await note_data_range(ws, message)  # an empty answer with a time filter: the dates the data covers
     except Exception:
         log.warning("annotating the answer failed", exc_info=True)
 
