@@ -255,10 +255,7 @@ def params_of(case: dict[str, Any], engine: str, schema: str) -> dict[str, Any]:
             raise _Unread(construct)
     params: dict[str, Any] = {"metrics": list(case.get("metrics") or ())}
     params["group_by"] = [*(case.get("group_bys") or ()), *(_element(s) for s in case.get("group_by_objs") or ())]
-    where = [render(case["where_filter"], engine, schema)] if case.get("where_filter") else []
-    if case.get("time_constraint"):
-        where.append(_time_constraint(case["time_constraint"], params["group_by"]))
-    params["where"] = where
+    params["where"] = [render(case["where_filter"], engine, schema)] if case.get("where_filter") else []
     params["order_by"] = list(case.get("order_bys") or ())
     if case.get("limit") is not None:
         params["limit"] = case["limit"]
@@ -269,17 +266,12 @@ class _Unread(Exception):
     """A case option Baton's query does not have (named)."""
 
 
-def _time_constraint(bounds: list[str], group_by: list[str]) -> str:
+def _time_constraint(bounds: list[str], grain: str) -> str:
     """MetricFlow's ``time_constraint`` [start, end] (end inclusive) as a filter on metric time: the
     range widened to whole periods of the query's metric time grain, as MetricFlow does."""
     if any(len(b) != 10 for b in bounds):
         raise _Unread("a time constraint with a time of day")
     start, end = dt.date.fromisoformat(bounds[0]), dt.date.fromisoformat(bounds[1])
-    grains = {g.rsplit("__", 1)[1] for g in group_by if g.startswith("metric_time__")}
-    grains |= {g.split("'")[3] for g in group_by if g.startswith("TimeDimension('metric_time', '")}
-    grain = grains.pop() if len(grains) == 1 else ("day" if not grains else None)
-    if grain is None:
-        raise _Unread("a time constraint with metric time at several grains")
     if grain == "week":
         start -= dt.timedelta(days=start.weekday())
         end += dt.timedelta(days=6 - end.weekday())
@@ -304,10 +296,16 @@ async def ask(layer, case: dict[str, Any], engine: str, check) -> tuple[str, str
 
     from baton.semantic.errors import SemanticModelError
     from baton.semantic.mf_query import query_from_params
+    from baton.semantic.query import measures_of_metrics
 
     schema = "main" if engine == "duckdb" else "public"
     try:
-        query = query_from_params(layer.model, params_of(case, engine, schema))
+        params = params_of(case, engine, schema)
+        query = query_from_params(layer.model, params)
+        if case.get("time_constraint"):  # widened to the query's grain: the finest its metrics have, unless named
+            grain = query.grain or layer.model.finest_grain(measures_of_metrics(layer.model, query.metrics)) or "day"
+            params["where"].append(_time_constraint(case["time_constraint"], grain))
+            query = query_from_params(layer.model, params)
     except _Unread as exc:
         return "refused", str(exc)
     except SemanticModelError as exc:

@@ -11,7 +11,7 @@ from typing import Any
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import is_identifier, parse_fragment
 from baton.semantic.mf_project import MetricFlowProject, where
-from baton.semantic.model import Dimension, Entity, Join, Measure, Refusal, TimeColumn
+from baton.semantic.model import GRAINS, Dimension, Entity, Join, Measure, Refusal, TimeColumn
 
 _REF = re.compile(r"""^\s*ref\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*(?:,\s*v(?:ersion)?\s*=\s*\d+\s*)?\)\s*$""")
 _AGGS = {"sum": "sum", "count": "count", "count_distinct": "count_distinct", "min": "min", "max": "max",
@@ -59,6 +59,7 @@ class SemanticModelInfo:
     times: dict[str, TimeColumn | str] = field(default_factory=dict)  # time dimension -> column, or why it is not read
     hidden: set[str] = field(default_factory=set)
     scd: str = ""  # where validity_params are declared: its dimensions are refused
+    partitions: dict[str, str] = field(default_factory=dict)  # is_partition time dimension -> expr
 
 
 @dataclass
@@ -107,7 +108,9 @@ def _time_column(dim: Mapping, place: str) -> TimeColumn | str:
         parse_fragment(expr, f"time dimension {dim.get('name')}")
     except SemanticModelError as exc:
         return f"a time expression Baton does not read ({exc})"
-    return TimeColumn(expr, fmt)
+    params = dim.get("type_params")
+    grain = str(params.get("time_granularity") or "").lower() if isinstance(params, Mapping) else ""
+    return TimeColumn(expr, fmt, grain=grain if grain in GRAINS else None)
 
 
 def _read_semantic_model(node: Mapping, reading: Reading) -> SemanticModelInfo:
@@ -126,6 +129,8 @@ def _read_semantic_model(node: Mapping, reading: Reading) -> SemanticModelInfo:
             info.scd = where(dim, where(node))
         if str(dim.get("type") or "").lower() == "time":
             info.times[dim_name] = _time_column(dim, where(dim, where(node)))
+            if dim.get("is_partition"):
+                info.partitions[dim_name] = _expr(dim, dim_name)
         elif meta(dim).get("hidden"):
             info.hidden.add(dim_name)
             info.categorical[dim_name] = _expr(dim, dim_name)
@@ -142,7 +147,10 @@ def _joins(info: SemanticModelInfo, reading: Reading) -> tuple[Join, ...]:
                 continue
             remote = other.keys.get(entity)
             if remote and is_identifier(local) and is_identifier(remote):
-                joins.append(Join(other.name, ((local, remote),)))
+                # partitions of one name on both sides join too, as MetricFlow joins them (a user's row of that day)
+                both = [(info.partitions[p], other.partitions[p]) for p in info.partitions if p in other.partitions]
+                if all(is_identifier(a) and is_identifier(b) for a, b in both):
+                    joins.append(Join(other.name, ((local, remote), *both)))
     return tuple(joins)
 
 

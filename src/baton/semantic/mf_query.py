@@ -72,10 +72,19 @@ def _is_metric_time(model: SemanticModel, call: JinjaCall, measures: tuple[str, 
         return False
     column = call.path[-1]
     times = {model.time_of(m) for m in measures}
-    if len(times) == 1 and None not in times and next(iter(times)).column == column:  # type: ignore[union-attr]
+    owners = {_prefixes(model, model.measure(m).entity) for m in measures}
+    own = len(call.path) == 1 or (len(call.path) == 2 and all(call.path[0] in prefixes for prefixes in owners))
+    if own and len(times) == 1 and None not in times and next(iter(times)).column == column:  # type: ignore[union-attr]
         return True
     raise SemanticQueryError(f"grouping by the time dimension {call.name!r}, which is not the metrics' own time "
                              "(metric_time)")
+
+
+def _prefixes(model: SemanticModel, entity: str) -> frozenset[str]:
+    """The entity names a semantic model qualifies its own dimensions with (``booking`` of
+    ``booking__is_instant``): ``listing__ds`` on bookings is the listing's date, not the booking's."""
+    return frozenset(q.split("__")[0] for d in model.dimensions if d.entity == entity for q in d.qualified
+                     if q.count("__") == 1)
 
 
 def _grain(call: JinjaCall) -> str | None:
@@ -153,6 +162,25 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
     return tuple(values), periods
 
 
+def _one_path_per_hop(model: SemanticModel, dims: list[str], measures: tuple[str, ...]) -> None:
+    """MetricFlow joins each dimension's semantic model through its own copy of the path, Baton
+    through one: when a multi-hop dimension and another of a different semantic model share a
+    first hop, a bridge holding a key twice counts differently — refused rather than answered so."""
+    for measure in measures:
+        entity = model.measure(measure).entity
+        routes = []
+        for name in dims:
+            dimension = model.dimension(name)
+            route = None if dimension.local_expr(entity) is not None else model.path(entity, dimension.entity)
+            if route:
+                routes.append((route[0][1].to, dimension.entity, len(route)))
+        for i, (hop, goal, length) in enumerate(routes):
+            for other_hop, other_goal, other_length in routes[i + 1:]:
+                if hop == other_hop and goal != other_goal and max(length, other_length) > 1:
+                    raise SemanticQueryError("dimensions of different semantic models through one multi-hop path "
+                                             "(MetricFlow joins each path apart; Baton reads one path per query)")
+
+
 def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> SemanticQuery:
     """The ``SemanticQuery`` a MetricFlow query means (module docstring), checked against the model."""
     metrics = tuple(str(m) for m in params.get("metrics") or ())
@@ -174,6 +202,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         name = _dimension(model, call, measures)
         by.append(name)
         names[str(text)] = names[call.name] = name
+    _one_path_per_hop(model, [b for b in by if b != TIME], measures)
     where, periods = _where(model, filters_of(params.get("where"), "where"), measures)
     order = []
     for text in params.get("order_by") or ():

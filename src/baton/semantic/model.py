@@ -51,10 +51,14 @@ class TimeColumn:
     column: str
     format: str = "date"  # month | date | timestamp | native
     entity: str | None = None  # the entity whose column it is, reached through joins (an order line dated by its order)
+    grain: str | None = None  # the grain it is declared at (MetricFlow's time_granularity: month): none finer is read
 
     @property
     def finest(self) -> str:
-        return TIME_FORMATS[self.format]
+        stored = TIME_FORMATS[self.format]
+        if self.grain in GRAINS and GRAINS.index(self.grain) > GRAINS.index(stored):
+            return self.grain
+        return stored
 
 
 @dataclass(frozen=True, slots=True)
