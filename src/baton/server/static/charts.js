@@ -48,7 +48,27 @@ function fitted(spec, width) {
     copy.width = Math.min(copy.width, width);
     copy.autosize = { type: "fit-x", contains: "padding" };
   }
+  if (tooNarrowForColumns(copy, width)) lieDown(copy);
   return copy;
+}
+
+// Bars standing side by side need room for their labels: on a narrow screen, more categories
+// than fit (MIN_COLUMN px each) are drawn lying down, one labelled row each, instead of
+// keeping every third label.
+const MIN_COLUMN = 44;
+function tooNarrowForColumns(spec, width) {
+  const enc = spec.encoding || {};
+  if (spec.mark?.type !== "bar" || enc.y?.type !== "quantitative" || !["nominal", "ordinal"].includes(enc.x?.type) || enc.xOffset) return false;
+  const categories = new Set((spec.data?.values || []).map((v) => v[unescapeField(enc.x.field)])).size;
+  return categories * MIN_COLUMN > width;
+}
+
+function lieDown(spec) {
+  const { x, y } = spec.encoding;
+  const category = { ...x, axis: { ...(x.axis || {}), labelAngle: 0, labelAlign: "right", labelLimit: 110 } };
+  if (category.sort === "-y") category.sort = "-x";
+  spec.encoding = { ...spec.encoding, x: y, y: category };
+  spec.height = { step: 20 };
 }
 
 async function interactiveChart(holder, spec, width) {
