@@ -151,3 +151,23 @@ async def test_save_as_verified_files_the_question_under_the_specialist_that_ans
             assert (await save_verified_question(ws, "Top 3 Epson products of 2025", answer=top)).agent == "epson_finance"
         verified = await ws.answer(EPSON_MONTHS)
         assert (await save_verified_question(ws, "", answer=verified)).agent == "epson_finance"
+
+
+@pytest.mark.parametrize("question", ["What is a roadshow?", "How is profit defined?", "How are cancelled roadshow events handled?"])
+async def test_a_document_answer_offers_known_questions_on_its_subject_and_each_is_answered(demo, question):
+    answer = await demo.answer(question)
+    assert answer.results is None and answer.meta.get("agents_consulted") == ["finance_docs"]
+    offers = answer.suggested_followups
+    assert offers and question not in offers
+    subject = {"What is a roadshow?": "roadshow", "How is profit defined?": "profit",
+               "How are cancelled roadshow events handled?": "roadshow"}[question]
+    assert all(subject in offer.lower() for offer in offers), offers
+    for offer in offers:
+        followed = await demo.answer(offer, answer.session_id)
+        assert not followed.error and "No language model is configured, so I answer only" not in followed.content, followed.content
+        assert followed.results is not None or followed.meta.get("agents_consulted") == ["finance_docs"]
+
+
+async def test_a_document_answer_with_nothing_on_its_subject_offers_nothing_unrelated(demo):
+    answer = await demo.answer("What is an EcoTank?")
+    assert answer.suggested_followups == []
