@@ -234,6 +234,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             literals = [literal(dimension, v) for v in values]
             conditions.append(exp.EQ(this=subject, expression=literals[0]) if len(literals) == 1
                               else exp.In(this=subject, expressions=literals))
+        for condition in q.conditions:
+            conditions.append(_measure_filter(branch, model, condition, q.grain, dialect))
         if q.periods:
             assert time is not None
             column = _branch_time(branch)

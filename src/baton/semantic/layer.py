@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from baton.semantic.compiler import CompiledQuery, compile_query
@@ -142,7 +143,7 @@ class SemanticLayer:
                     raise SemanticQueryError(f"{value!r} is not a {dimension.replace('_', ' ')} in the data (some are: {sample})")
                 matched.append(hit)
             where.append((dimension, tuple(matched)))
-        return SemanticQuery(query.metrics, query.by, query.grain, tuple(where), query.periods, query.order, query.limit)
+        return replace(query, where=tuple(where))
 
     def compile(self, query: SemanticQuery) -> CompiledQuery:
         return compile_query(self.model, query, self.dialect, literal=self.literal)

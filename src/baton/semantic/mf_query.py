@@ -118,6 +118,7 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
     from sqlglot import exp
 
     values: list[tuple[str, tuple[str, ...]]] = []
+    conditions: list[str] = []
     start = end = None
     for text in texts:
         placeholders: dict[str, JinjaCall] = {}
@@ -136,8 +137,10 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
         for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
             subject = part.this if isinstance(part, (exp.EQ, exp.In, exp.GTE, exp.GT, exp.LT, exp.LTE)) else None
             element = placeholders.get(subject.name) if isinstance(subject, exp.Column) else None
-            if element is None:
-                raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions, ranges on metric time)")
+            if element is None or (element.function in ("Dimension", "Entity") and element.path[-1] != METRIC_TIME
+                                   and not element.grain and not _simple(part)):
+                conditions.append(_condition(model, part, placeholders, measures, text))
+                continue
             call = element
             if call.function != "Metric" and call.path[-1] == METRIC_TIME or call.function == "TimeDimension":
                 _is_metric_time(model, call, measures)
@@ -159,7 +162,36 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
             else:
                 raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
     periods = _periods(start, end) if (start or end) else ()
-    return tuple(values), periods
+    return tuple(values), periods, tuple(conditions)
+
+
+def _simple(part) -> bool:
+    """``dimension = 'literal'`` or ``dimension IN ('a', 'b')``: a value list of the query."""
+    from sqlglot import exp
+
+    if isinstance(part, exp.EQ):
+        return isinstance(part.expression, exp.Literal)
+    return isinstance(part, exp.In) and bool(part.expressions) and all(isinstance(v, exp.Literal) for v in part.expressions)
+
+
+def _condition(model: SemanticModel, part, placeholders: dict[str, JinjaCall], measures: tuple[str, ...], text: str) -> str:
+    """A filter part beyond value lists as SQL over ``dimension.<name>``: every column in it must
+    be a call to a dimension or entity (not metric time, a grain or a metric: refused by name)."""
+    from sqlglot import exp
+
+    def swap(node):
+        if isinstance(node, exp.Column):
+            call = placeholders.get(node.name) if not node.table else None
+            if call is None:
+                raise SemanticQueryError(f"the filter {text!r} names {node.sql()!r}, which is not a MetricFlow call")
+            if call.function == "Metric":
+                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
+            if call.function == "TimeDimension" or call.grain or call.date_part or call.path[-1] == METRIC_TIME:
+                raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end on metric time)")
+            return exp.column(_dimension(model, call, measures), table="dimension")
+        return node
+
+    return part.copy().transform(swap).sql()
 
 
 def _one_path_per_hop(model: SemanticModel, dims: list[str], measures: tuple[str, ...]) -> None:
@@ -203,7 +235,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         by.append(name)
         names[str(text)] = names[call.name] = name
     _one_path_per_hop(model, [b for b in by if b != TIME], measures)
-    where, periods = _where(model, filters_of(params.get("where"), "where"), measures)
+    where, periods, conditions = _where(model, filters_of(params.get("where"), "where"), measures)
     order = []
     for text in params.get("order_by") or ():
         text = str(text).strip()
@@ -217,7 +249,8 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
             raise SemanticQueryError(f"order by {key!r}: it is not among the metrics or the group-by")
         order.append((target, desc))
     limit = params.get("limit")
-    query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None)
+    query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None,
+                          conditions=conditions)
     return query.check(model)
 
 

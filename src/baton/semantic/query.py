@@ -103,6 +103,9 @@ class SemanticQuery:
     order: tuple[tuple[str, bool], ...] = ()  # (metric or dimension, descending)
     limit: int | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
+    # filters beyond value lists, as SQL over ``dimension.<name>`` only (MetricFlow's where filters:
+    # ``NOT dimension.is_instant``, ``dimension.capacity >= 4``); check() refuses any other column
+    conditions: tuple[str, ...] = ()
 
     # --- dict form ------------------------------------------------------------------------
 
@@ -110,7 +113,7 @@ class SemanticQuery:
     def from_dict(cls, data: Mapping[str, Any]) -> SemanticQuery:
         if not isinstance(data, Mapping):
             raise SemanticQueryError("a semantic query is a mapping with metrics, by, where, order, limit")
-        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit"}
+        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit", "conditions"}
         if unknown:
             raise SemanticQueryError(f"unknown key(s) in the semantic query: {', '.join(sorted(map(str, unknown)))}")
         metrics = _names(data.get("metrics"), "metrics")
@@ -143,7 +146,9 @@ class SemanticQuery:
         limit = data.get("limit")
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT):
             raise SemanticQueryError(f"limit is a whole number from 1 to {MAX_LIMIT}")
-        return cls(metrics, by, grain if TIME in by else None, tuple(where), periods, tuple(order), limit)
+        conditions = _names(data.get("conditions"), "conditions")  # checked as dimension-only SQL by check()
+        return cls(metrics, by, grain if TIME in by else None, tuple(where), periods, tuple(order), limit,
+                   conditions=conditions)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"metrics": list(self.metrics)}
@@ -156,6 +161,8 @@ class SemanticQuery:
             where[TIME] = [p.label for p in self.periods]
         if where:
             out["where"] = where
+        if self.conditions:
+            out["conditions"] = list(self.conditions)
         if self.order:
             out["order"] = [[name, "desc" if desc else "asc"] for name, desc in self.order]
         if self.limit is not None:
@@ -176,6 +183,8 @@ class SemanticQuery:
                 raise SemanticQueryError(refusal.message)
             if not model.has_dimension(name):
                 raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)}, time)")
+        for condition in self.conditions:
+            names += _condition_dimensions(model, condition)
         if len(set(self.by)) != len(self.by):
             raise SemanticQueryError("a dimension is named twice in by")
         needs_time = TIME in self.by or bool(self.periods)
@@ -226,6 +235,7 @@ class SemanticQuery:
         if self.by:
             parts[0] += " by " + ", ".join(title(b) for b in self.by)
         conditions = [f"{title(name)} = {' or '.join(values)}" for name, values in self.where]
+        conditions += [c.replace("dimension.", "") for c in self.conditions]
         if self.periods:
             conditions.append("time in " + " or ".join(period_words(p.label) for p in self.periods))
         if conditions:
@@ -249,6 +259,25 @@ def measures_of_metrics(model: SemanticModel, metrics: tuple[str, ...]) -> tuple
         if not model.has_metric(name):
             raise SemanticQueryError(f"no metric {name!r} (metrics: {', '.join(m.name for m in model.metrics)})")
     return tuple(dict.fromkeys(x for name in metrics for x in model.measures_of(name)))
+
+
+def _condition_dimensions(model: SemanticModel, condition: str) -> list[str]:
+    """The dimensions a query condition names; ``SemanticQueryError`` unless it is an allowed
+    expression whose every column is ``dimension.<name>`` (never a table's own column)."""
+    from sqlglot import exp
+
+    from baton.semantic.expressions import parse_fragment
+
+    try:
+        tree = parse_fragment(condition, "query filter", dimensions=True)
+    except SemanticModelError as exc:
+        raise SemanticQueryError(str(exc)) from None
+    names = []
+    for column in tree.find_all(exp.Column):
+        if column.table != "dimension" or column.name == TIME:
+            raise SemanticQueryError(f"the filter {condition!r} names {column.sql()!r}, which is no dimension")
+        names.append(column.name)
+    return names
 
 
 def _default_order(query: SemanticQuery) -> tuple[tuple[str, bool], ...]:
