@@ -269,6 +269,14 @@ def test_a_chart_type_switch_offers_only_what_the_data_allows(page):
     expect(page.locator("#vg-tooltip-element")).to_contain_text("revenue")
     kinds.first.click()
     expect(chart.locator(".mark-rect path")).to_have_count(4)
+    ask(page, "Show percentage breakdown")  # drawn as a pie by the server: a bar is offered too
+    chart = last_answer(page).locator(".chart")
+    kinds = chart.locator(".chart-kinds button")
+    expect(kinds).to_have_text(["bar", "pie"])
+    expect(kinds.nth(1)).to_have_attribute("aria-pressed", "true")
+    kinds.first.click()
+    expect(chart.locator(".mark-rect path")).to_have_count(4)
+    expect(chart.locator(".mark-arc path")).to_have_count(0)
     ask(page, TICKETS)  # 12 cities: too many slices for a pie, and no time axis: nothing to switch to
     expect(last_answer(page).locator(".chart svg").first).to_be_visible()
     expect(last_answer(page).locator(".chart-kinds")).to_have_count(0)
