@@ -7,6 +7,7 @@ a "largest change" claimed on a cut table, an edited answer keeping the old char
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -97,8 +98,7 @@ async def test_internal_columns_never_appear_in_the_shown_sql(demo, first, follo
     answer = await demo.answer(followup, previous.session_id)
     assert answer.query and HIDDEN not in answer.query
     assert not any(HIDDEN in str(c) for c in answer.results.columns)
-    attempts = answer.meta.get("attempts")
-    assert HIDDEN not in repr(attempts)
+    assert HIDDEN not in json.dumps(answer.to_dict(), default=str)  # nowhere in what is stored and sent
     edited = await run_edited_sql(demo, answer.turn_id, answer.query)  # the shown SQL is the editable SQL: it runs
     assert edited.data == answer.data
 
