@@ -27,7 +27,7 @@ from baton.semantic.expressions import parse_fragment, parse_metric_expression
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
 from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms
 from baton.semantic.mf_project import MetricFlowProject, where
-from baton.semantic.model import Measure, Metric, Refusal, SavedQuery, SemanticModel
+from baton.semantic.model import GRAINS, Measure, Metric, Refusal, SavedQuery, SemanticModel
 from baton.semantic.native import validate
 
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
@@ -153,8 +153,11 @@ class _Builder:
             common["decimals"] = decimals  # type: ignore[assignment]
         if kind in ("cumulative", "conversion"):
             raise _Refused(f"a {kind} metric")
-        if node.get("time_granularity"):
-            raise _Refused("a metric's own time_granularity")
+        grain = str(node.get("time_granularity") or "").lower() or None
+        if grain is not None:
+            if grain not in GRAINS:
+                raise _Refused(f"a metric's own time_granularity {grain!r}")
+            common["grain"] = grain
         filters = filters_of(node.get("filter"), place)
         if kind == "simple":
             measure = self._simple_measure(name, params, filters, place)

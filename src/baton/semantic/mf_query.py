@@ -80,6 +80,18 @@ def _is_metric_time(model: SemanticModel, call: JinjaCall, measures: tuple[str, 
                              "(metric_time)")
 
 
+def _default_grain(model: SemanticModel, metrics: tuple[str, ...], measures: tuple[str, ...]) -> str:
+    """Metric time's grain when a query names none, as MetricFlow takes it: the finest of each
+    metric's own (its ``time_granularity``, else the finest its data is kept by), never finer
+    than every metric's data allows."""
+    grains = []
+    for name in metrics:
+        own = model.metric(name).grain or model.finest_grain(tuple(model.measures_of(name))) or "day"
+        grains.append(GRAINS.index(own))
+    floor = GRAINS.index(model.finest_grain(measures) or "day")
+    return GRAINS[max(min(grains, default=floor), floor)]
+
+
 def _prefixes(model: SemanticModel, entity: str) -> frozenset[str]:
     """The entity names a semantic model qualifies its own dimensions with (``booking`` of
     ``booking__is_instant``): ``listing__ds`` on bookings is the listing's date, not the booking's."""
@@ -107,6 +119,10 @@ def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
         period = Period.parse(label)
         if period.start == lo.isoformat() and period.end == hi.isoformat():
             return (period,)
+    months = (hi.year - lo.year) * 12 + hi.month - lo.month
+    if lo.day == 1 and hi.day == 1 and 0 < months <= 100:  # whole months: data kept by month is filtered by its own grain
+        return tuple(Period.parse(f"{(lo.year * 12 + lo.month - 1 + i) // 12}-{(lo.month - 1 + i) % 12 + 1:02d}")
+                     for i in range(months))
     days = (hi - lo).days
     if 0 < days <= 100:  # the days of a range, at most as many values as a query's filter takes
         return tuple(Period.parse((lo + dt.timedelta(days=i)).isoformat()) for i in range(days))
@@ -226,7 +242,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
             raise SemanticQueryError("grouping by a Metric(...)")
         if call.function == "TimeDimension" or call.grain or call.path[-1] == METRIC_TIME:
             _is_metric_time(model, call, measures)
-            grain = _grain(call) or model.finest_grain(measures) or "day"
+            grain = _grain(call) or _default_grain(model, metrics, measures)
             by.append(TIME)
             names[str(text)] = TIME
             names[call.name] = TIME

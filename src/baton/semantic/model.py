@@ -97,6 +97,7 @@ class Metric:
     description: str = ""
     meta: Mapping = field(default_factory=dict, compare=False, hash=False)  # the source's own (MetricFlow's config.meta)
     fill_nulls: float | None = None  # simple: the value shown where the measure has none (MetricFlow's fill_nulls_with)
+    grain: str | None = None  # the grain metric time takes when a MetricFlow query names none (its time_granularity)
 
     @property
     def title(self) -> str:
