@@ -19,7 +19,8 @@ from baton.workspace.state import State
 KEY, BARE = "bt_draft_key", "bt_bare_key"
 
 
-def _shop(path) -> str:
+def shop_database(path) -> str:
+    """A small SQLite shop (customers, orders) with no semantic model; its URL."""
     with sqlite3.connect(path) as db:
         db.executescript("""
             CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, country TEXT);
@@ -34,7 +35,7 @@ def _shop(path) -> str:
 
 
 async def test_a_workspace_without_a_model_is_offered_a_draft_that_loads(tmp_path):
-    url = _shop(tmp_path / "shop.sqlite")
+    url = shop_database(tmp_path / "shop.sqlite")
     state = State.from_env(env={}, home=tmp_path / "home")
     async with open_database_workspace(url, None, state=state, name="shop") as ws:
         bare = Workspace("bare", OrchestratorAgent("bare"), SessionStore())

@@ -6,7 +6,7 @@
 // --- the empty page: what can be asked ------------------------------------------------------
 async function loadExamples() {
   const box = $("#examples");
-  const { verified, documents, metrics = [], no_model: noModel } = await (await api("/v1/examples")).json();
+  const { verified, documents, metrics = [], no_model: noModel, can_draft_semantic: canDraft } = await (await api("/v1/examples")).json();
   const group = (title, hint, questions, kind) => el("div", { class: "example-group", "data-kind": kind },
     el("h3", {}, title), hint ? el("p", { class: "hint" }, hint) : null,
     el("div", { class: "examples" }, ...questions.map((q) => el("button", { class: "example", type: "button", onclick: () => ask(q) }, q))));
@@ -15,7 +15,39 @@ async function loadExamples() {
   if (verified.length) parts.push(group("Verified questions", noModel ? "Answered from checked SQL, without a language model. Ask them in your own words too." : "Answered from checked SQL.", verified.map((v) => v.question), "verified"));
   else if (!metrics.length) parts.push(el("p", { class: "hint no-verified" }, "This workspace has no verified questions yet. Answer a question (with a model, or by editing an answer's SQL), then use “Save as verified question”; or run baton verified add."));
   if (documents.length) parts.push(group("From the documents", "Definitions and rules, answered with the passages they come from.", documents, "documents"));
+  if (canDraft) parts.push(draftOffer());
   box.replaceChildren(...parts);
+}
+
+// --- "Draft a semantic model": what `baton semantic init` writes, for a workspace without one --
+function draftOffer() {
+  const result = el("div", { class: "draft-result" });
+  const button = el("button", { type: "button", class: "draft-semantic" }, "Draft a semantic model");
+  button.onclick = async () => {
+    button.disabled = true;
+    result.replaceChildren(el("p", { class: "hint" }, "Reading the database…"));
+    try {
+      result.replaceChildren(draftShown(await (await api("/v1/semantic/draft", { method: "POST" })).json()));
+    } catch (err) {
+      result.replaceChildren(el("p", { class: "error" }, "Drafting failed: " + err.message));
+      button.disabled = false;
+    }
+  };
+  return el("div", { class: "example-group", "data-kind": "draft" }, el("h3", {}, "Semantic model"),
+    el("p", { class: "hint" }, "Metric questions (revenue by month, how many customers) are answered without a model once the workspace has a semantic model. Draft one from this database's tables and comments."),
+    button, result);
+}
+
+function draftShown(draft) {
+  const file = URL.createObjectURL(new Blob([draft.yaml], { type: "application/yaml" }));
+  const list = (items) => el("ul", {}, ...items.map((text) => el("li", {}, text)));
+  return el("div", { class: "draft" },
+    el("a", { class: "download", href: file, download: draft.filename }, `Download ${draft.filename}`),
+    el("p", { class: "hint" }, "Check it, then serve with it:"), el("code", {}, draft.command),
+    el("h4", {}, "What the draft decided"), list(draft.decisions),
+    el("h4", {}, `What to check (${draft.checklist.length})`),
+    draft.checklist.length ? list(draft.checklist.map((item) => `${item.kind}: ${item.target}: ${item.suggestion}`))
+      : el("p", { class: "hint" }, "Nothing flagged; still read what it decided."));
 }
 
 // --- the schema browser ---------------------------------------------------------------------
