@@ -38,8 +38,10 @@ def test_present_fills_chart_followups_and_insights_on_a_copy():
     assert shown.viz_config == choose_chart(RESULT, question="Revenue by region").viz_config
     assert shown.viz_config["title"]["text"] == "Revenue by region"
     assert shown.suggested_followups == generate_followups(SQL, RESULT.columns, 4, seed=3, result=RESULT, viz_type="bar")
-    # only what fits this result: sorted by revenue already, no time column, no model-only ideas
-    assert set(shown.suggested_followups) == {"Show this as a pie chart", "Show percentage breakdown"}
+    # only what fits this result (sorted by revenue already, no time column, no model-only ideas), and three of it
+    assert len(shown.suggested_followups) == 3
+    assert set(shown.suggested_followups) <= {"Show this as a pie chart", "Show percentage breakdown", "Sort by revenue ascending",
+                                              "Show only the top 3 results", "Sort by region"}
     assert [i["kind"] for i in shown.insights] == ["top_share"]
     assert shown.content == message.content and shown.turn_id == message.turn_id
 
