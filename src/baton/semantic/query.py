@@ -177,14 +177,14 @@ class SemanticQuery:
             raise SemanticQueryError("a semantic query needs at least one metric")
         measures = measures_of_metrics(model, self.metrics)
         names = [*self.by, *(name for name, _ in self.where)]
+        for condition in self.conditions:
+            names += _condition_dimensions(model, condition)
         for name in names:
             refusal = model.refusal(name, "dimension")
             if refusal is not None:
                 raise SemanticQueryError(refusal.message)
             if not model.has_dimension(name):
                 raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)}, time)")
-        for condition in self.conditions:
-            names += _condition_dimensions(model, condition)
         if len(set(self.by)) != len(self.by):
             raise SemanticQueryError("a dimension is named twice in by")
         needs_time = TIME in self.by or bool(self.periods)
