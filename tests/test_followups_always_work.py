@@ -127,6 +127,7 @@ async def test_an_empty_result_with_a_time_filter_says_the_range_that_exists(dem
     answer = await demo.answer(question)
     assert answer.results is not None and not any(v is not None for row in answer.results.rows for v in row)
     assert "There is no data for that period: monthly_revenue.month runs from 2024-01 to 2025-12." in answer.content
+    assert ": ." not in answer.content
     assert answer.metadata["data_range"] == {"table": "monthly_revenue", "column": "month", "from": "2024-01", "to": "2025-12"}
     later = await demo.answer("for 2030 instead", (await demo.answer(SEMANTIC_MONTHS)).session_id)  # an edit that empties it
     assert "runs from 2024-01 to 2025-12" in later.content

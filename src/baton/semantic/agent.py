@@ -94,7 +94,8 @@ class SemanticAgent(BaseAgent):
         said = compiled.query.describe(model)
         result = report.result
         if result.row_count == 1 and len(result.columns) == 1:  # the value itself, shown with the metric's decimals
-            shown = format_number(result.rows[0][-1], decimals=model.metric(compiled.query.metrics[-1]).decimals)
+            value = result.rows[0][-1]  # None: no rows matched (a SUM over nothing), said in words, never ": ."
+            shown = "no data" if value is None else format_number(value, decimals=model.metric(compiled.query.metrics[-1]).decimals)
             lead = f"{said[0].upper()}{said[1:]}: {shown}."
         else:
             lead = f"{said[0].upper()}{said[1:]}: {result.row_count} row{'s' if result.row_count != 1 else ''}."
