@@ -172,3 +172,17 @@ async def test_a_document_answer_offers_known_questions_on_its_subject_and_each_
 async def test_a_document_answer_with_nothing_on_its_subject_offers_nothing_unrelated(demo):
     answer = await demo.answer("What is an EcoTank?")
     assert answer.suggested_followups == []
+
+
+@pytest.mark.parametrize(("first", "followup", "offered"), [
+    ("What was total revenue in 2025?", None, ["Break this down by month", "Break this down by quarter"]),
+    (SEMANTIC_MONTHS, "Break this down by year", ["Break this down by quarter", "Break this down by month"]),
+])
+async def test_a_semantic_value_or_single_row_offers_a_finer_breakdown_that_is_answered(demo, first, followup, offered):
+    answer = await demo.answer(first)
+    if followup:
+        answer = await demo.answer(followup, answer.session_id)
+    assert answer.results.row_count == 1 and answer.suggested_followups == offered
+    for text in offered:
+        finer = await demo.answer(text, answer.session_id)
+        assert finer.meta.get("followup") == "semantic_edit" and finer.results.row_count > 1, finer.content

@@ -111,6 +111,11 @@ class SemanticAgent(BaseAgent):
 
         await mark_freshness(message, self.layer.connection)  # data older than the freshness limit: said
         message = await present_async(message)  # a worker thread: a large result takes a while to dress
+        if len(message.suggested_followups) < 3:  # what only the model can do: a finer period, time added
+            from baton.semantic.edits import offers
+
+            more = [o for o in offers(compiled.query, await self.layer.ready()) if o not in message.suggested_followups]
+            message.suggested_followups = [*message.suggested_followups, *more][:3]
         if compiled.query.limit is not None:  # a top N: shares are of the FULL result, not of the rows shown
             message.insights = await self._full_insights(compiled.query, result)
         finding = str(message.insights[0].get("text") or "").strip() if message.insights else ""
