@@ -5,6 +5,7 @@ link never opens whatever else listened there; a taken port is refused before an
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 
@@ -36,7 +37,7 @@ def test_a_taken_port_prints_no_link(tmp_path):
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        env = {"BATON_HOME": str(tmp_path), "BATON_MODEL": "", "BATON_API_KEYS": "", "BATON_STATE_URL": "", "PATH": ""}
+        env = {**os.environ, "BATON_HOME": str(tmp_path), "BATON_MODEL": "", "BATON_API_KEYS": "", "BATON_STATE_URL": ""}
         done = subprocess.run([str(BATON), "serve", "--port", str(port)], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stdout == "" and "#key=" not in done.stderr and "Traceback" not in done.stderr
