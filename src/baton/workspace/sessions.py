@@ -6,7 +6,7 @@ workspace and every replica. Every read and write names the workspace, so a sess
 another workspace is simply not found, whoever created it and wherever.
 
 Tables (``baton_sessions``, ``baton_turns``, ``baton_feedback``, ``baton_replies``) are
-created and upgraded by versioned migrations (``migrations.py``), safe when several
+created and upgraded by versioned migrations (``session_tables.py``, ``migrations.py``), safe when several
 processes open the same database at once. A SQLite file from before the migrations (tables
 ``sessions``/``turns``/``feedback``) is renamed in place: its conversations are kept.
 
@@ -53,7 +53,8 @@ from baton.messages import Message
 from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkhead
 from baton.workspace.group_commit import GroupCommit
-from baton.workspace.migrations import Migration, migrate
+from baton.workspace.migrations import migrate
+from baton.workspace.session_tables import FEEDBACK, MIGRATIONS, REPLIES, SESSIONS, TURNS
 from baton.workspace.turn_keys import KEY_RETENTION_S, TURN_KEYS, TurnKeyTaken, claim
 
 TITLE_LENGTH = 80
@@ -64,60 +65,6 @@ T = TypeVar("T")
 KEY_PRUNE_EVERY = 1000  # groups committed between two deletions of expired turn keys
 # one turn to append: workspace, session id, question, answer, reply digest, new, answer JSON, key, key expiry
 _Append = tuple[str, str, str, AIMessage, str, bool, "str | None", "str | None", str]
-
-_md = sa.MetaData()
-SESSIONS = sa.Table(
-    "baton_sessions", _md,
-    sa.Column("session_id", sa.String(64), primary_key=True),
-    sa.Column("workspace", sa.String(200), nullable=False),
-    sa.Column("title", sa.Text, nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("updated_at", sa.String(40), nullable=False),
-    sa.Index("baton_sessions_by_workspace", "workspace", "updated_at"),
-)
-TURNS = sa.Table(
-    "baton_turns", _md,
-    sa.Column("session_id", sa.String(64), sa.ForeignKey("baton_sessions.session_id"), primary_key=True),
-    sa.Column("seq", sa.Integer, primary_key=True),
-    sa.Column("turn_id", sa.String(64), nullable=False, unique=True),
-    sa.Column("question", sa.Text, nullable=False),
-    sa.Column("answer", sa.Text, nullable=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-)
-FEEDBACK = sa.Table(
-    "baton_feedback", _md,
-    sa.Column("turn_id", sa.String(64), sa.ForeignKey("baton_turns.turn_id"), nullable=False, index=True),
-    sa.Column("thumbs", sa.String(10)),
-    sa.Column("verdict", sa.String(20)),
-    sa.Column("comment", sa.Text),
-    sa.Column("created_at", sa.String(40), nullable=False),
-)
-REPLIES = sa.Table(
-    "baton_replies", _md,
-    sa.Column("workspace", sa.String(200), primary_key=True),
-    sa.Column("digest", sa.String(64), primary_key=True),
-    sa.Column("turn_id", sa.String(64), primary_key=True),
-    sa.Column("created_at", sa.String(40), nullable=False),
-)
-_LEGACY = {"sessions": "baton_sessions", "turns": "baton_turns", "feedback": "baton_feedback"}
-
-
-def _create_v1(conn: Connection) -> None:
-    names = set(sa.inspect(conn).get_table_names())
-    if conn.dialect.name == "sqlite" and "sessions" in names and "baton_sessions" not in names:
-        for old, new in _LEGACY.items():  # an embedded file from before the migrations: keep its conversations
-            conn.exec_driver_sql(f'ALTER TABLE "{old}" RENAME TO "{new}"')
-    for table in (SESSIONS, TURNS, FEEDBACK, REPLIES):
-        table.create(conn, checkfirst=True)
-
-
-def _create_v2(conn: Connection) -> None:
-    TURN_KEYS.create(conn, checkfirst=True)
-
-
-MIGRATIONS = [Migration(1, "sessions, turns, feedback and reply digests", _create_v1),
-              Migration(2, "idempotency keys of turns, unique per workspace", _create_v2)]
-
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
