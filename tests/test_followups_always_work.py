@@ -186,3 +186,14 @@ async def test_a_semantic_value_or_single_row_offers_a_finer_breakdown_that_is_a
     for text in offered:
         finer = await demo.answer(text, answer.session_id)
         assert finer.meta.get("followup") == "semantic_edit" and finer.results.row_count > 1, finer.content
+
+
+async def test_save_as_verified_files_under_the_answering_specialist_with_a_model_configured(demo, demo_dir, tmp_path):
+    from baton.llm import ScriptedModel
+
+    answer = await demo.answer("What was Epson revenue in Q4 2025?")  # the semantic layer's answer, as stored
+    shutil.copy(demo_dir / "finance.sqlite", tmp_path / "finance.sqlite")
+    model = ScriptedModel([])  # configured, never called: filing needs no model
+    async with build_demo_workspace(tmp_path, model=model) as ws:
+        assert (await save_verified_question(ws, "", answer=answer)).agent == "epson_finance"
+    assert model.calls == []

@@ -185,6 +185,8 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
         found = next((a for a in agents if a.name == wanted), None)
         if found is None:  # an answer of the semantic layer: the SQL specialist on its connection keeps it
             layer = getattr(next((t.agent for t in ws.orchestrator.agent_tools.values() if t.agent.name == wanted), None), "layer", None)
+            if layer is None and answer is not None and answer.meta.get("semantic_query"):
+                layer = getattr(ws, "semantic", None)  # the workspace's model, however its agent is wired now
             found = _closest(ws, [a for a in agents if layer is not None and a.connection is getattr(layer, "connection", None)],
                              answer)
         if found is None:
@@ -197,14 +199,17 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
 
 
 def _closest(ws: Workspace, agents: list[Any], answer: AIMessage | None) -> Any:
-    """Of the SQL specialists on one connection, the one the workspace's router sends the
-    answer's question to (an Epson question to the Epson specialist, never the first one
-    listed); the first when there is no router to ask."""
-    router = ws.orchestrator.model
+    """Of the SQL specialists on one connection, the one the answer's question is about (an
+    Epson question to the Epson specialist, never the first one listed): the no-model
+    router's score (its description, its examples), with or without a model configured;
+    the first on a tie."""
     said = (answer.input, answer.meta.get("title"), answer.query_explanation) if answer is not None else ()
     question = " ".join(str(part) for part in said if part)  # a follow-up's own words say little ("top 3")
-    if len(agents) < 2 or not question or not isinstance(router, LexicalRouter):
+    if len(agents) < 2 or not question:
         return agents[0] if agents else None
+    router = ws.orchestrator.model
+    if not isinstance(router, LexicalRouter):
+        router = LexicalRouter({a.name: [v.checked_question for v in getattr(a, "verified", ())] for a in agents})
     tools = {t.agent.name: t.spec for t in ws.orchestrator.agent_tools.values()}
     scored = [(router.score(question, tools[a.name]), -i, a) for i, a in enumerate(agents) if a.name in tools]
     return max(scored, key=lambda s: s[:2])[2] if scored else agents[0]
