@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from baton.semantic.compiler import needs_time
 from baton.semantic.expressions import columns_of
 from baton.semantic.layer import SemanticLayer
-from baton.semantic.model import SemanticModel
+from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.query import SemanticQuery
 
 if TYPE_CHECKING:
@@ -76,14 +77,15 @@ async def check_model(model: SemanticModel, connection: SQLConnection) -> CheckR
     await layer.ready()
     for metric in model.metrics:
         try:
-            _, run = await layer.run(SemanticQuery((metric.name,)))
+            by_time = needs_time(model, metric.name)  # an offset_window metric is asked by day (MetricFlow's rule)
+            _, run = await layer.run(SemanticQuery((metric.name,), (TIME,), "day") if by_time else SemanticQuery((metric.name,)))
         except Exception as exc:  # a metric that does not compile is a finding, not a crash
             report.metrics.append((metric.name, False, str(exc)))
             continue
         if run.result is None:
             report.metrics.append((metric.name, False, f"{run.attempt.error_class or 'error'}: {run.attempt.error}"))
         else:
-            value = run.result.rows[0][0] if run.result.rows else None
+            value = run.result.rows[0][-1] if run.result.rows else None
             report.metrics.append((metric.name, True, str(value)))
     report.samples = {d.name: list(layer.values.get(d.name, {}))[:SAMPLE] for d in model.dimensions}
     report.years = layer.years

@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from baton.semantic.expressions import parse_fragment, parse_metric_expression, render_sql
+from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
-from baton.semantic.query import SemanticQuery
+from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.timegrain import grain_expression, period_condition
 
 if TYPE_CHECKING:
@@ -75,10 +75,11 @@ def _string_literal(_dimension: str, value: str) -> exp.Expr:
 class _Branch:
     """One (entity, filter, time column) group: its FROM/JOINs, and aliases per join path."""
 
-    def __init__(self, model: SemanticModel, entity: str, time: TimeColumn | None) -> None:
+    def __init__(self, model: SemanticModel, entity: str, time: TimeColumn | None, offset: int = 0) -> None:
         self.model = model
         self.root = model.entity(entity)
         self.time = time
+        self.offset = offset  # days its time is moved (an offset_window input)
         self.aliases: dict[tuple, str] = {(): self.root.name}
         self.joins: list[exp.Expr] = []
         self.matched: dict[str, exp.Expr] = {}
@@ -137,10 +138,19 @@ def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grai
 
 
 def _branch_time(branch: _Branch) -> exp.Expr:
-    """The branch's time column on its rows: its own, or the joined entity's that holds it."""
+    """The branch's time column on its rows: its own, or the joined entity's that holds it;
+    moved ``offset`` days later for an input from an earlier period (MetricFlow's
+    ``offset_window``: the value at t is the input's at t minus the window)."""
+    from sqlglot import exp
+
     time = branch.time
     assert time is not None
-    return time_value(time, branch.root.name if time.entity is None else branch.alias_for(time.entity))
+    value = time_value(time, branch.root.name if time.entity is None else branch.alias_for(time.entity))
+    if not branch.offset:
+        return value
+    day = exp.Cast(this=value, to=exp.DataType.build("DATE"))
+    shifted = exp.DateAdd(this=day, expression=exp.Literal.number(branch.offset), unit=exp.Var(this="DAY"))
+    return exp.Cast(this=shifted, to=exp.DataType.build("DATE"))
 
 
 def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str | None, dialect: str) -> exp.Expr:
@@ -166,19 +176,47 @@ def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
     return {"sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max}[agg](this=expr)
 
 
-def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str], exp.Expr]) -> exp.Expr:
+def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[tuple[str, int]]:
+    """Each (measure, days its time is moved) a metric reads, in a stable order."""
+    from sqlglot import exp
+
+    metric = model.metric(name)
+    if metric.type == "simple":
+        return [(metric.measure or "", offset)]
+    if metric.type == "ratio":
+        return list(dict.fromkeys([*measure_uses(model, metric.numerator or "", offset),
+                                   *measure_uses(model, metric.denominator or "", offset)]))
+    out: list[tuple[str, int]] = []
+    for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
+        out += measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + _offset_of(column))
+    return list(dict.fromkeys(out))
+
+
+def needs_time(model: SemanticModel, metric: str) -> bool:
+    """Whether ``metric`` reads an input from an earlier period, so is asked by metric time only."""
+    return any(offset for _, offset in measure_uses(model, metric))
+
+
+def _offset_of(column: exp.Column) -> int:
+    """The days a derived metric's input is moved: ``bookings__offset_14`` (``expressions.OFFSET_MARK``)."""
+    _, _, days = column.name.partition(OFFSET_MARK)
+    return int(days) if days.isdigit() else 0
+
+
+def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[tuple[str, int]], exp.Expr],
+                 offset: int = 0) -> exp.Expr:
     """The metric as an expression over its measures' aggregated values."""
     from sqlglot import exp
 
     metric = model.metric(name)
     if metric.type == "simple":
-        value = measure_value(metric.measure or "")
+        value = measure_value((metric.measure or "", offset))
         if metric.fill_nulls is None:
             return value
         return exp.Coalesce(this=value, expressions=[exp.Literal.number(metric.fill_nulls)])
     if metric.type == "ratio":
-        numerator = _metric_tree(model, metric.numerator or "", measure_value)
-        denominator = _metric_tree(model, metric.denominator or "", measure_value)
+        numerator = _metric_tree(model, metric.numerator or "", measure_value, offset)
+        denominator = _metric_tree(model, metric.denominator or "", measure_value, offset)
         return exp.Div(this=_as_double(exp.Paren(this=numerator)),
                        expression=exp.Nullif(this=exp.Paren(this=denominator), expression=exp.Literal.number(0)))
 
@@ -189,7 +227,7 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[str],
 
     def visit(node):
         if isinstance(node, exp.Column):
-            return exp.Paren(this=_metric_tree(model, node.name, measure_value))
+            return exp.Paren(this=_metric_tree(model, node.name.split(OFFSET_MARK)[0], measure_value, offset + _offset_of(node)))
         return node
 
     tree = parse_metric_expression(metric.expr or "", f"metric {name}").copy()
@@ -215,16 +253,18 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
 
     literal = literal or _string_literal
     q = query.check(model)
-    measures = list(dict.fromkeys(x for name in q.metrics for x in model.measures_of(name)))
-    groups: dict[tuple[str, str | None, TimeColumn | None], list[str]] = {}
-    for name in measures:
+    measures = list(dict.fromkeys(use for name in q.metrics for use in measure_uses(model, name)))
+    if any(offset for _, offset in measures) and TIME not in q.by:
+        raise SemanticQueryError("an offset_window input (a value from an earlier period) needs metric time in the group-by")
+    groups: dict[tuple[str, str | None, TimeColumn | None, int], list[tuple[str, int]]] = {}
+    for name, offset in measures:
         measure = model.measure(name)
-        groups.setdefault((measure.entity, measure.filter, model.time_of(name)), []).append(name)
+        groups.setdefault((measure.entity, measure.filter, model.time_of(name), offset), []).append((name, offset))
     dims = list(q.by)
     names = [output_name(d, q) for d in dims]
     branches = []
-    for (entity, row_filter, time), members in groups.items():
-        branch = _Branch(model, entity, time)
+    for (entity, row_filter, time, offset), members in groups.items():
+        branch = _Branch(model, entity, time, offset)
         dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
         conditions: list[exp.Expr] = []
         if row_filter:
@@ -241,11 +281,11 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             column = _branch_time(branch)
             ranges = [period_condition(column, time, p) for p in q.periods]
             conditions.append(ranges[0] if len(ranges) == 1 else exp.Paren(this=exp.or_(*ranges)))
-        aggregates = {m: _aggregate(model.measure(m).agg, _qualify(parse_fragment(model.measure(m).expr, f"measure {m}"),
-                                                                     branch.root.name)) for m in members}
+        aggregates = {(m, o): _aggregate(model.measure(m).agg, _qualify(parse_fragment(model.measure(m).expr, f"measure {m}"),
+                                                                          branch.root.name)) for m, o in members}
         branches.append((branch, dim_values, conditions, aggregates))
 
-    def finish(select: exp.Select, value_of: Callable[[str], exp.Expr]) -> exp.Select:
+    def finish(select: exp.Select, value_of: Callable[[tuple[str, int]], exp.Expr]) -> exp.Select:
         for name in q.metrics:
             select = select.select(exp.alias_(_metric_tree(model, name, value_of), name), copy=False)
         ordered = [(output_name(n, q), desc) for n, desc in q.order]
@@ -276,9 +316,9 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                 part = part.join(join, copy=False)
             for value, name in zip(dim_values, names):
                 part = part.select(exp.alias_(value, name), copy=False)
-            for m in measures:
-                value = aggregates[m] if m in aggregates else exp.Null()
-                part = part.select(exp.alias_(value, f"m_{m}"), copy=False)
+            for use in measures:
+                value = aggregates[use] if use in aggregates else exp.Null()
+                part = part.select(exp.alias_(value, _stacked(use)), copy=False)
             if conditions:
                 part = part.where(exp.and_(*conditions), copy=False)
             if dims:
@@ -292,8 +332,14 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             select = select.select(exp.column(name, table="measures"), copy=False)
         if dims:
             select = select.group_by(*[exp.column(n, table="measures") for n in names], copy=False)
-        select = finish(select, lambda m: exp.Max(this=exp.column(f"m_{m}", table="measures")))
+        select = finish(select, lambda use: exp.Max(this=exp.column(_stacked(use), table="measures")))
     return CompiledQuery(render_sql(select, dialect), q, (*names, *q.metrics), dialect)
+
+
+def _stacked(use: tuple[str, int]) -> str:
+    """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days)."""
+    name, offset = use
+    return f"m_{name}" + (f"__offset_{offset}" if offset else "")
 
 
 TOTAL_ROWS = "baton_total_rows"
@@ -313,4 +359,5 @@ def totals_query(compiled: CompiledQuery, metrics: list[str]) -> str:
     return render_sql(outer, compiled.dialect)
 
 
-__all__ = ["TOTAL_ROWS", "CompiledQuery", "compile_query", "output_name", "time_value", "totals_query"]
+__all__ = ["TOTAL_ROWS", "CompiledQuery", "compile_query", "measure_uses", "needs_time", "output_name", "time_value",
+           "totals_query"]

@@ -131,17 +131,21 @@ def parse_metric_expression(text: str, where: str) -> exp.Expr:
     return tree
 
 
+OFFSET_MARK = "__offset_"  # ``bookings__offset_14``: the metric 14 days earlier (a MetricFlow offset_window input)
+
+
 def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
     from sqlglot import exp
 
-    names = tuple(dict.fromkeys(c.name for c in parse_metric_expression(text, "derived metric").find_all(exp.Column)))
+    names = tuple(dict.fromkeys(c.name.split(OFFSET_MARK)[0]
+                                for c in parse_metric_expression(text, "derived metric").find_all(exp.Column)))
     for name in names:
         if not model.has_metric(name):
             raise SemanticModelError(f"derived metric refers to {name!r}, which is no metric of the model")
     return names
 
 
-__all__ = ["columns_of", "dimensions_of", "identifier", "is_identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
+__all__ = ["OFFSET_MARK", "columns_of", "dimensions_of", "identifier", "is_identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
 
 
 @functools.cache

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 
 from baton.semantic.errors import SemanticModelError
-from baton.semantic.expressions import parse_fragment, parse_metric_expression
+from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
 from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms
 from baton.semantic.mf_project import MetricFlowProject, where
@@ -203,13 +203,18 @@ class _Builder:
         for item in params.get("metrics") or []:
             name = _name(item)
             item = mapping(item)
-            if item.get("offset_window") or item.get("offset_to_grain"):
-                raise _Refused("offset_window / offset_to_grain (an input from another period)")
+            if item.get("offset_to_grain"):
+                raise _Refused("offset_to_grain (an input from the start of the period)")
+            days = _offset_days(item.get("offset_window"))
             if filters_of(item.get("filter"), place):
                 raise _Refused("a filter on a derived metric's input")
             self._input(name, place)
-            if item.get("alias"):
-                renames[str(item["alias"])] = name
+            if days and not item.get("alias"):  # the expression names the input itself: that name is moved
+                if sum(_name(other) == name for other in params.get("metrics") or []) > 1:
+                    raise _Refused("an offset_window input without an alias beside the same input")
+                renames[name] = f"{name}{OFFSET_MARK}{days}"
+            elif item.get("alias"):
+                renames[str(item["alias"])] = f"{name}{OFFSET_MARK}{days}" if days else name
         if renames:
             expr = _WORD.sub(lambda m: renames.get(m.group(0), m.group(0)), expr)
         try:
@@ -219,8 +224,21 @@ class _Builder:
         from sqlglot import exp
 
         for column in tree.find_all(exp.Column):
-            self._input(column.name, place)
+            self._input(column.name.split(OFFSET_MARK)[0], place)
         return expr
+
+
+def _offset_days(window: object) -> int:
+    """An ``offset_window`` (``14 days``, ``1 week``) in days: windows of whole days are computed;
+    months and years (MetricFlow's month-end arithmetic through its time spine) and sub-daily or
+    custom grains are refused by name."""
+    if not window:
+        return 0
+    parts = str(window).split()
+    unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
+    if unit in ("day", "week") and parts[0].isdigit() and 0 < int(parts[0]) <= 100_000:
+        return int(parts[0]) * (7 if unit == "week" else 1)
+    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by whole days and weeks)")
 
 
 def _saved_queries(project: MetricFlowProject, model: SemanticModel, refused: list[Refusal]) -> tuple[SavedQuery, ...]:
