@@ -48,10 +48,10 @@ class FamilyVersion:
 
 def known_versions() -> dict[str, int]:
     """The version of each of our families this Baton writes."""
-    from baton.workspace import keystore, login_tokens, sessions
+    from baton.workspace import keystore, login_tokens, session_tables
 
     return {name: max(m.version for m in migrations) for name, migrations in (
-        ("sessions", sessions.MIGRATIONS), ("keys", keystore.MIGRATIONS),
+        ("sessions", session_tables.MIGRATIONS), ("keys", keystore.MIGRATIONS),
         ("login_sessions", login_tokens.MIGRATIONS), ("memory", MEMORY_MIGRATIONS))}
 
 
