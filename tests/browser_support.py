@@ -45,3 +45,52 @@ def new_page(browser, base_url: str, errors: list[str]):
     page = context.new_page()
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     return page
+
+
+def ask(page, question: str):
+    """Ask, wait until the new turn has its answer and the ask box is free again; the answer."""
+    from playwright.sync_api import expect
+
+    turns = page.locator("#chat .turn")
+    before = turns.count()
+    page.fill("#question", question)
+    page.click("#ask-button")
+    expect(turns).to_have_count(before + 1)
+    expect(turns.nth(before).locator(".answer").first).to_be_visible()
+    expect(page.locator("#ask-button")).to_be_enabled()
+    return turns.nth(before).locator(".answer").last
+
+
+def last_answer(page):
+    """The last answer of the last turn."""
+    return page.locator("#chat .turn").last.locator(".answer").last
+
+
+def column(answer, name: str) -> list[str]:
+    """The cells of an answer's table column ``name``, top to bottom."""
+    heads = answer.locator(".dataset-table thead th").all_inner_texts()
+    index = heads.index(name)
+    return [row.locator("td").nth(index).inner_text() for row in answer.locator(".dataset-table tbody tr").all()]
+
+
+def gated_agent():
+    """An agent that answers only when the test opens its gate (``agent.gate.set()``), so the
+    page is seen while a question runs."""
+    import asyncio
+    import threading
+
+    from baton.agents import AgentContext, AgentResult, BaseAgent
+    from baton.response import AIMessage
+
+    class GatedAgent(BaseAgent):
+        def __init__(self) -> None:
+            super().__init__("gated", "Answers when the test says so")
+            self.gate = threading.Event()
+
+        async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
+            opened = await asyncio.to_thread(self.gate.wait, 30)
+            text = "The gate opened." if opened else "The gate never opened."
+            return AgentResult(agent_name=self.name, task=question, result=text,
+                               ai_message=AIMessage(content=text, data=[{"gate": "open"}]))
+
+    return GatedAgent()

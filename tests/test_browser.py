@@ -12,11 +12,9 @@ Screenshots land in ``test-artifacts/browser/`` (git-ignored).
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
 import re
-import threading
 
 import pytest
 
@@ -30,7 +28,7 @@ from baton.pipeline.planning import PipelinePlanning
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
 from baton.viz.presentation import present
-from browser_support import browser, needs_chromium, shot  # noqa: F401  (browser: a fixture; shot: test_browser_durable)
+from browser_support import browser, gated_agent, needs_chromium, shot  # noqa: F401  (browser: a fixture; shot: test_browser_durable)
 from live_server import serve
 
 KEY = "bt_browser_test_key"
@@ -63,19 +61,6 @@ class RevenueAgent(BaseAgent):
         ), seed=7)
         assert message.viz_config and message.suggested_followups and message.insights, "present() filled nothing"
         return AgentResult(agent_name=self.name, task=question, result=message.content, ai_message=message)
-
-
-class GatedAgent(BaseAgent):
-    """Waits until the test opens the gate, so the page is seen streaming mid-request."""
-
-    def __init__(self) -> None:
-        super().__init__("gated", "Answers when the test says so")
-        self.gate = threading.Event()
-
-    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
-        opened = await asyncio.to_thread(self.gate.wait, 30)
-        text = "The gate opened." if opened else "The gate never opened."
-        return AgentResult(agent_name=self.name, task=question, result=text, ai_message=AIMessage(content=text, data=[{"gate": "open"}]))
 
 
 INJECTION = '<img src=x onerror="window.__pwned = 1">'
@@ -116,8 +101,8 @@ def route(messages, tools):
 
 
 @pytest.fixture(scope="module")
-def gated() -> GatedAgent:
-    return GatedAgent()
+def gated():
+    return gated_agent()
 
 
 @pytest.fixture(scope="module")

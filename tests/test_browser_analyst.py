@@ -27,7 +27,7 @@ from baton.verified import VerifiedQuestion
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
 from baton.workspace.verified import install_verified
-from browser_support import browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
+from browser_support import ask, browser, last_answer, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -109,21 +109,6 @@ def login(page, key: str = KEY) -> None:
     page.goto("about:blank")
     page.goto(f"/#key={key}")
     expect(page.locator("#agents li").first).to_be_visible()
-
-
-def ask(page, question: str) -> None:
-    """Ask, and wait until the new turn has its answer."""
-    turns = page.locator("#chat .turn")
-    before = turns.count()
-    page.fill("#question", question)
-    page.click("#ask-button")
-    expect(turns).to_have_count(before + 1)
-    expect(turns.nth(before).locator(".answer").first).to_be_visible()
-    expect(page.locator("#ask-button")).to_be_enabled()
-
-
-def last_answer(page):
-    return page.locator("#chat .turn").last.locator(".answer").last
 
 
 def table_rows(answer) -> list[list[str]]:

@@ -18,7 +18,7 @@ import pytest
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.server import ApiKeys, Workspaces, create_app
-from browser_support import browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
+from browser_support import browser, last_answer, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -56,10 +56,6 @@ def page(browser, base_url):
     yield page
     page.context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
-
-
-def last_answer(page):
-    return page.locator("#chat .turn").last.locator(".answer").last
 
 
 def settled(page, turns: int) -> None:

@@ -22,16 +22,15 @@ import threading
 
 import pytest
 
-from baton.agents import AgentContext, AgentResult, BaseAgent, OrchestratorAgent
+from baton.agents import OrchestratorAgent
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
-from baton.response import AIMessage
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
 from baton.workspace.database import open_database_workspace
 from baton.workspace.state import State
-from browser_support import ARTIFACTS, browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
+from browser_support import ARTIFACTS, ask, browser, column, gated_agent, last_answer, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -47,22 +46,9 @@ PRODUCTS = "Which Pokemon products sold the most in 2025?"
 TICKETS = "How many tickets did each roadshow city sell?"
 
 
-class GatedAgent(BaseAgent):
-    """Answers when the test opens the gate, so the page is seen while the question runs."""
-
-    def __init__(self) -> None:
-        super().__init__("gated", "Answers when the test says so")
-        self.gate = threading.Event()
-
-    async def run(self, context: AgentContext, *, question: str, **kw) -> AgentResult:
-        opened = await asyncio.to_thread(self.gate.wait, 30)
-        text = "The gate opened." if opened else "The gate never opened."
-        return AgentResult(agent_name=self.name, task=question, result=text, ai_message=AIMessage(content=text, data=[{"gate": "open"}]))
-
-
 @pytest.fixture(scope="module")
-def gated() -> GatedAgent:
-    return GatedAgent()
+def gated():
+    return gated_agent()
 
 
 def stock_workspace(directory):
@@ -117,27 +103,6 @@ def login(page, key: str = DEMO_KEY) -> None:
     page.goto(f"/#key={key}")
     expect(page.locator("#agents li").first).to_be_attached()
     expect(page.locator("#ask-form")).to_be_visible()
-
-
-def ask(page, question: str) -> None:
-    """Ask, and wait until the new turn has its answer."""
-    turns = page.locator("#chat .turn")
-    before = turns.count()
-    page.fill("#question", question)
-    page.click("#ask-button")
-    expect(turns).to_have_count(before + 1)
-    expect(turns.nth(before).locator(".answer").first).to_be_visible()
-    expect(page.locator("#ask-button")).to_be_enabled()
-
-
-def last_answer(page):
-    return page.locator("#chat .turn").last.locator(".answer").last
-
-
-def column(answer, name: str) -> list[str]:
-    heads = answer.locator(".dataset-table thead th").all_inner_texts()
-    index = heads.index(name)
-    return [row.locator("td").nth(index).inner_text() for row in answer.locator(".dataset-table tbody tr").all()]
 
 
 def steps(page) -> list[str]:

@@ -18,7 +18,7 @@ import pytest
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.server import ApiKeys, Workspaces, create_app
-from browser_support import browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
+from browser_support import ask, browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -51,17 +51,6 @@ def page(browser, base_url):
     yield page
     page.context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
-
-
-def ask(page, question: str):
-    turns = page.locator("#chat .turn")
-    before = turns.count()
-    page.fill("#question", question)
-    page.click("#ask-button")
-    expect(turns).to_have_count(before + 1)
-    expect(turns.nth(before).locator(".answer").first).to_be_visible()
-    expect(page.locator("#ask-button")).to_be_enabled()
-    return turns.nth(before).locator(".answer").last
 
 
 def test_a_metric_question_is_answered_with_its_semantic_query_shown(page):
