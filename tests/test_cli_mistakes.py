@@ -24,7 +24,7 @@ UNREACHABLE_PG = "postgresql://postgres@127.0.0.1:1/nothing"  # nothing listens 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("BATON_HOME", str(tmp_path))
-    for name in ("BATON_MODEL", "BATON_API_KEYS", "BATON_STATE_URL", "BATON_EVENTS_URL", "BATON_DEMO_KEY"):
+    for name in ("BATON_MODEL", "BATON_API_KEYS", "BATON_STATE_URL", "BATON_EVENTS_URL", "BATON_DEMO_KEY", "BATON_DEMO_SMOKE"):
         monkeypatch.delenv(name, raising=False)
     build_demo_database(tmp_path / "demo" / "finance.sqlite", sales_rows=200)
     return tmp_path
