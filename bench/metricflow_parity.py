@@ -43,7 +43,7 @@ SERVERS = {"postgres": "BATON_TEST_POSTGRES_URL", "mysql": "BATON_TEST_MYSQL_URL
 def _file(project: str, folder: Path, kind: str) -> tuple[str, object]:
     url = f"{kind}:///{folder / f'{project}.{kind}'}"
     engine = sa.create_engine(url)
-    load(engine, project)
+    load(engine, project, time_spine=True)  # the project's time spine: Baton joins it (join_to_timespine)
     engine.dispose()
     return url, None
 
@@ -57,7 +57,7 @@ def _server(project: str, base: str) -> tuple[str, object]:
         conn.exec_driver_sql(f'CREATE DATABASE "{name}"' if postgres else f"CREATE DATABASE {name}")
     url = sa.make_url(base).set(database=name).render_as_string(hide_password=False)
     engine = sa.create_engine(url)
-    load(engine, project)
+    load(engine, project, time_spine=True)  # the project's time spine: Baton joins it (join_to_timespine)
     engine.dispose()
 
     def drop() -> None:

@@ -321,16 +321,34 @@ async def ask(layer, case: dict[str, Any], engine: str, check) -> tuple[str, str
             expected = [tuple(row) for row in result]
     except Exception as exc:
         return "errored", f"check query: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-    compiled, report = await layer.run(query)
+    try:
+        compiled, report = await layer.run(query)
+    except SemanticModelError as exc:  # what the compiler refuses (a construct beside others it does not combine)
+        return "refused", construct_of(str(exc))
     if report.result is None:
         return "errored", f"Baton's query failed: {report.attempt.error}"
     order = _columns(layer.model, compiled, columns)
     if order is None:
         return "wrong", f"columns {compiled.columns} do not answer {columns}"
     rows = [tuple(row[i] for i in order) for row in report.result.rows]
+    if report.result.truncated:  # capped, and the answer says so: its rows must all be MetricFlow's
+        if not _within(rows, expected):
+            return "wrong", f"capped at {len(rows)} rows, and some are not MetricFlow's"
+        return "refused", "a result longer than the row cap (its first rows given, said to be capped; each checked)"
     if same_rows(rows, expected, bool(case.get("check_order"))):
         return "passed", ""
     return "wrong", f"rows differ: ours {sorted(map(str, rows))[:3]}... theirs {sorted(map(str, expected))[:3]}..."
+
+
+def _within(ours: list[tuple], theirs: list[tuple]) -> bool:
+    """Every row of ours among theirs (a multiset), numbers rounded as ``same_rows`` keys them."""
+    left = Counter(_key(tuple(normal(v) for v in row)) for row in theirs)
+    for row in ours:
+        key = _key(tuple(normal(v) for v in row))
+        if left[key] <= 0:
+            return False
+        left[key] -= 1
+    return True
 
 
 def construct_of(message: str) -> str:

@@ -193,6 +193,8 @@ async def outcome(layer, case: dict[str, Any], mode: str) -> tuple[str, str]:
     if report.result is None:
         return "wrong", f"the query failed: {report.attempt.error}"
     oracle = case["oracle"]
+    if oracle is not None and oracle.get("rows") is None and oracle.get("row_count") and report.result.truncated:
+        return "refused", f"a result longer than the row cap (MetricFlow's {oracle['row_count']} rows kept as a count only)"
     if oracle is None or oracle.get("rows") is None:
         return "wrong", "answered, but MetricFlow's rows were not recorded for this case"
     order = _columns(model, compiled, oracle["columns"])

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 
 from baton.semantic.errors import SemanticModelError
-from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression
+from baton.semantic.expressions import OFFSET_MARK, is_identifier, parse_fragment, parse_metric_expression
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
 from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms
 from baton.semantic.mf_project import MetricFlowProject, where
@@ -108,6 +108,7 @@ class _Builder:
         self.metrics: dict[str, Metric] = {}
         self.refused: dict[str, str] = {}
         self.extra_measures: list[Measure] = []
+        self.spine = time_spine(project)
         self._active: list[str] = []
 
     def build(self) -> None:
@@ -162,8 +163,9 @@ class _Builder:
         if kind == "simple":
             measure = self._simple_measure(name, params, filters, place)
             fill = mapping(params.get("measure")).get("fill_nulls_with")
+            spine = bool(mapping(params.get("measure")).get("join_to_timespine"))
             return Metric(name, "simple", measure=measure, fill_nulls=float(fill) if fill is not None else None,
-                          **common)  # type: ignore[arg-type]
+                          join_to_timespine=spine, **common)  # type: ignore[arg-type]
         if filters:
             raise _Refused(f"a filter on a {kind} metric")
         if kind == "ratio":
@@ -180,8 +182,8 @@ class _Builder:
         value = params.get("measure")
         measure = _name(value)
         if isinstance(value, Mapping):
-            if value.get("join_to_timespine"):
-                raise _Refused("join_to_timespine (rows for periods without data)")
+            if value.get("join_to_timespine") and self.spine is None:
+                raise _Refused("join_to_timespine (rows for periods without data) without a daily time spine in the project")
             filters = [*filters, *filters_of(value.get("filter"), place)]
         if measure in self.reading.measure_refused:
             raise _Refused(f"its measure “{measure}”, which uses {self.reading.measure_refused[measure]}")
@@ -241,6 +243,23 @@ def _offset_days(window: object) -> int:
     raise _Refused(f"offset_window of {window!r} (Baton moves inputs by whole days and weeks)")
 
 
+def time_spine(project: MetricFlowProject) -> tuple[str, str] | None:
+    """The project's daily time spine as (table, column): ``time_spines`` (a ``node_relation`` and its
+    day ``primary_column``), else the legacy ``time_spine_table_configurations``."""
+    for config in project.project_configuration:
+        for spine in config.get("time_spines") or []:
+            column = mapping(mapping(spine).get("primary_column"))
+            table = mapping(mapping(spine).get("node_relation")).get("alias")
+            if str(column.get("time_granularity") or "").lower() == "day" and table and column.get("name"):
+                return (str(table), str(column["name"])) if is_identifier(str(table)) and is_identifier(str(column["name"])) else None
+        for legacy in config.get("time_spine_table_configurations") or []:
+            legacy = mapping(legacy)
+            if str(legacy.get("grain") or "").lower() == "day" and legacy.get("location") and legacy.get("column_name"):
+                table, column_name = str(legacy["location"]).split(".")[-1], str(legacy["column_name"])
+                return (table, column_name) if is_identifier(table) and is_identifier(column_name) else None
+    return None
+
+
 def _saved_queries(project: MetricFlowProject, model: SemanticModel, refused: list[Refusal]) -> tuple[SavedQuery, ...]:
     from baton.semantic.mf_query import query_from_params
     from baton.semantic.query import SemanticQueryError
@@ -270,7 +289,8 @@ def build_model(project: MetricFlowProject, default_name: str) -> SemanticModel:
         words = tuple(w for w in (str(node.get("label") or ""), *synonyms(node)) if w)
         refused.append(Refusal(name, "metric", construct, where(node), words))
     model = SemanticModel(default_name, tuple(entities), (*reading.measures.values(), *builder.extra_measures),
-                          tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused))
+                          tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused),
+                          time_spine=builder.spine)
     if not model.metrics and refused:
         raise SemanticModelError("no metric of the project can be computed: " + "; ".join(r.detail for r in refused[:5]))
     validate(model)

@@ -98,6 +98,7 @@ class Metric:
     meta: Mapping = field(default_factory=dict, compare=False, hash=False)  # the source's own (MetricFlow's config.meta)
     fill_nulls: float | None = None  # simple: the value shown where the measure has none (MetricFlow's fill_nulls_with)
     grain: str | None = None  # the grain metric time takes when a MetricFlow query names none (its time_granularity)
+    join_to_timespine: bool = False  # simple: a row for every period of the time spine, the value or fill_nulls
 
     @property
     def title(self) -> str:
@@ -168,6 +169,7 @@ class SemanticModel:
     time_synonyms: tuple[str, ...] = ()
     description: str = ""
     refused: tuple[Refusal, ...] = ()
+    time_spine: tuple[str, str] | None = None  # (table, date column): the project's daily time spine (MetricFlow's)
 
     def refusal(self, name: str, kind: str | None = None) -> Refusal | None:
         """Why ``name`` (a metric, dimension or saved query of the source) is not computed, if it is not."""
