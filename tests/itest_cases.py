@@ -353,7 +353,7 @@ def _within(ours: list[tuple], theirs: list[tuple]) -> bool:
 
 def construct_of(message: str) -> str:
     """A refusal's message as the construct it names (refusals of one construct rank together)."""
-    if "which Baton does not compute yet" in message:
+    if "which Baton does not compute yet" in message and " uses " in message:
         return message.split(" uses ", 1)[1].split(", which Baton")[0]
     return message
 

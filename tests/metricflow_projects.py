@@ -189,7 +189,10 @@ async def outcome(layer, case: dict[str, Any], mode: str) -> tuple[str, str]:
             query = query_from_params(model, case["mf"])
     except SemanticQueryError as exc:
         return ("refused", str(exc)) if any(w in str(exc) for w in REFUSAL_WORDS) else ("asked back", str(exc))
-    compiled, report = await layer.run(query)
+    try:
+        compiled, report = await layer.run(query)
+    except SemanticQueryError as exc:  # what the compiler refuses: a construct beside one it does not combine with
+        return ("refused", str(exc)) if any(w in str(exc) for w in REFUSAL_WORDS) else ("asked back", str(exc))
     if report.result is None:
         return "wrong", f"the query failed: {report.attempt.error}"
     oracle = case["oracle"]

@@ -35,7 +35,7 @@ from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.timegrain import grain_expression, period_condition
-from baton.semantic.timespine import on_time_spine, spined_input
+from baton.semantic.timespine import check_cumulative, cumulative_part, on_time_spine, spined_input
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -177,17 +177,20 @@ def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
     return {"sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max}[agg](this=expr)
 
 
-def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[tuple[str, int]]:
-    """Each (measure, days its time is moved) a metric reads, in a stable order."""
+Use = tuple[str, int, str]  # (measure, days its time is moved, cumulative window: Metric.cumulative)
+
+
+def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[Use]:
+    """Each (measure, days its time is moved, cumulative window) a metric reads, in a stable order."""
     from sqlglot import exp
 
     metric = model.metric(name)
     if metric.type == "simple":
-        return [(metric.measure or "", offset)]
+        return [(metric.measure or "", offset, metric.cumulative)]
     if metric.type == "ratio":
         return list(dict.fromkeys([*measure_uses(model, metric.numerator or "", offset),
                                    *measure_uses(model, metric.denominator or "", offset)]))
-    out: list[tuple[str, int]] = []
+    out: list[Use] = []
     for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
         out += measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + _offset_of(column))
     return list(dict.fromkeys(out))
@@ -195,7 +198,7 @@ def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[tuple
 
 def needs_time(model: SemanticModel, metric: str) -> bool:
     """Whether ``metric`` reads an input from an earlier period, so is asked by metric time only."""
-    return any(offset for _, offset in measure_uses(model, metric))
+    return any(offset or cumulative for _, offset, cumulative in measure_uses(model, metric))
 
 
 def _offset_of(column: exp.Column) -> int:
@@ -204,14 +207,14 @@ def _offset_of(column: exp.Column) -> int:
     return int(days) if days.isdigit() else 0
 
 
-def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[tuple[str, int]], exp.Expr],
+def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[Use], exp.Expr],
                  offset: int = 0) -> exp.Expr:
     """The metric as an expression over its measures' aggregated values."""
     from sqlglot import exp
 
     metric = model.metric(name)
     if metric.type == "simple":
-        value = measure_value((metric.measure or "", offset))
+        value = measure_value((metric.measure or "", offset, metric.cumulative))
         if metric.fill_nulls is None:
             return value
         return exp.Coalesce(this=value, expressions=[exp.Literal.number(metric.fill_nulls)])
@@ -255,16 +258,21 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     literal = literal or _string_literal
     q = query.check(model)
     measures = list(dict.fromkeys(use for name in q.metrics for use in measure_uses(model, name)))
-    if any(offset for _, offset in measures) and TIME not in q.by:
-        raise SemanticQueryError("an offset_window input (a value from an earlier period) needs metric time in the group-by")
-    groups: dict[tuple[str, str | None, TimeColumn | None, int], list[tuple[str, int]]] = {}
-    for name, offset in measures:
+    if any(offset for _, offset, _ in measures) and TIME not in q.by:
+        raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "
+                                 "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")
+    if any(cumulative for _, _, cumulative in measures):
+        check_cumulative(model, q, measures, dialect)
+    groups: dict[tuple[str, str | None, TimeColumn | None, int, str], list[Use]] = {}
+    for name, offset, cumulative in measures:
         measure = model.measure(name)
-        groups.setdefault((measure.entity, measure.filter, model.time_of(name), offset), []).append((name, offset))
+        groups.setdefault((measure.entity, measure.filter, model.time_of(name), offset, cumulative), []).append(
+            (name, offset, cumulative))
     dims = list(q.by)
     names = [output_name(d, q) for d in dims]
-    branches = []
-    for (entity, row_filter, time, offset), members in groups.items():
+    branches: list[tuple[_Branch, list[exp.Expr], list[exp.Expr], dict[Use, exp.Expr]]] = []
+    cumulative_parts: dict[int, exp.Select] = {}  # branch index -> its whole SELECT (timespine.cumulative_part)
+    for (entity, row_filter, time, offset, cumulative), members in groups.items():
         branch = _Branch(model, entity, time, offset)
         dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
         conditions: list[exp.Expr] = []
@@ -277,16 +285,24 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                               else exp.In(this=subject, expressions=literals))
         for condition in q.conditions:
             conditions.append(_measure_filter(branch, model, condition, q.grain, dialect))
-        if q.periods:
+        if q.periods and not cumulative:  # a cumulative branch: the periods are the spine's, its rows any before
             assert time is not None
             column = _branch_time(branch)
             ranges = [period_condition(column, time, p) for p in q.periods]
             conditions.append(ranges[0] if len(ranges) == 1 else exp.Paren(this=exp.or_(*ranges)))
-        aggregates = {(m, o): _aggregate(model.measure(m).agg, _qualify(parse_fragment(model.measure(m).expr, f"measure {m}"),
-                                                                          branch.root.name)) for m, o in members}
+        row_values = {use: _qualify(parse_fragment(model.measure(use[0]).expr, f"measure {use[0]}"), branch.root.name)
+                      for use in members}
+        aggregates = {use: _aggregate(model.measure(use[0]).agg, value) for use, value in row_values.items()}
+        if cumulative:
+            part = cumulative_part(model, q, branch.source(), branch.joins, _branch_time(branch), dims, names, dim_values,
+                                   conditions, {use: (model.measure(use[0]).agg, v) for use, v in row_values.items()},
+                                   [(use, _stacked(use)) for use in measures], dialect)
+            cumulative_parts[len(branches)] = part
+            branches.append((branch, dim_values, conditions, {}))
+            continue
         branches.append((branch, dim_values, conditions, aggregates))
 
-    def finish(select: exp.Select, value_of: Callable[[tuple[str, int]], exp.Expr]) -> exp.Select:
+    def finish(select: exp.Select, value_of: Callable[[Use], exp.Expr]) -> exp.Select:
         for name in q.metrics:
             select = select.select(exp.alias_(_metric_tree(model, name, value_of), name), copy=False)
         ordered = [(output_name(n, q), desc) for n, desc in q.order]
@@ -297,7 +313,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             select = select.limit(q.limit, copy=False)
         return select
 
-    if len(branches) == 1:
+    if len(branches) == 1 and not cumulative_parts:
         branch, dim_values, conditions, aggregates = branches[0]
         select = exp.Select().from_(branch.source(), copy=False)
         for join in branch.joins:
@@ -311,7 +327,10 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         select = finish(select, lambda m: aggregates[m].copy())
     else:
         parts = []
-        for branch, dim_values, conditions, aggregates in branches:
+        for index, (branch, dim_values, conditions, aggregates) in enumerate(branches):
+            if index in cumulative_parts:
+                parts.append(cumulative_parts[index])
+                continue
             part = exp.Select().from_(branch.source(), copy=False)
             for join in branch.joins:
                 part = part.join(join, copy=False)
@@ -335,16 +354,19 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             select = select.group_by(*[exp.column(n, table="measures") for n in names], copy=False)
         select = finish(select, lambda use: exp.Max(this=exp.column(_stacked(use), table="measures")))
     if any(spined_input(model, name) for name in q.metrics):
-        raise SemanticQueryError("a ratio or derived metric over a join_to_timespine input (its periods without data)")
+        raise SemanticQueryError("a ratio or derived metric over a join_to_timespine input (its periods without data), "
+                                 "which Baton does not compute yet")
     if any(model.metric(name).join_to_timespine for name in q.metrics):
         select = on_time_spine(model, q, select, names, dialect)
     return CompiledQuery(render_sql(select, dialect), q, (*names, *q.metrics), dialect)
 
 
-def _stacked(use: tuple[str, int]) -> str:
-    """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days)."""
-    name, offset = use
-    return f"m_{name}" + (f"__offset_{offset}" if offset else "")
+def _stacked(use: Use) -> str:
+    """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days;
+    ``m_txn_revenue__c_window_2_month`` over a cumulative window)."""
+    name, offset, cumulative = use
+    suffix = "".join(ch if ch.isalnum() else "_" for ch in cumulative)
+    return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
 
 
 TOTAL_ROWS = "baton_total_rows"

@@ -152,8 +152,11 @@ class _Builder:
         decimals = meta(node).get("decimals")
         if isinstance(decimals, int) and not isinstance(decimals, bool) and 0 <= decimals <= 6:
             common["decimals"] = decimals  # type: ignore[assignment]
-        if kind in ("cumulative", "conversion"):
-            raise _Refused(f"a {kind} metric")
+        if kind == "conversion":
+            raise _Refused("a conversion metric")
+        if kind == "cumulative":
+            common["cumulative"] = self._cumulative(params)
+            kind = "simple"
         grain = str(node.get("time_granularity") or "").lower() or None
         if grain is not None:
             if grain not in GRAINS:
@@ -177,6 +180,26 @@ class _Builder:
                 parts.append(self._input(_name(value), place))
             return Metric(name, "ratio", numerator=parts[0], denominator=parts[1], **common)  # type: ignore[arg-type]
         return Metric(name, "derived", expr=self._derived_expr(params, place), **common)  # type: ignore[arg-type]
+
+    def _cumulative(self, params: Mapping) -> str:
+        """A cumulative metric's window as the model keeps it (``Metric.cumulative``); a time spine is needed."""
+        spec = {**mapping(params), **mapping(params.get("cumulative_type_params"))}
+        if self.spine is None:
+            raise _Refused("a cumulative metric without a daily time spine in the project")
+        if spec.get("window") and spec.get("grain_to_date"):
+            raise _Refused("a cumulative metric with both a window and grain_to_date")
+        if spec.get("window"):
+            parts = str(spec["window"]).split()
+            unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
+            if not (parts[0].isdigit() and unit in ("day", "week", "month", "year")):
+                raise _Refused(f"a cumulative window of {spec['window']!r}")
+            return f"window:{int(parts[0])} {unit}"
+        if spec.get("grain_to_date"):
+            grain = str(spec["grain_to_date"]).lower()
+            if grain not in ("week", "month", "quarter", "year"):
+                raise _Refused(f"a cumulative metric to date of {grain!r}")
+            return f"to_date:{grain}"
+        return "all"
 
     def _simple_measure(self, metric: str, params: Mapping, filters: list[str], place: str) -> str:
         value = params.get("measure")

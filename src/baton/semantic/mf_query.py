@@ -126,6 +126,13 @@ def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
     days = (hi - lo).days
     if 0 < days <= 100:  # the days of a range, at most as many values as a query's filter takes
         return tuple(Period.parse((lo + dt.timedelta(days=i)).isoformat()) for i in range(days))
+    if 100 < days <= 3660:  # the days up to the first whole month, the whole months, the days after the last
+        first = lo if lo.day == 1 else dt.date(lo.year + lo.month // 12, lo.month % 12 + 1, 1)
+        last = hi.replace(day=1)
+        if first < last:
+            head = _periods(lo.isoformat(), first.isoformat()) if lo < first else ()
+            tail = _periods(last.isoformat(), hi.isoformat()) if last < hi else ()
+            return (*head, *_periods(first.isoformat(), last.isoformat()), *tail)
     raise SemanticQueryError(f"the time range {start!r} to {end!r} (not whole periods)")
 
 

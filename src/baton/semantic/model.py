@@ -99,6 +99,7 @@ class Metric:
     fill_nulls: float | None = None  # simple: the value shown where the measure has none (MetricFlow's fill_nulls_with)
     grain: str | None = None  # the grain metric time takes when a MetricFlow query names none (its time_granularity)
     join_to_timespine: bool = False  # simple: a row for every period of the time spine, the value or fill_nulls
+    cumulative: str = ""  # simple, MetricFlow's cumulative: "all", "window:2 months" or "to_date:month" (over the spine)
 
     @property
     def title(self) -> str:

@@ -39,8 +39,8 @@ def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, nam
     from sqlglot import exp
 
     if model.time_spine is None or q.by != (TIME,) or not all(model.metric(m).join_to_timespine for m in q.metrics):
-        raise SemanticQueryError("join_to_timespine beside other group-bys or metrics (Baton joins the time spine "
-                                 "to metrics that all ask for it, grouped by metric time alone)")
+        raise SemanticQueryError("join_to_timespine beside other group-bys or metrics, which Baton does not compute yet "
+                                 "(it joins the time spine to metrics that all ask for it, grouped by metric time alone)")
     table, column = model.time_spine
     spine_time = TimeColumn(column, "native")
     value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))  # a spine of timestamps too
@@ -72,4 +72,76 @@ def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, nam
     return select
 
 
-__all__ = ["on_time_spine", "spined_input"]
+_CUMULATIVE_DIALECTS = ("duckdb", "postgres")
+
+
+def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect: str) -> None:
+    """What a cumulative metric is computed for (else ``SemanticQueryError`` naming it): metric
+    time by day (a coarser grain takes MetricFlow's ``period_agg`` of the days, not built yet),
+    no offset on it, DuckDB or PostgreSQL (date arithmetic written for them), a time spine."""
+    if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
+        raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
+                                 "and PostgreSQL)")
+    if TIME not in q.by or q.grain != "day":
+        raise SemanticQueryError("a cumulative metric not grouped by metric time by day, which Baton does not compute yet (other grains take "
+                                 "MetricFlow's period_agg of the days)")
+    if any(offset and cumulative for _, offset, cumulative in uses):
+        raise SemanticQueryError("an offset_window over a cumulative metric, which Baton does not compute yet")
+
+
+def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, joins: list, row_time: exp.Expr,
+                    dims: list[str], names: list[str], dim_values: list[exp.Expr], conditions: list[exp.Expr],
+                    values: dict, stacked: list, dialect: str) -> exp.Select:
+    """One branch of a cumulative metric, as MetricFlow computes it: each day of the time spine
+    (within the query's periods) with the measure aggregated over the rows of the window ending
+    that day (``window``), since the start of its period (``grain_to_date``), or ever (``all``)."""
+    from sqlglot import exp
+
+    rows = exp.Select().from_(source, copy=False)
+    for join in joins:
+        rows = rows.join(join, copy=False)
+    rows = rows.select(exp.alias_(exp.Cast(this=row_time, to=exp.DataType.build("DATE")), "baton_row_day"), copy=False)
+    for dim, value, name in zip(dims, dim_values, names):
+        if dim != TIME:
+            rows = rows.select(exp.alias_(value.copy(), name), copy=False)
+    for i, (_, value) in enumerate(values.values()):
+        rows = rows.select(exp.alias_(value.copy(), f"baton_v{i}"), copy=False)
+    if conditions:
+        rows = rows.where(exp.and_(*conditions), copy=False)
+    table, column = model.time_spine  # type: ignore[misc]  # checked by check_cumulative
+    day = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))
+    row_day = exp.column("baton_row_day", table="baton_rows")
+    on: list[exp.Expr] = [exp.LTE(this=row_day.copy(), expression=day.copy())]
+    kind, _, spec = next(iter(values))[2].partition(":")
+    if kind == "window":
+        count, unit = spec.split()
+        start = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(count), unit=exp.Var(this=unit.upper())))
+        on.append(exp.GT(this=row_day.copy(), expression=start))
+    elif kind == "to_date":
+        on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
+    spine_time = TimeColumn(column, "native")
+    part = exp.Select().from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False).join(
+        exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
+    label = grain_expression(day.copy(), spine_time, "day", dialect)
+    keys = []
+    for dim, name in zip(dims, names):
+        value = label.copy() if dim == TIME else exp.column(name, table="baton_rows")
+        part = part.select(exp.alias_(value, name), copy=False)
+        keys.append(value.copy())
+    mine = {use: i for i, use in enumerate(values)}
+    for use, column_name in stacked:
+        if use in mine:
+            agg, _ = values[use]
+            inner = exp.column(f"baton_v{mine[use]}", table="baton_rows")
+            value = (exp.Count(this=exp.Distinct(expressions=[inner])) if agg == "count_distinct" else exp.Count(this=inner)
+                     if agg == "count" else {"sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max}[agg](this=inner))
+        else:
+            value = exp.Null()
+        part = part.select(exp.alias_(value, column_name), copy=False)
+    if q.periods:
+        ranges = [period_condition(day.copy(), spine_time, p) for p in q.periods]
+        part = part.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
+    return part.group_by(*keys, copy=False)
+
+
+__all__ = ["check_cumulative", "cumulative_part", "on_time_spine", "spined_input"]
