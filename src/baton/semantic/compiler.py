@@ -167,6 +167,26 @@ def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str
     return _qualify(parse_fragment(text, "measure filter", dimensions=True).transform(dimension), branch.root.name)
 
 
+def _metric_filter(branch: _Branch, model: SemanticModel, metric_filter: tuple[str, str, str, str], grain: str | None,
+                   dialect: str) -> exp.Expr:
+    """Rows whose dimension value has the metric beyond the number: ``listing IN (SELECT listing FROM
+    (bookings by listing) WHERE bookings > 2)``, the metric compiled as a query of its own."""
+    import sqlglot
+    from sqlglot import exp
+
+    metric, dimension, operator, number = metric_filter
+    inner = compile_query(model, SemanticQuery((metric,), (dimension,)), dialect)
+    tree = sqlglot.parse_one(inner.sql, read=dialect)
+    assert isinstance(tree, exp.Select)  # compiled from the model
+    tree.set("order", None)
+    comparison = sqlglot.parse_one(f"baton_value {operator} {float(number)!r}", read=dialect)
+    comparison = comparison.transform(lambda n: exp.column(metric, table="baton_metric") if isinstance(n, exp.Column) else n)
+    keys = exp.Select().select(exp.column(inner.columns[0], table="baton_metric"), copy=False).from_(
+        exp.alias_(exp.Subquery(this=tree), "baton_metric", table=True), copy=False).where(comparison, copy=False)
+    subject = _dimension_expression(branch, model, dimension, grain, dialect)
+    return exp.In(this=subject, query=exp.Subquery(this=keys))
+
+
 def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
     from sqlglot import exp
 
@@ -285,6 +305,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                               else exp.In(this=subject, expressions=literals))
         for condition in q.conditions:
             conditions.append(_measure_filter(branch, model, condition, q.grain, dialect))
+        for metric_filter in q.metric_filters:
+            conditions.append(_metric_filter(branch, model, metric_filter, q.grain, dialect))
         if q.periods and not cumulative:  # a cumulative branch: the periods are the spine's, its rows any before
             assert time is not None
             column = _branch_time(branch)

@@ -142,6 +142,7 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
 
     values: list[tuple[str, tuple[str, ...]]] = []
     conditions: list[str] = []
+    metric_filters: list[tuple[str, str, str, str]] = []
     start = end = None
     for text in texts:
         placeholders: dict[str, JinjaCall] = {}
@@ -160,6 +161,9 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
         for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
             subject = part.this if isinstance(part, (exp.EQ, exp.In, exp.GTE, exp.GT, exp.LT, exp.LTE)) else None
             element = placeholders.get(subject.name) if isinstance(subject, exp.Column) else None
+            if element is not None and element.function == "Metric":
+                metric_filters.append(_metric_filter(model, element, part, measures, text))
+                continue
             if element is None or (element.function in ("Dimension", "Entity") and element.path[-1] != METRIC_TIME
                                    and not element.grain and not _simple(part)):
                 conditions.append(_condition(model, part, placeholders, measures, text))
@@ -185,7 +189,28 @@ def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
             else:
                 raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
     periods = _periods(start, end) if (start or end) else ()
-    return tuple(values), periods, tuple(conditions)
+    return tuple(values), periods, tuple(conditions), tuple(metric_filters)
+
+
+def _metric_filter(model: SemanticModel, call: JinjaCall, part, measures: tuple[str, ...], text: str):
+    """``{{ Metric('bookings', group_by=['listing']) }} > 2`` as (metric, dimension, operator, number)."""
+    from sqlglot import exp
+
+    operators = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "=", exp.NEQ: "!="}
+    operator = operators.get(type(part))
+    number = part.expression if operator else None
+    if isinstance(number, exp.Neg) and isinstance(number.this, exp.Literal):
+        value = f"-{number.this.this}"
+    elif isinstance(number, exp.Literal) and not number.is_string:
+        value = str(number.this)
+    else:
+        raise SemanticQueryError(f"the filter {text!r} (Baton reads a Metric(...) compared with a number)")
+    if len(call.group_by) != 1:
+        raise SemanticQueryError("a Metric(...) filter grouped by other than one entity or dimension")
+    metric = call.name
+    dimension = _dimension(model, _element(call.group_by[0]), measures)
+    _dimension(model, _element(call.group_by[0]), measures_of_metrics(model, (metric,)))
+    return metric, dimension, operator, value
 
 
 def _simple(part) -> bool:
@@ -258,7 +283,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         by.append(name)
         names[str(text)] = names[call.name] = name
     _one_path_per_hop(model, [b for b in by if b != TIME], measures)
-    where, periods, conditions = _where(model, filters_of(params.get("where"), "where"), measures)
+    where, periods, conditions, metric_filters = _where(model, filters_of(params.get("where"), "where"), measures)
     order = []
     for text in params.get("order_by") or ():
         text = str(text).strip()
@@ -273,7 +298,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         order.append((target, desc))
     limit = params.get("limit")
     query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None,
-                          conditions=conditions)
+                          conditions=conditions, metric_filters=metric_filters)
     return query.check(model)
 
 

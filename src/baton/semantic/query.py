@@ -106,6 +106,9 @@ class SemanticQuery:
     # filters beyond value lists, as SQL over ``dimension.<name>`` only (MetricFlow's where filters:
     # ``NOT dimension.is_instant``, ``dimension.capacity >= 4``); check() refuses any other column
     conditions: tuple[str, ...] = ()
+    # rows whose dimension's value has a metric beyond a number (MetricFlow's ``{{ Metric('bookings',
+    # group_by=['listing']) }} > 2``): (metric, dimension, operator, number)
+    metric_filters: tuple[tuple[str, str, str, str], ...] = ()
 
     # --- dict form ------------------------------------------------------------------------
 
@@ -113,7 +116,7 @@ class SemanticQuery:
     def from_dict(cls, data: Mapping[str, Any]) -> SemanticQuery:
         if not isinstance(data, Mapping):
             raise SemanticQueryError("a semantic query is a mapping with metrics, by, where, order, limit")
-        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit", "conditions"}
+        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit", "conditions", "metric_filters"}
         if unknown:
             raise SemanticQueryError(f"unknown key(s) in the semantic query: {', '.join(sorted(map(str, unknown)))}")
         metrics = _names(data.get("metrics"), "metrics")
@@ -147,8 +150,13 @@ class SemanticQuery:
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT):
             raise SemanticQueryError(f"limit is a whole number from 1 to {MAX_LIMIT}")
         conditions = _names(data.get("conditions"), "conditions")  # checked as dimension-only SQL by check()
+        metric_filters = []
+        for item in data.get("metric_filters") or ():
+            if not isinstance(item, (list, tuple)) or len(item) != 4 or not all(isinstance(v, str) for v in item):
+                raise SemanticQueryError("metric_filters is a list of [metric, dimension, operator, number]")
+            metric_filters.append((item[0], item[1], item[2], item[3]))
         return cls(metrics, by, grain if TIME in by else None, tuple(where), periods, tuple(order), limit,
-                   conditions=conditions)
+                   conditions=conditions, metric_filters=tuple(metric_filters))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"metrics": list(self.metrics)}
@@ -163,6 +171,8 @@ class SemanticQuery:
             out["where"] = where
         if self.conditions:
             out["conditions"] = list(self.conditions)
+        if self.metric_filters:
+            out["metric_filters"] = [list(f) for f in self.metric_filters]
         if self.order:
             out["order"] = [[name, "desc" if desc else "asc"] for name, desc in self.order]
         if self.limit is not None:
@@ -179,6 +189,13 @@ class SemanticQuery:
         names = [*self.by, *(name for name, _ in self.where)]
         for condition in self.conditions:
             names += _condition_dimensions(model, condition)
+        for metric, dimension, operator, number in self.metric_filters:
+            if operator not in (">", ">=", "<", "<=", "=", "!=", "<>") or not _is_number(number):
+                raise SemanticQueryError(f"the metric filter {metric} {operator} {number!r} (a comparison with a number)")
+            for measure in measures_of_metrics(model, (metric,)):
+                if model.has_dimension(dimension) and not model.reachable(measure, dimension):
+                    raise SemanticQueryError(f"{model.metric(metric).title} cannot be broken down by {dimension}")
+            names.append(dimension)
         for name in names:
             refusal = model.refusal(name, "dimension")
             if refusal is not None:
@@ -236,6 +253,7 @@ class SemanticQuery:
             parts[0] += " by " + ", ".join(title(b) for b in self.by)
         conditions = [f"{title(name)} = {' or '.join(values)}" for name, values in self.where]
         conditions += [c.replace("dimension.", "") for c in self.conditions]
+        conditions += [f"{title(d)} with {title(m)} {op} {n}" for m, d, op, n in self.metric_filters]
         if self.periods:
             conditions.append("time in " + " or ".join(period_words(p.label) for p in self.periods))
         if conditions:
@@ -259,6 +277,14 @@ def measures_of_metrics(model: SemanticModel, metrics: tuple[str, ...]) -> tuple
         if not model.has_metric(name):
             raise SemanticQueryError(f"no metric {name!r} (metrics: {', '.join(m.name for m in model.metrics)})")
     return tuple(dict.fromkeys(x for name in metrics for x in model.measures_of(name)))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() == text and text.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity")
 
 
 def _condition_dimensions(model: SemanticModel, condition: str) -> list[str]:
