@@ -359,7 +359,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             for value, name in zip(dim_values, names):
                 part = part.select(exp.alias_(value, name), copy=False)
             for use in measures:
-                value = aggregates[use] if use in aggregates else exp.Null()
+                value = aggregates[use] if use in aggregates else _placeholder(use, branches, dialect)
                 part = part.select(exp.alias_(value, _stacked(use)), copy=False)
             if conditions:
                 part = part.where(exp.and_(*conditions), copy=False)
@@ -381,6 +381,22 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     if any(model.metric(name).join_to_timespine for name in q.metrics):
         select = on_time_spine(model, q, select, names, dialect)
     return CompiledQuery(render_sql(select, dialect), q, (*names, *q.metrics), dialect)
+
+
+def _placeholder(use: Use, branches: list, dialect: str) -> exp.Expr:
+    """Another branch's measure in this one: NULL. PostgreSQL types the UNION's columns pairwise and
+    two bare NULLs first as text (then ``text and bigint cannot be matched``): there it is NULL of the
+    measure's own type, ``(SELECT CASE WHEN FALSE THEN SUM(1) END FROM fct_views AS views_source WHERE FALSE)``."""
+    from sqlglot import exp
+
+    if dialect != "postgres":
+        return exp.Null()
+    for branch, _, _, aggregates in branches:
+        if use in aggregates:
+            never = exp.Case().when(exp.false(), aggregates[use].copy())  # NULL, even of a COUNT (which is 0 over no rows)
+            typed = exp.Select().select(never, copy=False).from_(branch.source(), copy=False)
+            return exp.Subquery(this=typed.where(exp.false(), copy=False))
+    return exp.Null()
 
 
 def _stacked(use: Use) -> str:
