@@ -187,6 +187,32 @@ def _metric_filter(branch: _Branch, model: SemanticModel, metric_filter: tuple[s
     return exp.In(this=subject, query=exp.Subquery(this=keys))
 
 
+def _semi_additive(branch: _Branch, non_additive: tuple[str, str, tuple[str, ...]], q: SemanticQuery,
+                   dialect: str) -> exp.Expr:
+    """A semi-additive measure's rows: those at the min or max of its time column among the rows of the
+    same keys (``window_groupings``) and, grouped by metric time, of the same period — a balance is
+    taken on one day, never summed over days (MetricFlow's ``non_additive_dimension``)."""
+    from sqlglot import exp
+
+    column, choice, keys = non_additive
+    root, other = branch.root.name, "baton_semi"
+    value = exp.Max if choice == "max" else exp.Min
+    inner = exp.Select().select(value(this=exp.column(column, table=other)), copy=False).from_(
+        exp.alias_(exp.to_table(f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table),
+                   other, table=True), copy=False)
+    same = [exp.EQ(this=exp.column(k, table=other), expression=exp.column(k, table=root)) for k in keys]
+    if TIME in q.by:
+        time = branch.time
+        if time is None or time.entity is not None:
+            raise SemanticQueryError("a semi-additive measure timed by another entity's column, which Baton does not "
+                                     "compute yet")
+        same.append(exp.EQ(this=grain_expression(time_value(time, other), time, q.grain or "day", dialect),
+                           expression=grain_expression(time_value(time, root), time, q.grain or "day", dialect)))
+    if same:
+        inner = inner.where(exp.and_(*same), copy=False)
+    return exp.EQ(this=exp.column(column, table=root), expression=exp.Subquery(this=inner))
+
+
 def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
     from sqlglot import exp
 
@@ -283,16 +309,16 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                                  "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")
     if any(cumulative for _, _, cumulative in measures):
         check_cumulative(model, q, measures, dialect)
-    groups: dict[tuple[str, str | None, TimeColumn | None, int, str], list[Use]] = {}
+    groups: dict[tuple[str, str | None, TimeColumn | None, int, str, tuple | None], list[Use]] = {}
     for name, offset, cumulative in measures:
         measure = model.measure(name)
-        groups.setdefault((measure.entity, measure.filter, model.time_of(name), offset, cumulative), []).append(
-            (name, offset, cumulative))
+        key = (measure.entity, measure.filter, model.time_of(name), offset, cumulative, measure.non_additive)
+        groups.setdefault(key, []).append((name, offset, cumulative))
     dims = list(q.by)
     names = [output_name(d, q) for d in dims]
     branches: list[tuple[_Branch, list[exp.Expr], list[exp.Expr], dict[Use, exp.Expr]]] = []
     cumulative_parts: dict[int, exp.Select] = {}  # branch index -> its whole SELECT (timespine.cumulative_part)
-    for (entity, row_filter, time, offset, cumulative), members in groups.items():
+    for (entity, row_filter, time, offset, cumulative, non_additive), members in groups.items():
         branch = _Branch(model, entity, time, offset)
         dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
         conditions: list[exp.Expr] = []
@@ -307,6 +333,12 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             conditions.append(_measure_filter(branch, model, condition, q.grain, dialect))
         for metric_filter in q.metric_filters:
             conditions.append(_metric_filter(branch, model, metric_filter, q.grain, dialect))
+        if non_additive is not None:
+            if cumulative or offset or row_filter or q.where or q.conditions or q.metric_filters or q.periods:
+                raise SemanticQueryError("a semi-additive measure (non_additive_dimension) filtered, cumulative or "
+                                         "offset, which Baton does not compute yet (MetricFlow takes the day among "
+                                         "the filtered rows)")
+            conditions.append(_semi_additive(branch, non_additive, q, dialect))
         if q.periods and not cumulative:  # a cumulative branch: the periods are the spine's, its rows any before
             assert time is not None
             column = _branch_time(branch)

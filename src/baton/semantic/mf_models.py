@@ -244,7 +244,9 @@ def _measures(info: SemanticModelInfo, reading: Reading) -> None:
         if agg in _UNCOMPUTED_AGGS:
             construct = _UNCOMPUTED_AGGS[agg]
         elif node.get("non_additive_dimension"):
-            construct = "non_additive_dimension (a semi-additive measure: balances that must not be summed over time)"
+            non_additive = _non_additive(mapping(node["non_additive_dimension"]), info)
+            if isinstance(non_additive, str):
+                construct = non_additive
         elif isinstance(time, str):
             construct = time
         expr = _expr(node, name)
@@ -260,8 +262,21 @@ def _measures(info: SemanticModelInfo, reading: Reading) -> None:
             continue
         entity_time = info.times.get(str(default_time)) if default_time else None
         own_time = time if isinstance(time, TimeColumn) and time != entity_time else None
+        semi = _non_additive(mapping(node["non_additive_dimension"]), info) if node.get("non_additive_dimension") else None
         reading.measures[name] = Measure(name, info.name, _AGGS[agg], expr, description=str(node.get("description") or ""),
-                                         time=own_time)
+                                         time=own_time, non_additive=semi if isinstance(semi, tuple) else None)
+
+
+def _non_additive(spec: Mapping, info: SemanticModelInfo) -> tuple[str, str, tuple[str, ...]] | str:
+    """A ``non_additive_dimension`` as ``Measure.non_additive``, or the construct refused."""
+    refused = "non_additive_dimension (a semi-additive measure: balances that must not be summed over time)"
+    time = info.times.get(str(spec.get("name") or ""))
+    choice = str(spec.get("window_choice") or "min").lower()
+    keys = [info.keys.get(str(g)) for g in spec.get("window_groupings") or []]
+    if not isinstance(time, TimeColumn) or time.format != "native" or not is_identifier(time.column) \
+            or choice not in ("min", "max") or not all(k and is_identifier(k) for k in keys):
+        return refused + " on a column Baton does not read"
+    return time.column, choice, tuple(k for k in keys if k)
 
 
 def read_models(project: MetricFlowProject, metric_names: set[str]) -> tuple[Reading, list[Entity]]:

@@ -81,6 +81,9 @@ class Measure:
     filter: str | None = None  # may name dimensions of joined entities as ``dimension.<name>``
     description: str = ""
     time: TimeColumn | None = None  # its own time column, when not its entity's (MetricFlow's agg_time_dimension)
+    # semi-additive (MetricFlow's non_additive_dimension): only the rows at the (time column's) min or max, per the
+    # key columns and the query's metric-time period: (time column, "min" | "max", key columns)
+    non_additive: tuple[str, str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
