@@ -27,13 +27,16 @@ each dimension by name (time by its grain: ``month``, ``quarter`` ...), then eac
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
+from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
+from baton.semantic.semi_additive import semi_additive
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timespine import check_cumulative, cumulative_part, on_time_spine, spined_input
 
@@ -187,30 +190,9 @@ def _metric_filter(branch: _Branch, model: SemanticModel, metric_filter: tuple[s
     return exp.In(this=subject, query=exp.Subquery(this=keys))
 
 
-def _semi_additive(branch: _Branch, non_additive: tuple[str, str, tuple[str, ...]], q: SemanticQuery,
-                   dialect: str) -> exp.Expr:
-    """A semi-additive measure's rows: those at the min or max of its time column among the rows of the
-    same keys (``window_groupings``) and, grouped by metric time, of the same period — a balance is
-    taken on one day, never summed over days (MetricFlow's ``non_additive_dimension``)."""
-    from sqlglot import exp
-
-    column, choice, keys = non_additive
-    root, other = branch.root.name, "baton_semi"
-    value = exp.Max if choice == "max" else exp.Min
-    inner = exp.Select().select(value(this=exp.column(column, table=other)), copy=False).from_(
-        exp.alias_(exp.to_table(f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table),
-                   other, table=True), copy=False)
-    same = [exp.EQ(this=exp.column(k, table=other), expression=exp.column(k, table=root)) for k in keys]
-    if TIME in q.by:
-        time = branch.time
-        if time is None or time.entity is not None:
-            raise SemanticQueryError("a semi-additive measure timed by another entity's column, which Baton does not "
-                                     "compute yet")
-        same.append(exp.EQ(this=grain_expression(time_value(time, other), time, q.grain or "day", dialect),
-                           expression=grain_expression(time_value(time, root), time, q.grain or "day", dialect)))
-    if same:
-        inner = inner.where(exp.and_(*same), copy=False)
-    return exp.EQ(this=exp.column(column, table=root), expression=exp.Subquery(this=inner))
+def _time_on(time: TimeColumn | None, alias: str) -> exp.Expr:
+    assert time is not None  # semi_additive asks only for a measure timed by its own column
+    return time_value(time, alias)
 
 
 def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
@@ -221,36 +203,6 @@ def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
     if agg == "count_distinct":
         return exp.Count(this=exp.Distinct(expressions=[expr]))
     return {"sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max}[agg](this=expr)
-
-
-Use = tuple[str, int, str]  # (measure, days its time is moved, cumulative window: Metric.cumulative)
-
-
-def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[Use]:
-    """Each (measure, days its time is moved, cumulative window) a metric reads, in a stable order."""
-    from sqlglot import exp
-
-    metric = model.metric(name)
-    if metric.type == "simple":
-        return [(metric.measure or "", offset, metric.cumulative)]
-    if metric.type == "ratio":
-        return list(dict.fromkeys([*measure_uses(model, metric.numerator or "", offset),
-                                   *measure_uses(model, metric.denominator or "", offset)]))
-    out: list[Use] = []
-    for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
-        out += measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + _offset_of(column))
-    return list(dict.fromkeys(out))
-
-
-def needs_time(model: SemanticModel, metric: str) -> bool:
-    """Whether ``metric`` reads an input from an earlier period, so is asked by metric time only."""
-    return any(offset or cumulative for _, offset, cumulative in measure_uses(model, metric))
-
-
-def _offset_of(column: exp.Column) -> int:
-    """The days a derived metric's input is moved: ``bookings__offset_14`` (``expressions.OFFSET_MARK``)."""
-    _, _, days = column.name.partition(OFFSET_MARK)
-    return int(days) if days.isdigit() else 0
 
 
 def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[Use], exp.Expr],
@@ -277,7 +229,7 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[Use],
 
     def visit(node):
         if isinstance(node, exp.Column):
-            return exp.Paren(this=_metric_tree(model, node.name.split(OFFSET_MARK)[0], measure_value, offset + _offset_of(node)))
+            return exp.Paren(this=_metric_tree(model, node.name.split(OFFSET_MARK)[0], measure_value, offset + offset_of(node)))
         return node
 
     tree = parse_metric_expression(metric.expr or "", f"metric {name}").copy()
@@ -338,7 +290,9 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                 raise SemanticQueryError("a semi-additive measure (non_additive_dimension) filtered, cumulative or "
                                          "offset, which Baton does not compute yet (MetricFlow takes the day among "
                                          "the filtered rows)")
-            conditions.append(_semi_additive(branch, non_additive, q, dialect))
+            table = f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table
+            conditions.append(semi_additive(branch.root.name, table, non_additive, branch.time,
+                                            functools.partial(_time_on, branch.time), q, dialect))
         if q.periods and not cumulative:  # a cumulative branch: the periods are the spine's, its rows any before
             assert time is not None
             column = _branch_time(branch)
@@ -350,7 +304,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         if cumulative:
             part = cumulative_part(model, q, branch.source(), branch.joins, _branch_time(branch), dims, names, dim_values,
                                    conditions, {use: (model.measure(use[0]).agg, v) for use, v in row_values.items()},
-                                   [(use, _stacked(use)) for use in measures], dialect)
+                                   [(use, stacked_name(use)) for use in measures], dialect)
             cumulative_parts[len(branches)] = part
             branches.append((branch, dim_values, conditions, {}))
             continue
@@ -392,7 +346,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                 part = part.select(exp.alias_(value, name), copy=False)
             for use in measures:
                 value = aggregates[use] if use in aggregates else _placeholder(use, branches, dialect)
-                part = part.select(exp.alias_(value, _stacked(use)), copy=False)
+                part = part.select(exp.alias_(value, stacked_name(use)), copy=False)
             if conditions:
                 part = part.where(exp.and_(*conditions), copy=False)
             if dims:
@@ -406,7 +360,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             select = select.select(exp.column(name, table="measures"), copy=False)
         if dims:
             select = select.group_by(*[exp.column(n, table="measures") for n in names], copy=False)
-        select = finish(select, lambda use: exp.Max(this=exp.column(_stacked(use), table="measures")))
+        select = finish(select, lambda use: exp.Max(this=exp.column(stacked_name(use), table="measures")))
     if any(spined_input(model, name) for name in q.metrics):
         raise SemanticQueryError("a ratio or derived metric over a join_to_timespine input (its periods without data), "
                                  "which Baton does not compute yet")
@@ -431,14 +385,6 @@ def _placeholder(use: Use, branches: list, dialect: str) -> exp.Expr:
     return exp.Null()
 
 
-def _stacked(use: Use) -> str:
-    """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days;
-    ``m_txn_revenue__c_window_2_month`` over a cumulative window)."""
-    name, offset, cumulative = use
-    suffix = "".join(ch if ch.isalnum() else "_" for ch in cumulative)
-    return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
-
-
 TOTAL_ROWS = "baton_total_rows"
 
 
@@ -457,4 +403,4 @@ def totals_query(compiled: CompiledQuery, metrics: list[str]) -> str:
 
 
 __all__ = ["TOTAL_ROWS", "CompiledQuery", "compile_query", "measure_uses", "needs_time", "output_name", "time_value",
-           "totals_query"]
+           "totals_query"]  # measure_uses, needs_time: from measure_uses.py, kept importable here

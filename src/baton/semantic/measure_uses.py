@@ -1,0 +1,58 @@
+"""What a metric reads: each measure, the days its time is moved, its cumulative window.
+
+A derived metric's input from an earlier period is named ``bookings__offset_14``
+(``expressions.OFFSET_MARK``: MetricFlow's ``offset_window``); a cumulative metric carries its
+window (``Metric.cumulative``). The compiler groups measures into branches by these, and names
+each one's column in the stacked branches (``stacked_name``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
+from baton.semantic.model import SemanticModel
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+
+Use = tuple[str, int, str]  # (measure, days its time is moved, cumulative window: Metric.cumulative)
+
+
+def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[Use]:
+    """Each (measure, days its time is moved, cumulative window) a metric reads, in a stable order."""
+    from sqlglot import exp
+
+    metric = model.metric(name)
+    if metric.type == "simple":
+        return [(metric.measure or "", offset, metric.cumulative)]
+    if metric.type == "ratio":
+        return list(dict.fromkeys([*measure_uses(model, metric.numerator or "", offset),
+                                   *measure_uses(model, metric.denominator or "", offset)]))
+    out: list[Use] = []
+    for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
+        out += measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + offset_of(column))
+    return list(dict.fromkeys(out))
+
+
+def needs_time(model: SemanticModel, metric: str) -> bool:
+    """Whether ``metric`` reads an input from an earlier period, so is asked by metric time only."""
+    return any(offset or cumulative for _, offset, cumulative in measure_uses(model, metric))
+
+
+def offset_of(column: exp.Column) -> int:
+    """The days a derived metric's input is moved: ``bookings__offset_14`` (``expressions.OFFSET_MARK``)."""
+    _, _, days = column.name.partition(OFFSET_MARK)
+    return int(days) if days.isdigit() else 0
+
+
+def stacked_name(use: Use) -> str:
+    """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days;
+    ``m_txn_revenue__c_window_2_month`` over a cumulative window)."""
+    name, offset, cumulative = use
+    suffix = "".join(ch if ch.isalnum() else "_" for ch in cumulative)
+    return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
+
+
+__all__ = ["Use", "measure_uses", "needs_time", "offset_of", "stacked_name"]
