@@ -17,6 +17,8 @@ def build_app() -> typer.Typer:
 
     app = typer.Typer(help="Baton: ask questions of your data through cooperating AI agents.", no_args_is_help=True)
     main_commands.register(app)
+    from baton.cli import sessions  # baton sessions: the conversations, a page at a time
+    sessions.register(app)
     from baton.cli import eval as eval_command  # baton eval: golden questions scored through the answer path
     eval_command.register(app)
     worker.register(app)
