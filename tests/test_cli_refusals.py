@@ -44,6 +44,12 @@ def test_api_keys_naming_a_workspace_the_server_does_not_serve(home):
     assert "nowhere" in line and "BATON_API_KEYS" in line and "demo" in line and "k-1" not in line
 
 
+@pytest.mark.parametrize("keys", ["k-1:demo", "k-1=", "k-1=demo,k-2"])
+def test_an_api_key_entry_naming_no_workspace_says_how_to_write_one(home, keys):
+    line = refused(run("serve", "--port", str(free_port()), BATON_API_KEYS=keys))
+    assert "names no workspace" in line and "key=workspace" in line and "k-1" not in line
+
+
 def test_api_keys_naming_an_unknown_workspace_with_several_workers_refuse_before_any_worker(home):
     line = refused(run("serve", "--workers", "2", "--port", str(free_port()), BATON_API_KEYS="k=nowhere"))
     assert "nowhere" in line

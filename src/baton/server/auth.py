@@ -23,6 +23,9 @@ def check_key_workspaces(named: set[str], served: set[str]) -> None:
     """Refuse to start when keys name workspaces this server does not serve (a typo in
     ``BATON_API_KEYS`` would otherwise be a key that fails every request)."""
     unknown = named - served
+    if "" in unknown:  # an entry with no '=workspace' (or nothing after it)
+        raise StartupRefusal("an entry of BATON_API_KEYS names no workspace",
+                             f"write each as key=workspace, comma-separated (this server serves {', '.join(sorted(served))})")
     if unknown:
         raise StartupRefusal(f"the API keys (BATON_API_KEYS) name workspaces this server does not serve: {', '.join(sorted(unknown))}",
                              f"name one of {', '.join(sorted(served))} after each key's '=' (key=workspace,...)")
