@@ -29,8 +29,9 @@ COMPUTED = {"simple", "time grain", "join dimension", "multi-hop dimension", "su
 # join_to_timespine: computed, its answers a row per day of the spine (capped: MetricFlow's kept as a count);
 # cumulative: computed by day on DuckDB and PostgreSQL, refused by name otherwise
 # non_additive_dimension: computed unfiltered, refused by name when filtered
+# conversion: computed (windows of days and weeks), a window of months refused by name: exact or refused
 REFUSED = {"filter on ratio or derived",
-           "conversion", "percentile / median", "metric filter Metric(...)", "expression Baton does not read"}
+           "percentile / median", "metric filter Metric(...)", "expression Baton does not read"}
 
 
 async def _outcomes(url: str, project: str) -> list[tuple[dict, str, str, str]]:

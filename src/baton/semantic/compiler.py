@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
-from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, stacked_name
+from baton.semantic.measure_uses import Use, conversion_inside, measure_uses, needs_time, offset_of, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
@@ -255,6 +255,9 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
 
     literal = literal or _string_literal
     q = query.check(model)
+    if any(conversion_inside(model, name) for name in q.metrics):  # conversion.compile_conversion: one, alone
+        raise SemanticQueryError("a conversion metric beside other metrics or under a ratio or derived metric, "
+                                 "which Baton does not compute yet")
     measures = list(dict.fromkeys(use for name in q.metrics for use in measure_uses(model, name)))
     if any(offset for _, offset, _ in measures) and TIME not in q.by:
         raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "

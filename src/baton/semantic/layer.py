@@ -146,6 +146,10 @@ class SemanticLayer:
         return replace(query, where=tuple(where))
 
     def compile(self, query: SemanticQuery) -> CompiledQuery:
+        from baton.semantic.conversion import compile_conversion, reads_conversion
+
+        if len(query.metrics) == 1 and reads_conversion(self.model, query.metrics[0]):
+            return compile_conversion(self.model, query, self.dialect)
         return compile_query(self.model, query, self.dialect, literal=self.literal)
 
     async def run(self, query: SemanticQuery, *, number: int = 1) -> tuple[CompiledQuery, AttemptReport]:

@@ -36,6 +36,21 @@ def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[Use]:
     return list(dict.fromkeys(out))
 
 
+def conversion_inside(model: SemanticModel, name: str) -> bool:
+    """Whether ``name`` is or reads a conversion metric (``conversion.py`` answers one alone)."""
+    metric = model.metric(name)
+    if metric.conversion is not None:
+        return True
+    if metric.type == "simple":
+        return False
+    if metric.type == "ratio":
+        return conversion_inside(model, metric.numerator or "") or conversion_inside(model, metric.denominator or "")
+    from sqlglot import exp
+
+    columns = parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column)
+    return any(conversion_inside(model, c.name.split(OFFSET_MARK)[0]) for c in columns)
+
+
 def needs_time(model: SemanticModel, metric: str) -> bool:
     """Whether ``metric`` reads an input from an earlier period, so is asked by metric time only."""
     return any(offset or cumulative for _, offset, cumulative in measure_uses(model, metric))
@@ -55,4 +70,4 @@ def stacked_name(use: Use) -> str:
     return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
 
 
-__all__ = ["Use", "measure_uses", "needs_time", "offset_of", "stacked_name"]
+__all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "stacked_name"]

@@ -24,10 +24,11 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 
 Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``offset_window`` of
 days and weeks, ``join_to_timespine`` over the project's time spine, cumulative metrics by day
-(``timespine.py``), a metric's ``time_granularity``, partition joins.
+(``timespine.py``), conversion metrics with windows of days or weeks (``conversion.py``), a metric's
+``time_granularity``, partition joins.
 
 **Never silently**: a construct Baton does not compute yet — ``percentile``/``median``,
-conversion metrics, ``offset_to_grain`` and month offsets, filters on ratio and derived metrics
+conversion windows of months, ``offset_to_grain`` and month offsets, filters on ratio and derived metrics
 or their inputs, SCD ``validity_params``, ``TimeDimension``/``Metric`` in metric filters — is
 a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
 line: ``baton semantic check`` lists them and fails, and a question that needs one is told

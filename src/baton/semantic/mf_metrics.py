@@ -7,7 +7,7 @@ model as its expression, a dimension of a joined one through the model's joins, 
 ``Entity(...)`` of its own rows as its key), ``ratio`` and ``derived`` metrics (derived inputs
 may be renamed with ``alias``), and ``create_metric: true`` measures.
 
-Refused, naming the construct (``Refusal``): cumulative and conversion metrics,
+Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``): cumulative metrics,
 ``offset_window``/``offset_to_grain``, filters on ratio or derived metrics and on their
 inputs, ``join_to_timespine`` (rows for periods without data), a metric's ``time_granularity``,
 ``TimeDimension``/``Metric`` calls in filters, and any metric built on a refused measure or
@@ -153,7 +153,10 @@ class _Builder:
         if isinstance(decimals, int) and not isinstance(decimals, bool) and 0 <= decimals <= 6:
             common["decimals"] = decimals  # type: ignore[assignment]
         if kind == "conversion":
-            raise _Refused("a conversion metric")
+            from baton.semantic.conversion import conversion_of
+
+            measure, spec = conversion_of(params, filters_of(node.get("filter"), place), self.reading.measures, _Refused)
+            return Metric(name, "simple", measure=measure, conversion=spec, **common)  # type: ignore[arg-type]
         if kind == "cumulative":
             common["cumulative"] = self._cumulative(params)
             kind = "simple"

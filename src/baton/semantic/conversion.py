@@ -1,0 +1,197 @@
+"""MetricFlow's conversion metrics: of the base events (visits), those an entity converted (buys).
+
+Each conversion event (a buy) is credited to the latest base event (visit) of the same entity
+(``user``) at or before it, within the window when there is one (``v.ds <= b.ds AND v.ds >
+b.ds - 7 days``) and holding the ``constant_properties`` equal; the group-by values are that
+base event's. ``conversions`` is the conversion measure over the credited buys (``fill_nulls_with``
+where a group has none), ``conversion_rate`` it divided by the base measure of the group, as
+doubles. One SELECT of portable SQL (DuckDB, PostgreSQL): the base measure and the credited
+conversions stacked with ``UNION ALL`` and grouped again (no FULL OUTER JOIN), the latest base
+event per conversion row by ``ROW_NUMBER()`` over the conversion rows numbered once.
+
+Refused by name (``SemanticQueryError``): a conversion metric beside other metrics or under a
+ratio/derived one, with a filter, a where condition or time range, a window of months or years,
+``join_to_timespine``, or a constant property or entity not on both semantic models' own rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from baton.semantic.compiler import CompiledQuery, _aggregate, _Branch, _dimension_expression, _qualify, output_name, time_value
+from baton.semantic.expressions import parse_fragment, render_sql
+from baton.semantic.model import SemanticModel
+from baton.semantic.query import SemanticQuery, SemanticQueryError
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+_REFUSED = "which Baton does not compute yet"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversion:
+    measure: str  # the conversion measure (buys); the metric's own measure is the base (visits)
+    entity: str  # the entity both share (user)
+    calculation: str  # "conversion_rate" or "conversions"
+    window_days: int = 0  # 0: no window (any earlier base event)
+    constants: tuple[tuple[str, str], ...] = ()  # (base property, conversion property)
+    fill_nulls: float | None = None  # the conversion measure's fill_nulls_with
+
+
+def _name(value: Any) -> str:
+    return str(value.get("name") if isinstance(value, Mapping) else value or "")
+
+
+def conversion_of(params: Mapping, filters: list[str], measures: Mapping, refused: Callable[[str], Exception]
+                  ) -> tuple[str, Conversion]:
+    """(base measure, ``Conversion``) of a MetricFlow conversion metric's ``type_params``; ``refused(construct)``
+    raised for what is not computed."""
+    spec = params.get("conversion_type_params")
+    spec = spec if isinstance(spec, Mapping) else {}
+    if filters:
+        raise refused("a filter on a conversion metric")
+    base, conv = spec.get("base_measure"), spec.get("conversion_measure")
+    for side in (base, conv):
+        if isinstance(side, Mapping) and (side.get("join_to_timespine") or side.get("filter")):
+            raise refused("a conversion metric's measure with join_to_timespine or a filter")
+    if isinstance(base, Mapping) and base.get("fill_nulls_with") is not None:
+        raise refused("a conversion metric's base measure with fill_nulls_with")
+    for measure in (_name(base), _name(conv)):
+        if measure not in measures:
+            raise refused(f"a conversion metric over the measure {measure!r}")
+    calculation = str(spec.get("calculation") or "conversion_rate").lower()
+    if calculation not in ("conversion_rate", "conversions"):
+        raise refused(f"a conversion calculation {calculation!r}")
+    days = 0
+    if spec.get("window"):
+        parts = str(spec["window"]).split()
+        unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
+        if not (parts[0].isdigit() and unit in ("day", "week")):
+            raise refused(f"a conversion window of {spec['window']!r}")
+        days = int(parts[0]) * (7 if unit == "week" else 1)
+    constants = []
+    for item in spec.get("constant_properties") or ():
+        if not isinstance(item, Mapping):
+            raise refused("a conversion metric's constant_properties")
+        constants.append((str(item.get("base_property")), str(item.get("conversion_property"))))
+    fill = conv.get("fill_nulls_with") if isinstance(conv, Mapping) else None
+    return _name(base), Conversion(_name(conv), str(spec.get("entity") or ""), calculation, days, tuple(constants),
+                                   float(fill) if fill is not None else None)
+
+
+def _local(model: SemanticModel, name: str, entity: str, alias: str) -> exp.Expr:
+    """A dimension or entity on ``entity``'s own rows (the shared entity, a constant property)."""
+    for dimension in model.dimensions:
+        if dimension.name == name or name in dimension.qualified:
+            local = dimension.expr if dimension.entity == entity else dimension.local_expr(entity)
+            if local is not None:
+                return _qualify(parse_fragment(local, f"dimension {name}"), alias)
+    raise SemanticQueryError(f"a conversion metric whose {name!r} is not on {entity}'s own rows, {_REFUSED}")
+
+
+def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str) -> CompiledQuery:
+    """One SELECT for a query of one conversion metric (module docstring)."""
+    from sqlglot import exp
+
+    q = query.check(model)
+    if len(q.metrics) != 1 or model.metric(q.metrics[0]).conversion is None:
+        raise SemanticQueryError(f"a conversion metric beside other metrics, {_REFUSED}")
+    if q.where or q.conditions or q.metric_filters or q.periods:
+        raise SemanticQueryError(f"a conversion metric with a where filter or a time range, {_REFUSED}")
+    name = q.metrics[0]
+    metric = model.metric(name)
+    spec: Conversion = metric.conversion  # type: ignore[assignment]
+    base, conv = model.measure(metric.measure or ""), model.measure(spec.measure)
+    if base.filter or conv.filter or base.non_additive or conv.non_additive:
+        raise SemanticQueryError(f"a conversion metric over a filtered or semi-additive measure, {_REFUSED}")
+    base_time, conv_time = model.time_of(base.name), model.time_of(conv.name)
+    if base_time is None or conv_time is None or base_time.entity or conv_time.entity:
+        raise SemanticQueryError(f"a conversion metric whose measures are not timed by their own rows, {_REFUSED}")
+    dims = list(q.by)
+    names = [output_name(d, q) for d in dims]
+    # the base events grouped
+    branch = _Branch(model, base.entity, base_time)
+    values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
+    opportunities = exp.Select().from_(branch.source(), copy=False)
+    for join in branch.joins:
+        opportunities = opportunities.join(join, copy=False)
+    for value, out in zip(values, names):
+        opportunities = opportunities.select(exp.alias_(value, out), copy=False)
+    base_value = _qualify(parse_fragment(base.expr, f"measure {base.name}"), branch.root.name)
+    opportunities = opportunities.select(exp.alias_(_aggregate(base.agg, base_value), "m_base"), copy=False)
+    opportunities = opportunities.select(exp.alias_(exp.Null(), "m_conv"), copy=False)
+    if dims:
+        opportunities = opportunities.group_by(*[v.copy() for v in values], copy=False)
+    # each conversion row with the latest base event before it
+    credited = _Branch(model, base.entity, base_time)
+    cvalues = [_dimension_expression(credited, model, d, q.grain, dialect) for d in dims]
+    rows = model.entity(conv.entity)
+    numbered = exp.Select().select(exp.Star(), copy=False).select(
+        exp.alias_(exp.Window(this=exp.RowNumber()), "baton_row"), copy=False).from_(
+        exp.alias_(credited.table(rows), "baton_c", table=True), copy=False)
+    c, b = "baton_conv", credited.root.name
+    on: list[exp.Expr] = [exp.EQ(this=_local(model, spec.entity, base.entity, b), expression=_local(model, spec.entity, conv.entity, c))]
+    b_time, c_time = time_value(base_time, b), time_value(conv_time, c)
+    on.append(exp.LTE(this=b_time, expression=c_time))
+    if spec.window_days:
+        start = exp.DateAdd(this=exp.Cast(this=c_time.copy(), to=exp.DataType.build("DATE")),
+                            expression=exp.Literal.number(-spec.window_days), unit=exp.Var(this="DAY"))
+        on.append(exp.GT(this=b_time.copy(), expression=exp.Cast(this=start, to=exp.DataType.build("DATE"))))
+    for base_property, conv_property in spec.constants:
+        on.append(exp.EQ(this=_local(model, base_property, base.entity, b), expression=_local(model, conv_property, conv.entity, c)))
+    latest = exp.Window(this=exp.RowNumber(), partition_by=[exp.column("baton_row", table=c)],
+                        order=exp.Order(expressions=[exp.Ordered(this=b_time.copy(), desc=True)]))
+    inner = exp.Select().from_(exp.alias_(exp.Subquery(this=numbered), c, table=True), copy=False)
+    inner = inner.join(exp.Join(this=credited.source(), on=exp.and_(*on)), copy=False)
+    for join in credited.joins:
+        inner = inner.join(join, copy=False)
+    for value, out in zip(cvalues, names):
+        inner = inner.select(exp.alias_(value, out), copy=False)
+    conv_value = _qualify(parse_fragment(conv.expr, f"measure {conv.name}"), c)
+    inner = inner.select(exp.alias_(conv_value, "baton_value"), exp.alias_(latest, "baton_rank"), copy=False)
+    conversions = exp.Select().from_(exp.alias_(exp.Subquery(this=inner), "credited", table=True), copy=False)
+    for out in names:
+        conversions = conversions.select(exp.column(out, table="credited"), copy=False)
+    conversions = conversions.select(exp.alias_(exp.Null(), "m_base"), copy=False).select(
+        exp.alias_(_aggregate(conv.agg, exp.column("baton_value", table="credited")), "m_conv"), copy=False)
+    conversions = conversions.where(exp.EQ(this=exp.column("baton_rank", table="credited"), expression=exp.Literal.number(1)),
+                                    copy=False)
+    if dims:
+        conversions = conversions.group_by(*[exp.column(out, table="credited") for out in names], copy=False)
+    if dialect == "postgres":  # two bare NULLs in a UNION's column are text there (compiler._placeholder)
+        opportunities.expressions[-1].set("this", exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
+        conversions.expressions[len(names)].set("this", exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
+    stacked = exp.union(opportunities, conversions, distinct=False)
+    select = exp.Select().from_(exp.alias_(exp.Subquery(this=stacked), "measures", table=True), copy=False)
+    for out in names:
+        select = select.select(exp.column(out, table="measures"), copy=False)
+    converted: exp.Expr = exp.Max(this=exp.column("m_conv", table="measures"))
+    if spec.calculation == "conversions":
+        if spec.fill_nulls is not None:
+            converted = exp.Coalesce(this=converted, expressions=[exp.Literal.number(spec.fill_nulls)])
+        value = converted
+    else:
+        value = exp.Div(this=exp.Cast(this=converted, to=exp.DataType.build("DOUBLE")),
+                        expression=exp.Nullif(this=exp.Max(this=exp.column("m_base", table="measures")),
+                                              expression=exp.Literal.number(0)))
+    select = select.select(exp.alias_(value, name), copy=False)
+    if dims:
+        select = select.group_by(*[exp.column(out, table="measures") for out in names], copy=False)
+    ordered = [(output_name(n, q), desc) for n, desc in q.order]
+    ordered += [(n, False) for n in names if n not in {o for o, _ in ordered}]
+    for out, desc in ordered:
+        select = select.order_by(exp.Ordered(this=exp.column(out), desc=desc), copy=False)
+    if q.limit is not None:
+        select = select.limit(q.limit, copy=False)
+    return CompiledQuery(render_sql(select, dialect), q, (*names, name), dialect)
+
+
+def reads_conversion(model: SemanticModel, name: str) -> bool:
+    """Whether ``name`` is a conversion metric (``compile_conversion`` answers it, alone)."""
+    return model.has_metric(name) and model.metric(name).conversion is not None
+
+
+__all__ = ["Conversion", "compile_conversion", "conversion_of", "reads_conversion"]
