@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from baton.semantic.distinct_values import distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.measure_uses import Use, conversion_inside, measure_uses, needs_time, offset_of, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -255,6 +256,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
 
     literal = literal or _string_literal
     q = query.check(model)
+    if not q.metrics:  # the distinct values of its dimensions (distinct_values.py)
+        return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, q.by, dialect)
     if any(conversion_inside(model, name) for name in q.metrics):  # conversion.compile_conversion: one, alone
         raise SemanticQueryError("a conversion metric beside other metrics or under a ratio or derived metric, "
                                  "which Baton does not compute yet")

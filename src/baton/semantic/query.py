@@ -184,7 +184,7 @@ class SemanticQuery:
     def check(self, model: SemanticModel) -> SemanticQuery:
         """This query, with defaults filled (grain, order), or ``SemanticQueryError``."""
         if not self.metrics:
-            raise SemanticQueryError("a semantic query needs at least one metric")
+            return _check_no_metric(self, model)
         measures = measures_of_metrics(model, self.metrics)
         names = [*self.by, *(name for name, _ in self.where)]
         for condition in self.conditions:
@@ -304,6 +304,36 @@ def _condition_dimensions(model: SemanticModel, condition: str) -> list[str]:
             raise SemanticQueryError(f"the filter {condition!r} names {column.sql()!r}, which is no dimension")
         names.append(column.name)
     return names
+
+
+def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuery:
+    """A query with no metric: the distinct values of its dimensions (MetricFlow's group-by-only
+    query), read from one semantic model's rows (``distinct_values.py``); more refused by name."""
+    if not query.by:
+        raise SemanticQueryError("a semantic query needs at least one metric or dimension")
+    if TIME in query.by or query.periods:
+        raise SemanticQueryError("a query with no metric over metric time, which Baton does not compute yet "
+                                 "(MetricFlow reads its time spine)")
+    if query.metric_filters:
+        raise SemanticQueryError("a query with no metric filtered by a Metric(...), which Baton does not compute yet")
+    names = [*query.by, *(name for name, _ in query.where)]
+    for condition in query.conditions:
+        names += _condition_dimensions(model, condition)
+    for name in names:
+        refusal = model.refusal(name, "dimension")
+        if refusal is not None:
+            raise SemanticQueryError(refusal.message)
+        if not model.has_dimension(name):
+            raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)})")
+    if len(set(query.by)) != len(query.by):
+        raise SemanticQueryError("a dimension is named twice in by")
+    if len({model.dimension(name).entity for name in names}) != 1:
+        raise SemanticQueryError("a query with no metric over dimensions of several semantic models, which Baton does "
+                                 "not compute yet (MetricFlow joins them FULL OUTER)")
+    if any(name not in query.by for name, _ in query.order):
+        raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
+    order = query.order + tuple((b, False) for b in query.by if b not in {name for name, _ in query.order})
+    return replace(query, grain=None, order=order)
 
 
 def _default_order(query: SemanticQuery) -> tuple[tuple[str, bool], ...]:

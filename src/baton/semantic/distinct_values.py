@@ -1,0 +1,61 @@
+"""A query with no metric: the distinct values of its dimensions (MetricFlow's group-by-only query).
+
+MetricFlow answers ``mf query --group-by user__home_state`` with each value the dimension's own
+semantic model holds (NULL among them), filtered by the query's where and ordered and limited as
+asked. Baton reads it from that one table: ``SELECT d FROM t WHERE ... GROUP BY d``. Dimensions of
+several semantic models (MetricFlow joins them FULL OUTER), metric time (its time spine) and a
+``Metric(...)`` filter are refused by ``SemanticQuery.check`` before this runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from baton.semantic.expressions import parse_fragment, render_sql
+from baton.semantic.model import SemanticModel
+from baton.semantic.query import SemanticQuery
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+
+def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
+                        literal: Callable[[str, str], exp.Expr]) -> str:
+    """The SELECT of ``q`` (checked: no metric, every dimension of one semantic model)."""
+    from sqlglot import exp
+
+    entity = model.entity(model.dimension(q.by[0]).entity)
+    alias = entity.name
+
+    def on_rows(tree: exp.Expr) -> exp.Expr:
+        return tree.transform(lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
+
+    def value(name: str) -> exp.Expr:
+        dimension = model.dimension(name)
+        return on_rows(parse_fragment(dimension.local_expr(alias) or dimension.expr, f"dimension {name}"))
+
+    table = exp.Table(this=exp.to_identifier(entity.table), db=exp.to_identifier(entity.schema) if entity.schema else None)
+    select = exp.Select().from_(exp.alias_(table, alias, table=True), copy=False)
+    for name in q.by:
+        select = select.select(exp.alias_(value(name), name), copy=False)
+    conditions: list[exp.Expr] = []
+    for name, values in q.where:
+        literals = [literal(name, v) for v in values]
+        conditions.append(exp.EQ(this=value(name), expression=literals[0]) if len(literals) == 1
+                          else exp.In(this=value(name), expressions=literals))
+    for text in q.conditions:
+        tree = parse_fragment(text, "query filter", dimensions=True)
+        conditions.append(on_rows(tree.transform(
+            lambda n: value(n.name) if isinstance(n, exp.Column) and n.table == "dimension" else n)))
+    if conditions:
+        select = select.where(exp.and_(*conditions), copy=False)
+    select = select.group_by(*[value(name) for name in q.by], copy=False)
+    for name, desc in q.order:
+        select = select.order_by(exp.Ordered(this=exp.column(name), desc=desc), copy=False)
+    if q.limit is not None:
+        select = select.limit(q.limit, copy=False)
+    return render_sql(select, dialect)
+
+
+__all__ = ["distinct_values_sql"]
