@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from baton.semantic.distinct_values import distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
-from baton.semantic.measure_uses import Use, conversion_inside, measure_uses, needs_time, offset_of, stacked_name
+from baton.semantic.measure_uses import Use, conversion_inside, measure_uses, needs_time, offset_of, stacked_name, to_grain
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
@@ -207,19 +207,19 @@ def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
 
 
 def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[Use], exp.Expr],
-                 offset: int = 0) -> exp.Expr:
+                 offset: int = 0, grain: str = "") -> exp.Expr:
     """The metric as an expression over its measures' aggregated values."""
     from sqlglot import exp
 
     metric = model.metric(name)
     if metric.type == "simple":
-        value = measure_value((metric.measure or "", offset, metric.cumulative))
+        value = measure_value((metric.measure or "", offset, f"to_grain:{grain}" if grain else metric.cumulative))
         if metric.fill_nulls is None:
             return value
         return exp.Coalesce(this=value, expressions=[exp.Literal.number(metric.fill_nulls)])
     if metric.type == "ratio":
-        numerator = _metric_tree(model, metric.numerator or "", measure_value, offset)
-        denominator = _metric_tree(model, metric.denominator or "", measure_value, offset)
+        numerator = _metric_tree(model, metric.numerator or "", measure_value, offset, grain)
+        denominator = _metric_tree(model, metric.denominator or "", measure_value, offset, grain)
         return exp.Div(this=_as_double(exp.Paren(this=numerator)),
                        expression=exp.Nullif(this=exp.Paren(this=denominator), expression=exp.Literal.number(0)))
 
@@ -230,7 +230,8 @@ def _metric_tree(model: SemanticModel, name: str, measure_value: Callable[[Use],
 
     def visit(node):
         if isinstance(node, exp.Column):
-            return exp.Paren(this=_metric_tree(model, node.name.split(OFFSET_MARK)[0], measure_value, offset + offset_of(node)))
+            return exp.Paren(this=_metric_tree(model, node.name.split(OFFSET_MARK)[0], measure_value, offset + offset_of(node),
+                                               to_grain(node) or grain))
         return node
 
     tree = parse_metric_expression(metric.expr or "", f"metric {name}").copy()

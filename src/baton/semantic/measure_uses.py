@@ -32,7 +32,15 @@ def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[Use]:
                                    *measure_uses(model, metric.denominator or "", offset)]))
     out: list[Use] = []
     for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
-        out += measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + offset_of(column))
+        uses = measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + offset_of(column))
+        if to_grain(column):  # timespine.cumulative_part reads it: the value at the start of the period
+            if any(c for _, _, c in uses):
+                from baton.semantic.query import SemanticQueryError
+
+                raise SemanticQueryError("offset_to_grain over a cumulative metric or another offset_to_grain, which Baton "
+                                         "does not compute yet")
+            uses = [(measure, days, f"to_grain:{to_grain(column)}") for measure, days, _ in uses]
+        out += uses
     return list(dict.fromkeys(out))
 
 
@@ -62,6 +70,13 @@ def offset_of(column: exp.Column) -> int:
     return int(days) if days.isdigit() else 0
 
 
+def to_grain(column: exp.Column) -> str:
+    """The grain a derived metric's input is taken at the start of: ``bookings__offset_month`` (MetricFlow's
+    ``offset_to_grain``), else ``""``."""
+    _, _, grain = column.name.partition(OFFSET_MARK)
+    return "" if grain.isdigit() else grain
+
+
 def stacked_name(use: Use) -> str:
     """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days;
     ``m_txn_revenue__c_window_2_month`` over a cumulative window)."""
@@ -70,4 +85,4 @@ def stacked_name(use: Use) -> str:
     return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
 
 
-__all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "stacked_name"]
+__all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "stacked_name", "to_grain"]

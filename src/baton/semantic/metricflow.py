@@ -24,12 +24,12 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 
 Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``offset_window`` of
 days and weeks, ``join_to_timespine`` over the project's time spine, cumulative metrics by day
-(``timespine.py``), conversion metrics with windows of days or weeks (``conversion.py``), a metric's
-``time_granularity``, partition joins.
+and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
+days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins.
 
 **Never silently**: a construct Baton does not compute yet — ``percentile``/``median``,
-conversion windows of months, ``offset_to_grain`` and month offsets, filters on ratio and derived metrics
-or their inputs, SCD ``validity_params``, ``TimeDimension``/``Metric`` in metric filters — is
+conversion windows of months, month offsets, ``offset_to_grain`` over cumulative metrics,
+filters on ratio and derived metrics or their inputs, SCD ``validity_params``, ``TimeDimension``/``Metric`` in metric filters — is
 a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
 line: ``baton semantic check`` lists them and fails, and a question that needs one is told
 so by name, never answered without it. Errors in the project itself (an unknown measure, a

@@ -7,9 +7,10 @@ model as its expression, a dimension of a joined one through the model's joins, 
 ``Entity(...)`` of its own rows as its key), ``ratio`` and ``derived`` metrics (derived inputs
 may be renamed with ``alias``), and ``create_metric: true`` measures.
 
-Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``): cumulative metrics,
-``offset_window``/``offset_to_grain``, filters on ratio or derived metrics and on their
-inputs, ``join_to_timespine`` (rows for periods without data), a metric's ``time_granularity``,
+Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``):
+cumulative metrics, ``offset_window`` of months, ``offset_to_grain`` of other grains, filters on
+ratio or derived metrics and on their inputs, ``join_to_timespine`` (rows for periods without
+data), a metric's ``time_granularity``,
 ``TimeDimension``/``Metric`` calls in filters, and any metric built on a refused measure or
 metric. A derived metric's expression outside arithmetic over its inputs is refused too.
 
@@ -231,9 +232,12 @@ class _Builder:
         for item in params.get("metrics") or []:
             name = _name(item)
             item = mapping(item)
-            if item.get("offset_to_grain"):
-                raise _Refused("offset_to_grain (an input from the start of the period)")
-            days = _offset_days(item.get("offset_window"))
+            days: int | str = _offset_days(item.get("offset_window"))
+            if item.get("offset_to_grain"):  # the input at the start of its period: bookings__offset_month
+                grain = str(item["offset_to_grain"]).lower()
+                if days or grain not in ("week", "month", "quarter", "year"):
+                    raise _Refused(f"offset_to_grain {grain!r} (Baton reads week, month, quarter and year, without offset_window)")
+                days = grain
             if filters_of(item.get("filter"), place):
                 raise _Refused("a filter on a derived metric's input")
             self._input(name, place)

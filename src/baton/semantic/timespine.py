@@ -82,7 +82,7 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
         raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
                                  "and PostgreSQL)")
-    if TIME not in q.by or q.grain != "day":
+    if TIME not in q.by or (q.grain != "day" and not all(c.startswith("to_grain:") for _, _, c in uses if c)):
         raise SemanticQueryError("a cumulative metric not grouped by metric time by day, which Baton does not compute yet (other grains take "
                                  "MetricFlow's period_agg of the days)")
     if any(offset and cumulative for _, offset, cumulative in uses):
@@ -117,12 +117,18 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         count, unit = spec.split()
         start = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(count), unit=exp.Var(this=unit.upper())))
         on.append(exp.GT(this=row_day.copy(), expression=start))
+    elif kind == "to_grain":  # offset_to_grain: the rows of the first day of the spine day's period
+        on = [exp.EQ(this=row_day.copy(), expression=exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy()),
+                                                             to=exp.DataType.build("DATE")))]
     elif kind == "to_date":
         on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
     spine_time = TimeColumn(column, "native")
     part = exp.Select().from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False).join(
         exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
-    label = grain_expression(day.copy(), spine_time, "day", dialect)
+    label = grain_expression(day.copy(), spine_time, q.grain or "day", dialect)
+    if kind == "to_grain" and q.grain not in (None, "day"):  # a coarser period: its first day's value (MetricFlow's)
+        first = exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(q.grain), day.copy()), to=exp.DataType.build("DATE"))
+        part = part.where(exp.EQ(this=first, expression=day.copy()), copy=False)
     keys = []
     for dim, name in zip(dims, names):
         value = label.copy() if dim == TIME else exp.column(name, table="baton_rows")
