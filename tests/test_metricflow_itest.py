@@ -131,9 +131,26 @@ def test_a_query_with_no_metric_is_the_distinct_values_of_one_semantic_model(dat
     engine.dispose()
     assert rows == [("CA",)]
     for refused in ({"group_by": ["user__home_state_latest", "listing__is_lux_latest"]},  # FULL OUTER in MetricFlow
-                    {"group_by": ["metric_time__day"]},  # the time spine
+                    {"group_by": ["metric_time__day"], "where": ["{{ Dimension('user__home_state') }} = 'CA'"]},
                     {"group_by": ["listing"], "where": ["{{ Metric('bookings', group_by=['listing']) }} > 2"]},
                     {"group_by": ["user__home_state"], "where": ["{{ Dimension('user__home_state') }} = 'CA'; DROP TABLE x"]},
                     {"group_by": []}):
         with pytest.raises(SemanticQueryError):
             query_from_params(model, refused)
+
+
+def test_metric_time_alone_is_the_periods_of_the_time_spine(database):
+    url, _ = database
+    model = load_metricflow(MODELS["SIMPLE_MODEL"])
+    from baton.semantic.compiler import compile_query
+
+    query = query_from_params(model, {"group_by": ["metric_time__year"]})
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        ours = [str(r[0])[:4] for r in conn.execute(sa.text(compile_query(model, query, "duckdb").sql))]
+        spine = [str(r[0]) for r in conn.execute(sa.text(
+            "SELECT DISTINCT EXTRACT(year FROM ds) AS y FROM mf_time_spine ORDER BY y"))]
+    engine.dispose()
+    assert ours == spine and len(ours) > 1
+    with pytest.raises(SemanticQueryError):  # beside a dimension: MetricFlow's CROSS JOIN, not built
+        query_from_params(model, {"group_by": ["metric_time__day", "user__home_state"]})

@@ -4,7 +4,8 @@ MetricFlow answers ``mf query --group-by user__home_state`` with each value the 
 semantic model holds (NULL among them), filtered by the query's where and ordered and limited as
 asked. Baton reads it from that one table: ``SELECT d FROM t WHERE ... GROUP BY d``. Dimensions of
 several semantic models (MetricFlow joins them FULL OUTER), metric time (its time spine) and a
-``Metric(...)`` filter are refused by ``SemanticQuery.check`` before this runs.
+``Metric(...)`` filter are refused by ``SemanticQuery.check`` before this runs. Metric time
+alone is the periods of the project's time spine (MetricFlow's ``--group-by metric_time``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import parse_fragment, render_sql
-from baton.semantic.model import SemanticModel
+from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
+from baton.semantic.timegrain import grain_expression, period_condition
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -25,6 +27,8 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     """The SELECT of ``q`` (checked: no metric, every dimension of one semantic model)."""
     from sqlglot import exp
 
+    if q.by == (TIME,):
+        return _spine_periods(model, q, dialect)
     entity = model.entity(model.dimension(q.by[0]).entity)
     alias = entity.name
 
@@ -53,6 +57,29 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     select = select.group_by(*[value(name) for name in q.by], copy=False)
     for name, desc in q.order:
         select = select.order_by(exp.Ordered(this=exp.column(name), desc=desc), copy=False)
+    if q.limit is not None:
+        select = select.limit(q.limit, copy=False)
+    return render_sql(select, dialect)
+
+
+def _spine_periods(model: SemanticModel, q: SemanticQuery, dialect: str) -> str:
+    """Metric time alone: the periods of the project's time spine (within the query's), as
+    MetricFlow reads them with no metric."""
+    from sqlglot import exp
+
+    assert model.time_spine is not None and q.grain is not None  # checked by SemanticQuery.check
+    table, column = model.time_spine
+    spine_time = TimeColumn(column, "native")
+    value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))
+    period = grain_expression(value.copy(), spine_time, q.grain, dialect)
+    select = exp.Select().select(exp.alias_(period, q.grain), copy=False).from_(
+        exp.alias_(exp.to_table(table), "spine", table=True), copy=False)
+    if q.periods:
+        ranges = [period_condition(value.copy(), spine_time, p) for p in q.periods]
+        select = select.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
+    select = select.group_by(period.copy(), copy=False)
+    for _, desc in q.order:
+        select = select.order_by(exp.Ordered(this=exp.column(q.grain), desc=desc), copy=False)
     if q.limit is not None:
         select = select.limit(q.limit, copy=False)
     return render_sql(select, dialect)

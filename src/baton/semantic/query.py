@@ -312,8 +312,12 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
     if not query.by:
         raise SemanticQueryError("a semantic query needs at least one metric or dimension")
     if TIME in query.by or query.periods:
-        raise SemanticQueryError("a query with no metric over metric time, which Baton does not compute yet "
-                                 "(MetricFlow reads its time spine)")
+        if query.by != (TIME,) or query.where or query.conditions or query.metric_filters or model.time_spine is None:
+            raise SemanticQueryError("a query with no metric over metric time beside other dimensions or filters, or "
+                                     "without a time spine, which Baton does not compute yet")
+        if any(name != TIME for name, _ in query.order):
+            raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
+        return replace(query, grain=query.grain or "day", order=query.order or ((TIME, False),))
     if query.metric_filters:
         raise SemanticQueryError("a query with no metric filtered by a Metric(...), which Baton does not compute yet")
     names = [*query.by, *(name for name, _ in query.where)]
