@@ -32,9 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from baton.semantic.distinct_values import distinct_values_sql
+from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
-from baton.semantic.measure_uses import Use, conversion_inside, measure_uses, needs_time, offset_of, stacked_name, to_grain
+from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, query_uses, stacked_name, to_grain
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
@@ -258,11 +258,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     literal = literal or _string_literal
     q = query.check(model)
     if not q.metrics:  # the distinct values of its dimensions (distinct_values.py)
-        return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, q.by, dialect)
-    if any(conversion_inside(model, name) for name in q.metrics):  # conversion.compile_conversion: one, alone
-        raise SemanticQueryError("a conversion metric beside other metrics or under a ratio or derived metric, "
-                                 "which Baton does not compute yet")
-    measures = list(dict.fromkeys(use for name in q.metrics for use in measure_uses(model, name)))
+        return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, columns_of(q), dialect)
+    measures = query_uses(model, q.metrics)
     if any(offset for _, offset, _ in measures) and TIME not in q.by:
         raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "
                                  "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")

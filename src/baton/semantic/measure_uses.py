@@ -59,6 +59,16 @@ def conversion_inside(model: SemanticModel, name: str) -> bool:
     return any(conversion_inside(model, c.name.split(OFFSET_MARK)[0]) for c in columns)
 
 
+def query_uses(model: SemanticModel, metrics: tuple[str, ...]) -> list[Use]:
+    """What a query's metrics read, for the compiler; a conversion metric is ``conversion.py``'s (asked alone)."""
+    if any(conversion_inside(model, name) for name in metrics):
+        from baton.semantic.query import SemanticQueryError
+
+        raise SemanticQueryError("a conversion metric beside other metrics or under a ratio or derived metric, "
+                                 "which Baton does not compute yet")
+    return list(dict.fromkeys(use for name in metrics for use in measure_uses(model, name)))
+
+
 def needs_time(model: SemanticModel, metric: str) -> bool:
     """Whether ``metric`` reads an input from an earlier period, so is asked by metric time only."""
     return any(offset or cumulative for _, offset, cumulative in measure_uses(model, metric))
@@ -85,4 +95,4 @@ def stacked_name(use: Use) -> str:
     return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
 
 
-__all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "stacked_name", "to_grain"]
+__all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]
