@@ -233,8 +233,7 @@ def same_rows(ours: list[tuple], theirs: list[tuple], ordered: bool) -> bool:
 
 # --- a case as MetricFlow's structured query ----------------------------------------------------------
 
-_UNREAD = {"min_max_only": "min_max_only (the range of a dimension's values, no metric)",
-           "apply_group_by": "apply_group_by: false (rows not grouped)",
+_UNREAD = {"apply_group_by": "apply_group_by: false (rows not grouped)",
            "saved_query_name": "a saved query by name with its own where and order"}
 
 
@@ -259,6 +258,8 @@ def params_of(case: dict[str, Any], engine: str, schema: str) -> dict[str, Any]:
     params["order_by"] = list(case.get("order_bys") or ())
     if case.get("limit") is not None:
         params["limit"] = case["limit"]
+    if case.get("min_max_only"):
+        params["min_max_only"] = True
     return params
 
 
@@ -360,10 +361,17 @@ def construct_of(message: str) -> str:
 
 def _columns(model, compiled, theirs: list[str]) -> list[int] | None:
     """Where each check-query column is among Baton's (an entity's shown companions aside), or None."""
+    from dataclasses import replace
+
     from baton.semantic.model import TIME
 
     ours = list(compiled.columns)
     by = list(compiled.query.by)
+    if compiled.query.min_max:  # x__min, x__max: each by its suffix, the dimension as below
+        found = _columns(model, replace(compiled, columns=tuple(compiled.columns[0].rsplit("__", 1)[:1]),
+                                           query=replace(compiled.query, min_max=False)),
+                         [c.rsplit("__", 1)[0] for c in theirs[:1]])
+        return None if found != [0] or [c.rsplit("__", 1)[1] for c in theirs] != ["min", "max"] else [0, 1]
     found = []
     for column in theirs:
         if column in compiled.query.metrics:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from baton.semantic.distinct_values import distinct_values_sql
+from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, query_uses, stacked_name, to_grain
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -258,7 +258,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     literal = literal or _string_literal
     q = query.check(model)
     if not q.metrics:  # the distinct values of its dimensions (distinct_values.py)
-        return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, q.by, dialect)
+        return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, columns_of(q), dialect)
     measures = query_uses(model, q.metrics)
     if any(offset for _, offset, _ in measures) and TIME not in q.by:
         raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "

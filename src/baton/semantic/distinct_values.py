@@ -11,6 +11,7 @@ alone is the periods of the project's time spine (MetricFlow's ``--group-by metr
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import parse_fragment, render_sql
@@ -22,11 +23,27 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 
+def columns_of(q: SemanticQuery) -> tuple[str, ...]:
+    """The output columns: each dimension (metric time by its grain), or ``x__min``, ``x__max``."""
+    names = tuple(q.grain or "day" if name == TIME else name for name in q.by)
+    return (f"{names[0]}__min", f"{names[0]}__max") if q.min_max else names
+
+
 def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
                         literal: Callable[[str, str], exp.Expr]) -> str:
     """The SELECT of ``q`` (checked: no metric, every dimension of one semantic model)."""
+    import sqlglot
     from sqlglot import exp
 
+    if q.min_max:  # MetricFlow's min_max_only: the least and greatest of the distinct values
+        inner = distinct_values_sql(model, replace(q, min_max=False, order=(), limit=None), dialect, literal)
+        name = columns_of(q)[0].rsplit("__", 1)[0]
+        rows = exp.alias_(exp.Subquery(this=sqlglot.parse_one(inner, read=dialect)), "distinct_values", table=True)
+        select = exp.Select().from_(rows, copy=False)
+        for function, suffix in ((exp.Min, "min"), (exp.Max, "max")):
+            select = select.select(exp.alias_(function(this=exp.column(name, table="distinct_values")),
+                                              f"{name}__{suffix}"), copy=False)
+        return render_sql(select, dialect)
     if q.by == (TIME,):
         return _spine_periods(model, q, dialect)
     entity = model.entity(model.dimension(q.by[0]).entity)
@@ -85,4 +102,4 @@ def _spine_periods(model: SemanticModel, q: SemanticQuery, dialect: str) -> str:
     return render_sql(select, dialect)
 
 
-__all__ = ["distinct_values_sql"]
+__all__ = ["columns_of", "distinct_values_sql"]

@@ -298,7 +298,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         order.append((target, desc))
     limit = params.get("limit")
     query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None,
-                          conditions=conditions, metric_filters=metric_filters)
+                          conditions=conditions, metric_filters=metric_filters, min_max=bool(params.get("min_max_only")))
     return query.check(model)
 
 

@@ -109,6 +109,7 @@ class SemanticQuery:
     # rows whose dimension's value has a metric beyond a number (MetricFlow's ``{{ Metric('bookings',
     # group_by=['listing']) }} > 2``): (metric, dimension, operator, number)
     metric_filters: tuple[tuple[str, str, str, str], ...] = ()
+    min_max: bool = False  # no metric, one dimension: its least and greatest value (MetricFlow's min_max_only)
 
     # --- dict form ------------------------------------------------------------------------
 
@@ -185,6 +186,8 @@ class SemanticQuery:
         """This query, with defaults filled (grain, order), or ``SemanticQueryError``."""
         if not self.metrics:
             return _check_no_metric(self, model)
+        if self.min_max:
+            raise SemanticQueryError("min_max_only is a query with no metric")
         measures = measures_of_metrics(model, self.metrics)
         names = [*self.by, *(name for name, _ in self.where)]
         for condition in self.conditions:
@@ -311,6 +314,8 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
     query), read from one semantic model's rows (``distinct_values.py``); more refused by name."""
     if not query.by:
         raise SemanticQueryError("a semantic query needs at least one metric or dimension")
+    if query.min_max and len(query.by) != 1:
+        raise SemanticQueryError("min_max_only reads one dimension")
     if TIME in query.by or query.periods:
         if query.by != (TIME,) or query.where or query.conditions or query.metric_filters or model.time_spine is None:
             raise SemanticQueryError("a query with no metric over metric time beside other dimensions or filters, or "
