@@ -127,10 +127,10 @@ class SemanticAgent(BaseAgent):
     async def _full_insights(self, query: SemanticQuery, shown: Any) -> list[dict[str, Any]]:
         """Insights of a top-N answer with the totals of the whole ranking: the database sums
         each additive metric over the query without its limit, and counts its rows, in one
-        aggregate query (``compiler.totals_query``): exact however long the ranking."""
+        aggregate query (``totals.totals_query``): exact however long the ranking."""
         from dataclasses import replace
 
-        from baton.semantic.compiler import TOTAL_ROWS, totals_query
+        from baton.semantic.totals import TOTAL_ROWS, totals_query
         from baton.viz.insights import find_insights
 
         model = self.layer.model
