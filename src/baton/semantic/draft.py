@@ -58,6 +58,7 @@ from baton.semantic.columns import (
     time_format,
 )
 from baton.semantic.derived import average_values, line_revenue, per_header
+from baton.semantic.naming import unique_names
 from baton.semantic.words import (
     SYNONYMS,
     comment_formula,
@@ -148,7 +149,7 @@ class _Drafter:
         average_values(self)
         per_header(self)
         line_revenue(self)
-        self._unique_names()
+        unique_names(self.metrics, self.dimensions, self.check)
         self.draft.model = {"name": self.name, "entities": self.entities, "measures": self.measures, "metrics": self.metrics,
                             "dimensions": self.dimensions}
         return self.draft
@@ -366,37 +367,6 @@ class _Drafter:
                         f"for {table.rows} rows)")
         self.dimensions.append(label)
         self.decide(f"dimension {label['name']}: {table.info.name}.{expr}, the label of its rows")
-
-    # --- across tables --------------------------------------------------------------------------
-
-    def _unique_names(self) -> None:
-        """Names shared by two parts get their entity in front; the bare words stay a synonym of the
-        dimension with the most values (a customer's country, not the 1 country of the employees)."""
-        taken: dict[str, list[dict[str, Any]]] = {}
-        for part in (*self.metrics, *self.dimensions):
-            taken.setdefault(part["name"], []).append(part)
-        for name, parts in taken.items():
-            if len(parts) < 2:
-                continue
-            keeps = max(parts, key=lambda p: p.get("_values", 0)) if all(p in self.dimensions for p in parts) else None
-            for part in parts:
-                entity = part.get("_entity")
-                if entity is None or name.startswith(entity):
-                    continue
-                part["name"] = f"{entity}_{name}"
-                words = [said(part["name"])] + ([said(name)] if part is keeps else [])
-                part["synonyms"] = [*part.get("synonyms", ()), *words]
-                kind = "metric" if part in self.metrics else "dimension"
-                self.check(kind, f"{kind} {part['name']}", f"named {part['name']}: another table has a {said(name)}" +
-                           (f"; “{said(name)}” alone means this one" if part is keeps else ""))
-        for part in (*self.metrics, *self.dimensions):
-            for private in ("_entity", "_label", "_values"):
-                part.pop(private, None)
-            synonyms = [s for s in dict.fromkeys(part.get("synonyms", ())) if s and s != said(part["name"])]
-            if synonyms:
-                part["synonyms"] = synonyms
-            else:
-                part.pop("synonyms", None)
 
 
 def draft_text(draft: Draft) -> str:
