@@ -279,28 +279,52 @@ class SessionStore:
                 conn.execute(TURN_KEYS.delete().where(TURN_KEYS.c.expires_at < _now()))
             keyed = sorted((i for i, turn in enumerate(turns) if turn[7] is not None), key=lambda i: turns[i][7] or "")
             taken = {i: found for i in keyed if (found := self._claim_key(conn, turns[i])) is not None}
-            return [taken[i] if i in taken else self._append_in(conn, *turn[:7]) for i, turn in enumerate(turns)]
+            stored = [i for i in range(len(turns)) if i not in taken]
+            ids = dict(zip(stored, self._insert_turns(conn, [turns[i] for i in stored]), strict=True))
+            return [taken[i] if i in taken else ids[i] for i in range(len(turns))]
 
     @staticmethod
     def _claim_key(conn: Connection, turn: _Append) -> TurnKeyTaken | None:
         return claim(conn, turn[0], turn[7] or "", turn[3].turn_id, turn[1], turn[8], _now())
 
-    def _append_in(self, conn: Connection, workspace: str, session_id: str | None, question: str, answer: AIMessage,
-                   digest: str, new: bool = False, answer_json: str | None = None) -> str:
-        text = answer_json if answer_json is not None else answer.to_json()
-        if session_id is None or new:
-            session_id = self._create(workspace, question, conn, session_id)
-            seq = 1
-        else:
-            self._owned(conn, workspace, session_id, lock=True)
-            seq = conn.execute(_NEXT_SEQ, {"sid": session_id}).scalar_one()
-        now = _now()
-        conn.execute(_INSERT_TURN, {"session_id": session_id, "seq": seq, "turn_id": answer.turn_id, "question": question,
-                                    "answer": text, "created_at": now})
-        conn.execute(_INSERT_REPLY, {"workspace": workspace, "digest": digest, "turn_id": answer.turn_id, "created_at": now})
-        if seq > 1:
-            conn.execute(_TOUCH, {"sid": session_id, "now": now})
-        return session_id
+    def _insert_turns(self, conn: Connection, turns: builtins.list[_Append]) -> builtins.list[str]:
+        """``turns`` written in ``conn``'s transaction, in order; their sessions' ids. Each
+        statement runs once for the whole group (new sessions, turns, reply digests, touched
+        sessions), so a group costs about what one turn does over a slow network; only an
+        existing session's lock and next number are read per session."""
+        sessions: builtins.list[dict[str, Any]] = []
+        rows: builtins.list[dict[str, Any]] = []
+        replies: builtins.list[dict[str, Any]] = []
+        touched: dict[str, str] = {}
+        seqs: dict[str, int] = {}  # the last number given in this group, per session
+        ids: builtins.list[str] = []
+        for workspace, session_id, question, answer, digest, new, answer_json, *_ in turns:
+            now = _now()
+            if session_id is None or new:
+                session_id = session_id or uuid.uuid4().hex
+                sessions.append(dict(session_id=session_id, workspace=workspace, title=question[:TITLE_LENGTH],
+                                     created_at=now, updated_at=now))
+                seq = 1
+            elif session_id in seqs:
+                seq = seqs[session_id] + 1
+            else:
+                self._owned(conn, workspace, session_id, lock=True)
+                seq = conn.execute(_NEXT_SEQ, {"sid": session_id}).scalar_one()
+            seqs[session_id] = seq
+            if seq > 1:
+                touched[session_id] = now
+            rows.append(dict(session_id=session_id, seq=seq, turn_id=answer.turn_id, question=question,
+                             answer=answer_json if answer_json is not None else answer.to_json(), created_at=now))
+            replies.append(dict(workspace=workspace, digest=digest, turn_id=answer.turn_id, created_at=now))
+            ids.append(session_id)
+        if sessions:
+            conn.execute(_INSERT_SESSION, sessions)
+        if rows:
+            conn.execute(_INSERT_TURN, rows)
+            conn.execute(_INSERT_REPLY, replies)
+        if touched:
+            conn.execute(_TOUCH, [{"sid": sid, "now": now} for sid, now in touched.items()])
+        return ids
 
     def _find_turn(self, workspace: str, turn_id: str) -> tuple[str, str, AIMessage] | None:
         query = (sa.select(TURNS.c.session_id, TURNS.c.question, TURNS.c.answer)
