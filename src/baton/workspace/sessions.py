@@ -223,15 +223,10 @@ class SessionStore:
 
     # --- in the store's threads ---------------------------------------------------------------
 
-    def _create(self, workspace: str, title: str, conn: Connection | None = None, session_id: str | None = None) -> str:
-        session_id = session_id or uuid.uuid4().hex
-        now = _now()
-        row = dict(session_id=session_id, workspace=workspace, title=title[:TITLE_LENGTH], created_at=now, updated_at=now)
-        if conn is not None:
-            conn.execute(_INSERT_SESSION, row)
-            return session_id
-        with self._write() as c, c.begin():
-            c.execute(_INSERT_SESSION, row)
+    def _create(self, workspace: str, title: str) -> str:
+        session_id = uuid.uuid4().hex
+        with self._write() as conn, conn.begin():
+            conn.execute(_INSERT_SESSION, _session_row(session_id, workspace, title, _now()))
         return session_id
 
     @staticmethod
@@ -302,8 +297,7 @@ class SessionStore:
             now = _now()
             if session_id is None or new:
                 session_id = session_id or uuid.uuid4().hex
-                sessions.append(dict(session_id=session_id, workspace=workspace, title=question[:TITLE_LENGTH],
-                                     created_at=now, updated_at=now))
+                sessions.append(_session_row(session_id, workspace, question, now))
                 seq = 1
             elif session_id in seqs:
                 seq = seqs[session_id] + 1
@@ -396,6 +390,10 @@ _INSERT_SESSION = SESSIONS.insert()
 _INSERT_TURN = TURNS.insert()
 _INSERT_REPLY = REPLIES.insert()
 _TOUCH = SESSIONS.update().where(SESSIONS.c.session_id == sa.bindparam("sid")).values(updated_at=sa.bindparam("now"))
+
+
+def _session_row(session_id: str, workspace: str, title: str, now: str) -> dict[str, Any]:
+    return dict(session_id=session_id, workspace=workspace, title=title[:TITLE_LENGTH], created_at=now, updated_at=now)
 
 
 def _now(after_s: float = 0.0) -> str:
