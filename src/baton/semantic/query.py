@@ -199,12 +199,7 @@ class SemanticQuery:
                 if model.has_dimension(dimension) and not model.reachable(measure, dimension):
                     raise SemanticQueryError(f"{model.metric(metric).title} cannot be broken down by {dimension}")
             names.append(dimension)
-        for name in names:
-            refusal = model.refusal(name, "dimension")
-            if refusal is not None:
-                raise SemanticQueryError(refusal.message)
-            if not model.has_dimension(name):
-                raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)}, time)")
+        _check_dimension_names(model, names, ", time")
         if len(set(self.by)) != len(self.by):
             raise SemanticQueryError("a dimension is named twice in by")
         needs_time = TIME in self.by or bool(self.periods)
@@ -328,12 +323,7 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
     names = [*query.by, *(name for name, _ in query.where)]
     for condition in query.conditions:
         names += _condition_dimensions(model, condition)
-    for name in names:
-        refusal = model.refusal(name, "dimension")
-        if refusal is not None:
-            raise SemanticQueryError(refusal.message)
-        if not model.has_dimension(name):
-            raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)})")
+    _check_dimension_names(model, names)
     if len(set(query.by)) != len(query.by):
         raise SemanticQueryError("a dimension is named twice in by")
     if len({model.dimension(name).entity for name in names}) != 1:
@@ -363,6 +353,18 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or any(not isinstance(v, str) for v in value) or len(value) > 20:
         raise SemanticQueryError(f"{what} is a list of names")
     return tuple(value)
+
+
+def _check_dimension_names(model: SemanticModel, names: list[str], listed_after: str = "") -> None:
+    """Each name a dimension of ``model``: a refused one says why, an unknown one lists the
+    dimensions (then ``listed_after``, e.g. ``, time`` where metric time may be asked for)."""
+    for name in names:
+        refusal = model.refusal(name, "dimension")
+        if refusal is not None:
+            raise SemanticQueryError(refusal.message)
+        if not model.has_dimension(name):
+            raise SemanticQueryError(f"no dimension {name!r} (dimensions: {', '.join(d.name for d in model.dimensions)}"
+                                     f"{listed_after})")
 
 
 __all__ = ["MAX_LIMIT", "Period", "SemanticQuery", "SemanticQueryError", "measures_of_metrics", "period_words"]
