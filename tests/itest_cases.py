@@ -71,6 +71,20 @@ def _typed(value: Any, sql_type: str) -> Any:
     return str(value)
 
 
+def duckdb_copies(folder: Path) -> tuple[str, str]:
+    """The snapshots loaded into a DuckDB file in ``folder``, and a copy of it for the check
+    queries: the URLs (Baton's connection, the checker's)."""
+    import shutil
+
+    import sqlalchemy as sa
+
+    made = sa.create_engine(f"duckdb:///{folder / 'itest.duckdb'}")
+    load_tables(made)
+    made.dispose()
+    shutil.copy(folder / "itest.duckdb", folder / "check.duckdb")
+    return f"duckdb:///{folder / 'itest.duckdb'}", f"duckdb:///{folder / 'check.duckdb'}"
+
+
 def load_tables(engine) -> None:
     """Create and fill every snapshot table (the time spines too) through a SQLAlchemy engine."""
     import sqlalchemy as sa

@@ -4,7 +4,6 @@ window, on real engines against MetricFlow's own cases; what is not computed is 
 from __future__ import annotations
 
 import asyncio
-import shutil
 
 import pytest
 import sqlalchemy as sa
@@ -16,17 +15,12 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, load_tables
+from itest_cases import MODELS, all_cases, ask, duckdb_copies
 
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("conversion")
-    made = sa.create_engine(f"duckdb:///{folder / 'itest.duckdb'}")
-    load_tables(made)
-    made.dispose()
-    shutil.copy(folder / "itest.duckdb", folder / "check.duckdb")
-    return f"duckdb:///{folder / 'itest.duckdb'}", f"duckdb:///{folder / 'check.duckdb'}"
+    return duckdb_copies(tmp_path_factory.mktemp("conversion"))
 
 
 def test_metricflow_conversion_cases_pass(database):

@@ -4,7 +4,6 @@ period, over the project's time spine, against MetricFlow's own cases; what is n
 from __future__ import annotations
 
 import asyncio
-import shutil
 
 import pytest
 import sqlalchemy as sa
@@ -15,7 +14,7 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, load_tables
+from itest_cases import MODELS, all_cases, ask, duckdb_copies
 
 COMPUTED = {"derived_metric_with_offset_to_grain", "derived_metric_with_offset_to_grain_and_granularity",
             "offset_to_grain_with_agg_time_dim", "nested_derived_metric_outer_offset_multiple_input_metrics"}
@@ -23,12 +22,7 @@ COMPUTED = {"derived_metric_with_offset_to_grain", "derived_metric_with_offset_t
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("to_grain")
-    made = sa.create_engine(f"duckdb:///{folder / 'itest.duckdb'}")
-    load_tables(made)
-    made.dispose()
-    shutil.copy(folder / "itest.duckdb", folder / "check.duckdb")
-    return f"duckdb:///{folder / 'itest.duckdb'}", f"duckdb:///{folder / 'check.duckdb'}"
+    return duckdb_copies(tmp_path_factory.mktemp("to_grain"))
 
 
 def test_metricflow_offset_to_grain_cases_pass(database):
