@@ -37,7 +37,7 @@ import sqlalchemy as sa
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, load_tables
+from itest_cases import MODELS, ROW_CAP, all_cases, ask, load_tables
 
 
 def _database(engine: str, folder: Path) -> tuple[str, str, object]:
@@ -77,7 +77,7 @@ async def run(engines: list[str], only: str | None, verbose: bool) -> int:
             url, check_url, drop = _database(engine, Path(folder))
             check = sa.create_engine(check_url)
             started = time.perf_counter()
-            connection = SQLConnection(url, id="metricflow_itest", allow_privileged_role=True)
+            connection = SQLConnection(url, id="metricflow_itest", allow_privileged_role=True, row_cap=ROW_CAP)
             layers = {name: SemanticLayer(models[name], connection) for name in models}
             try:
                 for case in cases:
