@@ -15,16 +15,16 @@ is a ``SemanticQueryError`` saying what is not read — never a query that quiet
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from baton.semantic.errors import SemanticModelError
-from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of, parse_call
-from baton.semantic.model import GRAINS, TIME, SemanticModel
-from baton.semantic.query import Period, SemanticQuery, SemanticQueryError, measures_of_metrics
-
-METRIC_TIME = "metric_time"
+from baton.semantic.mf_filters import JinjaCall, filters_of, parse_call
+from baton.semantic.mf_where import METRIC_TIME, Names, where_of
+from baton.semantic.model import GRAINS, TIME, SemanticModel, TimeDimension
+from baton.semantic.query import SemanticQuery, SemanticQueryError, measures_of_metrics
+from baton.semantic.timegrain import DATE_PARTS
+from baton.semantic.timegroup import ALL_GRAINS, TimeGroup
 
 
 def _element(text: str) -> JinjaCall:
@@ -100,165 +100,56 @@ def _prefixes(model: SemanticModel, entity: str) -> frozenset[str]:
 
 
 def _grain(call: JinjaCall) -> str | None:
-    if call.date_part:
-        raise SemanticQueryError(f"date_part {call.date_part!r} of metric time")
-    if call.grain is not None and call.grain.lower() not in GRAINS:
-        raise SemanticQueryError(f"the time grain {call.grain!r} (Baton reads day, week, month, quarter and year)")
+    if call.date_part is not None and call.date_part.lower() not in DATE_PARTS:
+        raise SemanticQueryError(f"the date_part {call.date_part!r} (Baton reads {', '.join(DATE_PARTS)})")
+    if call.grain is not None and call.grain.lower() not in ALL_GRAINS:
+        raise SemanticQueryError(f"the time grain {call.grain!r} (Baton reads {', '.join(ALL_GRAINS)})")
+    if call.grain and call.date_part:
+        raise SemanticQueryError(f"{call.name!r} with both a grain and a date_part")
     return call.grain.lower() if call.grain else None
 
 
-def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
-    """A half-open range of dates as the whole periods it is, or ``SemanticQueryError``."""
-    if start is None or end is None:
-        raise SemanticQueryError("an open-ended time range (Baton reads whole days, months, quarters and years)")
-    try:
-        lo, hi = dt.date.fromisoformat(start[:10]), dt.date.fromisoformat(end[:10])
-    except ValueError:
-        raise SemanticQueryError(f"the time range {start!r} to {end!r}") from None
-    for label in (f"{lo.year}", f"{lo.year}-Q{(lo.month - 1) // 3 + 1}", f"{lo.year}-{lo.month:02d}", lo.isoformat()):
-        period = Period.parse(label)
-        if period.start == lo.isoformat() and period.end == hi.isoformat():
-            return (period,)
-    months = (hi.year - lo.year) * 12 + hi.month - lo.month
-    if lo.day == 1 and hi.day == 1 and 0 < months <= 100:  # whole months: data kept by month is filtered by its own grain
-        return tuple(Period.parse(f"{(lo.year * 12 + lo.month - 1 + i) // 12}-{(lo.month - 1 + i) % 12 + 1:02d}")
-                     for i in range(months))
-    days = (hi - lo).days
-    if 0 < days <= 100:  # the days of a range, at most as many values as a query's filter takes
-        return tuple(Period.parse((lo + dt.timedelta(days=i)).isoformat()) for i in range(days))
-    if 100 < days <= 3660:  # the days up to the first whole month, the whole months, the days after the last
-        first = lo if lo.day == 1 else dt.date(lo.year + lo.month // 12, lo.month % 12 + 1, 1)
-        last = hi.replace(day=1)
-        if first < last:
-            head = _periods(lo.isoformat(), first.isoformat()) if lo < first else ()
-            tail = _periods(last.isoformat(), hi.isoformat()) if last < hi else ()
-            return (*head, *_periods(first.isoformat(), last.isoformat()), *tail)
-    raise SemanticQueryError(f"the time range {start!r} to {end!r} (not whole periods)")
+def _time_dimension(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...]) -> TimeDimension | None:
+    """The time dimension a call names (``listing__ds``, ``listing__user__ds``), if any: through
+    as many joins from every measure as its path says (as ``_dimension``)."""
+    path = call.path
+    if len(path) < 2:
+        return None
+    found = next((d for d in model.time_dimensions if f"{path[-2]}__{path[-1]}" in d.qualified), None)
+    if found is not None and len(path) > 2:
+        for measure in measures:
+            route = model.path(model.measure(measure).entity, found.entity)
+            if route is not None and len(route) not in (len(path) - 1, 0):
+                raise SemanticQueryError(f"{call.name!r} through the entity path {'/'.join(path[:-1])}: Baton joins "
+                                         f"{model.measure(measure).entity} to it another way")
+    return found
 
 
-def _where(model: SemanticModel, texts: list[str], measures: tuple[str, ...]):
-    import sqlglot
-    from sqlglot import exp
-
-    values: list[tuple[str, tuple[str, ...]]] = []
-    conditions: list[str] = []
-    metric_filters: list[tuple[str, str, str, str]] = []
-    start = end = None
-    for text in texts:
-        placeholders: dict[str, JinjaCall] = {}
-        condition = text
-        try:
-            found = calls_in(text, "where")
-        except SemanticModelError as exc:
-            raise SemanticQueryError(str(exc)) from None
-        for i, (block, call) in enumerate(found):
-            placeholders[f"baton_p{i}"] = call
-            condition = condition.replace(block, f"baton_p{i}")
-        try:
-            tree = sqlglot.parse_one(condition)
-        except sqlglot.errors.ParseError:
-            raise SemanticQueryError(f"the filter {text!r}") from None
-        for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
-            subject = part.this if isinstance(part, (exp.EQ, exp.In, exp.GTE, exp.GT, exp.LT, exp.LTE)) else None
-            element = placeholders.get(subject.name) if isinstance(subject, exp.Column) else None
-            if element is not None and element.function == "Metric":
-                metric_filters.append(_metric_filter(model, element, part, measures, text))
-                continue
-            if element is None or (element.function in ("Dimension", "Entity") and element.path[-1] != METRIC_TIME
-                                   and not element.grain and not _simple(part)):
-                conditions.append(_condition(model, part, placeholders, measures, text))
-                continue
-            call = element
-            if call.function != "Metric" and call.path[-1] == METRIC_TIME or call.function == "TimeDimension":
-                _is_metric_time(model, call, measures)
-                literal = part.expression
-                if not isinstance(literal, exp.Literal) or not isinstance(part, (exp.GTE, exp.LT)):
-                    raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end)")
-                if isinstance(part, exp.GTE):
-                    start = literal.this
-                else:
-                    end = literal.this
-                continue
-            if call.function == "Metric":
-                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
-            name = _dimension(model, call, measures)
-            if isinstance(part, exp.EQ) and isinstance(part.expression, exp.Literal):
-                values.append((name, (part.expression.this,)))
-            elif isinstance(part, exp.In) and all(isinstance(v, exp.Literal) for v in part.expressions):
-                values.append((name, tuple(v.this for v in part.expressions)))
-            else:
-                raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
-    periods = _periods(start, end) if (start or end) else ()
-    return tuple(values), periods, tuple(conditions), tuple(metric_filters)
-
-
-def _metric_filter(model: SemanticModel, call: JinjaCall, part, measures: tuple[str, ...], text: str):
-    """``{{ Metric('bookings', group_by=['listing']) }} > 2`` as (metric, dimension, operator, number)."""
-    from sqlglot import exp
-
-    operators = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "=", exp.NEQ: "!="}
-    operator = operators.get(type(part))
-    number = part.expression if operator else None
-    if isinstance(number, exp.Neg) and isinstance(number.this, exp.Literal):
-        value = f"-{number.this.this}"
-    elif isinstance(number, exp.Literal) and not number.is_string:
-        value = str(number.this)
-    else:
-        raise SemanticQueryError(f"the filter {text!r} (Baton reads a Metric(...) compared with a number)")
-    if len(call.group_by) != 1:
-        raise SemanticQueryError("a Metric(...) filter grouped by other than one entity or dimension")
-    metric = call.name
-    dimension = _dimension(model, _element(call.group_by[0]), measures)
-    _dimension(model, _element(call.group_by[0]), measures_of_metrics(model, (metric,)))
-    return metric, dimension, operator, value
-
-
-def _simple(part) -> bool:
-    """``dimension = 'literal'`` or ``dimension IN ('a', 'b')``: a value list of the query."""
-    from sqlglot import exp
-
-    if isinstance(part, exp.EQ):
-        return isinstance(part.expression, exp.Literal)
-    return isinstance(part, exp.In) and bool(part.expressions) and all(isinstance(v, exp.Literal) for v in part.expressions)
-
-
-def _condition(model: SemanticModel, part, placeholders: dict[str, JinjaCall], measures: tuple[str, ...], text: str) -> str:
-    """A filter part beyond value lists as SQL over ``dimension.<name>``: every column in it must
-    be a call to a dimension or entity (not metric time, a grain or a metric: refused by name)."""
-    from sqlglot import exp
-
-    def swap(node):
-        if isinstance(node, exp.Column):
-            call = placeholders.get(node.name) if not node.table else None
-            if call is None:
-                raise SemanticQueryError(f"the filter {text!r} names {node.sql()!r}, which is not a MetricFlow call")
-            if call.function == "Metric":
-                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
-            if call.function == "TimeDimension" or call.grain or call.date_part or call.path[-1] == METRIC_TIME:
-                raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end on metric time)")
-            return exp.column(_dimension(model, call, measures), table="dimension")
-        return node
-
-    return part.copy().transform(swap).sql()
-
-
-def _one_path_per_hop(model: SemanticModel, dims: list[str], measures: tuple[str, ...]) -> None:
-    """MetricFlow joins each dimension's semantic model through its own copy of the path, Baton
-    through one: when a multi-hop dimension and another of a different semantic model share a
-    first hop, a bridge holding a key twice counts differently — refused rather than answered so."""
-    for measure in measures:
-        entity = model.measure(measure).entity
-        routes = []
-        for name in dims:
-            dimension = model.dimension(name)
-            route = None if dimension.local_expr(entity) is not None else model.path(entity, dimension.entity)
-            if route:
-                routes.append((route[0][1].to, dimension.entity, len(route)))
-        for i, (hop, goal, length) in enumerate(routes):
-            for other_hop, other_goal, other_length in routes[i + 1:]:
-                if hop == other_hop and goal != other_goal and max(length, other_length) > 1:
-                    raise SemanticQueryError("dimensions of different semantic models through one multi-hop path "
-                                             "(MetricFlow joins each path apart; Baton reads one path per query)")
+def _time_item(model: SemanticModel, call: JinjaCall, metrics: tuple[str, ...], measures: tuple[str, ...]) -> TimeGroup | None:
+    """A group-by call as a time group, or None when it names no time: ``metric_time`` and a
+    time dimension that is every measure's own time (``booking__ds``) are metric time; another
+    time dimension is itself, at its own grain unless one is named (MetricFlow's)."""
+    parts = call.name.split("__")
+    if call.grain is None and call.date_part is None and len(parts) > 1:  # Dimension('booking__ds__day')
+        if parts[-1] in ALL_GRAINS:
+            call = replace(call, name="__".join(parts[:-1]), grain=parts[-1])
+        elif parts[-1].startswith("extract_"):
+            call = replace(call, name="__".join(parts[:-1]), date_part=parts[-1][len("extract_"):])
+    path = call.path
+    dimension = None if path[-1] == METRIC_TIME else _time_dimension(model, call, measures)
+    if dimension is None and path[-1] != METRIC_TIME:
+        if call.function == "TimeDimension" or call.grain or call.date_part:
+            raise SemanticQueryError(f"no time dimension {call.name!r} in the model")
+        return None
+    grain, part = _grain(call), call.date_part.lower() if call.date_part else None
+    own = dimension is None or (bool(measures) and all(
+        model.measure(m).entity == dimension.entity and model.time_of(m) == dimension.time for m in measures))
+    if own and part is None:
+        grain = grain or _default_grain(model, metrics, measures)
+    elif part is None:
+        grain = grain or (dimension.grain if dimension is not None else "day")
+    name = "__".join(path) + (f"__extract_{part}" if part else f"__{grain}")
+    return TimeGroup(name, TIME if own else dimension.name, grain, part)  # type: ignore[union-attr]
 
 
 def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> SemanticQuery:
@@ -267,23 +158,29 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
     measures = measures_of_metrics(model, metrics)
     by: list[str] = []
     grain = None
+    times: list[TimeGroup] = []
     names: dict[str, str] = {}
     for text in params.get("group_by") or ():
         call = _element(str(text))
         if call.function == "Metric":
             raise SemanticQueryError("grouping by a Metric(...)")
-        if call.function == "TimeDimension" or call.grain or call.path[-1] == METRIC_TIME:
-            _is_metric_time(model, call, measures)
-            grain = _grain(call) or _default_grain(model, metrics, measures)
-            by.append(TIME)
-            names[str(text)] = TIME
-            names[call.name] = TIME
+        item = _time_item(model, call, metrics, measures)
+        if item is not None:
+            name = item.name
+            if item.dimension == TIME and item.grain in GRAINS and TIME not in by:  # metric time at the query's grain
+                grain, name = item.grain, TIME
+            elif name in by:
+                raise SemanticQueryError("a dimension is named twice in by")
+            else:
+                times.append(item)
+            by.append(name)
+            names[str(text)] = names[call.name] = names[item.name] = name
             continue
         name = _dimension(model, call, measures)
         by.append(name)
         names[str(text)] = names[call.name] = name
-    _one_path_per_hop(model, [b for b in by if b != TIME], measures)
-    where, periods, conditions, metric_filters = _where(model, filters_of(params.get("where"), "where"), measures)
+    names_of = Names(_element, _dimension, _is_metric_time)
+    where, periods, conditions, metric_filters = where_of(model, filters_of(params.get("where"), "where"), measures, names_of)
     order = []
     for text in params.get("order_by") or ():
         text = str(text).strip()
@@ -298,7 +195,8 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         order.append((target, desc))
     limit = params.get("limit")
     query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None,
-                          conditions=conditions, metric_filters=metric_filters, min_max=bool(params.get("min_max_only")))
+                          conditions=conditions, metric_filters=metric_filters, min_max=bool(params.get("min_max_only")),
+                          times=tuple(times))
     return query.check(model)
 
 

@@ -1,0 +1,173 @@
+"""A MetricFlow query's ``where`` (its list of filters) as what a ``SemanticQuery`` holds.
+
+Each filter is SQL with MetricFlow's Jinja calls in it (``mf_filters``). Read here: value lists
+(``{{ Dimension(...) }} = 'value'``, ``IN (...)``), ranges on metric time that are whole periods,
+``Metric(...)`` filters compared with a number, and other conditions over dimensions as SQL over
+``dimension.<name>``. Anything else is a ``SemanticQueryError`` naming what is not read.
+
+How a call names an element (a dimension, metric time) is the query reader's (``mf_query``): it
+passes its readers in as ``Names``, so that the group-by and the filters read names one way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.mf_filters import JinjaCall, calls_in
+from baton.semantic.model import SemanticModel
+from baton.semantic.query import Period, SemanticQueryError, measures_of_metrics
+
+METRIC_TIME = "metric_time"
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    """The query reader's ways of naming elements: a group-by text as a call, a call as the
+    model's dimension, and whether a call is metric time (refusing a time dimension that is not)."""
+
+    element: Callable[[str], JinjaCall]
+    dimension: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], str]
+    is_metric_time: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], bool]
+
+
+def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
+    """A half-open range of dates as the whole periods it is, or ``SemanticQueryError``."""
+    if start is None or end is None:
+        raise SemanticQueryError("an open-ended time range (Baton reads whole days, months, quarters and years)")
+    try:
+        lo, hi = dt.date.fromisoformat(start[:10]), dt.date.fromisoformat(end[:10])
+    except ValueError:
+        raise SemanticQueryError(f"the time range {start!r} to {end!r}") from None
+    for label in (f"{lo.year}", f"{lo.year}-Q{(lo.month - 1) // 3 + 1}", f"{lo.year}-{lo.month:02d}", lo.isoformat()):
+        period = Period.parse(label)
+        if period.start == lo.isoformat() and period.end == hi.isoformat():
+            return (period,)
+    months = (hi.year - lo.year) * 12 + hi.month - lo.month
+    if lo.day == 1 and hi.day == 1 and 0 < months <= 100:  # whole months: data kept by month is filtered by its own grain
+        return tuple(Period.parse(f"{(lo.year * 12 + lo.month - 1 + i) // 12}-{(lo.month - 1 + i) % 12 + 1:02d}")
+                     for i in range(months))
+    days = (hi - lo).days
+    if 0 < days <= 100:  # the days of a range, at most as many values as a query's filter takes
+        return tuple(Period.parse((lo + dt.timedelta(days=i)).isoformat()) for i in range(days))
+    if 100 < days <= 3660:  # the days up to the first whole month, the whole months, the days after the last
+        first = lo if lo.day == 1 else dt.date(lo.year + lo.month // 12, lo.month % 12 + 1, 1)
+        last = hi.replace(day=1)
+        if first < last:
+            head = _periods(lo.isoformat(), first.isoformat()) if lo < first else ()
+            tail = _periods(last.isoformat(), hi.isoformat()) if last < hi else ()
+            return (*head, *_periods(first.isoformat(), last.isoformat()), *tail)
+    raise SemanticQueryError(f"the time range {start!r} to {end!r} (not whole periods)")
+
+
+def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], names: Names):
+    """A query's ``where`` as (value lists, periods of metric time, conditions, metric filters)."""
+    import sqlglot
+    from sqlglot import exp
+
+    values: list[tuple[str, tuple[str, ...]]] = []
+    conditions: list[str] = []
+    metric_filters: list[tuple[str, str, str, str]] = []
+    start = end = None
+    for text in texts:
+        placeholders: dict[str, JinjaCall] = {}
+        condition = text
+        try:
+            found = calls_in(text, "where")
+        except SemanticModelError as exc:
+            raise SemanticQueryError(str(exc)) from None
+        for i, (block, call) in enumerate(found):
+            placeholders[f"baton_p{i}"] = call
+            condition = condition.replace(block, f"baton_p{i}")
+        try:
+            tree = sqlglot.parse_one(condition)
+        except sqlglot.errors.ParseError:
+            raise SemanticQueryError(f"the filter {text!r}") from None
+        for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
+            subject = part.this if isinstance(part, (exp.EQ, exp.In, exp.GTE, exp.GT, exp.LT, exp.LTE)) else None
+            element = placeholders.get(subject.name) if isinstance(subject, exp.Column) else None
+            if element is not None and element.function == "Metric":
+                metric_filters.append(_metric_filter(model, element, part, measures, text, names))
+                continue
+            if element is None or (element.function in ("Dimension", "Entity") and element.path[-1] != METRIC_TIME
+                                   and not element.grain and not _simple(part)):
+                conditions.append(_condition(model, part, placeholders, measures, text, names))
+                continue
+            call = element
+            if call.function != "Metric" and call.path[-1] == METRIC_TIME or call.function == "TimeDimension":
+                names.is_metric_time(model, call, measures)
+                literal = part.expression
+                if not isinstance(literal, exp.Literal) or not isinstance(part, (exp.GTE, exp.LT)):
+                    raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end)")
+                if isinstance(part, exp.GTE):
+                    start = literal.this
+                else:
+                    end = literal.this
+                continue
+            if call.function == "Metric":
+                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
+            name = names.dimension(model, call, measures)
+            if isinstance(part, exp.EQ) and isinstance(part.expression, exp.Literal):
+                values.append((name, (part.expression.this,)))
+            elif isinstance(part, exp.In) and all(isinstance(v, exp.Literal) for v in part.expressions):
+                values.append((name, tuple(v.this for v in part.expressions)))
+            else:
+                raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
+    periods = _periods(start, end) if (start or end) else ()
+    return tuple(values), periods, tuple(conditions), tuple(metric_filters)
+
+
+def _metric_filter(model: SemanticModel, call: JinjaCall, part, measures: tuple[str, ...], text: str, names: Names):
+    """``{{ Metric('bookings', group_by=['listing']) }} > 2`` as (metric, dimension, operator, number)."""
+    from sqlglot import exp
+
+    operators = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "=", exp.NEQ: "!="}
+    operator = operators.get(type(part))
+    number = part.expression if operator else None
+    if isinstance(number, exp.Neg) and isinstance(number.this, exp.Literal):
+        value = f"-{number.this.this}"
+    elif isinstance(number, exp.Literal) and not number.is_string:
+        value = str(number.this)
+    else:
+        raise SemanticQueryError(f"the filter {text!r} (Baton reads a Metric(...) compared with a number)")
+    if len(call.group_by) != 1:
+        raise SemanticQueryError("a Metric(...) filter grouped by other than one entity or dimension")
+    metric = call.name
+    dimension = names.dimension(model, names.element(call.group_by[0]), measures)
+    names.dimension(model, names.element(call.group_by[0]), measures_of_metrics(model, (metric,)))
+    return metric, dimension, operator, value
+
+
+def _simple(part) -> bool:
+    """``dimension = 'literal'`` or ``dimension IN ('a', 'b')``: a value list of the query."""
+    from sqlglot import exp
+
+    if isinstance(part, exp.EQ):
+        return isinstance(part.expression, exp.Literal)
+    return isinstance(part, exp.In) and bool(part.expressions) and all(isinstance(v, exp.Literal) for v in part.expressions)
+
+
+def _condition(model: SemanticModel, part, placeholders: dict[str, JinjaCall], measures: tuple[str, ...], text: str,
+               names: Names) -> str:
+    """A filter part beyond value lists as SQL over ``dimension.<name>``: every column in it must
+    be a call to a dimension or entity (not metric time, a grain or a metric: refused by name)."""
+    from sqlglot import exp
+
+    def swap(node):
+        if isinstance(node, exp.Column):
+            call = placeholders.get(node.name) if not node.table else None
+            if call is None:
+                raise SemanticQueryError(f"the filter {text!r} names {node.sql()!r}, which is not a MetricFlow call")
+            if call.function == "Metric":
+                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
+            if call.function == "TimeDimension" or call.grain or call.date_part or call.path[-1] == METRIC_TIME:
+                raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end on metric time)")
+            return exp.column(names.dimension(model, call, measures), table="dimension")
+        return node
+
+    return part.copy().transform(swap).sql()
+
+
+__all__ = ["Names", "where_of"]
