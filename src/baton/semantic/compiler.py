@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
+from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
 from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, query_uses, stacked_name, to_grain
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -75,51 +76,6 @@ def _string_literal(_dimension: str, value: str) -> exp.Expr:
     from sqlglot import exp
 
     return exp.Literal.string(value)
-
-
-class _Branch:
-    """One (entity, filter, time column) group: its FROM/JOINs, and aliases per join path."""
-
-    def __init__(self, model: SemanticModel, entity: str, time: TimeColumn | None, offset: int = 0) -> None:
-        self.model = model
-        self.root = model.entity(entity)
-        self.time = time
-        self.offset = offset  # days its time is moved (an offset_window input)
-        self.aliases: dict[tuple, str] = {(): self.root.name}
-        self.joins: list[exp.Expr] = []
-        self.matched: dict[str, exp.Expr] = {}
-        self.used = {self.root.name}
-
-    def table(self, entity) -> exp.Expr:
-        from sqlglot import exp
-
-        return exp.Table(this=exp.to_identifier(entity.table), db=exp.to_identifier(entity.schema) if entity.schema else None)
-
-    def alias_for(self, entity_name: str) -> str:
-        from sqlglot import exp
-
-        route = self.model.path(self.root.name, entity_name)
-        assert route is not None, "checked by SemanticQuery.check"
-        key: tuple = ()
-        for source, join in route:
-            parent = self.aliases[key]
-            key = (*key, (source.name, join.to))
-            if key in self.aliases:
-                continue
-            target = self.model.entity(join.to)
-            alias = target.name if target.name not in self.used else f"{target.name}_{len(self.used)}"
-            self.used.add(alias)
-            self.aliases[key] = alias
-            on = exp.and_(*(exp.EQ(this=exp.column(remote, table=alias), expression=exp.column(local, table=parent))
-                            for local, remote in join.on))
-            self.matched[alias] = exp.column(join.on[0][1], table=alias)  # NULL where the LEFT JOIN found no row
-            self.joins.append(exp.Join(this=exp.alias_(self.table(target), alias, table=True), kind=None, side="LEFT", on=on))
-        return self.aliases[key]
-
-    def source(self) -> exp.Expr:
-        from sqlglot import exp
-
-        return exp.alias_(self.table(self.root), self.root.name, table=True)
 
 
 def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grain: str | None, dialect: str) -> exp.Expr:
@@ -275,7 +231,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     branches: list[tuple[_Branch, list[exp.Expr], list[exp.Expr], dict[Use, exp.Expr]]] = []
     cumulative_parts: dict[int, exp.Select] = {}  # branch index -> its whole SELECT (timespine.cumulative_part)
     for (entity, row_filter, time, offset, cumulative, non_additive), members in groups.items():
-        branch = _Branch(model, entity, time, offset)
+        branch = _Branch(model, entity, time, offset, cumulative=bool(cumulative), dialect=dialect)
         dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
         conditions: list[exp.Expr] = []
         if row_filter:

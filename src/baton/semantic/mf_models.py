@@ -11,6 +11,7 @@ from typing import Any
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import is_identifier, parse_fragment
 from baton.semantic.mf_project import MetricFlowProject, where
+from baton.semantic.mf_scd import scd_window
 from baton.semantic.model import GRAINS, Dimension, Entity, Join, Measure, Refusal, TimeColumn
 
 _REF = re.compile(r"""^\s*ref\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*(?:,\s*v(?:ersion)?\s*=\s*\d+\s*)?\)\s*$""")
@@ -143,14 +144,14 @@ def _joins(info: SemanticModelInfo, reading: Reading) -> tuple[Join, ...]:
     joins = []
     for entity, local in info.keys.items():
         for other in reading.models.values():
-            if other.name == info.name or entity not in other.own or other.scd:
+            if other.name == info.name or entity not in other.own or (other.scd and not scd_window(other.node)):
                 continue
             remote = other.keys.get(entity)
             if remote and is_identifier(local) and is_identifier(remote):
                 # partitions of one name on both sides join too, as MetricFlow joins them (a user's row of that day)
                 both = [(info.partitions[p], other.partitions[p]) for p in info.partitions if p in other.partitions]
                 if all(is_identifier(a) and is_identifier(b) for a, b in both):
-                    joins.append(Join(other.name, ((local, remote), *both)))
+                    joins.append(Join(other.name, ((local, remote), *both), scd_window(other.node) if other.scd else None))
     return tuple(joins)
 
 
@@ -172,7 +173,7 @@ def _categorical_dimensions(reading: Reading, metric_names: set[str]) -> None:
             if name in reading.dimensions or name in metric_names:
                 name = f"{info.name}__{dim}"
             qualified = tuple(f"{entity}__{dim}" for entity in info.own)
-            if info.scd:
+            if info.scd and not scd_window(info.node):  # mf_scd.py: a window it reads is joined (joins.py)
                 reading.refused.append(Refusal(name, "dimension", "a slowly changing dimension (SCD validity_params)",
                                                info.scd, tuple(w for w in (str(node.get("label") or ""),) if w)))
                 continue

@@ -44,6 +44,9 @@ TIME = "time"  # the name of the time dimension in queries
 class Join:
     to: str
     on: tuple[tuple[str, str], ...]  # (local column, other entity's column)
+    # a slowly changing dimension (MetricFlow's validity_params): (start, end) expressions on the other entity's rows;
+    # the joined row is the one valid at the measure's time (joins.py)
+    validity: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
