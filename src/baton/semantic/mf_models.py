@@ -10,6 +10,7 @@ from typing import Any
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import is_identifier, parse_fragment
+from baton.semantic.mf_entity_names import entity_prefixed_names
 from baton.semantic.mf_project import MetricFlowProject, where
 from baton.semantic.mf_scd import scd_window
 from baton.semantic.model import GRAINS, Dimension, Entity, Join, Measure, Refusal, TimeColumn
@@ -298,6 +299,7 @@ def read_models(project: MetricFlowProject, metric_names: set[str]) -> tuple[Rea
         _measures(info, reading)
     _categorical_dimensions(reading, metric_names)
     _entity_dimensions(reading, metric_names)
+    entity_prefixed_names(reading)  # mf_entity_names.py: listing__lux_listing
     return reading, entities
 
 
