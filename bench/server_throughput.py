@@ -1,12 +1,13 @@
-"""Throughput, latency and server CPU per question of Baton's HTTP server under load.
+"""Throughput, latency, refusals and server CPU per question of Baton's HTTP server under load.
 
-    .venv/bin/python bench/server_throughput.py [--seconds 4] [--latency 0.2] [--workers 1 2]
+    .venv/bin/python bench/server_throughput.py [--seconds 4] [--latency 0.2 2 10] [--workers 1]
+        [--concurrency 1 50 200 1000] [--scenarios mixed fairness slow-headers streams] [--streams 5000]
 
 A stub model server (its own process, asyncio, answering every call after ``--latency``
 seconds) plays the provider. The server under test runs in its own process tree through
 ``baton.cli.serving.serve_factory`` — what ``baton serve --workers N`` runs — with one
 workspace: a routing model (the real ``openai`` SDK against the stub) and a SQL specialist
-over a SQLite file holding a verified question, conversations on SQLite.
+over a SQLite file holding a verified question, conversations on SQLite; two keys.
 
 Two kinds of question:
 - *pass-through model question*: the routing model (one SDK call, ``--latency``) sends the
@@ -14,23 +15,34 @@ Two kinds of question:
   call), passed through (early exit): the model latency chain is one call;
 - *verified question*: matched by the orchestrator, no model call at all.
 
-For ``--workers`` 1 and 2, each kind at concurrency 1, 50 and 200 (closed loop: each client
-sends its next question when the previous answer arrives) for ``--seconds``: questions/s
-against the ideal (concurrency / chain latency for model questions), p50/p99 of admitted
-questions, how many were refused (503 ``overloaded``; the client then waits the
-``Retry-After`` second, as a well-behaved client does), and the server's CPU per answered
-question (user + system CPU of the whole server process tree / answers; the CPU spent
-refusing is in it).
+For each model latency, each ``--workers`` and ``--concurrency`` (closed loop: each client
+sends its next question when the previous answer arrives; all start at once) for
+``--seconds`` (a whole number of chains, at least two): questions/s against the ideal
+(concurrency / chain), p50/p99 of admitted questions and p99 over the chain, refusals (503
+``overloaded``; the client then waits its ``Retry-After``, printed: the median), failures,
+the server's CPU per answered question (user + system CPU of the whole server process tree
+/ answers; the CPU spent refusing is in it) and its CPU share (CPU seconds / wall seconds:
+1.0 is one core). Verified questions run at the first latency only (they call no model).
 
-Targets (issue 13): server CPU per pass-through model question <= 4 ms including its SDK
-call; at concurrency 200, admitted questions' p99 <= 2 x the model latency chain; 2
-workers >= 1.7 x 1 worker (verified questions, CPU-bound) on 2 cores. The load generator
-and the stub share the machine's cores with the server: figures are for this machine.
+Scenarios (``--scenarios``, at ``--scenario-latency``, 2 s by default):
+- ``mixed``: concurrency 500, half verified questions, half model questions: neither starves;
+- ``fairness``: key A at concurrency 900 and key B at 10, model questions: B's refusals and p99;
+- ``slow-headers``: 50 clients trickling a header byte a second for longer than the header
+  timeout, beside 10 normal clients: their answers, and how many slow ones were closed (408);
+- ``streams``: ``--streams`` streamed questions held open (the stub then answers after 600 s):
+  the server worker's resident memory before and with them open, per stream.
 
-Last, the bare ``openai`` SDK's call alone, one at a time in the bench's own process: at the
-stub's pace (as the concurrency-1 rows see it) and back to back. It reads the CPU column: on
-a virtual machine a call made after an idle gap costs more than the same call made while the
-core is busy (caches and the vCPU go cold), and the SDK's share is not Baton's to cut.
+Then the bare ``openai`` SDK's call alone, one at a time in the bench's own process: at the
+stub's pace (as the concurrency-1 rows see it) and back to back; and the server's CPU per
+model question minus that (what is Baton's: engineer C's ``bench/question_cpu.py`` measures
+Baton's own share per question in detail).
+
+Targets (issue 26): one worker answers >= 90 % of ideal with 0 refusals at (2 s, c=200),
+(10 s, c=200) and (10 s, c=1,000); at (2 s, c=1,000) what its CPU allows, refusing the rest
+with 503 + ``Retry-After``; p99 of admitted questions <= 1.2 x chain (<= 2 x at 200 ms);
+verified at c=1,000: admitted p99 <= 250 ms; streams <= 64 KiB each; fairness: B refused
+<= 1 %, p99 <= 1.2 x chain. The load generator and the stub share the machine's cores with
+the server: figures are for this machine, and say its load average.
 """
 
 from __future__ import annotations
@@ -49,10 +61,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import server_load
+
 HERE = Path(__file__).resolve().parent
 ROUTED = "Show me the monthly revenue table for 2025 please"
 VERIFIED = "What was revenue by month in 2025?"
 KEY = "bench-key"
+KEY_B = "bench-key-b"
+STREAM_LATENCY = 600.0
 
 
 # --- the server under test (built in each worker process) ---------------------------------------
@@ -69,13 +85,14 @@ def app_factory():
     from baton.workspace import SessionStore, Workspace
 
     home = Path(os.environ["BENCH_HOME"])
-    model = OpenAICompatible("stub-model", api_key="stub", base_url=os.environ["BENCH_STUB_URL"], context_window=128_000)
+    model = OpenAICompatible("stub-model", api_key="stub", base_url=os.environ["BENCH_STUB_URL"], context_window=128_000,
+                             timeout=float(os.environ.get("BATON_LLM_TIMEOUT", "30")))
     verified = [VerifiedQuestion(VERIFIED, "SELECT month, revenue FROM sales ORDER BY month", "sales")]
     orchestrator = OrchestratorAgent("bench-orchestrator", model=model, verified=verified, context_window=128_000)
     orchestrator.add_agent(SQLAgent(SQLConnection(f"sqlite:///{home / 'sales.sqlite'}", id="sales"), name="sales",
                                     description="Monthly revenue", verified=verified, present=True))
     ws = Workspace("bench", orchestrator, SessionStore(home / f"sessions-{os.getpid()}.sqlite"), model=model)
-    return create_app(Workspaces([ws]), ApiKeys({KEY: "bench"}))
+    return create_app(Workspaces([ws]), ApiKeys({KEY: "bench", KEY_B: "bench"}))
 
 
 # --- the stub provider (its own process) ----------------------------------------------------------
@@ -114,71 +131,6 @@ async def _stub_main(port: int, latency: float) -> None:
     server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
     async with server:
         await server.serve_forever()
-
-
-# --- the load generator: a minimal keep-alive HTTP/1.1 client ----------------------------------------
-
-
-class Client:
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def ask(self, question: str) -> int:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        body = json.dumps({"question": question}).encode()
-        self.writer.write(b"POST /v1/ask HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\nauthorization: Bearer "
-                          + KEY.encode() + b"\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-        await self.writer.drain()
-        assert self.reader is not None
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        status = int(head.split(b" ", 2)[1])
-        length = 0
-        close = False
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-            elif name.lower() == b"connection" and value.strip().lower() == b"close":
-                close = True
-        await self.reader.readexactly(length)
-        if close:
-            self.writer.close()
-            self.writer = None
-        return status
-
-
-async def _load(port: int, question: str, concurrency: int, seconds: float) -> tuple[list[float], int, int]:
-    latencies: list[float] = []
-    refused = 0
-    failed = 0
-    stop = time.monotonic() + seconds
-
-    async def one_client() -> None:
-        nonlocal refused, failed
-        client = Client(port)
-        while time.monotonic() < stop:
-            started = time.perf_counter()
-            try:
-                status = await client.ask(question)
-            except (ConnectionError, asyncio.IncompleteReadError):
-                failed += 1
-                client.writer = None
-                continue
-            if status == 200:
-                latencies.append(time.perf_counter() - started)
-            elif status == 503:
-                refused += 1
-                await asyncio.sleep(1.0)  # as a client honouring Retry-After: 1 does
-            else:
-                failed += 1
-        if client.writer is not None:
-            client.writer.close()
-
-    await asyncio.gather(*(one_client() for _ in range(concurrency)))
-    return latencies, refused, failed
 
 
 # --- the SDK call alone: what the same machine spends on it, for reading the CPU column ----------------
@@ -286,71 +238,223 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _worker_rss(server_pid: int) -> int:
+    """Resident bytes of the server's worker: the largest of uvicorn's supervisor's children."""
+    largest = 0
+    try:
+        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    except OSError:
+        return 0
+    for child in children:
+        try:
+            for line in Path(f"/proc/{child}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    largest = max(largest, int(line.split()[1]) * 1024)
+        except (OSError, ValueError):
+            continue
+    return largest
+
+
+HEADER = (f"{'workers':>7} {'chain s':>7} {'question':>12} {'conc':>5} {'q/s':>8} {'ideal':>8} {'of ideal':>8} {'p50 ms':>8} "
+          f"{'p99 ms':>8} {'p99/chain':>9} {'refused':>8} {'RA s':>4} {'failed':>6} {'CPU ms/q':>9} {'CPU share':>9}")
+
+
+def _row(workers: int, chain: float, kind: str, concurrency: int, outcome: server_load.Outcome, wall: float, cpu: float) -> str:
+    rate = len(outcome.latencies) / wall
+    ideal = concurrency / chain if chain else float("nan")
+    share = f"{100 * rate / ideal:7.1f}%" if chain else "      -"
+    p99 = _pct(outcome.latencies, 0.99)
+    ratio = f"{p99 / chain:9.2f}" if chain else "        -"
+    retry = f"{statistics.median(outcome.retry_after):4.0f}" if outcome.retry_after else "   -"
+    return (f"{workers:>7} {chain:7g} {kind:>12} {concurrency:>5} {rate:8.1f} {ideal:8.1f} {share:>8} "
+            f"{1000 * _pct(outcome.latencies, 0.5):8.1f} {1000 * p99:8.1f} {ratio} {outcome.refused:>8} {retry} {outcome.failed:>6} "
+            f"{1000 * cpu / max(1, len(outcome.latencies)):9.2f} {cpu / wall:9.2f}")
+
+
+def _admission(port: int) -> str:
+    """What the server's admission measured (``/health/ready``): its limit, memory per unit, refusals by reason."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"GET /health/ready HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        state = json.loads(data.partition(b"\r\n\r\n")[2])["dependencies"]["admission"]
+    except (OSError, ValueError, KeyError):
+        return "admission: (not read)"
+    return (f"admission: limit {state['limit']} (cap {state['memory_cap']}), {state['bytes_per_unit'] / 1024:.0f} KiB per unit in "
+            f"flight, refusals {state['refusals']}")
+
+
+def _measured(server: subprocess.Popen, loads) -> tuple[list[server_load.Outcome], float, float]:
+    """Run ``loads`` (coroutines) together: their outcomes, the wall time and the server's CPU seconds."""
+    async def together():
+        return await asyncio.gather(*loads)
+
+    before, started = _tree_cpu(server.pid), time.perf_counter()
+    outcomes = asyncio.run(together())
+    return outcomes, time.perf_counter() - started, _tree_cpu(server.pid) - before
+
+
+def _duration(seconds: float, chain: float) -> float:
+    """A whole number of chains, at least two (a closed-loop client asks once per chain)."""
+    return max(2, round(seconds / chain)) * chain if chain >= 1 else seconds
+
+
+def _latency_runs(args, latency: float, port: int, server: subprocess.Popen, workers: int, results: dict) -> None:
+    kinds = [("model", ROUTED, latency)] + ([("verified", VERIFIED, 0.0)] if latency == args.latency[0] else [])
+    for kind, question, chain in kinds:
+        asyncio.run(server_load.load(port, question, 4 * workers, 1.0, KEY))  # warm-up: imports, pools, connections
+        for concurrency in args.concurrency:
+            seconds = _duration(args.seconds, chain)
+            (outcome,), wall, cpu = _measured(server, [server_load.load(port, question, concurrency, seconds, KEY)])
+            results[(workers, kind, latency, concurrency)] = (outcome, wall, cpu)
+            print(_row(workers, chain, kind, concurrency, outcome, wall, cpu), flush=True)
+            if concurrency >= 200:
+                print(f"{'':>12}{_admission(port)}", flush=True)
+
+
+def _scenarios(args, port: int, server: subprocess.Popen) -> None:
+    chain = args.scenario_latency
+    seconds = _duration(args.seconds, chain)
+    if "mixed" in args.scenarios:
+        loads = [server_load.load(port, VERIFIED, 250, seconds, KEY), server_load.load(port, ROUTED, 250, seconds, KEY)]
+        (verified, model), wall, cpu = _measured(server, loads)
+        print(f"mixed, concurrency 500 (250 verified + 250 model questions, {chain:g} s chain):")
+        print(_row(1, 0.0, "verified", 250, verified, wall, cpu))
+        print(_row(1, chain, "model", 250, model, wall, cpu))
+    if "fairness" in args.scenarios:
+        loads = [server_load.load(port, ROUTED, 900, seconds, KEY), server_load.load(port, ROUTED, 10, seconds, KEY_B)]
+        (a, b), wall, cpu = _measured(server, loads)
+        print(f"fairness: key A at concurrency 900, key B at 10 (model questions, {chain:g} s chain; CPU columns: both keys):")
+        print(_row(1, chain, "key A", 900, a, wall, cpu))
+        print(_row(1, chain, "key B", 10, b, wall, cpu))
+        print(f"key B refused {100 * b.refused / max(1, b.asked):.1f}% of {b.asked} asked; key A {100 * a.refused / max(1, a.asked):.1f}% of {a.asked}")
+    if "slow-headers" in args.scenarios:
+        slow_for = 15.0  # longer than the default header timeout (10 s)
+        loads = [server_load.slow_headers(port, args.slow_clients, slow_for), server_load.load(port, ROUTED, 10, slow_for, KEY)]
+        ((closed, still_open), normal), wall, cpu = _measured(server, loads)
+        print(f"slow headers: {args.slow_clients} clients trickling a header byte a second for {slow_for:g} s: {closed} answered "
+              f"408 / closed by the server, {still_open} still open; beside them 10 normal clients:")
+        print(_row(1, chain, "model", 10, normal, wall, cpu))
+
+
+def _streams(args, env: dict[str, str]) -> None:
+    stub_port, port = _free_port(), _free_port()
+    stub = _start_stub(stub_port, STREAM_LATENCY)
+    server = _start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stub_port}/v1",  # streams held open:
+                                     "BATON_LLM_TIMEOUT": "900", "BATON_QUESTION_DEADLINE": "900"})  # no timeout ends them
+    try:
+        _wait_listening(stub_port)
+        _wait_ready(port)
+        asyncio.run(server_load.load(port, VERIFIED, 4, 1.0, KEY))  # warm-up
+        time.sleep(1.0)
+        before = _worker_rss(server.pid)
+
+        async def hold() -> tuple[tuple[int, int, int], int, str]:
+            ready, release = asyncio.Event(), asyncio.Event()
+            task = asyncio.ensure_future(server_load.open_streams(port, args.streams, KEY, ROUTED, ready, release,
+                                                                        ramp_s=args.stream_ramp))
+            await ready.wait()
+            await asyncio.sleep(2.0)  # their model calls are made (or queued in the SDK's pool)
+            rss = _worker_rss(server.pid)
+            state = _admission(port)
+            release.set()
+            return await task, rss, state
+
+        (opened, refusals, never), during, state = asyncio.run(hold())
+        grown = during - before
+        print(f"streams: {opened} opened over {args.stream_ramp:g} s ({refusals} refusals met, retried after Retry-After; {never} never opened); the worker's RSS {before / 2**20:.0f} MiB -> "
+              f"{during / 2**20:.0f} MiB: {grown / max(1, opened) / 1024:.1f} KiB per open stream; {state}")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+        os.killpg(stub.pid, signal.SIGTERM)
+        stub.wait(10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 50, 200])
+    parser.add_argument("--latency", type=float, nargs="*", default=[0.2, 2.0, 10.0])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 50, 200, 1000])
+    parser.add_argument("--scenarios", nargs="*", default=["mixed", "fairness", "slow-headers", "streams"],
+                        choices=["mixed", "fairness", "slow-headers", "streams"])
+    parser.add_argument("--scenario-latency", type=float, default=2.0)
+    parser.add_argument("--streams", type=int, default=5000)
+    parser.add_argument("--stream-ramp", type=float, default=30.0, help="seconds over which the streams start")
+    parser.add_argument("--slow-clients", type=int, default=50)
+    parser.add_argument("--no-sdk", action="store_true", help="skip the SDK-alone measurement")
     args = parser.parse_args()
 
+    files = server_load.raise_open_files(3 * max([*args.concurrency, args.streams, 1000]) + 1024)
     home = _make_home()
-    stub_port = _free_port()
-    stub = _start_stub(stub_port, args.latency)
-    env = {**os.environ, "BENCH_HOME": str(home), "BENCH_STUB_URL": f"http://127.0.0.1:{stub_port}/v1",
-           "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
-    results: dict[tuple[int, str, int], float] = {}
-    print(f"stub model latency {args.latency * 1000:.0f} ms; {args.seconds:g} s per run; {os.cpu_count()} cores")
-    print(f"{'workers':>7} {'question':>12} {'conc':>5} {'q/s':>8} {'ideal':>8} {'of ideal':>8} {'p50 ms':>8} {'p99 ms':>8} "
-          f"{'refused':>8} {'failed':>6} {'CPU ms/q':>9}")
+    env = {**os.environ, "BENCH_HOME": str(home), "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
+    results: dict = {}
+    print(f"{args.seconds:g} s per run (a whole number of chains); {os.cpu_count()} cores; load average "
+          f"{os.getloadavg()[0]:.2f} at the start; {files}")
+    print(HEADER)
+    stubs: dict[float, int] = {}
+    processes = []
     try:
+        for latency in sorted({*args.latency, *([args.scenario_latency] if set(args.scenarios) - {"streams"} else [])}):
+            stubs[latency] = _free_port()
+            processes.append(_start_stub(stubs[latency], latency))
         for workers in args.workers:
+            for latency in args.latency:
+                port = _free_port()
+                server = _start_server(port, workers, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[latency]}/v1"})
+                try:
+                    _wait_ready(port)
+                    _latency_runs(args, latency, port, server, workers, results)
+                finally:
+                    os.killpg(server.pid, signal.SIGTERM)
+                    server.wait(30)
+        if set(args.scenarios) - {"streams"}:
             port = _free_port()
-            server = _start_server(port, workers, env)
+            server = _start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[args.scenario_latency]}/v1"})
             try:
                 _wait_ready(port)
-                for kind, question, chain in (("model", ROUTED, args.latency), ("verified", VERIFIED, 0.0)):
-                    for _ in range(8 * (workers > 1)):  # one connection at a time: a burst is accepted by one worker
-                        asyncio.run(_load(port, question, 1, 0.01))
-                    asyncio.run(_load(port, question, 4 * workers, 1.0))  # warm-up: imports, pools, connections (every worker)
-                    for concurrency in args.concurrency:
-                        before = _tree_cpu(server.pid)
-                        started = time.perf_counter()
-                        latencies, refused, failed = asyncio.run(_load(port, question, concurrency, args.seconds))
-                        wall = time.perf_counter() - started
-                        cpu = _tree_cpu(server.pid) - before
-                        rate = len(latencies) / wall
-                        ideal = concurrency / chain if chain else float("nan")
-                        results[(workers, kind, concurrency)] = rate
-                        share = f"{100 * rate / ideal:7.1f}%" if chain else "      -"
-                        print(f"{workers:>7} {kind:>12} {concurrency:>5} {rate:8.1f} {ideal:8.1f} {share:>8} "
-                              f"{1000 * _pct(latencies, 0.5):8.1f} {1000 * _pct(latencies, 0.99):8.1f} {refused:>8} {failed:>6} "
-                              f"{1000 * cpu / max(1, len(latencies)):9.2f}")
+                asyncio.run(server_load.load(port, ROUTED, 4, 1.0, KEY))
+                _scenarios(args, port, server)
             finally:
                 os.killpg(server.pid, signal.SIGTERM)
                 server.wait(30)
-        # the SDK's own share, one call at a time: at the model's pace (as at concurrency 1) and back to back
-        eager_port = _free_port()
-        eager = _start_stub(eager_port, 0.0)
-        try:
-            _wait_listening(eager_port)
-            paced = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{stub_port}/v1", args.seconds))
-            back_to_back = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{eager_port}/v1", args.seconds))
-        finally:
-            os.killpg(eager.pid, signal.SIGTERM)
-            eager.wait(10)
-        print(f"the openai SDK's call alone (this process, one at a time): {paced:.2f} ms CPU at the stub's "
-              f"{args.latency * 1000:.0f} ms pace, {back_to_back:.2f} ms back to back")
+        if "streams" in args.scenarios:
+            _streams(args, env)
+        if not args.no_sdk and args.latency:
+            _sdk_lines(args, stubs, results)
     finally:
-        os.killpg(stub.pid, signal.SIGTERM)
-        stub.wait(10)
-    if len(args.workers) >= 2 and 1 in args.workers and 2 in args.workers:
-        for kind in ("model", "verified"):
-            top = max(args.concurrency)
-            one, two = results.get((1, kind, top)), results.get((2, kind, top))
-            if one and two:
-                print(f"2 workers vs 1 ({kind}, concurrency {top}): {two / one:.2f}x")
-    print(statistics.__name__ and "targets: CPU/model question <= 4 ms; p99 at 200 <= 2 x chain; 2 workers >= 1.7 x 1 worker")
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(10)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
+def _sdk_lines(args, stubs: dict[float, int], results: dict) -> None:
+    """The SDK's own share, one call at a time: at the model's pace (as at concurrency 1) and back to back;
+    then the server's CPU per model question less it."""
+    latency = args.latency[0]
+    eager_port = _free_port()
+    eager = _start_stub(eager_port, 0.0)
+    try:
+        _wait_listening(eager_port)
+        paced = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{stubs[latency]}/v1", max(args.seconds, 2 * latency)))
+        back_to_back = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{eager_port}/v1", args.seconds))
+    finally:
+        os.killpg(eager.pid, signal.SIGTERM)
+        eager.wait(10)
+    print(f"the openai SDK's call alone (this process, one at a time): {paced:.2f} ms CPU at the stub's "
+          f"{latency * 1000:.0f} ms pace, {back_to_back:.2f} ms back to back")
+    for concurrency in (1, 50, 200):
+        found = results.get((1, "model", latency, concurrency))
+        if found:
+            outcome, _, cpu = found
+            total = 1000 * cpu / max(1, len(outcome.latencies))
+            sdk = paced if concurrency == 1 else back_to_back
+            print(f"server CPU per model question at concurrency {concurrency}: {total:.2f} ms, less the SDK alone "
+                  f"({sdk:.2f} ms): {total - sdk:.2f} ms")
 
 
 if __name__ == "__main__":

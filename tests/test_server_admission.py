@@ -1,12 +1,12 @@
-"""Admission control: past the in-flight limit and its short queue, a question is refused
-at once (503, ``Retry-After``, ``error_code: overloaded``; OpenAI's shape on the OpenAI
-route), and the admitted questions are answered normally. Shown by order: the refusals come
-back while the admitted questions are still held at their model call."""
+"""Admission control over HTTP: past the hard cap, or while the process is saturated, a
+question is refused at once (503, ``Retry-After``, ``error_code: overloaded``; OpenAI's
+shape on the OpenAI route) by the request guard, before it is parsed; the admitted questions
+are answered normally. Shown by order: the refusals come back while the admitted questions
+are still held at their model call."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 
 import httpx
 import pytest
@@ -16,7 +16,7 @@ from baton.agents import OrchestratorAgent
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
-from baton.server.admission import TICK_S, WARN_AFTER_TICKS
+from baton.server.admission import STREAM, TICK_S
 from baton.server.limits import Limits
 
 KEY = {"Authorization": "Bearer k"}
@@ -27,29 +27,28 @@ async def held():
     return asyncio.Event()
 
 
-@pytest.fixture
-async def client(held):
+def _app(held, limits):
     async def route(messages, tools):
         await held.wait()
         return "done" if messages[-1].role == "tool" else LLMResponse(tool_calls=[tool_call("units", {"question": "q"})])
 
     orchestrator = OrchestratorAgent("o", model=FunctionModel(route))
     orchestrator.add_agent(TableAgent("units"))
-    app = create_app(Workspaces([Workspace("w", orchestrator, SessionStore())]), ApiKeys({"k": "w"}),
-                     limits=Limits(max_in_flight=2, admission_queue=1, admission_wait_s=30))
+    return create_app(Workspaces([Workspace("w", orchestrator, SessionStore())]), ApiKeys({"k": "w", "k2": "w"}), limits=limits)
+
+
+@pytest.fixture
+async def client(held):
+    app = _app(held, Limits(max_in_flight=2))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=60) as c:
         c.app = app
         yield c
 
 
-async def test_past_the_limit_and_the_queue_questions_are_refused_at_once(client, held, caplog):
-    caplog.set_level(logging.WARNING, logger="baton.server.admission")
-    admitted = [asyncio.ensure_future(client.post("/v1/ask", json={"question": f"q{n}"}, headers=KEY)) for n in range(3)]
-    while client.app.state.admission.state()["waiting"] < 1:
+async def test_past_the_cap_questions_are_refused_at_once(client, held):
+    admitted = [asyncio.ensure_future(client.post("/v1/ask", json={"question": f"q{n}"}, headers=KEY)) for n in range(2)]
+    while client.app.state.admission.state()["in_flight"] < 2:
         await asyncio.sleep(0.01)
-    burst = await client.post("/v1/ask", json={"question": "one too many"}, headers=KEY)  # before the CPU was measured
-    assert not [r for r in caplog.records if r.name == "baton.server.admission"]  # so no word on an idle CPU yet
-    await asyncio.sleep((WARN_AFTER_TICKS + 2) * TICK_S)
     refused = await client.post("/v1/ask", json={"question": "one too many"}, headers=KEY)
     chat = await client.post("/v1/chat/completions", headers=KEY,
                              json={"model": "o", "messages": [{"role": "user", "content": "one too many"}]})
@@ -57,55 +56,87 @@ async def test_past_the_limit_and_the_queue_questions_are_refused_at_once(client
     still_held = sum(not a.done() for a in admitted)
     held.set()
     answers = await asyncio.gather(*admitted)
-    assert still_held == 3  # the refusals did not wait for anyone
-    assert burst.status_code == refused.status_code == 503 and refused.headers["retry-after"] == "1"
+    assert still_held == 2  # the refusals did not wait for anyone
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"  # nothing drained yet: 1 s
     assert refused.json()["error_code"] == "overloaded"
-    assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded"
-    assert stream.status_code == 503
-    assert [a.status_code for a in answers] == [200, 200, 200] and all(a.json()["data"] for a in answers)
+    assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded" and chat.headers["retry-after"] == "1"
+    assert stream.status_code == 503 and stream.headers["retry-after"] == "1"
+    assert [a.status_code for a in answers] == [200, 200] and all(a.json()["data"] for a in answers)
     state = client.app.state.admission.state()
-    assert (state["in_flight"], state["waiting"], state["refused"]) == (0, 0, 4)
-    # the count refused while the CPU idled: the operator is told which knob, once (not per refusal)
-    told = [r.getMessage() for r in caplog.records if r.name == "baton.server.admission"]
-    assert len(told) == 1 and "raise BATON_MAX_IN_FLIGHT" in told[0]
+    assert (state["in_flight"], state["questions"], state["refused"], state["keys"]) == (0, 0, 3, 0)
+    assert state["refusals"] == {"memory": 3}
 
 
-async def test_a_saturated_process_refuses_a_question_before_reading_it(client, held, monkeypatch):
-    """While the event loop's thread is saturated, a question is refused by the request guard,
-    before it is parsed or routed (a refusal must cost next to nothing); other routes and a
-    question arriving when none is in flight are served."""
-    admission = client.app.state.admission
-    monkeypatch.setattr(admission, "_watch_busy", lambda: None)  # the busy share is set by hand below
-    first = asyncio.ensure_future(client.post("/v1/ask", json={"question": "q0"}, headers=KEY))
-    while admission.state()["in_flight"] < 1:
-        await asyncio.sleep(0.01)
-    admission.busy = 0.99
-    refused = await client.post("/v1/ask", content=b"not even JSON", headers={**KEY, "content-type": "application/json"})
-    chat = await client.post("/v1/chat/completions", headers=KEY, json={"model": "o", "messages": []})
-    sessions = await client.get("/v1/sessions", headers=KEY)
-    held.set()
-    answered = await first
-    alone = await client.post("/v1/ask", json={"question": "q1"}, headers=KEY)  # none in flight: admitted, however busy
-    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"  # not the 422 of a body never read
-    assert refused.json()["error_code"] == "overloaded"
+async def test_a_saturated_process_refuses_a_question_before_reading_it(held, monkeypatch):
+    """While the process is saturated, a question over its key's share is refused by the
+    request guard, before it is parsed or routed (a refusal must cost next to nothing), with
+    ``Retry-After`` from the measured drain rate; other routes, another key within its share,
+    and a question arriving when none is in flight are served."""
+    app = _app(held, Limits())
+    admission = app.state.admission
+    monkeypatch.setattr(admission, "_watch_headroom", lambda: None)  # saturation is set by hand below
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=60) as client:
+        first = [asyncio.ensure_future(client.post("/v1/ask", json={"question": f"q{n}"}, headers=KEY)) for n in range(2)]
+        while admission.state()["in_flight"] < 2:
+            await asyncio.sleep(0.01)
+        admission.why, admission.limit = "the event loop runs 400 ms late: the CPU is saturated", 2.0
+        admission.headroom.drain_per_s = 0.5  # half a question a second drains: the key's 2 over 1 take 2 s
+        refused = await client.post("/v1/ask", content=b"not even JSON", headers={**KEY, "content-type": "application/json"})
+        chat = await client.post("/v1/chat/completions", headers=KEY, json={"model": "o", "messages": []})
+        sessions = await client.get("/v1/sessions", headers=KEY)
+        other = asyncio.ensure_future(client.post("/v1/ask", json={"question": "q"}, headers={"Authorization": "Bearer k2"}))
+        while admission.state()["keys"] < 2:
+            await asyncio.sleep(0.01)
+        held.set()
+        answered = await asyncio.gather(*first, other)
+        admission.why = None
+        alone = await client.post("/v1/ask", json={"question": "q1"}, headers=KEY)
+    assert refused.status_code == 503 and refused.json()["error_code"] == "overloaded"  # not the 422 of a body never read
+    assert int(refused.headers["retry-after"]) >= 2
     assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded"
-    assert sessions.status_code == 200 and answered.status_code == 200 and alone.status_code == 200
+    assert sessions.status_code == 200 and alone.status_code == 200
+    assert [a.status_code for a in answered] == [200, 200, 200]  # k2 was within its share of the limit
     assert admission.state()["refused"] == 2
 
 
-async def test_the_busy_share_is_measured_only_while_two_or_more_are_in_flight():
+async def test_a_stream_holds_its_units_until_it_ends():
+    """A stream counts ``STREAM`` units while it runs (seen from its model call), a streamed
+    chat completion too (its route raises the guard's ticket), and gives them back at its end."""
+    seen: list[int] = []
+
+    async def route(messages, tools):
+        seen.append(app.state.admission.in_flight)
+        return "done" if messages[-1].role == "tool" else LLMResponse(tool_calls=[tool_call("units", {"question": "q"})])
+
+    orchestrator = OrchestratorAgent("o", model=FunctionModel(route))
+    orchestrator.add_agent(TableAgent("units"))
+    app = create_app(Workspaces([Workspace("w", orchestrator, SessionStore())]), ApiKeys({"k": "w"}), limits=Limits())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=60) as client:
+        stream = await client.post("/v1/ask/stream", json={"question": "q"}, headers=KEY)
+        chat = await client.post("/v1/chat/completions", headers=KEY,
+                                 json={"model": "o", "stream": True, "messages": [{"role": "user", "content": "q"}]})
+        ask = await client.post("/v1/ask", json={"question": "q"}, headers=KEY)
+    assert stream.status_code == chat.status_code == ask.status_code == 200 and "event: answer" in stream.text
+    assert seen and seen[0] == STREAM and seen[-1] == 1  # the stream's units, then the plain ask's one
+    assert STREAM in seen[1:-1]  # the streamed completion's, raised by its route
+    assert app.state.admission.state()["in_flight"] == 0 and app.state.admission.state()["questions"] == 0
+
+
+async def test_the_headroom_is_measured_only_while_two_or_more_are_in_flight():
     """A process answering one question at a time spends nothing on measuring its loop: the
     measuring task starts with a second question in flight and ends when one is left."""
-    from baton.server.admission import TICK_S, Admission
+    from baton.server.admission import Admission
 
-    admission = Admission(max_in_flight=4, queue=0, wait_s=0.1, max_busy=0.9)
-    async with admission.slot():
-        assert admission._watch is None  # one alone: not measured
-        async with admission.slot():
-            await asyncio.sleep(3 * TICK_S)
-            assert admission._watch is not None and not admission._watch.done()
-        await asyncio.sleep(3 * TICK_S)  # one left in flight
-        assert admission._watch.done() and admission.busy == 0.0
+    admission = Admission(Limits(max_in_flight=4))
+    first = admission.take("a")
+    assert admission._watch is None  # one alone: not measured
+    second = admission.take("a")
+    await asyncio.sleep(3 * TICK_S)
+    assert admission._watch is not None and not admission._watch.done()
+    second.release()
+    await asyncio.sleep(3 * TICK_S)  # one left in flight
+    assert admission._watch.done() and admission.headroom.busy == 0.0
+    first.release()
     admission.close()
 
 

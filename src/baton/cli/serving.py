@@ -190,7 +190,7 @@ def serve_app(app, host: str, port: int, log_level: str = "info", listener: sock
     configure_logging(log_level)
     listener = listener or bind_listener(host, port)
     config = uvicorn.Config(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None,
-                            backlog=BACKLOG, **proxy_options())
+                            backlog=BACKLOG, **proxy_options(), **connection_options())
     server = uvicorn.Server(config)
     with listener, contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[listener])
@@ -211,6 +211,18 @@ def proxy_options() -> dict[str, Any]:
     (``__Host-`` and ``Secure`` over https): a header anyone on the host could send must not."""
     trusted = os.environ.get(FORWARDED_ALLOW_IPS, "").strip()
     return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or None}
+
+
+def connection_options() -> dict[str, Any]:
+    """uvicorn's HTTP protocol with a header timeout and a connection limit
+    (``baton.server.connections``), and the open-files limit raised for those connections
+    (to the hard limit at most; the limit then follows what was granted)."""
+    from baton.server.connections import FD_RESERVE, raise_open_files
+    from baton.server.limits import Limits
+
+    limits = Limits.from_env()
+    raise_open_files((limits.max_connections or limits.max_in_flight * 5 // 4) + FD_RESERVE)
+    return {"http": "baton.server.connections:BatonHttpProtocol", "limit_concurrency": None}
 
 
 SERVE_CONFIG = "BATON_SERVE_CONFIG"
@@ -273,7 +285,7 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
     listener = listener or bind_listener(host, port)
     config = uvicorn.Config("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers,
-                            log_level="warning", log_config=None, backlog=BACKLOG, **proxy_options())
+                            log_level="warning", log_config=None, backlog=BACKLOG, **proxy_options(), **connection_options())
     options: dict[str, Any] = {"sockets": [listener]}
     if "target" in inspect.signature(Multiprocess).parameters:  # an older uvicorn takes the worker's target
         options["target"] = uvicorn.Server(config).run

@@ -1,225 +1,306 @@
-"""Admission control: one process answers at most ``max_in_flight`` questions at once, and
-takes no new one while its CPU is saturated.
+"""Admission control: a process takes a question while it has headroom, and refuses it at
+once (503, ``Retry-After``, ``error_code: overloaded``) when it has none.
 
-Beyond ``max_in_flight``, up to ``queue`` more wait (at most ``wait_s`` seconds) for a slot;
-anyone else gets a fast 503 with ``Retry-After`` and ``error_code: overloaded`` (OpenAI's
-error shape on the OpenAI-compatible route) instead of joining a queue whose every member
-would then be late. A count alone cannot know how many questions a process can carry (a
-200 ms model allows few, a 5 s model many), so the process also watches how busy its event
-loop's thread is: every ``TICK_S`` it compares the thread's CPU time with the time passed;
-while that share (smoothed) is over ``max_busy``, the CPU is the bottleneck and a new
-question is refused at once (one is always admitted when none is in flight; the bulkheads'
-threads count too, as they hold the same interpreter lock: ``busy_share``). Questions
-already admitted then finish at the pace the CPU allows, and no more pile on. So the latency of admitted
-questions stays bounded whatever the offered load: what grows under overload is the share
-refused, never everyone's wait.
+Headroom is measured (``headroom.py``), not counted: every ``TICK_S`` while two or more
+questions are in flight, the event loop's lag (how late a timer fires: the delay Baton
+itself adds to every step of every answer) and the interpreter's busy share (the loop's
+thread and the threads sharing its interpreter lock). Over ``max_lag_s`` or ``max_busy``
+the CPU is saturated. A bulkhead whose queue is nearly full (``watch``) is saturation too:
+the questions admitted would wait for it.
 
-Questions are ``/v1/ask``, ``/v1/ask/stream`` and ``/v1/chat/completions``. Sessions,
-memory, charts and the rest are cheap reads with their own bulkheads.
+What we took from proven adaptive limiters, and what we did not:
 
-A saturated process refuses many questions a second, so a refusal must cost next to
-nothing: the ``RequestGuard`` asks ``refuses()`` before the question is parsed, its key
-checked or its route run, and answers the same 503 itself. The route's own ``slot()``
-still decides for the questions let through. The busy share is measured only while two or more questions
-are in flight (one alone is always admitted): a process answering one question at a time
-spends nothing on it.
+- Netflix's concurrency-limits (Gradient2, AIMD) and Envoy's adaptive concurrency keep a
+  *concurrency limit* that grows additively while things are healthy (Gradient2 adds
+  about the limit's square root as headroom) and shrinks multiplicatively when they are
+  not, by a gradient: long-term over short-term latency (Envoy: a measured minimum RTT
+  over the sampled one), clamped. We keep that shape: ``limit`` grows by ``sqrt(limit)``
+  per healthy tick while it binds, and shrinks towards ``in_flight x gradient`` (0.5-0.9,
+  smoothed) while saturated. The limit remembers how much this process could carry, so
+  that the gate does not open to a burst the moment the lag falls back under its bound.
+- Their signal is each request's latency. Ours is not: a question's latency here is
+  mostly the model's, and the model's latency is not this process's load. A 10 s model
+  answer would read as an overloaded server, a 2 ms verified answer as an idle one, and a
+  mix of both (the normal case) would make a latency gradient swing with the mix, not the
+  load. Envoy's minimum-RTT probe (pinning concurrency low for a while) would refuse real
+  users to measure a model's speed. So the gradient here is on the loop's lag and busy
+  share: the delay and CPU that *this process* adds, whatever the model does. A question
+  waiting on its model costs almost nothing while it waits, so thousands may be in flight.
 
-Decision (the issue was silent): first come, first served among waiters; ``Retry-After``
-is one second (a slot frees in about one question's time). Defaults in ``limits.py``.
+A hard cap protects memory: ``max_in_flight`` units, and ``memory_bytes`` over the
+measured resident memory per unit in flight (``Headroom.bytes_per_unit``: RSS over what
+the process held when idle, once ``MIN_UNITS_FOR_MEMORY`` are in flight), whichever is
+smaller. The adaptive limit stays ``FAIR_RESERVE`` under it.
 
-Why 48 in flight and no queue by default: a question costs the process about c = 3-4 ms
-of CPU (one core: the event loop), so more than about chain / c questions at once (the
-model latency chain over c: 50-65 for a 200 ms model) queue for the CPU and every one of
-them is late; the busy share reacts too slowly to stop a burst, the count does not. And a
-wait in the queue adds to an admitted question's latency. Measured (``bench/
-server_throughput.py``, 200 ms model, concurrency 200, one worker on two shared cores):
-64 in flight + 64 waiting for 0.25 s gave p99 591 ms; 64 + none, 466 ms; 48 + none, 404
-ms at the same 212-218 questions/s. A slower model leaves the CPU idle at 48: raise
-``BATON_MAX_IN_FLIGHT`` to about its latency / 4 ms (a 2 s model: 500).
+Fairness: a question counts for its caller's key (``CALLER``, set by ``RequestGuard``
+from the key or login cookie presented, before any parsing). At the limit or saturated,
+a key is still admitted within its fair share of the limit (the limit over the keys with
+work in flight, itself included: max-min fairness), and refused past it. So one key at
+concurrency 900 cannot crowd out a key at 10: the heavy key is refused until its share
+drains, the light one is served meanwhile. Those admissions are bounded: together the
+keys within their share hold at most the limit (and never more than the memory cap). What a question costs is counted
+in units: ``QUESTION`` (1), an open stream ``STREAM`` (it holds its connection, buffers
+and a task for its whole life: ``bench/server_throughput.py`` measures RSS per open
+stream), a pipeline start ``PIPELINE`` (it plans with a model, then its run's stages).
+
+``Retry-After`` comes from the measured drain rate: how long, at the units finished per
+second lately, until what is over the limit has finished (1 s at least, ``MAX_RETRY_AFTER_S``
+at most). One question alone is always admitted, and a process with none in flight
+measures nothing.
+
+A saturated process refuses many questions a second, so a refusal costs next to nothing:
+``RequestGuard`` takes the slot (``take``) before the question is parsed, its key checked
+or its route run, and answers the 503 itself; the routes' own ``slot()`` / ``hold()`` then
+find the guard's ticket (``HELD``) and take nothing more. Defaults in ``limits.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
+import contextvars
 import logging
+import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from baton.errors import BatonError
+from baton.server.headroom import Headroom, Reading, busy_share
+from baton.server.limits import Limits
+
+__all__ = ["CALLER", "HELD", "Admission", "Overloaded", "Slot", "Ticket", "busy_share"]
 
 log = logging.getLogger("baton.server.admission")
 RETRY_AFTER_S = 1
+MAX_RETRY_AFTER_S = 30
 TICK_S = 0.05
-LOCK_BOUND_LOOP = 0.5  # busy_share: a loop thread this busy shares the interpreter lock with its threads
-WARN_AFTER_TICKS = 4  # the idle-CPU warning needs this many measurements first (a burst's first instant reads 0 %)
-IDLE_CPU_WARNING_S = 60.0  # at most one "the limit, not the CPU, refused" warning a minute
+MIN_LIMIT = 8.0  # the adaptive limit never falls under this many units
+FAIR_RESERVE = 0.1  # the adaptive limit stays this share under the memory cap: room for keys within their share
+PRESSURE = 0.9  # a bulkhead this full (running + queued over its bound) is saturation
+MEMORY_WARNING_S = 60.0
+QUESTION, STREAM, PIPELINE = 1, 2, 2
 OVERLOADED = "the server is answering as many questions as it can; try again shortly"
 
-
-def busy_share(loop: float, process: float) -> float:
-    """How busy the interpreter is, from the CPU shares of the loop's thread and of the whole
-    process. Python's threads share one interpreter lock, so the bulkheads' threads (queries,
-    session writes) spend the loop's time whenever they run Python: measured on this machine,
-    a saturated worker's loop thread sat at 80 % while the process used a whole core, and
-    questions queued for the lock with the loop's share alone under the limit. So while the
-    loop is itself busy (``LOCK_BOUND_LOOP``), the process's share counts, up to one core; a
-    native engine's parallel threads (DuckDB) beside an idle loop do not."""
-    return max(loop, min(process, 1.0)) if loop >= LOCK_BOUND_LOOP else loop
+CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("baton_admission_caller", default=None)
 
 
 class Overloaded(BatonError):
-    """No slot for this question now; try again after ``retry_after`` seconds."""
+    """No headroom for this question now; try again after ``retry_after`` seconds."""
 
     retry_after = RETRY_AFTER_S
 
+    def __init__(self, message: str, retry_after: int = RETRY_AFTER_S) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Ticket:
+    """Units admitted for one request, held by one key until released (once)."""
+
+    __slots__ = ("admission", "cost", "key", "released")
+
+    def __init__(self, admission: Admission, key: str, cost: int) -> None:
+        self.admission, self.key, self.cost, self.released = admission, key, cost, False
+
+    def release(self) -> None:
+        if not self.released:
+            self.released = True
+            self.admission._release(self)
+
+
+HELD: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("baton_admission_held", default=None)
+
 
 class Admission:
-    def __init__(self, max_in_flight: int, queue: int, wait_s: float, max_busy: float | None = None) -> None:
-        self.max_in_flight = max_in_flight
-        self.queue = queue
-        self.wait_s = wait_s
-        self.max_busy = max_busy
-        self.in_flight = 0
-        self._waiters: collections.deque[asyncio.Future] = collections.deque()
-        self.refused = 0
-        self.admitted = 0
-        self.busy = 0.0
+    def __init__(self, limits: Limits | None = None, *, measure: bool = True) -> None:
+        limits = limits or Limits()
+        self.cap = limits.max_in_flight
+        self.memory_bytes = limits.admission_memory_bytes
+        self.headroom = Headroom(limits.admission_max_busy, limits.admission_max_lag_s)
+        self.measure = measure
+        self.limit = float(self.cap)
+        self.in_flight = 0  # units
+        self.tickets = 0
+        self.by_key: dict[str, int] = {}
+        self.admitted = self.refused = self.finished = 0
+        self.refusals: dict[str, int] = {}
+        self.why: str | None = None  # saturated at the last tick, and why
+        self._loads: list[tuple[str, Callable[[], float]]] = []
         self._watch: asyncio.Task | None = None
-        self._warned_at = -IDLE_CPU_WARNING_S
-        self._ticks = 0  # busy-share measurements since the measuring task last started
+        self._warned_at = -MEMORY_WARNING_S
 
-    def _watch_busy(self) -> None:
-        if self.max_busy is None:
+    # --- the decision ----------------------------------------------------------------------------
+
+    def watch(self, name: str, load: Callable[[], float]) -> None:
+        """Count ``load()`` (0-1: a bulkhead's running and queued calls over its bound) as
+        saturation when over ``PRESSURE``."""
+        self._loads.append((name, load))
+
+    def memory_cap(self) -> int:
+        """The hard cap: ``max_in_flight``, and the memory budget over the measured bytes per unit."""
+        if not self.headroom.measured_memory or self.headroom.bytes_per_unit <= 0:
+            return self.cap
+        return max(int(MIN_LIMIT), min(self.cap, int(self.memory_bytes / self.headroom.bytes_per_unit)))
+
+    def refusal(self, key: str | None = None, cost: int = QUESTION) -> tuple[str, int] | None:
+        """Why a request of ``key`` costing ``cost`` units would be refused now, and its
+        ``Retry-After``; None when it would be admitted (module docstring)."""
+        if not self.in_flight:
+            return None  # one alone is always admitted
+        after = self.in_flight + cost
+        cap = self.memory_cap()
+        if after > cap:
+            self._warn_memory(cap)
+            return f"{self.in_flight} units in flight, at the cap of {cap}", self._retry_after(after - cap)
+        if after <= self.limit and self.why is None:
+            return None
+        held = self.by_key.get(key or "", 0)
+        keys = len(self.by_key) + (held == 0)
+        fair = self.limit / keys
+        if held + cost <= fair:
+            return None  # within its fair share of the limit: a key is not crowded out by another
+        why = self.why or f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}"
+        if keys > 1:
+            share = max(1e-6, held / self.in_flight)
+            return f"{why}; this key holds {held} of them", self._retry_after(held + cost - fair, share)
+        return why, self._retry_after(max(cost, after - self.limit))
+
+    def _retry_after(self, excess: float, share: float = 1.0) -> int:
+        drain = self.headroom.drain_per_s * share
+        if drain <= 0:
+            return RETRY_AFTER_S
+        return int(min(MAX_RETRY_AFTER_S, max(RETRY_AFTER_S, math.ceil(excess / drain))))
+
+    def take(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
+        """Admit ``cost`` units for ``key`` (``Overloaded`` when refused); ``Ticket.release`` gives them back."""
+        refused = self.refusal(key, cost)
+        if refused is not None:
+            self.count_refusal(refused[0])
+            raise Overloaded(refused[0], refused[1])
+        name = key or ""
+        self.in_flight += cost
+        self.tickets += 1
+        self.by_key[name] = self.by_key.get(name, 0) + cost
+        self.admitted += 1
+        if self.tickets >= 2:
+            self._watch_headroom()
+        return Ticket(self, name, cost)
+
+    def count_refusal(self, why: str) -> None:
+        self.refused += 1
+        kind = "memory" if "cap" in why else "share" if "this key" in why else "cpu" if "CPU" in why else "limit"
+        self.refusals[kind] = self.refusals.get(kind, 0) + 1
+
+    def _release(self, ticket: Ticket) -> None:
+        self.in_flight -= ticket.cost
+        self.tickets -= 1
+        self.finished += ticket.cost
+        left = self.by_key.get(ticket.key, 0) - ticket.cost
+        if left > 0:
+            self.by_key[ticket.key] = left
+        else:
+            self.by_key.pop(ticket.key, None)
+
+    def _warn_memory(self, cap: int) -> None:
+        now = time.monotonic()
+        if now - self._warned_at >= MEMORY_WARNING_S:
+            self._warned_at = now
+            log.warning("refused questions at the memory cap: %d units in flight, %.0f KiB each (measured: %s); "
+                        "BATON_ADMISSION_MEMORY / BATON_MAX_IN_FLIGHT set it", self.in_flight,
+                        self.headroom.bytes_per_unit / 1024, self.headroom.measured_memory)
+
+    # --- measuring -------------------------------------------------------------------------------
+
+    def _watch_headroom(self) -> None:
+        if not self.measure:
             return
         if self._watch is None or self._watch.done() or self._watch.get_loop() is not asyncio.get_running_loop():
             self._watch = asyncio.get_running_loop().create_task(self._measure())
 
     async def _measure(self) -> None:
-        wall, loop_cpu, process_cpu = time.monotonic(), time.thread_time(), time.process_time()  # on the loop's thread
-        self._ticks = 0
+        self.headroom.start(Reading.now(), self.finished)
         while True:
             await asyncio.sleep(TICK_S)
-            self._ticks += 1
-            now_wall, now_loop, now_process = time.monotonic(), time.thread_time(), time.process_time()
-            elapsed = max(1e-6, now_wall - wall)
-            share = busy_share((now_loop - loop_cpu) / elapsed, (now_process - process_cpu) / elapsed)
-            wall, loop_cpu, process_cpu = now_wall, now_loop, now_process
-            self.busy = 0.6 * self.busy + 0.4 * share
-            if self.in_flight <= 1 and not self._waiters:
-                self.busy = 0.0
+            reading = Reading.now()
+            if self.tickets <= 1:
+                self.settle(reading)
                 return  # one question alone is always admitted: stop measuring until a second comes
+            self.tick(reading)
 
-    def saturated(self) -> str | None:
-        """Why the process cannot take another question now (its busy share, ``busy_share``,
-        is over ``max_busy``), or None; never while nothing is in flight."""
-        if self.in_flight and self.max_busy is not None and self.busy > self.max_busy:
-            return f"the event loop and its threads are {self.busy:.0%} busy: the CPU is saturated"
-        return None
+    def tick(self, reading: Reading, expected_s: float = TICK_S) -> None:
+        """One measurement: the headroom, then the limit (module docstring)."""
+        self.headroom.observe(reading, expected_s, self.in_flight, self.finished)
+        why = self.headroom.saturated()
+        for name, load in self._loads:
+            if why is None and load() >= PRESSURE:
+                why = f"{name}'s queue is full"
+        self.why = why
+        top = self.memory_cap() * (1 - FAIR_RESERVE)
+        if why is not None:
+            target = max(MIN_LIMIT, min(self.limit, self.in_flight) * self.headroom.gradient())
+            self.limit = max(MIN_LIMIT, 0.7 * min(self.limit, self.in_flight) + 0.3 * target)
+        elif self.in_flight >= 0.9 * self.limit:
+            self.limit += max(4.0, math.sqrt(self.limit))
+        self.limit = min(self.limit, top)
 
-    def refuses(self) -> bool:
-        """Whether a question arriving now would be refused at once (``RequestGuard`` asks
-        before the request is parsed, so that a refusal costs next to nothing)."""
-        if self.saturated() is not None:
-            return True
-        return not (self.in_flight < self.max_in_flight and not self._waiters) and len(self._waiters) >= self.queue
-
-    def count_refusal(self) -> None:
-        """Count a refusal; when it came from the count while the CPU had room to spare (a
-        model slower than ``max_in_flight`` was sized for), say so in the log, once a minute:
-        the operator's fix is a larger ``BATON_MAX_IN_FLIGHT``, and nothing else would tell."""
-        self.refused += 1
-        now = time.monotonic()
-        measured = self._watch is not None and not self._watch.done() and self._ticks >= WARN_AFTER_TICKS  # not a burst's first instant
-        if (measured and self.saturated() is None and self.busy < 0.5 and self.in_flight >= self.max_in_flight
-                and now - self._warned_at >= IDLE_CPU_WARNING_S):
-            self._warned_at = now
-            log.warning("refused a question at %d in flight (BATON_MAX_IN_FLIGHT) while the event loop and its threads were %.0f%% busy: "
-                        "the limit, not the CPU, is the bottleneck; raise BATON_MAX_IN_FLIGHT to about the model "
-                        "latency chain / 4 ms", self.in_flight, self.busy * 100)
+    def settle(self, reading: Reading) -> None:
+        """At most one question in flight: at rest. The limit returns to the cap."""
+        self.headroom.idle(reading)
+        self.why = None
+        self.limit = self.memory_cap() * (1 - FAIR_RESERVE)
 
     def close(self) -> None:
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
 
+    # --- slots -----------------------------------------------------------------------------------
+
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold a slot while answering; ``Overloaded`` when none comes in time."""
-        await self._acquire()
+    async def slot(self, cost: int = QUESTION) -> AsyncIterator[None]:
+        """Hold ``cost`` units while answering (``Overloaded`` when refused); nothing more when
+        ``RequestGuard`` already holds this request's ticket."""
+        if HELD.get() is not None:
+            yield
+            return
+        ticket = self.take(CALLER.get(), cost)
         try:
             yield
         finally:
-            self._release()
+            ticket.release()
 
-    async def hold(self) -> Slot:
-        """A slot for a streamed answer (``Slot.streaming`` releases it when the stream ends)."""
-        await self._acquire()
-        return Slot(self)
+    async def hold(self, cost: int = STREAM) -> Slot:
+        """Units for a streamed answer (``Slot.streaming`` releases them when the stream ends);
+        the guard's ticket, raised to ``cost``, when it holds one."""
+        held = HELD.get()
+        if held is not None:
+            if held.cost < cost and not held.released:
+                extra = cost - held.cost
+                held.cost = cost
+                self.in_flight += extra
+                self.by_key[held.key] = self.by_key.get(held.key, 0) + extra
+            return Slot(None)
+        return Slot(self.take(CALLER.get(), cost))
 
-    async def _acquire(self) -> None:
-        if self.in_flight:
-            self._watch_busy()  # one question alone is always admitted: nothing to measure until a second comes
-        saturated = self.saturated()
-        if saturated is not None:
-            self.count_refusal()
-            raise Overloaded(saturated)
-        if self.in_flight < self.max_in_flight and not self._waiters:
-            self.in_flight += 1
-            self.admitted += 1
-            return
-        if len(self._waiters) >= self.queue:
-            self.count_refusal()
-            raise Overloaded(f"{self.in_flight} questions in flight and {len(self._waiters)} waiting")
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await asyncio.wait_for(asyncio.shield(waiter), self.wait_s)
-        except TimeoutError:
-            if waiter.done() and not waiter.cancelled():  # the slot came as the wait ended: keep it
-                self.admitted += 1
-                return
-            waiter.cancel()
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(waiter)
-            self.count_refusal()
-            raise Overloaded(f"no slot within {self.wait_s:g} s") from None
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self._release()  # handed a slot we will not use: pass it on
-            else:
-                waiter.cancel()
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
-            raise
-        self.admitted += 1
-
-    def _release(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)  # the slot passes to the next waiter; in_flight unchanged
-                return
-        self.in_flight -= 1
-
-    def state(self) -> dict[str, float]:
-        return {"in_flight": self.in_flight, "waiting": len(self._waiters), "max_in_flight": self.max_in_flight,
-                "admitted": self.admitted, "refused": self.refused, "loop_busy": round(self.busy, 2)}
+    def state(self) -> dict[str, Any]:
+        headroom = self.headroom
+        return {"in_flight": self.in_flight, "questions": self.tickets, "max_in_flight": self.cap, "memory_cap": self.memory_cap(),
+                "limit": round(self.limit), "keys": len(self.by_key), "admitted": self.admitted, "refused": self.refused,
+                "refusals": dict(self.refusals), "loop_busy": round(headroom.busy, 2), "loop_lag_ms": round(headroom.lag_s * 1000, 1),
+                "drain_per_s": round(headroom.drain_per_s, 1), "bytes_per_unit": round(headroom.bytes_per_unit)}
 
 
 class Slot:
-    """A slot taken for a streamed answer: released when the response ends, however it ends
-    (finished, failed, or cancelled because the client left)."""
+    """Units taken for a streamed answer: released when the response ends, however it ends
+    (finished, failed, or cancelled because the client left). ``Slot(None)``: the guard
+    holds the request's ticket and releases it."""
 
-    def __init__(self, admission: Admission) -> None:
-        self._admission = admission
-        self._held = True
+    def __init__(self, ticket: Ticket | None) -> None:
+        self._ticket = ticket
 
     def release(self) -> None:
-        if self._held:
-            self._held = False
-            self._admission._release()
+        if self._ticket is not None:
+            self._ticket.release()
 
     def streaming(self, content: Any, **kwargs: Any) -> Any:
         from starlette.responses import StreamingResponse
@@ -236,9 +317,7 @@ class Slot:
         return _SlotStreamingResponse(content, **kwargs)
 
     def __del__(self) -> None:  # a response never sent (the route failed after taking the slot)
-        if self._held:
-            self._held = False
-            try:
-                self._admission._release()
-            except Exception:
-                pass
+        try:
+            self.release()
+        except Exception:
+            pass

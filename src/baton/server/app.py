@@ -93,8 +93,10 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     app.state.shutdown = Shutdown()  # set when the server stops: every open stream ends with a final event
     limits = limits or Limits.from_env()
     app.state.limits = limits
-    app.state.admission = Admission(limits.max_in_flight, limits.admission_queue, limits.admission_wait_s,
-                                    limits.admission_max_busy)
+    app.state.admission = Admission(limits)
+    for ws in workspaces:  # a bulkhead's full queue is saturation too (admission.py)
+        for bulkhead in ws.bulkheads:
+            app.state.admission.watch(bulkhead.name, bulkhead.load)
     app.state.key_lookups = Bulkhead("keys", threads=4, queue=256, timeout_s=5.0)  # keys kept in the state store
     app.add_middleware(RequestGuard, limits=limits, admission=app.state.admission)
     register_error_handlers(app)

@@ -19,9 +19,12 @@ Per request (HTTP only; the lifespan passes through):
   parsed twice.
 - **Disconnect**: when the client disconnects before the response is complete, the route's
   work is cancelled (a question stops calling its model; SSE and JSON routes alike).
-- **Admission** (``admission.py``): a question (``QUESTION_PATHS``) that admission control
-  would refuse now gets its 503 here, once its body is read but before it is parsed,
-  authenticated or routed: refusing must be cheap when a saturated process refuses many.
+- **Admission** (``admission.py``): a question (``COSTS``: asks, chat completions, streams,
+  pipeline starts and their event streams) takes its admission ticket here, for its
+  caller's key (the key or login cookie presented, unchecked yet: ``caller``), once its
+  body is read but before it is parsed, authenticated or routed, and holds it until its
+  response ends; refused, it gets its 503 with ``Retry-After`` here: refusing must be
+  cheap when a saturated process refuses many.
 
 No rejection echoes the input: each says what was wrong, and at most which field.
 """
@@ -34,7 +37,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from baton.server.admission import RETRY_AFTER_S, Admission
+from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
 from baton.server.errors import OPENAI_PATHS, overloaded_body
 from baton.server.limits import Limits
 
@@ -44,7 +47,27 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _BAD_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
-QUESTION_PATHS = frozenset({"/v1/ask", "/v1/ask/stream", "/v1/chat/completions"})
+COSTS = {("POST", "/v1/ask"): QUESTION, ("POST", "/v1/ask/stream"): STREAM, ("POST", "/v1/chat/completions"): QUESTION,
+         ("POST", "/v1/pipelines"): PIPELINE}  # a streamed chat completion is raised to STREAM by its route (``hold``)
+_CREDENTIALS = (b"authorization", b"x-api-key", b"cookie")
+
+
+def cost_of(method: str, path: str) -> int:
+    """Admission units of a request (0: not admitted by ``admission.py``)."""
+    cost = COSTS.get((method, path), 0)
+    if not cost and method == "GET" and path.startswith("/v1/pipelines/") and path.endswith("/events"):
+        return STREAM  # an open stream of a run's events
+    return cost
+
+
+def caller(scope: Scope) -> str:
+    """Whom a request counts for, for fairness: its key, or login cookie, as presented (not
+    checked yet: a wrong one is refused by the route at once), else its address."""
+    for name, value in scope.get("headers", ()):
+        if name in _CREDENTIALS:
+            return f"{hash(value):x}"
+    client = scope.get("client")
+    return str(client[0]) if client else ""
 
 
 class _Refused(Exception):
@@ -132,11 +155,23 @@ class RequestGuard:
         except _Gone:
             return
         admission = self.admission
-        if admission is not None and path in QUESTION_PATHS and scope.get("method") == "POST" and admission.refuses():
-            admission.count_refusal()
-            await _overloaded(send, path)
+        cost = cost_of(scope.get("method", ""), path) if admission is not None else 0
+        if not cost or admission is None:
+            await self._run(scope, receive, send, body)
             return
-        await self._run(scope, receive, send, body)
+        key = caller(scope)
+        try:
+            ticket = admission.take(key, cost)
+        except Overloaded as refused:
+            await _overloaded(send, path, refused.retry_after)
+            return
+        held, called = HELD.set(ticket), CALLER.set(key)  # the route's slot() / hold() find it (the task copies the context)
+        try:
+            await self._run(scope, receive, send, body)
+        finally:
+            ticket.release()
+            HELD.reset(held)
+            CALLER.reset(called)
 
     @staticmethod
     async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
@@ -209,11 +244,11 @@ class RequestGuard:
                 task.cancel()
 
 
-async def _overloaded(send: Send, path: str) -> None:
+async def _overloaded(send: Send, path: str, retry_after: int) -> None:
     """The 503 the ``Overloaded`` handler (``errors.py``) would send, sent before any parsing:
     a saturated process refuses for next to nothing. The connection stays open (the body
     was read)."""
-    await _send_json(send, 503, overloaded_body(path.startswith(OPENAI_PATHS)), (b"retry-after", str(RETRY_AFTER_S).encode()))
+    await _send_json(send, 503, overloaded_body(path.startswith(OPENAI_PATHS)), (b"retry-after", str(retry_after).encode()))
 
 
 async def _send_json(send: Send, status: int, payload: dict[str, Any], header: tuple[bytes, bytes]) -> None:

@@ -10,10 +10,15 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_CHART_BODY_BYTES`` | 6 MB | ``/v1/charts/render`` (specs up to ``MAX_CHART_SPEC_BYTES``) |
 | ``BATON_BODY_TIMEOUT`` | 30 s | the whole body must arrive within this |
 | ``BATON_MAX_JSON_DEPTH`` | 64 | nesting of any JSON body |
-| ``BATON_MAX_IN_FLIGHT`` | 48 | questions answered at once by one process (``admission.py``: why 48) |
-| ``BATON_ADMISSION_QUEUE`` | 0 | questions waiting for a slot; beyond: 503 + ``Retry-After`` |
-| ``BATON_ADMISSION_WAIT`` | 0.25 s | longest wait for a slot (with a queue) |
-| ``BATON_ADMISSION_MAX_BUSY`` | 0.85 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``admission.busy_share``) over which new questions are refused (CPU saturated) |
+| ``BATON_MAX_IN_FLIGHT`` | 10,000 | hard cap: units of work in flight in one process (a question 1, an open stream 2: ``admission.py``); beyond: 503 + ``Retry-After`` |
+| ``BATON_ADMISSION_MEMORY`` | 1 GiB | memory for work in flight: the cap is also this over the measured bytes per unit in flight |
+| ``BATON_ADMISSION_MAX_BUSY`` | 0.9 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``headroom.busy_share``) over which the CPU is saturated |
+| ``BATON_ADMISSION_MAX_LAG`` | 0.05 s | event-loop lag over which the CPU is saturated |
+| ``BATON_HEADER_TIMEOUT`` | 10 s | a request's headers must arrive within this of its first byte (of the connection's opening): else 408 and closed (``connections.py``) |
+| ``BATON_MAX_CONNECTIONS`` | cap + 25 % | open connections per process (within the open-files limit); beyond: 503 + ``Retry-After``, closed |
+
+``BATON_ADMISSION_QUEUE`` and ``BATON_ADMISSION_WAIT`` (a fixed count and its queue) are gone:
+admission follows the process's headroom; setting them is refused by name.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from dataclasses import dataclass, fields
 
 from baton.errors import ConfigurationError
 
+REMOVED = ("BATON_ADMISSION_QUEUE", "BATON_ADMISSION_WAIT")
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -32,10 +39,12 @@ class Limits:
     max_chart_body_bytes: int = 6_000_000
     body_timeout_s: float = 30.0
     max_json_depth: int = 64
-    max_in_flight: int = 48
-    admission_queue: int = 0
-    admission_wait_s: float = 0.25
-    admission_max_busy: float = 0.85
+    max_in_flight: int = 10_000
+    admission_memory_bytes: int = 1 << 30
+    admission_max_busy: float = 0.9
+    admission_max_lag_s: float = 0.05
+    header_timeout_s: float = 10.0
+    max_connections: int = 0  # 0: the cap and a quarter (connections.connection_limit)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
@@ -44,10 +53,14 @@ class Limits:
             "max_body_bytes": "BATON_MAX_BODY_BYTES",
             "max_chat_body_bytes": "BATON_MAX_CHAT_BODY_BYTES", "max_chart_body_bytes": "BATON_MAX_CHART_BODY_BYTES",
             "body_timeout_s": "BATON_BODY_TIMEOUT", "max_json_depth": "BATON_MAX_JSON_DEPTH",
-            "max_in_flight": "BATON_MAX_IN_FLIGHT",
-            "admission_queue": "BATON_ADMISSION_QUEUE", "admission_wait_s": "BATON_ADMISSION_WAIT",
-            "admission_max_busy": "BATON_ADMISSION_MAX_BUSY",
+            "max_in_flight": "BATON_MAX_IN_FLIGHT", "admission_memory_bytes": "BATON_ADMISSION_MEMORY",
+            "admission_max_busy": "BATON_ADMISSION_MAX_BUSY", "admission_max_lag_s": "BATON_ADMISSION_MAX_LAG",
+            "header_timeout_s": "BATON_HEADER_TIMEOUT", "max_connections": "BATON_MAX_CONNECTIONS",
         }
+        for gone in REMOVED:
+            if (env.get(gone) or "").strip():
+                raise ConfigurationError(f"{gone} is no longer used: admission follows the process's headroom "
+                                         "(BATON_MAX_IN_FLIGHT is a hard cap, BATON_ADMISSION_MAX_LAG / _MAX_BUSY its bounds); unset it")
         values: dict[str, float | int] = {}
         for field in fields(cls):
             raw = (env.get(names[field.name]) or "").strip()
@@ -58,7 +71,7 @@ class Limits:
                 value = kind(raw)
             except ValueError:
                 raise ConfigurationError(f"{names[field.name]} must be a {'number' if kind is float else 'whole number'}, got {raw!r}") from None
-            if value < 0 or (value == 0 and field.name != "admission_queue"):
+            if value <= 0:
                 raise ConfigurationError(f"{names[field.name]} must be positive, got {raw!r}")
             values[field.name] = value
         return cls(**values)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ The breaker: ``failures_to_open`` consecutive failures (errors or timeouts) mark
 store *down* for ``cooldown_s``; calls fail at once meanwhile (no request waits for a dead
 store); after the cooldown one call is let through, and its success closes the breaker.
 ``state()`` is ``ok`` / ``degraded`` (recent failures, or a queue at its bound) / ``down``,
-with counts, for ``/health/ready``.
+with counts, for ``/health/ready``; ``load()`` is how full its queue is, for admission control.
 
 Outages are logged as one line per change of state (``baton.outages``): "memory is down:
 OperationalError: ..." at the first failure after a success, "memory is back after 12 failed
@@ -271,6 +271,12 @@ class Bulkhead:
         if self._pending >= self.threads + self.queue or self.advisory.full():
             return "degraded"
         return "ok"
+
+    def load(self) -> float:
+        """Calls running and queued over the bound (``threads + queue``): 1.0 is full. Admission
+        control reads it (``baton.server.admission``): questions admitted past a full queue
+        would only fail ``busy``. A read without the lock: one int, a snapshot is enough."""
+        return self._pending / (self.threads + self.queue)
 
     def state(self) -> dict[str, Any]:
         with self._lock:

@@ -1,0 +1,119 @@
+"""Headroom: what a serving process has left to give, measured rather than counted.
+
+``Headroom.observe`` takes one ``Reading`` (wall clock, the event loop thread's CPU time,
+the process's CPU time, its resident memory) per tick of the measuring task, and keeps,
+smoothed:
+
+- ``lag_s``: how late the tick's timer fired: the time a callback ready now waits for the
+  loop, the delay Baton itself adds to every step of every answer;
+- ``busy``: the share of the CPU the interpreter uses (``busy_share``: the loop's thread,
+  and the threads that share its interpreter lock);
+- ``drain_per_s``: admitted work finished per second (for ``Retry-After``);
+- ``bytes_per_unit``: resident memory per unit of work in flight, over what the process
+  held when it was idle (for the memory cap).
+
+Pure arithmetic over its inputs: tests feed it readings of their own (a fake clock).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+LOCK_BOUND_LOOP = 0.5  # busy_share: a loop thread this busy shares the interpreter lock with its threads
+MIN_UNITS_FOR_MEMORY = 64  # fewer in flight: RSS noise (allocator arenas, caches) outweighs them
+DEFAULT_BYTES_PER_UNIT = 64 << 10  # until measured (bench/server_throughput.py measures 20-40 KiB per open stream)
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def busy_share(loop: float, process: float) -> float:
+    """How busy the interpreter is, from the CPU shares of the loop's thread and of the whole
+    process. Python's threads share one interpreter lock, so the bulkheads' threads (queries,
+    session writes) spend the loop's time whenever they run Python: measured on this machine,
+    a saturated worker's loop thread sat at 80 % while the process used a whole core, and
+    questions queued for the lock with the loop's share alone under the limit. So while the
+    loop is itself busy (``LOCK_BOUND_LOOP``), the process's share counts, up to one core; a
+    native engine's parallel threads (DuckDB) beside an idle loop do not."""
+    return max(loop, min(process, 1.0)) if loop >= LOCK_BOUND_LOOP else loop
+
+
+def rss_bytes() -> int:
+    """This process's resident memory (Linux ``/proc``; 0 elsewhere: no memory estimate)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@dataclass(frozen=True)
+class Reading:
+    wall: float
+    loop_cpu: float
+    process_cpu: float
+    rss: int
+
+    @classmethod
+    def now(cls) -> Reading:
+        """A reading taken on the event loop's thread (``thread_time`` is that thread's)."""
+        return cls(time.monotonic(), time.thread_time(), time.process_time(), rss_bytes())
+
+
+class Headroom:
+    def __init__(self, max_busy: float, max_lag_s: float) -> None:
+        self.max_busy = max_busy
+        self.max_lag_s = max_lag_s
+        self.busy = 0.0
+        self.lag_s = 0.0
+        self.drain_per_s = 0.0
+        self.bytes_per_unit = float(DEFAULT_BYTES_PER_UNIT)
+        self.measured_memory = False
+        self.idle_rss = 0
+        self._last: Reading | None = None
+        self._finished = 0
+
+    def start(self, reading: Reading, finished: int) -> None:
+        """The measuring task (re)starts: the next ``observe`` measures from here."""
+        self._last = reading
+        self._finished = finished
+
+    def observe(self, reading: Reading, expected_s: float, in_flight: float, finished: int) -> None:
+        """One tick: ``expected_s`` is how long the tick asked to sleep, ``in_flight`` the
+        units admitted now, ``finished`` the units released since the process started."""
+        last = self._last
+        self._last, done, self._finished = reading, finished - self._finished, finished
+        if last is None:
+            return
+        elapsed = max(1e-6, reading.wall - last.wall)
+        share = busy_share((reading.loop_cpu - last.loop_cpu) / elapsed, (reading.process_cpu - last.process_cpu) / elapsed)
+        self.busy = 0.6 * self.busy + 0.4 * share
+        lag = max(0.0, elapsed - expected_s)
+        self.lag_s = 0.6 * self.lag_s + 0.4 * lag  # smoothed as the busy share: one late timer (the OS's scheduler) is not saturation
+        self.drain_per_s = 0.8 * self.drain_per_s + 0.2 * (done / elapsed)
+        if in_flight >= MIN_UNITS_FOR_MEMORY and reading.rss > self.idle_rss > 0:
+            per_unit = (reading.rss - self.idle_rss) / in_flight
+            self.bytes_per_unit = per_unit if not self.measured_memory else 0.9 * self.bytes_per_unit + 0.1 * per_unit
+            self.measured_memory = True
+
+    def idle(self, reading: Reading) -> None:
+        """Nothing (or one question) in flight: what the process holds at rest, and no load."""
+        self.idle_rss = reading.rss
+        self.busy = 0.0
+        self.lag_s = 0.0
+        self._last = None
+
+    def saturated(self) -> str | None:
+        """Why the process has no headroom now, or None."""
+        if self.busy > self.max_busy:
+            return f"the event loop and its threads are {self.busy:.0%} busy: the CPU is saturated"
+        if self.lag_s > self.max_lag_s:
+            return f"the event loop runs {self.lag_s * 1000:.0f} ms late: the CPU is saturated"
+        return None
+
+    def gradient(self) -> float:
+        """How far to scale the concurrency limit down when saturated (0.5-0.9): by how much
+        the loop's lag (or busy share) overshoots its bound, as Netflix's gradient limiter
+        scales by long-term over short-term latency, but on Baton's own delay."""
+        over = max(self.lag_s / self.max_lag_s if self.max_lag_s else 0.0, self.busy / self.max_busy if self.max_busy else 0.0)
+        return min(0.9, max(0.5, 1.0 / over)) if over > 1.0 else 0.9

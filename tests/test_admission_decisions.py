@@ -1,0 +1,204 @@
+"""Admission's decisions from measured headroom (``baton.server.admission``), fed readings of a
+fake clock: no count limits a process with headroom; saturation (the loop's lag, its busy
+share, a full bulkhead) refuses, with ``Retry-After`` from the drain rate; the limit learned
+under saturation grows back while healthy; the memory cap follows the measured bytes per unit;
+a key under its fair share is admitted when a heavy key is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from baton.errors import ConfigurationError
+from baton.server.admission import FAIR_RESERVE, STREAM, TICK_S, Admission, Overloaded
+from baton.server.headroom import MIN_UNITS_FOR_MEMORY, Reading
+from baton.server.limits import Limits
+
+
+class FakeClock:
+    """Readings one tick apart; ``lag`` seconds late, the loop ``busy`` that share of the time."""
+
+    def __init__(self, admission: Admission, rss: int = 100 << 20) -> None:
+        self.admission, self.wall, self.cpu, self.rss = admission, 0.0, 0.0, rss
+        admission.headroom.start(Reading(0.0, 0.0, 0.0, rss), admission.finished)
+
+    def tick(self, lag: float = 0.0, busy: float = 0.1, rss: int | None = None, n: int = 1) -> None:
+        for _ in range(n):
+            elapsed = TICK_S + lag
+            self.wall += elapsed
+            self.cpu += elapsed * busy
+            self.admission.tick(Reading(self.wall, self.cpu, self.cpu, self.rss if rss is None else rss))
+
+
+def admission(**limits) -> Admission:
+    return Admission(Limits(**limits), measure=False)
+
+
+def take_all(a: Admission, n: int, key: str = "a", cost: int = 1) -> list:
+    return [a.take(key, cost) for _ in range(n)]
+
+
+def test_with_headroom_thousands_are_admitted_whatever_the_count():
+    """Questions waiting on a model cost almost nothing: no count stops them, only the cap."""
+    a = admission(max_in_flight=5000)
+    clock = FakeClock(a)
+    tickets = take_all(a, 2000)
+    clock.tick(n=20)  # a quiet loop: 10 % busy, on time
+    tickets += take_all(a, 2000)
+    assert a.in_flight == 4000 and a.refused == 0 and a.why is None
+
+
+def test_a_late_loop_is_saturation_and_refuses_with_retry_after_from_the_drain_rate():
+    a = admission()
+    clock = FakeClock(a)
+    tickets = take_all(a, 300)
+    for ticket in tickets[:100]:  # 100 finished over the next tick: a drain of about 2,000/s
+        ticket.release()
+    clock.tick(lag=0.2, busy=0.95)
+    assert a.why is not None and "late" in a.why
+    assert a.limit < 200  # the limit fell under what was in flight (the gradient)
+    with pytest.raises(Overloaded) as refused:
+        a.take("a")
+    assert refused.value.retry_after >= 1 and a.refused == 1 and a.refusals == {"cpu": 1}
+
+
+def test_the_busy_share_alone_is_saturation():
+    a = admission(admission_max_busy=0.9, admission_max_lag_s=0.05)
+    clock = FakeClock(a)
+    take_all(a, 50)
+    clock.tick(busy=1.0, n=5)  # on time, but the interpreter never rests
+    assert a.why is not None and "busy" in a.why
+    assert a.refusal("a") is not None
+
+
+def test_a_slow_retry_after_when_little_drains():
+    a = admission()
+    clock = FakeClock(a)
+    take_all(a, 200)
+    a.take("a").release()  # one finished in the tick: a drain of about 4/s
+    clock.tick(lag=0.3, busy=1.0)
+    refused = a.refusal("a")
+    assert refused is not None and refused[1] > 1
+
+
+def test_the_limit_grows_back_while_healthy_and_resets_at_rest():
+    a = admission(max_in_flight=10_000)
+    clock = FakeClock(a)
+    tickets = take_all(a, 400)
+    clock.tick(lag=0.2, busy=1.0)
+    low = a.limit
+    assert low < 400 and a.refusal("a") is not None
+    clock.tick(n=6)  # the lag falls back under its bound over a few ticks
+    assert a.why is None
+    clock.tick(n=20)  # healthy, and 400 in flight bind the limit: it grows back past them
+    assert a.limit >= 400 and a.refusal("a") is None
+    for ticket in tickets[:-1]:
+        ticket.release()
+    a.settle(Reading(clock.wall, clock.cpu, clock.cpu, clock.rss))
+    assert a.limit == 10_000 * (1 - FAIR_RESERVE)
+
+
+def test_the_limit_grows_by_its_square_root_per_tick_while_it_binds_and_all_is_well():
+    a = admission(max_in_flight=10_000)
+    clock = FakeClock(a)
+    take_all(a, 100)
+    clock.tick(lag=0.2, busy=1.0)
+    while a.why is not None:
+        clock.tick()
+    limit = a.limit
+    assert a.in_flight >= 0.9 * limit  # binding
+    clock.tick()
+    assert a.limit == limit + max(4.0, limit ** 0.5)
+
+
+def test_the_memory_cap_follows_the_measured_bytes_per_unit():
+    """1 MiB per unit measured over the idle RSS and a 256 MiB budget: a cap of 256 units."""
+    a = admission(max_in_flight=10_000, admission_memory_bytes=256 << 20)
+    idle = 100 << 20
+    a.settle(Reading(0.0, 0.0, 0.0, idle))
+    clock = FakeClock(a, rss=idle)
+    take_all(a, MIN_UNITS_FOR_MEMORY * 2)
+    clock.tick(rss=idle + MIN_UNITS_FOR_MEMORY * 2 * (1 << 20))
+    assert a.memory_cap() == 256
+    assert a.limit == 256 * (1 - FAIR_RESERVE)  # the adaptive limit stays under the cap
+    take_all(a, int(a.limit) - a.in_flight)
+    assert a.refusal("a") is not None
+    take_all(a, 256 - a.in_flight, key="b")  # within its share, up to the cap
+    refused = a.refusal("c")  # even a key within its share: the cap protects memory
+    assert refused is not None and "cap" in refused[0]
+    assert a.state()["memory_cap"] == 256
+
+
+def test_the_hard_cap_refuses_every_key():
+    a = admission(max_in_flight=10)
+    take_all(a, 10)
+    with pytest.raises(Overloaded, match="cap of 10"):
+        a.take("b")
+
+
+def test_a_full_bulkhead_is_saturation():
+    load = [0.2]
+    a = admission()
+    a.watch("memory[w]", lambda: load[0])
+    clock = FakeClock(a)
+    take_all(a, 20)
+    clock.tick()
+    assert a.why is None
+    load[0] = 0.95
+    clock.tick()
+    assert a.why == "memory[w]'s queue is full" and a.refusal("a") is not None
+
+
+def test_one_question_alone_is_always_admitted():
+    a = admission(max_in_flight=1)
+    a.why = "the event loop runs 900 ms late: the CPU is saturated"
+    ticket = a.take("a")
+    ticket.release()
+    ticket.release()  # once only
+    assert a.in_flight == 0 and a.by_key == {}
+
+
+def test_fairness_a_key_under_its_share_is_admitted_while_a_heavy_key_is_refused():
+    """Key A at 900 in flight, key B at 10, saturated: B's next question is admitted (it holds
+    less than its fair share, 455), A's is refused, and its Retry-After counts A's own drain."""
+    a = admission()
+    clock = FakeClock(a)
+    heavy = take_all(a, 900, key="A")
+    light = take_all(a, 10, key="B")
+    clock.tick(lag=0.2, busy=1.0)
+    assert a.refusal("A") is not None and "this key holds 900" in a.refusal("A")[0]
+    for _ in range(10):
+        light.append(a.take("B"))
+    assert a.by_key["B"] == 20
+    assert a.refusal("C") is None  # a new key too
+    assert len(heavy) == 900
+
+
+def test_fairness_has_a_bound_keys_within_their_share_hold_at_most_the_limit():
+    """Many new keys while saturated: each comes in within its share of the limit, and
+    together they never pass the limit (the heavy key is refused meanwhile)."""
+    a = admission()
+    clock = FakeClock(a)
+    take_all(a, 100, key="A")
+    clock.tick(lag=0.2, busy=1.0)
+    admitted = 0
+    for n in range(1000):
+        if a.refusal(f"k{n}") is None:
+            a.take(f"k{n}")
+            admitted += 1
+    assert 0 < admitted <= a.limit
+    assert a.refusal("A") is not None
+
+
+def test_a_stream_costs_more_than_a_question():
+    a = admission(max_in_flight=5)
+    a.take("a", STREAM)
+    a.take("a", STREAM)
+    assert a.in_flight == 4
+    assert a.refusal("a", STREAM) is not None and a.refusal("a") is None
+
+
+def test_the_fixed_count_settings_are_refused_by_name():
+    with pytest.raises(ConfigurationError, match="BATON_ADMISSION_QUEUE is no longer used"):
+        Limits.from_env({"BATON_ADMISSION_QUEUE": "4"})
+    limits = Limits.from_env({"BATON_ADMISSION_MAX_LAG": "0.1", "BATON_HEADER_TIMEOUT": "5", "BATON_MAX_CONNECTIONS": "100"})
+    assert (limits.admission_max_lag_s, limits.header_timeout_s, limits.max_connections) == (0.1, 5.0, 100)
