@@ -218,6 +218,11 @@ def normal(value: Any) -> Any:
         return f"{text}-01-01"
     if len(text) == 10 and text[4] == "-" and text[7] == "-":
         return text
+    if 19 <= len(text) <= 26 and text[4] == "-" and text[10] == " " and text[13] == ":":  # Baton's sub-daily periods
+        try:
+            return normal(dt.datetime.fromisoformat(text))
+        except ValueError:
+            return text
     return text
 
 
@@ -394,6 +399,11 @@ def _columns(model, compiled, theirs: list[str]) -> list[int] | None:
         if column in compiled.query.metrics:
             found.append(ours.index(column, len(by)))
             continue
+        group = next((i for i, b in enumerate(by) if compiled.query.time_group(b) is not None and i not in found
+                      and (column == b or column.endswith(f"__{b}"))), None)  # listing__user__ds__day: user__ds__day
+        if group is not None:
+            found.append(group)
+            continue
         if column.startswith("metric_time") or column.split("__")[-1] in ("day", "week", "month", "quarter", "year"):
             target = TIME
         else:
@@ -402,6 +412,6 @@ def _columns(model, compiled, theirs: list[str]) -> list[int] | None:
         if target not in by or by.index(target) in found:
             return None
         found.append(by.index(target))
-    companions = {s for d in by if d != TIME for s in model.dimension(d).shown_with}
+    companions = {s for d in by if d != TIME and compiled.query.time_group(d) is None for s in model.dimension(d).shown_with}
     unused = [i for i in range(len(ours)) if i not in found and not (i < len(by) and by[i] in companions)]
     return None if unused else found

@@ -86,9 +86,29 @@ def test_metricflow_filters_beyond_value_lists_are_conditions():
         "NOT {{ Dimension('booking__is_instant') }} AND {{ Dimension('listing__capacity_latest') }} >= 4"]})
     assert query.conditions == ("NOT dimension.is_instant", "dimension.capacity_latest >= 4")
     for refused in ("{{ Metric('bookings', group_by=['listing']) }} > 2 OR {{ Dimension('booking__is_instant') }}",
-                    "{{ TimeDimension('metric_time', 'day') }} = CAST('2020-01-01' AS TIMESTAMP)"):
+                    "{{ TimeDimension('metric_time', 'day') }} != CAST('2020-01-01' AS TIMESTAMP)"):
         with pytest.raises(SemanticQueryError):
             query_from_params(model, {"metrics": ["bookings"], "where": [refused]})
+
+
+HOSTILE_TIME_FILTERS = [  # read as the days they keep (time_filters.py): anything but dates and metric time refused
+    "{{ TimeDimension('metric_time', 'day') }} >= '2020-01-01' AND {{ TimeDimension('metric_time', 'day') }} < '2020-02-01' "
+    "OR (SELECT 1) = 1",
+    "metric_time__day >= CAST((SELECT MAX(ds) FROM fct_bookings) AS TIMESTAMP) AND metric_time__day < '2021-01-01'",
+    "metric_time__day = '2020-01-01'; DROP TABLE fct_bookings",
+    "metric_time__day = pg_sleep(10) OR metric_time__day = '2020-01-01'",
+    "metric_time__day = '2020-01-01' OR 1 = 1",
+    "CAST(fct_bookings.ds AS TIMESTAMP) = '2020-01-01'",  # a table's column, not metric time
+    "metric_time__day = '2020-01-01' OR ds = '2020-01-02'",
+    "{{ TimeDimension('metric_time', 'day') }} = '2020-01-01'' OR ''1''=''1'",
+]
+
+
+@pytest.mark.parametrize("where", HOSTILE_TIME_FILTERS)
+def test_a_time_filter_compares_metric_time_with_dates_only(where):
+    model = load_metricflow(MODELS["SIMPLE_MODEL"])
+    with pytest.raises(SemanticQueryError):
+        query_from_params(model, {"metrics": ["bookings"], "group_by": ["metric_time__day"], "where": [where]})
 
 
 HOSTILE_METRIC_FILTERS = [

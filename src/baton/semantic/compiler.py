@@ -40,6 +40,7 @@ from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
 from baton.semantic.timegrain import grain_expression, period_condition
+from baton.semantic.timegroup import group_value, time_dimension
 from baton.semantic.timespine import check_cumulative, cumulative_part, on_time_spine, spined_input
 
 if TYPE_CHECKING:
@@ -95,6 +96,25 @@ def _dimension_expression(branch: _Branch, model: SemanticModel, name: str, grai
         return value
     # Through a join the dimension is its entity's: NULL where no row was joined, as MetricFlow computes it
     # (an expression such as "1" or COALESCE(x, 'none') would otherwise hold for rows that have no match)
+    return exp.Case().when(exp.Not(this=exp.Is(this=branch.matched[alias].copy(), expression=exp.Null())), value)
+
+
+def _group_value(branch: _Branch, model: SemanticModel, q: SemanticQuery, name: str, dialect: str) -> exp.Expr:
+    """A group-by item's value on the branch's rows: a time group (``timegroup.py``) of metric time
+    (moved as the branch's time is) or of a time dimension through the joins, else a dimension."""
+    from sqlglot import exp
+
+    group = q.time_group(name)
+    if group is None:
+        return _dimension_expression(branch, model, name, q.grain, dialect)
+    if group.dimension == TIME:
+        assert branch.time is not None  # checked by SemanticQuery.check
+        return group_value(group, branch.time, _branch_time(branch), dialect)
+    dimension = time_dimension(model, group.dimension)
+    alias = branch.alias_for(dimension.entity)
+    value = group_value(group, dimension.time, time_value(dimension.time, alias), dialect)
+    if alias == branch.root.name:
+        return value
     return exp.Case().when(exp.Not(this=exp.Is(this=branch.matched[alias].copy(), expression=exp.Null())), value)
 
 
@@ -216,7 +236,12 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     if not q.metrics:  # the distinct values of its dimensions (distinct_values.py)
         return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, columns_of(q), dialect)
     measures = query_uses(model, q.metrics)
-    if any(offset for _, offset, _ in measures) and TIME not in q.by:
+    if q.times and (any(cumulative for _, _, cumulative in measures) or any(model.measure(u[0]).non_additive for u in measures)
+                    or any(model.metric(name).join_to_timespine for name in q.metrics)):
+        raise SemanticQueryError("a time group-by beyond metric time at one grain (a second grain, a date part, a sub-daily "
+                                 "grain, another time dimension) over a cumulative, join_to_timespine or semi-additive "
+                                 "metric, which Baton does not compute yet")
+    if any(offset for _, offset, _ in measures) and TIME not in q.by and not any(t.dimension == TIME for t in q.times):
         raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "
                                  "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")
     if any(cumulative for _, _, cumulative in measures):
@@ -232,7 +257,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     cumulative_parts: dict[int, exp.Select] = {}  # branch index -> its whole SELECT (timespine.cumulative_part)
     for (entity, row_filter, time, offset, cumulative, non_additive), members in groups.items():
         branch = _Branch(model, entity, time, offset, cumulative=bool(cumulative), dialect=dialect)
-        dim_values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
+        dim_values = [_group_value(branch, model, q, d, dialect) for d in dims]
         conditions: list[exp.Expr] = []
         if row_filter:
             conditions.append(_measure_filter(branch, model, row_filter, q.grain, dialect))

@@ -25,7 +25,8 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``offset_window`` of
 days and weeks, ``join_to_timespine`` over the project's time spine, cumulative metrics by day
 and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
-days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins.
+days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, ``where`` filters
+comparing metric time with dates (``time_filters.py``: the days they keep, as periods).
 
 **Never silently**: a construct Baton does not compute yet — ``percentile``/``median``,
 conversion windows of months, month offsets, ``offset_to_grain`` over cumulative metrics,

@@ -28,6 +28,7 @@ from baton.semantic.expressions import OFFSET_MARK, is_identifier, parse_fragmen
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
 from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms
 from baton.semantic.mf_project import MetricFlowProject, where
+from baton.semantic.mf_times import time_dimensions
 from baton.semantic.model import GRAINS, Measure, Metric, Refusal, SavedQuery, SemanticModel
 from baton.semantic.native import validate
 
@@ -320,7 +321,7 @@ def build_model(project: MetricFlowProject, default_name: str) -> SemanticModel:
         refused.append(Refusal(name, "metric", construct, where(node), words))
     model = SemanticModel(default_name, tuple(entities), (*reading.measures.values(), *builder.extra_measures),
                           tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused),
-                          time_spine=builder.spine)
+                          time_spine=builder.spine, time_dimensions=time_dimensions(reading))
     if not model.metrics and refused:
         raise SemanticModelError("no metric of the project can be computed: " + "; ".join(r.detail for r in refused[:5]))
     validate(model)

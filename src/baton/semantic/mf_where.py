@@ -12,6 +12,7 @@ passes its readers in as ``Names``, so that the group-by and the filters read na
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from baton.semantic.errors import SemanticModelError
 from baton.semantic.mf_filters import JinjaCall, calls_in
 from baton.semantic.model import SemanticModel
 from baton.semantic.query import Period, SemanticQueryError, measures_of_metrics
+from baton.semantic.time_filters import EVERY_DAY, day_ranges, intersect, mentions_time, periods_of
 
 METRIC_TIME = "metric_time"
 
@@ -70,7 +72,9 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
     values: list[tuple[str, tuple[str, ...]]] = []
     conditions: list[str] = []
     metric_filters: list[tuple[str, str, str, str]] = []
-    start = end = None
+    kept = EVERY_DAY  # the days the filters on metric time keep (time_filters.py)
+    timed: list[str] = []
+    default_grain = model.finest_grain(measures) or "day"
     for text in texts:
         placeholders: dict[str, JinjaCall] = {}
         condition = text
@@ -85,38 +89,50 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
             tree = sqlglot.parse_one(condition)
         except sqlglot.errors.ParseError:
             raise SemanticQueryError(f"the filter {text!r}") from None
+        ref = functools.partial(_metric_time_ref, model, placeholders, measures, names, text)
         for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
+            if mentions_time(part, ref):
+                kept = intersect(kept, day_ranges(part, ref, default_grain, text))
+                timed.append(text)
+                continue
             subject = part.this if isinstance(part, (exp.EQ, exp.In, exp.GTE, exp.GT, exp.LT, exp.LTE)) else None
             element = placeholders.get(subject.name) if isinstance(subject, exp.Column) else None
             if element is not None and element.function == "Metric":
                 metric_filters.append(_metric_filter(model, element, part, measures, text, names))
                 continue
-            if element is None or (element.function in ("Dimension", "Entity") and element.path[-1] != METRIC_TIME
-                                   and not element.grain and not _simple(part)):
+            if element is None or (element.function in ("Dimension", "Entity") and not _simple(part)):
                 conditions.append(_condition(model, part, placeholders, measures, text, names))
                 continue
-            call = element
-            if call.function != "Metric" and call.path[-1] == METRIC_TIME or call.function == "TimeDimension":
-                names.is_metric_time(model, call, measures)
-                literal = part.expression
-                if not isinstance(literal, exp.Literal) or not isinstance(part, (exp.GTE, exp.LT)):
-                    raise SemanticQueryError(f"the time filter {text!r} (Baton reads >= start AND < end)")
-                if isinstance(part, exp.GTE):
-                    start = literal.this
-                else:
-                    end = literal.this
-                continue
-            if call.function == "Metric":
-                raise SemanticQueryError("a Metric(...) filter (rows filtered by another metric's value)")
-            name = names.dimension(model, call, measures)
+            name = names.dimension(model, element, measures)
             if isinstance(part, exp.EQ) and isinstance(part.expression, exp.Literal):
                 values.append((name, (part.expression.this,)))
             elif isinstance(part, exp.In) and all(isinstance(v, exp.Literal) for v in part.expressions):
                 values.append((name, tuple(v.this for v in part.expressions)))
             else:
                 raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
-    periods = _periods(start, end) if (start or end) else ()
+    periods = periods_of(kept, " AND ".join(dict.fromkeys(timed)), _periods) if timed else ()
     return tuple(values), periods, tuple(conditions), tuple(metric_filters)
+
+
+def _metric_time_ref(model: SemanticModel, placeholders: dict[str, JinjaCall], measures: tuple[str, ...], names: Names,
+                     text: str, column) -> str | None:
+    """A filter's column as metric time (its grain, "" when it names none), else None: a
+    ``TimeDimension``/``Dimension`` call of metric time or of the metrics' own time, or a bare
+    ``metric_time``/``metric_time__<grain>`` (MetricFlow reads those names in a where too). A
+    time dimension that is not the metrics' own time is refused by name (``Names.is_metric_time``)."""
+    if column.table:
+        return None
+    call = placeholders.get(column.name)
+    if call is None:
+        parts = column.name.lower().split("__")
+        return (parts[1] if len(parts) == 2 else "") if parts[0] == METRIC_TIME and len(parts) <= 2 else None
+    if call.function == "Metric" or not (call.function == "TimeDimension" or call.grain or call.date_part
+                                         or call.path[-1] == METRIC_TIME):
+        return None
+    if call.date_part:
+        raise SemanticQueryError(f"the time filter {text!r}: date_part {call.date_part!r} of metric time")
+    names.is_metric_time(model, call, measures)
+    return call.grain.lower() if call.grain else ""
 
 
 def _metric_filter(model: SemanticModel, call: JinjaCall, part, measures: tuple[str, ...], text: str, names: Names):

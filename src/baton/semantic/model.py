@@ -137,6 +137,19 @@ class Dimension:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeDimension:
+    """A time dimension a query may group by besides metric time (MetricFlow's ``listing__ds``,
+    ``user__bio_added_ts``): its entity's column, read at a grain or as a date part."""
+
+    name: str
+    entity: str
+    time: TimeColumn
+    qualified: tuple[str, ...] = ()  # the names it answers to (``listing__ds``)
+    grain: str = "day"  # its declared time_granularity (may be sub-daily: ``second``): the grain it is read at by default
+    partition: bool = False  # MetricFlow's is_partition
+
+
+@dataclass(frozen=True, slots=True)
 class SavedQuery:
     """A question a person checked, as a semantic query (a verified question whose SQL is
     compiled from the model for each engine)."""
@@ -178,6 +191,7 @@ class SemanticModel:
     description: str = ""
     refused: tuple[Refusal, ...] = ()
     time_spine: tuple[str, str] | None = None  # (table, date column): the project's daily time spine (MetricFlow's)
+    time_dimensions: tuple[TimeDimension, ...] = ()  # grouped by as themselves, not as metric time (MetricFlow's)
 
     def refusal(self, name: str, kind: str | None = None) -> Refusal | None:
         """Why ``name`` (a metric, dimension or saved query of the source) is not computed, if it is not."""
@@ -281,5 +295,5 @@ class SemanticModel:
 
 __all__ = [
     "AGGREGATIONS", "Dimension", "Entity", "GRAINS", "Join", "METRIC_TYPES", "Measure", "Metric", "Refusal", "SavedQuery",
-    "SemanticModel", "TIME", "TimeColumn",
+    "SemanticModel", "TIME", "TimeColumn", "TimeDimension",
 ]

@@ -22,17 +22,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from baton.semantic.errors import SemanticModelError
+from baton.semantic.errors import SemanticModelError, SemanticQueryError
 from baton.semantic.model import GRAINS, TIME, SemanticModel
+from baton.semantic.timegroup import TimeGroup, check_group, time_dimension
 
 MAX_LIMIT = 1000
 MAX_VALUES = 100
 _PERIOD = re.compile(r"^(\d{4})(?:-(?:Q([1-4])|(\d{2})(?:-(\d{2}))?))?$")
-
-
-class SemanticQueryError(SemanticModelError):
-    """A semantic query the model cannot answer (an unknown metric, a dimension that cannot
-    break a metric down, a grain finer than the data), said in words a person can act on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +106,12 @@ class SemanticQuery:
     # group_by=['listing']) }} > 2``): (metric, dimension, operator, number)
     metric_filters: tuple[tuple[str, str, str, str], ...] = ()
     min_max: bool = False  # no metric, one dimension: its least and greatest value (MetricFlow's min_max_only)
+    # time group-by items beyond metric time at ``grain`` (timegroup.py), each named in ``by`` by its output column
+    times: tuple[TimeGroup, ...] = ()
+
+    def time_group(self, name: str) -> TimeGroup | None:
+        """The time group ``name`` in ``by`` stands for, if it is one."""
+        return next((t for t in self.times if t.name == name), None)
 
     # --- dict form ------------------------------------------------------------------------
 
@@ -117,7 +119,7 @@ class SemanticQuery:
     def from_dict(cls, data: Mapping[str, Any]) -> SemanticQuery:
         if not isinstance(data, Mapping):
             raise SemanticQueryError("a semantic query is a mapping with metrics, by, where, order, limit")
-        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit", "conditions", "metric_filters"}
+        unknown = set(data) - {"metrics", "by", "grain", "where", "order", "limit", "conditions", "metric_filters", "times"}
         if unknown:
             raise SemanticQueryError(f"unknown key(s) in the semantic query: {', '.join(sorted(map(str, unknown)))}")
         metrics = _names(data.get("metrics"), "metrics")
@@ -156,8 +158,11 @@ class SemanticQuery:
             if not isinstance(item, (list, tuple)) or len(item) != 4 or not all(isinstance(v, str) for v in item):
                 raise SemanticQueryError("metric_filters is a list of [metric, dimension, operator, number]")
             metric_filters.append((item[0], item[1], item[2], item[3]))
+        times = tuple(TimeGroup.from_dict(t) for t in data.get("times") or ())
+        if any(t.name not in by for t in times):
+            raise SemanticQueryError("each time group is named in by")
         return cls(metrics, by, grain if TIME in by else None, tuple(where), periods, tuple(order), limit,
-                   conditions=conditions, metric_filters=tuple(metric_filters))
+                   conditions=conditions, metric_filters=tuple(metric_filters), times=times)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"metrics": list(self.metrics)}
@@ -165,6 +170,8 @@ class SemanticQuery:
             out["by"] = list(self.by)
         if self.grain:
             out["grain"] = self.grain
+        if self.times:
+            out["times"] = [t.to_dict() for t in self.times]
         where: dict[str, Any] = {name: list(values) for name, values in self.where}
         if self.periods:
             where[TIME] = [p.label for p in self.periods]
@@ -189,7 +196,9 @@ class SemanticQuery:
         if self.min_max:
             raise SemanticQueryError("min_max_only is a query with no metric")
         measures = measures_of_metrics(model, self.metrics)
-        names = [*self.by, *(name for name, _ in self.where)]
+        for group in self.times:
+            check_group(model, group, measures)
+        names = [*(b for b in self.by if self.time_group(b) is None), *(name for name, _ in self.where)]
         for condition in self.conditions:
             names += _condition_dimensions(model, condition)
         for metric, dimension, operator, number in self.metric_filters:
@@ -239,6 +248,9 @@ class SemanticQuery:
         def title(name: str) -> str:
             if name == TIME:
                 return self.grain or "month"
+            group = self.time_group(name)
+            if group is not None:
+                return name.replace("__", " ").replace("_", " ")
             if model is not None:
                 if model.has_metric(name):
                     return model.metric(name).title
@@ -311,7 +323,7 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
         raise SemanticQueryError("a semantic query needs at least one metric or dimension")
     if query.min_max and len(query.by) != 1:
         raise SemanticQueryError("min_max_only reads one dimension")
-    if TIME in query.by or query.periods:
+    if TIME in query.by or query.periods or any(t.dimension == TIME for t in query.times):
         if query.by != (TIME,) or query.where or query.conditions or query.metric_filters or model.time_spine is None:
             raise SemanticQueryError("a query with no metric over metric time beside other dimensions or filters, or "
                                      "without a time spine, which Baton does not compute yet")
@@ -320,13 +332,16 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
         return replace(query, grain=query.grain or "day", order=query.order or ((TIME, False),))
     if query.metric_filters:
         raise SemanticQueryError("a query with no metric filtered by a Metric(...), which Baton does not compute yet")
-    names = [*query.by, *(name for name, _ in query.where)]
+    names = [*(b for b in query.by if query.time_group(b) is None), *(name for name, _ in query.where)]
     for condition in query.conditions:
         names += _condition_dimensions(model, condition)
     _check_dimension_names(model, names)
     if len(set(query.by)) != len(query.by):
         raise SemanticQueryError("a dimension is named twice in by")
-    if len({model.dimension(name).entity for name in names}) != 1:
+    for group in query.times:
+        check_group(model, group, ())
+    entities = {model.dimension(name).entity for name in names} | {time_dimension(model, t.dimension).entity for t in query.times}
+    if len(entities) != 1:
         raise SemanticQueryError("a query with no metric over dimensions of several semantic models, which Baton does "
                                  "not compute yet (MetricFlow joins them FULL OUTER)")
     if any(name not in query.by for name, _ in query.order):
@@ -338,8 +353,9 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
 def _default_order(query: SemanticQuery) -> tuple[tuple[str, bool], ...]:
     """Time ascending when grouped by time; else the first metric descending (a ranking),
     ties by the dimensions; one row: none."""
-    if TIME in query.by:
-        return ((TIME, False), *((b, False) for b in query.by if b != TIME))
+    times = [b for b in query.by if b == TIME or query.time_group(b) is not None]
+    if times:
+        return (*((t, False) for t in times), *((b, False) for b in query.by if b not in times))
     if query.by:
         return ((query.metrics[0], True), *((b, False) for b in query.by))
     return ()

@@ -36,6 +36,8 @@ def _wording(model: SemanticModel, query: SemanticQuery, qualify: bool, names: b
     def dimension(name: str) -> str:
         if name == TIME:
             return query.grain or "month"
+        if query.time_group(name) is not None:  # metric_time__extract_dow, listing__ds__month
+            return name.replace("__", " ").replace("_", " ")
         d = model.dimension(name)
         return name.replace("_", " ") if names else d.title
 

@@ -30,7 +30,18 @@ if TYPE_CHECKING:
 
     from baton.semantic.query import Period
 
+SUBDAILY = ("millisecond", "second", "minute", "hour")  # finest first, then model.GRAINS
+DATE_PARTS = ("year", "quarter", "month", "day", "dow", "doy")  # dow: ISO, Monday 1 .. Sunday 7 (as MetricFlow)
 _PLACEHOLDER = "baton_time_placeholder"
+_SUBDAILY_TEXT = {"hour": (13, ":00:00"), "minute": (16, ":00"), "second": (19, "")}  # ISO text: kept, appended
+_SUBDAILY_FORMAT = {"hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%M:00", "second": "%Y-%m-%d %H:%M:%S",
+                    "millisecond": "%Y-%m-%d %H:%M:%S.%f"}  # %f: microseconds, cut to milliseconds
+_DAY_PARTS = {  # over a DATE
+    "duckdb": {"dow": "CAST(EXTRACT(isodow FROM {c}) AS INTEGER)", "doy": "CAST(EXTRACT(doy FROM {c}) AS INTEGER)"},
+    "postgres": {"dow": "CAST(EXTRACT(isodow FROM {c}) AS INTEGER)", "doy": "CAST(EXTRACT(doy FROM {c}) AS INTEGER)"},
+    "mysql": {"dow": "(WEEKDAY({c}) + 1)", "doy": "DAYOFYEAR({c})"},
+    "sqlite": {"dow": "((CAST(STRFTIME('%w', {c}) AS INTEGER) + 6) % 7 + 1)", "doy": "CAST(STRFTIME('%j', {c}) AS INTEGER)"},
+}
 _WEEK = {
     "sqlite": "DATE(SUBSTR({c}, 1, 10), '-6 days', 'weekday 1')",
     "duckdb": "STRFTIME(DATE_TRUNC('week', CAST(SUBSTR({c}, 1, 10) AS DATE)), '%Y-%m-%d')",
@@ -54,11 +65,58 @@ def as_text(column: exp.Expr, time: TimeColumn) -> exp.Expr:
     return column.copy()
 
 
-def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
-    """The column at ``grain`` as text (module docstring)."""
+def _template(template: str, value: exp.Expr, dialect: str) -> exp.Expr:
     import sqlglot
     from sqlglot import exp
 
+    tree = sqlglot.parse_one(template.format(c=_PLACEHOLDER), read=dialect)
+    return tree.transform(lambda node: value.copy() if isinstance(node, exp.Column) and node.name == _PLACEHOLDER else node)
+
+
+def _subdaily(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
+    """A sub-daily grain as ``YYYY-MM-DD HH:MM:SS[.mmm]`` text: a ``native`` TIMESTAMP formatted,
+    ISO text cut and completed (``timestamp`` text holds no milliseconds: refused)."""
+    from sqlglot import exp
+
+    if time.format != "native":
+        if grain not in _SUBDAILY_TEXT or time.format != "timestamp":
+            raise ValueError(f"the time grain {grain!r} of a time kept as {time.format} text")
+        length, tail = _SUBDAILY_TEXT[grain]
+        return exp.DPipe(this=_substr(column, length), expression=exp.Literal.string(tail), safe=True) if tail \
+            else _substr(column, length)
+    if grain == "millisecond" and dialect == "sqlite":
+        return exp.TimeToStr(this=column.copy(), format=exp.Literal.string("%Y-%m-%d %H:%M:%f"))
+    formatted = exp.TimeToStr(this=column.copy(), format=exp.Literal.string(_SUBDAILY_FORMAT[grain]))
+    return _substr(formatted, 23) if grain == "millisecond" else formatted
+
+
+def date_part_expression(column: exp.Expr, time: TimeColumn, part: str, dialect: str) -> exp.Expr:
+    """The column's ``part`` (``DATE_PARTS``) as an integer, the same on every engine: year,
+    quarter, month and day read from its ISO text, dow (ISO) and doy from the engine's date functions."""
+    from sqlglot import exp
+
+    text = as_text(column, time)
+    integer = exp.DataType.build("INT")
+    if part in ("year", "month", "day"):
+        start, length = {"year": (1, 4), "month": (6, 2), "day": (9, 2)}[part]
+        piece = exp.Substring(this=text, start=exp.Literal.number(start), length=exp.Literal.number(length))
+        return exp.Cast(this=piece, to=integer)
+    if part == "quarter":
+        month = exp.Substring(this=text, start=exp.Literal.number(6), length=exp.Literal.number(2))
+        case = exp.Case()
+        for last, q in (("03", 1), ("06", 2), ("09", 3)):
+            case = case.when(exp.LTE(this=month.copy(), expression=exp.Literal.string(last)), exp.Literal.number(q))
+        return case.else_(exp.Literal.number(4))
+    day = exp.Cast(this=_substr(text, 10), to=exp.DataType.build("DATE"))
+    return _template(_DAY_PARTS[dialect][part], day, dialect)
+
+
+def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
+    """The column at ``grain`` as text (module docstring; sub-daily grains as ``_subdaily``)."""
+    from sqlglot import exp
+
+    if grain in SUBDAILY:
+        return _subdaily(column, time, grain, dialect)
     text = as_text(column, time)
     if grain == "year":
         return _substr(text, 4)
@@ -75,8 +133,7 @@ def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: st
         return exp.DPipe(this=exp.DPipe(this=_substr(text, 4), expression=exp.Literal.string("-Q"), safe=True),
                          expression=case, safe=True)
     if grain == "week":
-        template = sqlglot.parse_one(_WEEK[dialect].format(c=_PLACEHOLDER), read=dialect)
-        return template.transform(lambda node: text.copy() if isinstance(node, exp.Column) and node.name == _PLACEHOLDER else node)
+        return _template(_WEEK[dialect], text, dialect)
     raise ValueError(f"unknown grain {grain!r}")
 
 
@@ -95,4 +152,4 @@ def period_condition(column: exp.Expr, time: TimeColumn, period: Period) -> exp.
                     exp.LT(this=subject.copy(), expression=exp.Literal.string(end)))
 
 
-__all__ = ["as_text", "grain_expression", "period_condition"]
+__all__ = ["DATE_PARTS", "SUBDAILY", "as_text", "date_part_expression", "grain_expression", "period_condition"]

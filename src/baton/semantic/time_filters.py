@@ -1,0 +1,186 @@
+"""A MetricFlow filter on metric time, read as the days it keeps (then a query's periods).
+
+MetricFlow renders ``{{ TimeDimension('metric_time', 'month') }}`` as metric time truncated to
+its grain and applies the filter's SQL to the rows (to the time spine's days for a cumulative
+metric, to the moved time for an offset one: where Baton applies a query's periods). On metric
+time such a filter keeps a set of days, computed here exactly:
+
+- ``t_G >= L`` keeps the days from the first period start at or after ``L``; ``t_G > L`` from
+  the start of the period after the one holding ``L``; ``<`` and ``<=`` the days before those;
+- ``t_G = L`` keeps the period starting at ``L`` (none when ``L`` starts no period: refused, as a
+  filter that keeps nothing is more likely a mistake than a question);
+- ``AND``, ``OR``, parentheses, ``BETWEEN`` and ``CAST(... AS TIMESTAMP | DATE)`` on either side
+  combine and wrap them. ``L`` is a date or a timestamp literal.
+
+Anything else over metric time (a function of it, ``NOT``, ``!=``, a comparison with a column) is
+a ``SemanticQueryError`` naming it. The kept days become whole periods (``periods``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from baton.semantic.model import GRAINS
+from baton.semantic.query import Period, SemanticQueryError
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+Range = tuple[dt.date | None, dt.date | None]  # [start, end) of days; None: unbounded
+Ranges = list[Range]
+# a column of a filter -> its grain ("" when the filter names none) when it is metric time, else None
+TimeRef = Callable[["exp.Column"], str | None]
+EVERY_DAY: Ranges = [(None, None)]
+_FLIP = {"GTE": "LTE", "GT": "LT", "LT": "GT", "LTE": "GTE", "EQ": "EQ"}
+
+
+def _floor(day: dt.date, grain: str) -> dt.date:
+    if grain == "week":
+        return day - dt.timedelta(days=day.weekday())
+    if grain == "month":
+        return day.replace(day=1)
+    if grain == "quarter":
+        return day.replace(month=3 * ((day.month - 1) // 3) + 1, day=1)
+    if grain == "year":
+        return day.replace(month=1, day=1)
+    return day
+
+
+def _next(start: dt.date, grain: str) -> dt.date:
+    if grain in ("day", "week"):
+        return start + dt.timedelta(days=1 if grain == "day" else 7)
+    months = {"month": 1, "quarter": 3, "year": 12}[grain]
+    index = start.year * 12 + start.month - 1 + months
+    return dt.date(index // 12, index % 12 + 1, 1)
+
+
+def _literal(node: exp.Expr) -> dt.datetime | None:
+    """A date or timestamp literal (``'2020-01-01'``, ``CAST('2020-01-01' AS TIMESTAMP)``), else None."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Cast) and node.to.this in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATE,
+                                                       exp.DataType.Type.DATETIME):
+        node = node.this
+    if not isinstance(node, exp.Literal) or not node.is_string:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(node.this.strip())
+    except ValueError:
+        return None
+    return value if value.tzinfo is None and 1900 <= value.year <= 2200 else None
+
+
+def _subject(node: exp.Expr, ref: TimeRef) -> str | None:
+    """The grain of metric time when ``node`` is it (bare or in a CAST to a time type), else None."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Cast) and node.to.this in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATE,
+                                                       exp.DataType.Type.DATETIME):
+        node = node.this
+    return ref(node) if isinstance(node, exp.Column) else None
+
+
+def _atom(operator: str, grain: str, literal: dt.datetime) -> Ranges:
+    day = literal.date()
+    floor = _floor(day, grain)
+    starts_period = literal == dt.datetime.combine(floor, dt.time())
+    ceil = floor if starts_period else _next(floor, grain)  # the first period start at or after the literal
+    after = _next(floor, grain)  # the first period start after the literal
+    if operator == "GTE":
+        return [(ceil, None)]
+    if operator == "GT":
+        return [(after, None)]
+    if operator == "LT":
+        return [(None, ceil)]
+    if operator == "LTE":
+        return [(None, after)]
+    return [(floor, after)] if starts_period else []
+
+
+def intersect(a: Ranges, b: Ranges) -> Ranges:
+    out: Ranges = []
+    for lo1, hi1 in a:
+        for lo2, hi2 in b:
+            lo = lo1 if lo2 is None else lo2 if lo1 is None else max(lo1, lo2)
+            hi = hi1 if hi2 is None else hi2 if hi1 is None else min(hi1, hi2)
+            if lo is None or hi is None or lo < hi:
+                out.append((lo, hi))
+    return _union(out, [])
+
+
+def _union(a: Ranges, b: Ranges) -> Ranges:
+    """The ranges of ``a`` and ``b`` merged, sorted, none overlapping or touching."""
+    items = sorted(a + b, key=lambda r: (r[0] is not None, r[0] or dt.date.min))
+    out: Ranges = []
+    for lo, hi in items:
+        if out and (out[-1][1] is None or (lo is not None and lo <= out[-1][1])):
+            last_lo, last_hi = out[-1]
+            out[-1] = (last_lo, None if last_hi is None or hi is None else max(last_hi, hi))
+            continue
+        out.append((lo, hi))
+    return out
+
+
+def mentions_time(tree: exp.Expr, ref: TimeRef) -> bool:
+    """Whether a filter part names metric time anywhere."""
+    from sqlglot import exp
+
+    return any(ref(column) is not None for column in tree.find_all(exp.Column))
+
+
+def day_ranges(tree: exp.Expr, ref: TimeRef, default_grain: str, text: str) -> Ranges:
+    """The days a filter over metric time keeps (module docstring), or ``SemanticQueryError``."""
+    from sqlglot import exp
+
+    def refuse(what: str) -> SemanticQueryError:
+        return SemanticQueryError(f"the time filter {text!r}: {what} (Baton reads metric time compared with dates, "
+                                  "joined by AND and OR)")
+
+    def grain_of(name: str) -> str:
+        grain = name or default_grain
+        if grain not in GRAINS:
+            raise refuse(f"metric time by {grain}")
+        return grain
+
+    def visit(node: exp.Expr) -> Ranges:
+        if isinstance(node, exp.Paren):
+            return visit(node.this)
+        if isinstance(node, exp.And):
+            return intersect(visit(node.this), visit(node.expression))
+        if isinstance(node, exp.Or):
+            return _union(visit(node.this), visit(node.expression))
+        if isinstance(node, exp.Between):
+            grain, low, high = _subject(node.this, ref), _literal(node.args["low"]), _literal(node.args["high"])
+            if grain is None or low is None or high is None:
+                raise refuse(f"{node.sql()!r}")
+            return intersect(_atom("GTE", grain_of(grain), low), _atom("LTE", grain_of(grain), high))
+        operator = type(node).__name__
+        if operator not in _FLIP:
+            raise refuse(f"{node.sql()!r}")
+        left, right = node.this, node.expression
+        grain, literal = _subject(left, ref), _literal(right)
+        if grain is None:
+            grain, literal, operator = _subject(right, ref), _literal(left), _FLIP[operator]
+        if grain is None or literal is None:
+            raise refuse(f"{node.sql()!r}")
+        return _atom(operator, grain_of(grain), literal)
+
+    return visit(tree)
+
+
+def periods_of(ranges: Ranges, text: str, make: Callable[[str, str], tuple[Period, ...]]) -> tuple[Period, ...]:
+    """The kept days as whole periods (``make``: a bounded range as its periods)."""
+    if not ranges:
+        raise SemanticQueryError(f"the time filter {text!r} keeps no day (a date that starts no period of its grain)")
+    periods: list[Period] = []
+    for lo, hi in ranges:
+        if lo is None or hi is None:
+            raise SemanticQueryError(f"the time filter {text!r}: an open-ended time range (Baton reads ranges with a "
+                                     "start and an end)")
+        periods.extend(make(lo.isoformat(), hi.isoformat()))
+    return tuple(periods)
+
+
+__all__ = ["EVERY_DAY", "Ranges", "TimeRef", "day_ranges", "intersect", "mentions_time", "periods_of"]
