@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import parse_fragment, render_sql
+from baton.semantic.joined_values import joined_rows
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.timegrain import grain_expression, period_condition
@@ -48,16 +49,22 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
         return _spine_periods(model, q, dialect)
     entity = model.entity(model.dimension(q.by[0]).entity)
     alias = entity.name
+    conditions_of = [parse_fragment(text, "query filter", dimensions=True) for text in q.conditions]
+    names = [*q.by, *(name for name, _ in q.where),
+             *(n.name for tree in conditions_of for n in tree.find_all(exp.Column) if n.table == "dimension")]
 
     def on_rows(tree: exp.Expr) -> exp.Expr:
         return tree.transform(lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
 
-    def value(name: str) -> exp.Expr:
+    def own_value(name: str) -> exp.Expr:
         dimension = model.dimension(name)
         return on_rows(parse_fragment(dimension.local_expr(alias) or dimension.expr, f"dimension {name}"))
 
     table = exp.Table(this=exp.to_identifier(entity.table), db=exp.to_identifier(entity.schema) if entity.schema else None)
     select = exp.Select().from_(exp.alias_(table, alias, table=True), copy=False)
+    value: Callable[[str], exp.Expr] = own_value
+    if len({model.dimension(name).entity for name in names}) > 1:  # joined_values.py: FULL OUTER JOIN, as MetricFlow
+        select, value = joined_rows(model, names, dialect)
     for name in q.by:
         select = select.select(exp.alias_(value(name), name), copy=False)
     conditions: list[exp.Expr] = []
@@ -65,10 +72,9 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
         literals = [literal(name, v) for v in values]
         conditions.append(exp.EQ(this=value(name), expression=literals[0]) if len(literals) == 1
                           else exp.In(this=value(name), expressions=literals))
-    for text in q.conditions:
-        tree = parse_fragment(text, "query filter", dimensions=True)
-        conditions.append(on_rows(tree.transform(
-            lambda n: value(n.name) if isinstance(n, exp.Column) and n.table == "dimension" else n)))
+    for tree in conditions_of:
+        conditions.append(tree.transform(
+            lambda n: value(n.name) if isinstance(n, exp.Column) and n.table == "dimension" else n))
     if conditions:
         select = select.where(exp.and_(*conditions), copy=False)
     select = select.group_by(*[value(name) for name in q.by], copy=False)

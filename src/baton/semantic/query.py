@@ -341,9 +341,9 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
     for group in query.times:
         check_group(model, group, ())
     entities = {model.dimension(name).entity for name in names} | {time_dimension(model, t.dimension).entity for t in query.times}
-    if len(entities) != 1:
-        raise SemanticQueryError("a query with no metric over dimensions of several semantic models, which Baton does "
-                                 "not compute yet (MetricFlow joins them FULL OUTER)")
+    if len(entities) != 1 and query.times:  # several semantic models: joined_values.py joins them, or refuses by name
+        raise SemanticQueryError("a query with no metric over dimensions of several semantic models beside a time "
+                                 "group-by, which Baton does not compute yet (MetricFlow joins them FULL OUTER)")
     if any(name not in query.by for name, _ in query.order):
         raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
     order = query.order + tuple((b, False) for b in query.by if b not in {name for name, _ in query.order})

@@ -1,0 +1,136 @@
+"""MetricFlow's joins (issue 27): slowly changing dimensions, one path per multi-hop target, entity-prefixed
+names, and queries with no metric over several semantic models (FULL OUTER JOIN), against MetricFlow's own
+cases (the rows of their check queries); what is not computed is refused by name."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+import sqlalchemy as sa
+
+from baton.semantic.compiler import compile_query
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.metricflow import load_metricflow
+from baton.semantic.mf_query import query_from_params
+from baton.semantic.query import SemanticQueryError
+from baton.specialists.sql.engines import SQLConnection
+from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, render
+
+COMPUTED = {
+    "simple_scd_grouped_metric", "basic_scd_constrained_metric", "scd_constrained_metric_with_nulls",
+    "scd_multi_hop_groupby_to_scd",  # SCD validity window
+    "multihop_join_two_dims_different_sources", "mixed_length_joins",  # a path per multi-hop target
+    "one_hop_dundered_identifier", "test_metric_filter_with_local_entity_prefix",
+    "test_metric_filter_with_inner_query_multi_hop_join",  # entity-prefixed names
+    "query_dimensions_from_different_tables", "query_dimension_with_constraint_from_diff_source",
+    "test_constraints_on_joined_group_by_items",  # no metric, several semantic models
+}
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    return duckdb_copies(tmp_path_factory.mktemp("joins"))
+
+
+def test_metricflow_join_cases_pass(database):
+    url, check_url = database
+    cases = [c for c in all_cases() if c["name"] in COMPUTED]
+    assert len(cases) == len(COMPUTED)
+
+    async def run() -> list[tuple[str, str, str]]:
+        connection = SQLConnection(url, id="joins", allow_privileged_role=True)
+        check = sa.create_engine(check_url)
+        out = []
+        try:
+            for model in sorted({c["model"] for c in cases}):
+                layer = SemanticLayer(load_metricflow(MODELS[model]), connection)
+                out += [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases if case["model"] == model]
+            return out
+        finally:
+            await connection.aclose()
+            check.dispose()
+
+    results = asyncio.run(run())
+    assert all(kind == "passed" for _, kind, _ in results), results
+
+
+def test_each_multi_hop_target_joins_its_own_path():
+    """The bridge holds account a0 twice (customers 0 and 1): MetricFlow's two copies of the path give
+    a0's transactions once per (name, country) pair, as its check query does."""
+    model = load_metricflow(MODELS["UNPARTITIONED_MULTI_HOP_JOIN_MODEL"])
+    query = query_from_params(model, {"metrics": ["txn_count"], "group_by": ["account_id__customer_id__customer_name",
+                                                                              "account_id__customer_id__country"]})
+    sql = compile_query(model, query, "duckdb").sql
+    assert sql.count("JOIN bridge_table") == 2, sql
+
+
+def test_scd_row_is_the_one_valid_at_the_measure_day():
+    sql = compile_query(*_scd_query({"metrics": ["bookings"], "group_by": ["metric_time__day", "listing__capacity"]}),
+                        "postgres").sql
+    assert "CAST(bookings_source.ds AS DATE) >= listings.active_from" in sql, sql
+    assert "listings.active_to IS NULL" in sql, sql
+
+
+def _scd_query(params):
+    model = load_metricflow(MODELS["SCD_MODEL"])
+    return model, query_from_params(model, params)
+
+
+_CUMULATIVE = """---
+metric:
+  name: bookings_to_date
+  type: cumulative
+  type_params:
+    measure: bookings
+"""
+
+
+@pytest.mark.parametrize(("params", "dialect", "words"), [
+    ({"metrics": ["bookings"], "group_by": ["listing__capacity"]}, "sqlite", "on SQLite"),
+    ({"metrics": ["bookings_to_date"], "group_by": ["metric_time__day", "listing__capacity"]}, "duckdb",
+     "under an offset or cumulative metric"),
+])
+def test_scd_not_computed_is_refused_by_name(tmp_path, params, dialect, words):
+    project = tmp_path / "scd"
+    shutil.copytree(MODELS["SCD_MODEL"], project)
+    (project / "cumulative.yaml").write_text(_CUMULATIVE)
+    model = load_metricflow(project)
+    with pytest.raises(SemanticQueryError, match=f"slowly changing dimension .*{words}"):
+        compile_query(model, query_from_params(model, params), dialect)
+
+
+def test_no_metric_over_several_models_is_refused_on_mysql():
+    model = load_metricflow(MODELS["SIMPLE_MODEL"])
+    query = query_from_params(model, {"group_by": ["user__home_state_latest", "listing__is_lux_latest"]})
+    with pytest.raises(SemanticQueryError, match="no FULL OUTER JOIN"):
+        compile_query(model, query, "mysql")
+
+
+def test_no_metric_over_several_models_on_sqlite(tmp_path, database):
+    """SQLite (3.39 and later) joins FULL OUTER too: the rows of MetricFlow's check query."""
+    case = next(c for c in all_cases() if c["name"] == "query_dimensions_from_different_tables")
+    sqlite_url = f"sqlite:///{tmp_path / 'itest.sqlite'}"
+    engine = sa.create_engine(sqlite_url)
+    load_tables(engine)
+    engine.dispose()
+    check = sa.create_engine(database[1])
+    with check.connect() as conn:
+        expected = {tuple(row) for row in conn.execute(sa.text(render(case["check_query"], "duckdb", "main")))}
+    check.dispose()
+
+    async def run():
+        connection = SQLConnection(sqlite_url, id="joins_sqlite", allow_privileged_role=True)
+        try:
+            layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
+            query = query_from_params(layer.model, {"group_by": case["group_bys"]})
+            compiled, report = await layer.run(query)
+            assert report.result is not None, report.attempt.error
+            order = [compiled.columns.index(n) for n in ("home_state_latest", "is_lux_latest")]
+            return {tuple(row[i] for i in order) for row in report.result.rows}
+        finally:
+            await connection.aclose()
+
+    assert len(expected) > 3
+    assert {(s, None if lux is None else bool(lux)) for s, lux in asyncio.run(run())} == expected
