@@ -5,8 +5,9 @@ the semantic model that reaches the others (listings, whose ``user`` is the user
 entity), joined to each of them with a FULL OUTER JOIN on that entity, then filtered and grouped:
 a user with no listing is a row too (its listing's dimensions NULL), as is a listing whose user
 is unknown. Baton reads the same (``SELECT ... FROM listings FULL OUTER JOIN users ON ... WHERE
-... GROUP BY ...``) when exactly one of the models holding the dimensions reaches every other in
-one join. Refused by name: no such model or more than one (which side MetricFlow starts from
+... GROUP BY ...``) when exactly one of the models holding the dimensions (an entity's key on its
+own rows counts) reaches every other, each in one join. Refused by name: no such model or more
+than one (MetricFlow starts from the one it ranks first, by how few elements it has: which one
 decides the rows), a path of several joins, a slowly changing dimension (no measure time to
 pick its row by), a time group-by beside them, and MySQL/MariaDB (no FULL OUTER JOIN).
 """
@@ -27,29 +28,33 @@ _WHAT = "a query with no metric over dimensions of several semantic models"
 
 
 def _base(model: SemanticModel, names: Sequence[str]) -> tuple[str, dict[str, Join]]:
-    """The one semantic model holding some of ``names`` that reaches the others' in one join each,
-    and those joins by the entity joined."""
-    homes = sorted({model.dimension(n).entity for n in names})
-    found: list[tuple[str, dict[str, Join]]] = []
-    for base in homes:
-        joins: dict[str, Join] = {}
+    """The one semantic model holding some of ``names`` (as its own, or an entity's key on its rows)
+    that reaches every other's, and those joins by the entity joined (one join each)."""
+    candidates = sorted({model.dimension(n).entity for n in names}
+                        | {holder for n in names for holder, _ in model.dimension(n).local})
+    found: list[tuple[str, dict[str, tuple[tuple, ...]]]] = []
+    for base in candidates:
+        routes: dict[str, tuple[tuple, ...]] = {}
         for name in names:
             dimension = model.dimension(name)
             if dimension.entity == base or dimension.local_expr(base) is not None:
                 continue
             route = model.path(base, dimension.entity)
-            if route is None or len(route) != 1:
+            if route is None:
                 break
-            joins[dimension.entity] = route[0][1]
+            routes[dimension.entity] = route
         else:
-            found.append((base, joins))
-    if len(found) != 1:
-        raise SemanticQueryError(f"{_WHAT} where {'none' if not found else 'more than one'} of them reaches the others in "
-                                 "one join, which Baton does not compute yet (MetricFlow joins them FULL OUTER from one)")
-    if any(join.validity for join in found[0][1].values()):
+            found.append((base, routes))
+    if len(found) != 1 or any(len(route) != 1 for route in found[0][1].values()):
+        shape = "none" if not found else "more than one" if len(found) > 1 else "only through several joins one"
+        raise SemanticQueryError(f"{_WHAT} where {shape} of them reaches the others, which Baton does not compute yet "
+                                 "(MetricFlow joins them FULL OUTER from the one it ranks first)")
+    base, routes = found[0]
+    joins = {entity: route[0][1] for entity, route in routes.items()}
+    if any(join.validity for join in joins.values()):
         raise SemanticQueryError(f"{_WHAT}, one a slowly changing dimension (SCD validity_params), which Baton does not "
                                  "compute yet")
-    return found[0]
+    return base, joins
 
 
 def joined_rows(model: SemanticModel, names: Sequence[str], dialect: str) -> tuple[exp.Select, Callable[[str], exp.Expr]]:
