@@ -283,7 +283,7 @@ def _admission(port: int) -> str:
     except (OSError, ValueError, KeyError):
         return "admission: (not read)"
     return (f"admission: limit {state['limit']} (cap {state['memory_cap']}), {state['bytes_per_unit'] / 1024:.0f} KiB per unit in "
-            f"flight, refusals {state['refusals']}")
+            f"flight, refusals {state['refusals']}, the last: {state['last_refusal'][:90]!r}")
 
 
 def _measured(server: subprocess.Popen, loads) -> tuple[list[server_load.Outcome], float, float]:

@@ -28,6 +28,15 @@ class FakeClock:
             self.cpu += elapsed * busy
             self.admission.tick(Reading(self.wall, self.cpu, self.cpu, self.rss if rss is None else rss))
 
+    def saturate(self, lag: float = 0.2) -> None:
+        """Late ticks of a busy loop (80 %: its own work, not the machine's other processes)
+        until admission calls it saturated."""
+        for _ in range(10):
+            self.tick(lag=lag, busy=0.8)
+            if self.admission.why is not None:
+                return
+        raise AssertionError("never saturated")
+
 
 def admission(**limits) -> Admission:
     return Admission(Limits(**limits), measure=False)
@@ -53,12 +62,22 @@ def test_a_late_loop_is_saturation_and_refuses_with_retry_after_from_the_drain_r
     tickets = take_all(a, 300)
     for ticket in tickets[:100]:  # 100 finished over the next tick: a drain of about 2,000/s
         ticket.release()
-    clock.tick(lag=0.2, busy=0.95)
+    clock.saturate()
     assert a.why is not None and "late" in a.why
     assert a.limit < 200  # the limit fell under what was in flight (the gradient)
     with pytest.raises(Overloaded) as refused:
         a.take("a")
     assert refused.value.retry_after >= 1 and a.refused == 1 and a.refusals == {"cpu": 1}
+
+
+def test_a_late_loop_that_mostly_rests_is_not_saturation():
+    """Timers fire late because the machine's other processes run first, while the loop
+    itself rests most of the time: refusing would change nothing."""
+    a = admission()
+    clock = FakeClock(a)
+    take_all(a, 100)
+    clock.tick(lag=0.2, busy=0.3, n=10)
+    assert a.headroom.lag_s > a.headroom.max_lag_s and a.why is None and a.refusal("a") is None
 
 
 def test_the_busy_share_alone_is_saturation():
@@ -75,7 +94,7 @@ def test_a_slow_retry_after_when_little_drains():
     clock = FakeClock(a)
     take_all(a, 200)
     a.take("a").release()  # one finished in the tick: a drain of about 4/s
-    clock.tick(lag=0.3, busy=1.0)
+    clock.saturate(lag=0.3)
     refused = a.refusal("a")
     assert refused is not None and refused[1] > 1
 
@@ -84,7 +103,7 @@ def test_the_limit_grows_back_while_healthy_and_resets_at_rest():
     a = admission(max_in_flight=10_000)
     clock = FakeClock(a)
     tickets = take_all(a, 400)
-    clock.tick(lag=0.2, busy=1.0)
+    clock.saturate()
     low = a.limit
     assert low < 400 and a.refusal("a") is not None
     clock.tick(n=6)  # the lag falls back under its bound over a few ticks
@@ -101,7 +120,7 @@ def test_the_limit_grows_by_its_square_root_per_tick_while_it_binds_and_all_is_w
     a = admission(max_in_flight=10_000)
     clock = FakeClock(a)
     take_all(a, 100)
-    clock.tick(lag=0.2, busy=1.0)
+    clock.saturate()
     while a.why is not None:
         clock.tick()
     limit = a.limit
@@ -164,7 +183,7 @@ def test_fairness_a_key_under_its_share_is_admitted_while_a_heavy_key_is_refused
     clock = FakeClock(a)
     heavy = take_all(a, 900, key="A")
     light = take_all(a, 10, key="B")
-    clock.tick(lag=0.2, busy=1.0)
+    clock.saturate()
     assert a.refusal("A") is not None and "this key holds 900" in a.refusal("A")[0]
     for _ in range(10):
         light.append(a.take("B"))
@@ -179,7 +198,7 @@ def test_fairness_has_a_bound_keys_within_their_share_hold_at_most_the_limit():
     a = admission()
     clock = FakeClock(a)
     take_all(a, 100, key="A")
-    clock.tick(lag=0.2, busy=1.0)
+    clock.saturate()
     admitted = 0
     for n in range(1000):
         if a.refusal(f"k{n}") is None:
@@ -202,3 +221,26 @@ def test_the_fixed_count_settings_are_refused_by_name():
         Limits.from_env({"BATON_ADMISSION_QUEUE": "4"})
     limits = Limits.from_env({"BATON_ADMISSION_MAX_LAG": "0.1", "BATON_HEADER_TIMEOUT": "5", "BATON_MAX_CONNECTIONS": "100"})
     assert (limits.admission_max_lag_s, limits.header_timeout_s, limits.max_connections) == (0.1, 5.0, 100)
+
+
+async def test_a_burst_is_admitted_by_slow_start_not_all_before_the_first_measurement():
+    """A thousand questions arriving between two ticks: START are admitted at once, the rest
+    wait for the next measurements (in flight may double per tick) and, the process being
+    idle otherwise, are all admitted within a few ticks; none refused."""
+    import asyncio
+
+    from baton.server.admission import START, WAIT_TICKS
+
+    a = Admission(Limits())
+    first = a.take("a")
+    burst = [asyncio.ensure_future(a.admit("a")) for _ in range(4 * START)]
+    await asyncio.sleep(0)
+    admitted_at_once = sum(t.done() for t in burst)
+    waiting = a.waiting
+    tickets = await asyncio.gather(*burst)
+    assert admitted_at_once == START - 1 and waiting == 3 * START + 1  # the first took one of START
+    assert len(tickets) == 4 * START and a.refused == 0 and a.in_flight == 4 * START + 1
+    assert 4 * START <= START * 2 ** WAIT_TICKS  # within the waits: doubling per tick
+    for ticket in [first, *tickets]:
+        ticket.release()
+    a.close()

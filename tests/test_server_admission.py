@@ -16,7 +16,7 @@ from baton.agents import OrchestratorAgent
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
-from baton.server.admission import STREAM, TICK_S
+from baton.server.admission import QUIET_TICKS, STREAM, TICK_S
 from baton.server.limits import Limits
 
 KEY = {"Authorization": "Bearer k"}
@@ -122,9 +122,10 @@ async def test_a_stream_holds_its_units_until_it_ends():
     assert app.state.admission.state()["in_flight"] == 0 and app.state.admission.state()["questions"] == 0
 
 
-async def test_the_headroom_is_measured_only_while_two_or_more_are_in_flight():
+async def test_the_headroom_is_measured_only_while_two_or_more_are_in_flight_lately():
     """A process answering one question at a time spends nothing on measuring its loop: the
-    measuring task starts with a second question in flight and ends when one is left."""
+    measuring task starts with a second question in flight and ends when one has been left
+    alone for a second."""
     from baton.server.admission import Admission
 
     admission = Admission(Limits(max_in_flight=4))
@@ -134,7 +135,9 @@ async def test_the_headroom_is_measured_only_while_two_or_more_are_in_flight():
     await asyncio.sleep(3 * TICK_S)
     assert admission._watch is not None and not admission._watch.done()
     second.release()
-    await asyncio.sleep(3 * TICK_S)  # one left in flight
+    await asyncio.sleep(3 * TICK_S)  # one left in flight: measured through a short gap
+    assert not admission._watch.done()
+    await asyncio.sleep((QUIET_TICKS + 3) * TICK_S)  # one alone for a second: no more
     assert admission._watch.done() and admission.headroom.busy == 0.0
     first.release()
     admission.close()

@@ -43,10 +43,18 @@ in units: ``QUESTION`` (1), an open stream ``STREAM`` (it holds its connection, 
 and a task for its whole life: ``bench/server_throughput.py`` measures RSS per open
 stream), a pipeline start ``PIPELINE`` (it plans with a model, then its run's stages).
 
+A burst is met by slow start (TCP's, as the limiters above have it): the measurement
+comes every tick, but a thousand questions can arrive between two ticks, each looking at
+the same stale headroom. So units in flight may at most double per tick (``START`` before
+the first one); a question past that waits for the next tick's measurement (at most
+``WAIT_TICKS``: 200 ms) and is then admitted, or refused if the process saturated
+meanwhile. With a 10 s model, 1,000 questions arriving at once are all admitted within a
+few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
+
 ``Retry-After`` comes from the measured drain rate: how long, at the units finished per
 second lately, until what is over the limit has finished (1 s at least, ``MAX_RETRY_AFTER_S``
-at most). One question alone is always admitted, and a process with none in flight
-measures nothing.
+at most). One question alone is always admitted, and a process that has had at most one
+in flight for a second (``QUIET_TICKS``) measures nothing until a second comes.
 
 A saturated process refuses many questions a second, so a refusal costs next to nothing:
 ``RequestGuard`` takes the slot (``take``) before the question is parsed, its key checked
@@ -73,9 +81,12 @@ __all__ = ["CALLER", "HELD", "Admission", "Overloaded", "Slot", "Ticket", "busy_
 
 log = logging.getLogger("baton.server.admission")
 RETRY_AFTER_S = 1
-MAX_RETRY_AFTER_S = 30
+MAX_RETRY_AFTER_S = 10
 TICK_S = 0.05
+QUIET_TICKS = 20  # measuring stops after this many ticks with at most one question in flight (1 s)
 MIN_LIMIT = 8.0  # the adaptive limit never falls under this many units
+START = 16  # units admitted before the first measurement; then in flight may at most double per tick (slow start)
+WAIT_TICKS = 4  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
 FAIR_RESERVE = 0.1  # the adaptive limit stays this share under the memory cap: room for keys within their share
 PRESSURE = 0.9  # a bulkhead this full (running + queued over its bound) is saturation
 MEMORY_WARNING_S = 60.0
@@ -125,7 +136,11 @@ class Admission:
         self.by_key: dict[str, int] = {}
         self.admitted = self.refused = self.finished = 0
         self.refusals: dict[str, int] = {}
+        self.last_refusal = ""
         self.why: str | None = None  # saturated at the last tick, and why
+        self.allowance = float(START)  # units that may still be admitted before the next tick
+        self.waiting = 0
+        self._ticked: asyncio.Event | None = None
         self._loads: list[tuple[str, Callable[[], float]]] = []
         self._watch: asyncio.Task | None = None
         self._warned_at = -MEMORY_WARNING_S
@@ -172,13 +187,38 @@ class Admission:
             return RETRY_AFTER_S
         return int(min(MAX_RETRY_AFTER_S, max(RETRY_AFTER_S, math.ceil(excess / drain))))
 
+    async def admit(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
+        """``take``, except that past the tick's allowance (a burst: slow start) a question
+        waits for the next tick's measurement, at most ``WAIT_TICKS``, rather than pile on
+        before anything was measured; refused when it still has no room."""
+        for _ in range(WAIT_TICKS):
+            if cost <= self.allowance or not self.in_flight or self._watch is None or self._watch.done():
+                break
+            if self.refusal(key, cost) is not None:
+                break  # refused now (saturated, over its share): at once, not after a wait
+            if self._ticked is None:
+                self._ticked = asyncio.Event()
+            ticked = self._ticked
+            self.waiting += 1
+            try:
+                await ticked.wait()
+            finally:
+                self.waiting -= 1
+        else:
+            if cost > self.allowance:
+                self.count_refusal("limit")
+                raise Overloaded(f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements",
+                                 self._retry_after(cost))
+        return self.take(key, cost)
+
     def take(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
-        """Admit ``cost`` units for ``key`` (``Overloaded`` when refused); ``Ticket.release`` gives them back."""
+        """Admit ``cost`` units for ``key`` now (``Overloaded`` when refused); ``Ticket.release`` gives them back."""
         refused = self.refusal(key, cost)
         if refused is not None:
             self.count_refusal(refused[0])
             raise Overloaded(refused[0], refused[1])
         name = key or ""
+        self.allowance -= cost
         self.in_flight += cost
         self.tickets += 1
         self.by_key[name] = self.by_key.get(name, 0) + cost
@@ -189,6 +229,7 @@ class Admission:
 
     def count_refusal(self, why: str) -> None:
         self.refused += 1
+        self.last_refusal = why
         kind = "memory" if "cap" in why else "share" if "this key" in why else "cpu" if "CPU" in why else "limit"
         self.refusals[kind] = self.refusals.get(kind, 0) + 1
 
@@ -220,13 +261,15 @@ class Admission:
 
     async def _measure(self) -> None:
         self.headroom.start(Reading.now(), self.finished)
+        quiet = 0
         while True:
             await asyncio.sleep(TICK_S)
             reading = Reading.now()
-            if self.tickets <= 1:
+            quiet = quiet + 1 if self.tickets <= 1 else 0
+            if quiet >= QUIET_TICKS:
                 self.settle(reading)
                 return  # one question alone is always admitted: stop measuring until a second comes
-            self.tick(reading)
+            self.tick(reading)  # through short gaps too: CPU-bound questions queue before admission, not in it
 
     def tick(self, reading: Reading, expected_s: float = TICK_S) -> None:
         """One measurement: the headroom, then the limit (module docstring)."""
@@ -243,12 +286,20 @@ class Admission:
         elif self.in_flight >= 0.9 * self.limit:
             self.limit += max(4.0, math.sqrt(self.limit))
         self.limit = min(self.limit, top)
+        self.allowance = max(float(START), self.in_flight)  # in flight may double by the next tick
+        ticked, self._ticked = self._ticked, None
+        if ticked is not None:
+            ticked.set()  # the questions waiting on this measurement decide again, in order
 
     def settle(self, reading: Reading) -> None:
         """At most one question in flight: at rest. The limit returns to the cap."""
         self.headroom.idle(reading)
         self.why = None
         self.limit = self.memory_cap() * (1 - FAIR_RESERVE)
+        self.allowance = float(START)
+        ticked, self._ticked = self._ticked, None
+        if ticked is not None:
+            ticked.set()
 
     def close(self) -> None:
         if self._watch is not None and not self._watch.done():
@@ -263,7 +314,7 @@ class Admission:
         if HELD.get() is not None:
             yield
             return
-        ticket = self.take(CALLER.get(), cost)
+        ticket = await self.admit(CALLER.get(), cost)
         try:
             yield
         finally:
@@ -280,13 +331,13 @@ class Admission:
                 self.in_flight += extra
                 self.by_key[held.key] = self.by_key.get(held.key, 0) + extra
             return Slot(None)
-        return Slot(self.take(CALLER.get(), cost))
+        return Slot(await self.admit(CALLER.get(), cost))
 
     def state(self) -> dict[str, Any]:
         headroom = self.headroom
         return {"in_flight": self.in_flight, "questions": self.tickets, "max_in_flight": self.cap, "memory_cap": self.memory_cap(),
-                "limit": round(self.limit), "keys": len(self.by_key), "admitted": self.admitted, "refused": self.refused,
-                "refusals": dict(self.refusals), "loop_busy": round(headroom.busy, 2), "loop_lag_ms": round(headroom.lag_s * 1000, 1),
+                "limit": round(self.limit), "waiting": self.waiting, "keys": len(self.by_key), "admitted": self.admitted, "refused": self.refused,
+                "refusals": dict(self.refusals), "last_refusal": self.last_refusal, "loop_busy": round(headroom.busy, 2), "loop_lag_ms": round(headroom.lag_s * 1000, 1),
                 "drain_per_s": round(headroom.drain_per_s, 1), "bytes_per_unit": round(headroom.bytes_per_unit)}
 
 

@@ -161,7 +161,7 @@ class RequestGuard:
             return
         key = caller(scope)
         try:
-            ticket = admission.take(key, cost)
+            ticket = await admission.admit(key, cost)
         except Overloaded as refused:
             await _overloaded(send, path, refused.retry_after)
             return

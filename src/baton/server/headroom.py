@@ -6,8 +6,8 @@ smoothed:
 
 - ``lag_s``: how late the tick's timer fired: the time a callback ready now waits for the
   loop, the delay Baton itself adds to every step of every answer;
-- ``busy``: the share of the CPU the interpreter uses (``busy_share``: the loop's thread,
-  and the threads that share its interpreter lock);
+- ``busy``: the share of the time the interpreter wants the CPU (``busy_share``: the loop's
+  thread, run or waiting to run, ``thread_demand``; and the threads that share its lock);
 - ``drain_per_s``: admitted work finished per second (for ``Retry-After``);
 - ``bytes_per_unit``: resident memory per unit of work in flight, over what the process
   held when it was idle (for the memory cap).
@@ -47,17 +47,30 @@ def rss_bytes() -> int:
         return 0
 
 
+def thread_demand() -> float:
+    """Seconds this thread has run *or waited to run* (Linux ``schedstat``: on the CPU plus on
+    a run queue); its CPU time elsewhere. On a machine whose cores other processes share, a
+    starved loop runs little but wants to run all the time: what it wants is its load, what it
+    gets is the machine's."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as schedstat:
+            ran, waited = schedstat.read().split()[:2]
+        return (int(ran) + int(waited)) / 1e9
+    except (OSError, ValueError):
+        return time.thread_time()
+
+
 @dataclass(frozen=True)
 class Reading:
     wall: float
-    loop_cpu: float
+    loop_cpu: float  # the loop thread's demand: ``thread_demand``
     process_cpu: float
     rss: int
 
     @classmethod
     def now(cls) -> Reading:
-        """A reading taken on the event loop's thread (``thread_time`` is that thread's)."""
-        return cls(time.monotonic(), time.thread_time(), time.process_time(), rss_bytes())
+        """A reading taken on the event loop's thread (``thread_demand`` is that thread's)."""
+        return cls(time.monotonic(), thread_demand(), time.process_time(), rss_bytes())
 
 
 class Headroom:
@@ -104,10 +117,13 @@ class Headroom:
         self._last = None
 
     def saturated(self) -> str | None:
-        """Why the process has no headroom now, or None."""
+        """Why the process has no headroom now, or None. A late loop counts only while it is
+        itself busy (``LOCK_BOUND_LOOP``): a loop that rests half the time drains whatever it
+        was given, and its timers are late because the machine's scheduler runs others first,
+        which no refusal of ours would change."""
         if self.busy > self.max_busy:
             return f"the event loop and its threads are {self.busy:.0%} busy: the CPU is saturated"
-        if self.lag_s > self.max_lag_s:
+        if self.lag_s > self.max_lag_s and self.busy >= LOCK_BOUND_LOOP:
             return f"the event loop runs {self.lag_s * 1000:.0f} ms late: the CPU is saturated"
         return None
 
