@@ -54,7 +54,7 @@ from baton.response import AIMessage, ResponseType
 from baton.workspace.advisory import harden, remember_insights
 from baton.workspace.bulkheads import DependencyUnavailable
 from baton.workspace.followups import answer_followup
-from baton.workspace.related import offer_related
+from baton.workspace.related import may_offer, offer_related
 from baton.workspace.sessions import history_of
 from baton.workspace.turn_keys import KEY_RETENTION_S, NewKey, TurnKeyTaken, TurnUnconfirmed, join
 from baton.workspace.verified import annotate_answer
@@ -108,7 +108,8 @@ async def _finish(ws: Workspace, question: str, session_id: str, message: AIMess
                   key: tuple[str, float] | None = None) -> AIMessage:
     message.session_id = session_id
     await annotate_answer(ws, message)  # "Did you mean", llm_calls with no model, verified-question use
-    await asyncio.to_thread(offer_related, ws, message)  # a document answer: known questions on its subject
+    if may_offer(ws, message):  # a document answer: known questions on its subject (reads the documents: a thread)
+        await asyncio.to_thread(offer_related, ws, message)
     stored = json.dumps(message.to_dict())  # serialised once: the stored turn, and the HTTP reply (``stored_json``)
     try:
         await ws.sessions.append(ws.name, session_id, question, message, new=new, answer_json=stored,

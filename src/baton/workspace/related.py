@@ -32,6 +32,17 @@ def _document_agents(ws: Workspace) -> set[str]:
     return {t.agent.name for t in ws.orchestrator.agent_tools.values() if hasattr(t.agent, "index")}
 
 
+def may_offer(ws: Workspace, message: AIMessage) -> bool:
+    """Whether ``message`` is a document answer that ``offer_related`` may fill: checked on
+    the event loop (no file is read), so that every other answer skips the thread hop that
+    reading the document folder needs — a thread woken for nothing costs a question at
+    concurrency 1 a sizeable share of its CPU (``bench/question_cpu.py``)."""
+    try:
+        return _is_document_answer(ws, message)
+    except Exception:  # offer_related logs it, on its thread
+        return True
+
+
 def offer_related(ws: Workspace, message: AIMessage) -> None:
     """Fill a document answer's ``suggested_followups`` (module docstring). Never fails the
     answer: an offer that cannot be made is not made."""
@@ -41,21 +52,26 @@ def offer_related(ws: Workspace, message: AIMessage) -> None:
         log.warning("offering related questions failed", exc_info=True)
 
 
+def _is_document_answer(ws: Workspace, message: AIMessage) -> bool:
+    if message.results is not None or message.error or message.suggested_followups or not message.input:
+        return False
+    consulted = set(message.metadata.get("agents_consulted") or ())
+    return bool(consulted) and consulted <= _document_agents(ws)
+
+
 def _offer(ws: Workspace, message: AIMessage) -> None:
     from baton.workspace.examples import example_questions
 
-    consulted = set(message.metadata.get("agents_consulted") or ())
-    if message.results is not None or message.error or message.suggested_followups or not message.input:
-        return
-    if not consulted or not consulted <= _document_agents(ws):
+    question = message.input
+    if not question or not _is_document_answer(ws, message):
         return
     known = example_questions(ws)
     candidates = [str(v["question"]) for v in known.get("verified") or ()] + [str(q) for q in known.get("documents") or ()]
-    asked = words(message.input)
-    own = message.input.strip().lower()
+    asked = words(question)
+    own = question.strip().lower()
     scored = sorted(((similarity(asked, words(q)), -i, q) for i, q in enumerate(dict.fromkeys(candidates))
                      if q.strip().lower() != own), reverse=True)
     message.suggested_followups = [q for score, _, q in scored if score > 0][:OFFERED]
 
 
-__all__ = ["offer_related"]
+__all__ = ["may_offer", "offer_related"]
