@@ -30,6 +30,7 @@ turn.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import uuid
@@ -107,18 +108,30 @@ def chat_key(caller: str, model: str, messages: list[Any]) -> str:
     return "chat:" + hashlib.sha256(text.encode()).hexdigest()[:64]
 
 
+@functools.cache
+def _claim_statement(dialect: str) -> Any:
+    """The claim's upsert for ``dialect``, built once: building it per turn (its ``excluded``
+    alias makes a copy of every column) cost about 0.3 ms of CPU per answered question; the
+    values are bound at execution (``claim``)."""
+    insert = (pg_insert if dialect == "postgresql" else sqlite_insert)(TURN_KEYS)
+    return insert.values(
+        workspace=sa.bindparam("claim_workspace"), turn_key=sa.bindparam("claim_key"), turn_id=sa.bindparam("claim_turn"),
+        session_id=sa.bindparam("claim_session"), expires_at=sa.bindparam("claim_expires"),
+    ).on_conflict_do_update(
+        index_elements=[TURN_KEYS.c.workspace, TURN_KEYS.c.turn_key],
+        set_={"turn_id": insert.excluded.turn_id, "session_id": insert.excluded.session_id,
+              "expires_at": insert.excluded.expires_at},
+        where=TURN_KEYS.c.expires_at < sa.bindparam("claim_now")).returning(TURN_KEYS.c.turn_id)
+
+
 def claim(conn: Connection, workspace: str, key: str, turn_id: str, session_id: str, expires_at: str, now: str) -> TurnKeyTaken | None:
     """Claim ``key`` for ``turn_id`` in ``conn``'s transaction (a holder whose retention has
     ended is replaced); the holder when the key is taken. On PostgreSQL a claim meeting an
     uncommitted one waits for it to commit or roll back."""
-    insert = (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(TURN_KEYS)
-    statement = insert.values(workspace=workspace, turn_key=key, turn_id=turn_id, session_id=session_id,
-                              expires_at=expires_at).on_conflict_do_update(
-        index_elements=[TURN_KEYS.c.workspace, TURN_KEYS.c.turn_key],
-        set_={"turn_id": insert.excluded.turn_id, "session_id": insert.excluded.session_id,
-              "expires_at": insert.excluded.expires_at},
-        where=TURN_KEYS.c.expires_at < now).returning(TURN_KEYS.c.turn_id)
-    if conn.execute(statement).first() is not None:  # claimed (rowcount is -1 on psycopg for an upsert)
+    statement = _claim_statement("postgresql" if conn.dialect.name == "postgresql" else "sqlite")
+    params = {"claim_workspace": workspace, "claim_key": key, "claim_turn": turn_id, "claim_session": session_id,
+              "claim_expires": expires_at, "claim_now": now}
+    if conn.execute(statement, params).first() is not None:  # claimed (rowcount is -1 on psycopg for an upsert)
         return None
     holder = conn.execute(sa.select(TURN_KEYS.c.turn_id, TURN_KEYS.c.session_id).where(
         TURN_KEYS.c.workspace == workspace, TURN_KEYS.c.turn_key == key)).one()
