@@ -17,6 +17,9 @@ For each concurrency (closed loop), three figures per answered question:
   concurrency 1 most of it is waking an idle event loop and a cold core, not Baton's;
 - *Baton's own*: server - SDK alone.
 
+First, what an idle server spends and what waking it costs (``_wake_cost``): the share of
+the concurrency-1 figure that is uvicorn's and the machine's, whatever the question.
+
 Each setting runs ``--repeats`` times, server and SDK interleaved (the machine is shared, so
 single runs drift); every run is printed and the medians last. Admission is set to admit every
 question (``ADMIT_ALL``): refusals would add their CPU to the answers'.
@@ -112,6 +115,40 @@ async def _sdk_load(stub_url: str, concurrency: int, seconds: float) -> tuple[in
     return calls, cpu
 
 
+async def _health(port: int, pace: float, seconds: float) -> int:
+    """``GET /health`` one at a time for ``seconds``, ``pace`` seconds apart: how many answered."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    answered, stop = 0, time.monotonic() + seconds
+    while time.monotonic() < stop:
+        writer.write(b"GET /health HTTP/1.1\r\nhost: bench\r\n\r\n")
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+        await reader.readexactly(length)
+        answered += 1
+        if pace:
+            await asyncio.sleep(pace)
+    writer.close()
+    return answered
+
+
+def _wake_cost(pids: list[int], port: int, pace: float, seconds: float) -> None:
+    """What an idle server spends that no question asks for, and what waking it costs: its
+    CPU a second while idle (uvicorn's own timers: its loop's 0.1 s tick, its supervisor's
+    ping of the worker), and ``GET /health`` (no work beyond the HTTP stack and the
+    middleware) at the model's pace and back to back."""
+    before = _tree_cpu(pids)
+    time.sleep(seconds)
+    idle = (_tree_cpu(pids) - before) / seconds
+    figures = []
+    for gap in (pace, 0.0):
+        before = _tree_cpu(pids)
+        answered = asyncio.run(_health(port, gap, seconds))
+        figures.append(1000 * (_tree_cpu(pids) - before) / max(1, answered))
+    print(f"idle server: {1000 * idle:.2f} ms CPU a second ({1000 * idle * (pace + 0.005):.2f} ms per question at concurrency 1's "
+          f"pace); GET /health: {figures[0]:.2f} ms CPU at one per {pace * 1000:.0f} ms, {figures[1]:.2f} ms back to back")
+
+
 def _ask(port: int, concurrency: int, seconds: float) -> tuple[int, int]:
     """(answers, refused or failed) of ``server_throughput``'s closed-loop load of
     pass-through model questions (its load generator, wherever that module keeps it)."""
@@ -131,6 +168,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 50, 200])
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the servers below are stopped on the way out
 
     home = st._make_home()
     stub_port = st._free_port()
@@ -152,6 +190,7 @@ def main() -> None:
         st._wait_ready(port)
         _ask(port, 4, 2.0)  # warm-up: imports, pools, connections
         pids = [server.pid, *_children(server.pid)]
+        _wake_cost(pids, port, args.latency, args.seconds)
         for run in range(1, args.repeats + 1):
             for concurrency in args.concurrency:
                 before, worker_before = _tree_cpu(pids), _tree_cpu(pids[1:])

@@ -37,6 +37,7 @@ from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric
 from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
 from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, query_uses, stacked_name, to_grain
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
+from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
 from baton.semantic.timegrain import grain_expression, period_condition
@@ -172,9 +173,11 @@ def _time_on(time: TimeColumn | None, alias: str) -> exp.Expr:
     return time_value(time, alias)
 
 
-def _aggregate(agg: str, expr: exp.Expr) -> exp.Expr:
+def _aggregate(agg: str, expr: exp.Expr, dialect: str = "") -> exp.Expr:
     from sqlglot import exp
 
+    if is_percentile(agg):  # percentile.py: "percentile:0.99", rendered per engine
+        return percentile_aggregate(agg, expr, dialect)
     if agg == "count":
         return exp.Count(this=expr)
     if agg == "count_distinct":
@@ -285,7 +288,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             conditions.append(ranges[0] if len(ranges) == 1 else exp.Paren(this=exp.or_(*ranges)))
         row_values = {use: _qualify(parse_fragment(model.measure(use[0]).expr, f"measure {use[0]}"), branch.root.name)
                       for use in members}
-        aggregates = {use: _aggregate(model.measure(use[0]).agg, value) for use, value in row_values.items()}
+        aggregates = {use: _aggregate(model.measure(use[0]).agg, value, dialect) for use, value in row_values.items()}
         if cumulative:
             part = cumulative_part(model, q, branch.source(), branch.joins, _branch_time(branch), dims, names, dim_values,
                                    conditions, {use: (model.measure(use[0]).agg, v) for use, v in row_values.items()},

@@ -17,7 +17,9 @@ model loads. The compiler embeds the parsed tree (never the text), so a comment 
 ``; DROP ...`` tail cannot survive; and the compiled query still goes through the
 workspace's safety check and engine guard like any other.
 
-A derived metric's ``expr`` is arithmetic over metric names and numbers only.
+A derived metric's ``expr`` is arithmetic over metric names and numbers, with the functions
+MetricFlow projects write there (``NULLIF``, ``COALESCE``, ``CASE``, ``ABS``, ``ROUND``) and
+comparisons; every column in it is a metric.
 """
 
 from __future__ import annotations
@@ -118,14 +120,17 @@ def dimensions_of(text: str, where: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=512)
 def parse_metric_expression(text: str, where: str) -> exp.Expr:
-    """A derived metric's expression: metric names, numbers and arithmetic only."""
+    """A derived metric's expression: metric names, numbers, arithmetic and the few functions of the module docstring."""
     from sqlglot import exp
 
     tree = parse_fragment(text, where)
+    allowed = (exp.Column, exp.Identifier, exp.Literal, exp.Paren, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.Div,
+               exp.Null, exp.Boolean, exp.Nullif, exp.Coalesce, exp.Case, exp.If, exp.Abs, exp.Round,
+               exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.Not, exp.And, exp.Or)
     for node in tree.walk():
-        if not isinstance(node, (exp.Column, exp.Identifier, exp.Literal, exp.Paren, exp.Neg, exp.Add, exp.Sub,
-                                 exp.Mul, exp.Div)):
-            raise SemanticModelError(f"{where}: a derived metric is arithmetic over metric names, got {node.key.upper()}")
+        if not isinstance(node, allowed):
+            raise SemanticModelError(f"{where}: a derived metric is arithmetic over metric names (with NULLIF, COALESCE, "
+                                     f"CASE, ABS, ROUND and comparisons), got {node.key.upper()}")
         if isinstance(node, exp.Literal) and node.is_string:
             raise SemanticModelError(f"{where}: a derived metric holds numbers, not text")
     return tree

@@ -92,7 +92,12 @@ def stacked_name(use: Use) -> str:
     ``m_txn_revenue__c_window_2_month`` over a cumulative window)."""
     name, offset, cumulative = use
     suffix = "".join(ch if ch.isalnum() else "_" for ch in cumulative)
-    return f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
+    stacked = f"m_{name}" + (f"__offset_{offset}" if offset else "") + (f"__c_{suffix}" if cumulative else "")
+    if len(stacked) <= 60:
+        return stacked
+    import hashlib  # PostgreSQL cuts names at 63 bytes: two long ones would become one (a filtered input's copy)
+
+    return f"{stacked[:47]}_{hashlib.sha256(stacked.encode()).hexdigest()[:12]}"
 
 
 __all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import OFFSET_MARK, is_identifier, parse_fragment, parse_metric_expression
@@ -108,6 +109,8 @@ class _Builder:
                                        "label": node.get("create_metric_display_name") or "", "description":
                                        node.get("description") or ""}
         self.metrics: dict[str, Metric] = {}
+        self.internal: dict[str, Metric] = {}  # filtered copies of inputs (SemanticModel.internal_metrics)
+        self._copies: dict[tuple[str, tuple[str, ...]], str] = {}  # (metric, filters) -> its filtered copy's name
         self.refused: dict[str, str] = {}
         self.extra_measures: list[Measure] = []
         self.spine = time_spine(project)
@@ -140,12 +143,26 @@ class _Builder:
         self.metrics[name] = built
         return built
 
-    def _input(self, name: str, place: str) -> str:
+    def _input(self, name: str, place: str, filters: tuple[str, ...] = ()) -> str:
+        """The input metric ``name`` of a ratio or derived metric; with ``filters`` (its input's ``filter:``, the
+        parent's own), a copy of it whose every measure reads only the rows they keep (MetricFlow's input filter)."""
+        if name in self.internal:
+            return name
         if self.metric(name, place) is None:
             raise _Refused(f"its input metric “{name}”, which uses {self.refused[name]}")
-        return name
+        if not filters:
+            return name
+        key = (name, filters)
+        if key not in self._copies:
+            copy = f"{name[:40]}__f{len(self._copies) + 1}"  # short: a derived expression names it (63 characters)
+            while copy in self.nodes or copy in self.internal:
+                copy += "_"
+            self.internal[copy] = self._build(copy, self.nodes[name], filters)  # _Refused: the parent is refused
+            self._copies[key] = copy
+        return self._copies[key]
 
-    def _build(self, name: str, node: Mapping) -> Metric:
+    def _build(self, name: str, node: Mapping, extra: tuple[str, ...] = ()) -> Metric:
+        """The metric of ``node`` named ``name``; ``extra``: filters ANDed to its own (a filtered input's copy)."""
         place = where(node)
         kind = str(node.get("type") or "simple").lower()
         params = mapping(node.get("type_params"))
@@ -157,6 +174,8 @@ class _Builder:
         if kind == "conversion":
             from baton.semantic.conversion import conversion_of
 
+            if extra:
+                raise _Refused("a conversion metric as a filtered input of a ratio or derived metric")
             measure, spec = conversion_of(params, filters_of(node.get("filter"), place), self.reading.measures, _Refused)
             return Metric(name, "simple", measure=measure, conversion=spec, **common)  # type: ignore[arg-type]
         if kind == "cumulative":
@@ -167,24 +186,21 @@ class _Builder:
             if grain not in GRAINS:
                 raise _Refused(f"a metric's own time_granularity {grain!r}")
             common["grain"] = grain
-        filters = filters_of(node.get("filter"), place)
+        filters = [*filters_of(node.get("filter"), place), *extra]
         if kind == "simple":
             measure = self._simple_measure(name, params, filters, place)
             fill = mapping(params.get("measure")).get("fill_nulls_with")
             spine = bool(mapping(params.get("measure")).get("join_to_timespine"))
             return Metric(name, "simple", measure=measure, fill_nulls=float(fill) if fill is not None else None,
                           join_to_timespine=spine, **common)  # type: ignore[arg-type]
-        if filters:
-            raise _Refused(f"a filter on a {kind} metric")
-        if kind == "ratio":
+        if kind == "ratio":  # its own filter and each side's: the side's copy reads only the rows they keep
             parts = []
             for side in ("numerator", "denominator"):
                 value = params.get(side)
-                if isinstance(value, Mapping) and filters_of(value.get("filter"), place):
-                    raise _Refused(f"a filter on a ratio's {side}")
-                parts.append(self._input(_name(value), place))
+                side_filters = filters_of(value.get("filter"), place) if isinstance(value, Mapping) else []
+                parts.append(self._input(_name(value), place, tuple([*side_filters, *filters])))
             return Metric(name, "ratio", numerator=parts[0], denominator=parts[1], **common)  # type: ignore[arg-type]
-        return Metric(name, "derived", expr=self._derived_expr(params, place), **common)  # type: ignore[arg-type]
+        return Metric(name, "derived", expr=self._derived_expr(params, tuple(filters), place), **common)  # type: ignore[arg-type]
 
     def _cumulative(self, params: Mapping) -> str:
         """A cumulative metric's window as the model keeps it (``Metric.cumulative``); a time spine is needed."""
@@ -221,11 +237,11 @@ class _Builder:
         if not filters:
             return measure
         condition = measure_filter(filters, base.entity, self.reading, place)
-        copy = Measure(f"{measure}__{metric}", base.entity, base.agg, base.expr, condition, base.description, base.time)
+        copy = replace(base, name=f"{measure}__{metric}", filter=condition)  # its semi-additive day, its time: kept
         self.extra_measures.append(copy)
         return copy.name
 
-    def _derived_expr(self, params: Mapping, place: str) -> str:
+    def _derived_expr(self, params: Mapping, filters: tuple[str, ...], place: str) -> str:
         expr = str(params.get("expr") or "").strip()
         if not expr:
             raise SemanticModelError(f"{place}: a derived metric needs an expr")
@@ -239,15 +255,14 @@ class _Builder:
                 if days or grain not in ("week", "month", "quarter", "year"):
                     raise _Refused(f"offset_to_grain {grain!r} (Baton reads week, month, quarter and year, without offset_window)")
                 days = grain
-            if filters_of(item.get("filter"), place):
-                raise _Refused("a filter on a derived metric's input")
-            self._input(name, place)
-            if days and not item.get("alias"):  # the expression names the input itself: that name is moved
+            source = self._input(name, place, tuple([*filters_of(item.get("filter"), place), *filters]))
+            target = f"{source}{OFFSET_MARK}{days}" if days else source
+            if item.get("alias"):
+                renames[str(item["alias"])] = target
+            elif target != name:  # the expression names the input itself: that name is moved or filtered
                 if sum(_name(other) == name for other in params.get("metrics") or []) > 1:
-                    raise _Refused("an offset_window input without an alias beside the same input")
-                renames[name] = f"{name}{OFFSET_MARK}{days}"
-            elif item.get("alias"):
-                renames[str(item["alias"])] = f"{name}{OFFSET_MARK}{days}" if days else name
+                    raise _Refused("an offset_window or filtered input without an alias beside the same input")
+                renames[name] = target
         if renames:
             expr = _WORD.sub(lambda m: renames.get(m.group(0), m.group(0)), expr)
         try:
@@ -321,13 +336,12 @@ def build_model(project: MetricFlowProject, default_name: str) -> SemanticModel:
         refused.append(Refusal(name, "metric", construct, where(node), words))
     model = SemanticModel(default_name, tuple(entities), (*reading.measures.values(), *builder.extra_measures),
                           tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused),
-                          time_spine=builder.spine, time_dimensions=time_dimensions(reading))
+                          time_spine=builder.spine, internal_metrics=tuple(builder.internal.values()),
+                          time_dimensions=time_dimensions(reading))
     if not model.metrics and refused:
         raise SemanticModelError("no metric of the project can be computed: " + "; ".join(r.detail for r in refused[:5]))
     validate(model)
     saved = _saved_queries(project, model, refused)
-    from dataclasses import replace
-
     return replace(model, saved_queries=saved, refused=tuple(refused))
 
 

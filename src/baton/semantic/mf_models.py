@@ -14,11 +14,11 @@ from baton.semantic.mf_entity_names import entity_prefixed_names
 from baton.semantic.mf_project import MetricFlowProject, where
 from baton.semantic.mf_scd import scd_window
 from baton.semantic.model import GRAINS, Dimension, Entity, Join, Measure, Refusal, TimeColumn
+from baton.semantic.percentile import is_percentile, percentile_agg
 
 _REF = re.compile(r"""^\s*ref\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*(?:,\s*v(?:ersion)?\s*=\s*\d+\s*)?\)\s*$""")
 _AGGS = {"sum": "sum", "count": "count", "count_distinct": "count_distinct", "min": "min", "max": "max",
          "average": "avg", "avg": "avg", "sum_boolean": "sum"}
-_UNCOMPUTED_AGGS = {"percentile": "the percentile aggregation", "median": "the median aggregation"}
 _NAME_DIMENSIONS = ("name", "full_name", "display_name", "label", "title")
 JOINABLE = ("primary", "unique", "natural")
 
@@ -243,13 +243,16 @@ def _measures(info: SemanticModelInfo, reading: Reading) -> None:
             raise SemanticModelError(f"{where(node)}: measure {name!r}: agg_time_dimension {time_name!r} is no time "
                                      f"dimension of {info.name}")
         construct = ""
-        if agg in _UNCOMPUTED_AGGS:
-            construct = _UNCOMPUTED_AGGS[agg]
-        elif node.get("non_additive_dimension"):
+        if agg in ("percentile", "median"):  # percentile.py: "percentile:0.99" as the measure's agg
+            try:
+                agg = percentile_agg(agg, mapping(node.get("agg_params")))
+            except ValueError as exc:
+                construct = str(exc)
+        if not construct and node.get("non_additive_dimension"):
             non_additive = _non_additive(mapping(node["non_additive_dimension"]), info)
             if isinstance(non_additive, str):
                 construct = non_additive
-        elif isinstance(time, str):
+        elif not construct and isinstance(time, str):
             construct = time
         expr = _expr(node, name)
         if agg == "sum_boolean":
@@ -265,7 +268,7 @@ def _measures(info: SemanticModelInfo, reading: Reading) -> None:
         entity_time = info.times.get(str(default_time)) if default_time else None
         own_time = time if isinstance(time, TimeColumn) and time != entity_time else None
         semi = _non_additive(mapping(node["non_additive_dimension"]), info) if node.get("non_additive_dimension") else None
-        reading.measures[name] = Measure(name, info.name, _AGGS[agg], expr, description=str(node.get("description") or ""),
+        reading.measures[name] = Measure(name, info.name, agg if is_percentile(agg) else _AGGS[agg], expr, description=str(node.get("description") or ""),
                                          time=own_time, non_additive=semi if isinstance(semi, tuple) else None)
 
 

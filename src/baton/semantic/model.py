@@ -191,6 +191,9 @@ class SemanticModel:
     description: str = ""
     refused: tuple[Refusal, ...] = ()
     time_spine: tuple[str, str] | None = None  # (table, date column): the project's daily time spine (MetricFlow's)
+    # metrics computed as inputs only, never offered (a filtered copy of a ratio's or derived metric's input: MetricFlow's
+    # input filter); model.metric() finds them, model.metrics does not list them
+    internal_metrics: tuple[Metric, ...] = ()
     time_dimensions: tuple[TimeDimension, ...] = ()  # grouped by as themselves, not as metric time (MetricFlow's)
 
     def refusal(self, name: str, kind: str | None = None) -> Refusal | None:
@@ -215,7 +218,7 @@ class SemanticModel:
         raise SemanticModelError(f"no measure {name!r}")
 
     def metric(self, name: str) -> Metric:
-        for m in self.metrics:
+        for m in (*self.metrics, *self.internal_metrics):
             if m.name == name:
                 return m
         raise SemanticModelError(f"no metric {name!r} (has: {', '.join(x.name for x in self.metrics)})")
@@ -227,7 +230,7 @@ class SemanticModel:
         raise SemanticModelError(f"no dimension {name!r} (has: {', '.join(x.name for x in self.dimensions)}, time)")
 
     def has_metric(self, name: str) -> bool:
-        return any(m.name == name for m in self.metrics)
+        return any(m.name == name for m in (*self.metrics, *self.internal_metrics))
 
     def has_dimension(self, name: str) -> bool:
         return name == TIME or any(d.name == name for d in self.dimensions)

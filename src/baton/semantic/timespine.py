@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
+from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.timegrain import grain_expression, period_condition
 
@@ -139,7 +140,8 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         if use in mine:
             agg, _ = values[use]
             inner = exp.column(f"baton_v{mine[use]}", table="baton_rows")
-            value = (exp.Count(this=exp.Distinct(expressions=[inner])) if agg == "count_distinct" else exp.Count(this=inner)
+            value = (percentile_aggregate(agg, inner, dialect) if is_percentile(agg) else
+                     exp.Count(this=exp.Distinct(expressions=[inner])) if agg == "count_distinct" else exp.Count(this=inner)
                      if agg == "count" else {"sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max}[agg](this=inner))
         else:
             value = exp.Null()

@@ -1,0 +1,99 @@
+"""MetricFlow metric definitions computed for issue 27 (cluster M): percentile and median measures,
+filters on ratio and derived metrics and on their inputs, derived expressions with NULLIF and the
+like — against MetricFlow's own cases (their check queries give the rows); what an engine lacks is
+refused by name."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import sqlalchemy as sa
+
+from baton.semantic.compiler import compile_query
+from baton.semantic.errors import SemanticModelError
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.metricflow import load_metricflow
+from baton.semantic.mf_query import query_from_params
+from baton.semantic.query import SemanticQueryError
+from baton.specialists.sql.engines import SQLConnection
+from itest_cases import MODELS, all_cases, ask, duckdb_copies
+
+COMPUTED = {
+    # percentile and median measures
+    "continuous_percentile_agg", "discrete_percentile_agg", "approximate_continuous_percentile_agg", "median_agg",
+    # filters on ratio and derived metrics' inputs, and on a ratio metric itself
+    "ratio_with_numerator_constraint_on_local_dimension", "ratio_with_numerator_constraint_on_join_dimension",
+    "expr_with_constraint_on_join_dimension", "ratio_with_constraint_and_repeated_measure",
+    "expr_with_single_constrained_and_aliased_measure", "derived_metric_ratio",
+}
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    return duckdb_copies(tmp_path_factory.mktemp("definitions"))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_metricflow(MODELS["SIMPLE_MODEL"])
+
+
+def test_metricflow_cases_pass(database):
+    url, check_url = database
+    cases = [c for c in all_cases() if c["name"] in COMPUTED]
+    assert len(cases) == len(COMPUTED)
+
+    async def run() -> list[tuple[str, str, str]]:
+        connection = SQLConnection(url, id="definitions", allow_privileged_role=True)
+        layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
+        check = sa.create_engine(check_url)
+        try:
+            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
+        finally:
+            await connection.aclose()
+            check.dispose()
+
+    results = asyncio.run(run())
+    assert [r for r in results if r[1] != "passed"] == []
+
+
+@pytest.mark.parametrize(("metric", "dialect", "refusal"), [
+    ("booking_value_p99", "sqlite", "the percentile aggregation on sqlite"),
+    ("median_booking_value", "mysql", "the percentile aggregation on mysql"),  # MariaDB: percentiles as window functions only
+    ("approximate_continuous_booking_value_p99", "postgres", "an approximate percentile on postgres"),
+])
+def test_an_engine_without_the_percentile_refuses_it_by_name(model, metric, dialect, refusal):
+    with pytest.raises(SemanticQueryError, match=refusal):
+        compile_query(model, query_from_params(model, {"metrics": [metric], "group_by": ["metric_time__day"]}), dialect)
+
+
+def test_an_approximate_discrete_percentile_is_refused_when_the_project_loads(model):
+    refusal = model.refusal("approximate_discrete_booking_value_p99", "metric")
+    assert refusal is not None and "approximate discrete percentile" in refusal.construct
+
+
+def test_percentiles_render_as_ordered_set_aggregates(model):
+    query = query_from_params(model, {"metrics": ["discrete_booking_value_p99", "median_booking_value"]})
+    assert "PERCENTILE_DISC(0.99) WITHIN GROUP (ORDER BY" in compile_query(model, query, "postgres").sql
+    assert "QUANTILE_CONT(" in compile_query(model, query, "duckdb").sql
+
+
+def test_a_filtered_input_is_computed_but_never_offered(model):
+    names = {m.name for m in model.metrics}
+    assert "instant_booking_value_ratio" in names
+    copies = [m.name for m in model.internal_metrics]
+    assert copies and not names & set(copies)
+    ratio = model.metric("instant_booking_value_ratio")
+    numerator = model.metric(ratio.numerator or "")
+    assert numerator.name in copies and model.measure(numerator.measure or "").filter  # the is_instant rows only
+    assert model.metric(ratio.denominator or "").name == "booking_value"  # the unfiltered one
+
+
+def test_a_derived_expression_is_still_checked(model):
+    from baton.semantic.expressions import parse_metric_expression
+
+    parse_metric_expression("bookings / NULLIF(views, 0) + COALESCE(views, 0)", "derived metric")
+    for text in ("pg_sleep(1) + bookings", "(SELECT 1) + bookings", "bookings || 'x'"):
+        with pytest.raises(SemanticModelError):
+            parse_metric_expression(text, "derived metric")
