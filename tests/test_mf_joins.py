@@ -21,6 +21,7 @@ from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, rend
 COMPUTED = {
     "simple_scd_grouped_metric", "basic_scd_constrained_metric", "scd_constrained_metric_with_nulls",
     "scd_multi_hop_groupby_to_scd",  # SCD validity window
+    "scd_multi_hop_groupby_through_scd", "scd_grouped_metric_with_second_dim",  # an entity path, not the shortest join
     "multihop_join_two_dims_different_sources", "mixed_length_joins",  # a path per multi-hop target
     "one_hop_dundered_identifier", "test_metric_filter_with_local_entity_prefix",
     "test_metric_filter_with_inner_query_multi_hop_join",  # entity-prefixed names
@@ -71,6 +72,26 @@ def test_scd_row_is_the_one_valid_at_the_measure_day():
                         "postgres").sql
     assert "CAST(bookings_source.ds AS DATE) >= listings.active_from" in sql, sql
     assert "listings.active_to IS NULL" in sql, sql
+
+
+def test_an_entity_path_is_followed_where_it_is_not_the_shortest_join():
+    """Bookings reach the users by their own ``user`` (the guest) in one join; ``listing__user__`` is the
+    listing's user: through the listings (SCD), then the users."""
+    model, query = _scd_query({"metrics": ["bookings"], "group_by": ["listing__user__home_state_latest"]})
+    assert query.paths == (("users_latest", ("listing", "user")),)
+    sql = compile_query(model, query, "duckdb").sql
+    assert "users_latest.user_id = listings.user_id" in sql, sql
+
+
+@pytest.mark.parametrize(("params", "words"), [
+    ({"metrics": ["bookings"], "group_by": ["listing__user__home_state_latest"],
+      "where": ["{{ Dimension('listing__capacity') }} > 2"]}, "an entity path other than the shortest join beside filters"),
+    ({"metrics": ["bookings"], "where": ["{{ Dimension('listing__user__home_state_latest') }} = 'CA'"]},
+     "through the entity path listing/user"),
+])
+def test_an_entity_path_beside_filters_is_refused_by_name(params, words):
+    with pytest.raises(SemanticQueryError, match=words):
+        _scd_query(params)
 
 
 def _scd_query(params):

@@ -259,7 +259,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     branches: list[tuple[_Branch, list[exp.Expr], list[exp.Expr], dict[Use, exp.Expr]]] = []
     cumulative_parts: dict[int, exp.Select] = {}  # branch index -> its whole SELECT (timespine.cumulative_part)
     for (entity, row_filter, time, offset, cumulative, non_additive), members in groups.items():
-        branch = _Branch(model, entity, time, offset, cumulative=bool(cumulative), dialect=dialect)
+        branch = _Branch(model, entity, time, offset, cumulative=bool(cumulative), dialect=dialect, paths=q.paths)
         dim_values = [_group_value(branch, model, q, d, dialect) for d in dims]
         conditions: list[exp.Expr] = []
         if row_filter:

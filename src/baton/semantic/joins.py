@@ -11,6 +11,9 @@ MetricFlow, whose numbers Baton must give:
   first multi-hop target through a first hop uses the branch's shared joins, every other
   target gets copies of its own; a one-hop target (the bridge's own dimension) reads the
   shared copy, as MetricFlow reads it from the first joined path.
+- **an entity path** (``SemanticQuery.paths``, MetricFlow's ``listing__user__home_state_latest``)
+  that is not the shortest join: that semantic model is reached along the entities named (the
+  listing's user, where the booking's own ``user`` reaches the users in one join).
 - **slowly changing dimensions** (``Join.validity``, MetricFlow's SCD ``validity_params``):
   the joined row is the one valid at the measure's own time, at day grain —
   ``day >= start AND (day < end OR end IS NULL)`` — as MetricFlow compares its
@@ -44,13 +47,14 @@ class Branch:
     """One (entity, filter, time column) group: its FROM/JOINs, and aliases per join path."""
 
     def __init__(self, model: SemanticModel, entity: str, time: TimeColumn | None, offset: int = 0, *,
-                 cumulative: bool = False, dialect: str = "") -> None:
+                 cumulative: bool = False, dialect: str = "", paths: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> None:
         self.model = model
         self.root = model.entity(entity)
         self.time = time
         self.offset = offset  # days its time is moved (an offset_window input)
         self.cumulative = cumulative
         self.dialect = dialect
+        self.paths = dict(paths)  # semantic model -> the entity path the query reaches it by (SemanticQuery.paths)
         self.aliases: dict[tuple, str] = {}  # (copy, *steps) -> alias; copy "" is the shared one
         self.joins: list[exp.Expr] = []
         self.matched: dict[str, exp.Expr] = {}
@@ -66,8 +70,9 @@ class Branch:
         """The alias of ``entity_name``'s rows, joining what its path needs (module docstring)."""
         from sqlglot import exp
 
-        route = self.model.path(self.root.name, entity_name)
-        assert route is not None, "checked by SemanticQuery.check"
+        via = self.paths.get(entity_name)
+        route = self.model.path_via(self.root.name, via, entity_name) if via else self.model.path(self.root.name, entity_name)
+        assert route is not None, "checked by SemanticQuery.check and mf_query"
         copy = ""
         if len(route) > 1:
             first = (route[0][0].name, route[0][1].to)

@@ -152,7 +152,8 @@ def _joins(info: SemanticModelInfo, reading: Reading) -> tuple[Join, ...]:
                 # partitions of one name on both sides join too, as MetricFlow joins them (a user's row of that day)
                 both = [(info.partitions[p], other.partitions[p]) for p in info.partitions if p in other.partitions]
                 if all(is_identifier(a) and is_identifier(b) for a, b in both):
-                    joins.append(Join(other.name, ((local, remote), *both), scd_window(other.node) if other.scd else None))
+                    joins.append(Join(other.name, ((local, remote), *both), scd_window(other.node) if other.scd else None,
+                                      entity))
     return tuple(joins)
 
 

@@ -40,28 +40,48 @@ def _element(text: str) -> JinjaCall:
     return JinjaCall("Dimension", text)
 
 
-def _dimension(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...]) -> str:
+def _dimension(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...],
+               paths: dict[str, tuple[str, ...]] | None = None) -> str:
     """The model's dimension a MetricFlow element names (by name or qualified name). A multi-hop
-    name (``listing__user__home_state``) says the path: Baton must reach the dimension from every
-    measure in as many joins, or it would be another dimension (the listing's user is not the guest)."""
+    name (``listing__user__home_state``) says the path: Baton follows its entities from every
+    measure (the listing's user is not the guest); where that is not the shortest join, the path is
+    added to ``paths`` (a group-by: ``SemanticQuery.paths``), else refused by name."""
     path = call.path
     wanted = {"__".join(path[-2:]), "__".join(path)} if len(path) > 1 else {path[0]}
     for dimension in model.dimensions:
         if wanted & set(dimension.qualified) or (len(path) == 1 and dimension.name == path[0]):
             for measure in measures:
                 entity = model.measure(measure).entity
-                if dimension.local_expr(entity) is not None:
+                if len(path) <= 2 or dimension.local_expr(entity) is not None:
                     continue
-                route = model.path(entity, dimension.entity)
-                if len(path) > 2 and route is not None and len(route) not in (len(path) - 1, 0):
-                    raise SemanticQueryError(f"{call.name!r} through the entity path {'/'.join(path[:-1])}: Baton joins "
-                                             f"{model.measure(measure).entity} to it another way")
+                _entity_path(model, call, entity, dimension.entity, paths)
             return dimension.name
     for name in wanted:
         refusal = model.refusal(name, "dimension")
         if refusal is not None:
             raise SemanticQueryError(refusal.message)
     raise SemanticQueryError(f"no dimension or entity {call.name!r} in the model")
+
+
+def _entity_path(model: SemanticModel, call: JinjaCall, start: str, goal: str,
+                 paths: dict[str, tuple[str, ...]] | None) -> None:
+    """Checks that ``start`` reaches ``goal`` along the entities ``call`` names; a path that is not the
+    shortest join is recorded in ``paths`` (one per semantic model) or, without them, refused."""
+    via = call.path[:-1]
+    route, shortest = model.path_via(start, via, goal), model.path(start, goal)
+    if route == shortest:
+        return
+    if route is None or paths is None or paths.setdefault(goal, via) != via:
+        raise SemanticQueryError(f"{call.name!r} through the entity path {'/'.join(via)}: Baton joins {start} to it "
+                                 "another way")
+
+
+def _paths_alone(model: SemanticModel, paths: dict[str, tuple[str, ...]], measures: tuple[str, ...], filtered: bool) -> None:
+    """An entity path other than the shortest join is read for the group-by alone: a filter (the query's,
+    a measure's) or a time group-by would reach the same semantic model by the path too, or not."""
+    if paths and (filtered or any(model.measure(m).filter for m in measures)):
+        raise SemanticQueryError("an entity path other than the shortest join beside filters or time group-bys, which "
+                                 "Baton does not compute yet")
 
 
 def _is_metric_time(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...]) -> bool:
@@ -160,6 +180,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
     grain = None
     times: list[TimeGroup] = []
     names: dict[str, str] = {}
+    paths: dict[str, tuple[str, ...]] = {}  # semantic model -> the entity path a group-by reaches it by (joins.py)
     for text in params.get("group_by") or ():
         call = _element(str(text))
         if call.function == "Metric":
@@ -176,7 +197,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
             by.append(name)
             names[str(text)] = names[call.name] = names[item.name] = name
             continue
-        name = _dimension(model, call, measures)
+        name = _dimension(model, call, measures, paths)
         by.append(name)
         names[str(text)] = names[call.name] = name
     names_of = Names(_element, _dimension, _is_metric_time)
@@ -194,9 +215,10 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
             raise SemanticQueryError(f"order by {key!r}: it is not among the metrics or the group-by")
         order.append((target, desc))
     limit = params.get("limit")
+    _paths_alone(model, paths, measures, bool(where or conditions or metric_filters or any(t.dimension != TIME for t in times)))
     query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None,
                           conditions=conditions, metric_filters=metric_filters, min_max=bool(params.get("min_max_only")),
-                          times=tuple(times))
+                          times=tuple(times), paths=tuple(paths.items()))
     return query.check(model)
 
 

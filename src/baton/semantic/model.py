@@ -47,6 +47,7 @@ class Join:
     # a slowly changing dimension (MetricFlow's validity_params): (start, end) expressions on the other entity's rows;
     # the joined row is the one valid at the measure's time (joins.py)
     validity: tuple[str, str] | None = None
+    entity: str = ""  # the MetricFlow entity it joins on (``listing``): an entity path (``listing__user__x``) follows it
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +252,18 @@ class SemanticModel:
         for ref in metric_references(m.expr or "", self):
             out.extend(self.measures_of(ref, seen))
         return tuple(dict.fromkeys(out))
+
+    def path_via(self, start: str, entities: tuple[str, ...], goal: str) -> tuple[tuple[Entity, Join], ...] | None:
+        """The joins from ``start`` on each of ``entities`` in turn (``Join.entity``: MetricFlow's entity
+        path, ``listing__user__...``) that end at ``goal``; None when there are none."""
+        if not entities:
+            return () if start == goal else None
+        for join in self.entity(start).joins:
+            if join.entity == entities[0]:
+                rest = self.path_via(join.to, entities[1:], goal)
+                if rest is not None:
+                    return ((self.entity(start), join), *rest)
+        return None
 
     def path(self, start: str, goal: str) -> tuple[tuple[Entity, Join], ...] | None:
         """The joins from entity ``start`` to entity ``goal`` (shortest, many-to-one only);

@@ -108,6 +108,9 @@ class SemanticQuery:
     min_max: bool = False  # no metric, one dimension: its least and greatest value (MetricFlow's min_max_only)
     # time group-by items beyond metric time at ``grain`` (timegroup.py), each named in ``by`` by its output column
     times: tuple[TimeGroup, ...] = ()
+    # (semantic model, MetricFlow entity path): reached by that path, not the shortest join (joins.py;
+    # ``listing__user__home_state_latest``: the listing's user, not the booking's guest)
+    paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def time_group(self, name: str) -> TimeGroup | None:
         """The time group ``name`` in ``by`` stands for, if it is one."""
