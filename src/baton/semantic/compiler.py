@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from baton.semantic.custom_grains import grain_value  # a time group's value, a custom grain's through the spine
 from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
@@ -41,7 +42,7 @@ from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
 from baton.semantic.timegrain import grain_expression, period_condition
-from baton.semantic.timegroup import group_value, time_dimension
+from baton.semantic.timegroup import time_dimension
 from baton.semantic.timespine import check_cumulative, cumulative_part, on_time_spine, spined_input
 
 if TYPE_CHECKING:
@@ -110,10 +111,10 @@ def _group_value(branch: _Branch, model: SemanticModel, q: SemanticQuery, name: 
         return _dimension_expression(branch, model, name, q.grain, dialect)
     if group.dimension == TIME:
         assert branch.time is not None  # checked by SemanticQuery.check
-        return group_value(group, branch.time, _branch_time(branch), dialect)
+        return grain_value(branch, model, group, branch.time, _branch_time(branch), dialect)
     dimension = time_dimension(model, group.dimension)
     alias = branch.alias_for(dimension.entity)
-    value = group_value(group, dimension.time, time_value(dimension.time, alias), dialect)
+    value = grain_value(branch, model, group, dimension.time, time_value(dimension.time, alias), dialect)
     if alias == branch.root.name:
         return value
     return exp.Case().when(exp.Not(this=exp.Is(this=branch.matched[alias].copy(), expression=exp.Null())), value)

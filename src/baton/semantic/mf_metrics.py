@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
+from baton.semantic.custom_grains import declared
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import OFFSET_MARK, is_identifier, parse_fragment, parse_metric_expression
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
@@ -336,7 +337,8 @@ def build_model(project: MetricFlowProject, default_name: str) -> SemanticModel:
         refused.append(Refusal(name, "metric", construct, where(node), words))
     model = SemanticModel(default_name, tuple(entities), (*reading.measures.values(), *builder.extra_measures),
                           tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused),
-                          time_spine=builder.spine, internal_metrics=tuple(builder.internal.values()),
+                          time_spine=builder.spine,
+                          custom_grains=declared(project), internal_metrics=tuple(builder.internal.values()),
                           time_dimensions=time_dimensions(reading))
     if not model.metrics and refused:
         raise SemanticModelError("no metric of the project can be computed: " + "; ".join(r.detail for r in refused[:5]))

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from baton.semantic.custom_grains import custom_names, is_custom
 from baton.semantic.mf_filters import JinjaCall, filters_of, parse_call
 from baton.semantic.mf_where import METRIC_TIME, Names, where_of
 from baton.semantic.model import GRAINS, TIME, SemanticModel, TimeDimension
@@ -119,11 +120,11 @@ def _prefixes(model: SemanticModel, entity: str) -> frozenset[str]:
                      if q.count("__") == 1)
 
 
-def _grain(call: JinjaCall) -> str | None:
+def _grain(call: JinjaCall, custom: tuple[str, ...] = ()) -> str | None:
     if call.date_part is not None and call.date_part.lower() not in DATE_PARTS:
         raise SemanticQueryError(f"the date_part {call.date_part!r} (Baton reads {', '.join(DATE_PARTS)})")
-    if call.grain is not None and call.grain.lower() not in ALL_GRAINS:
-        raise SemanticQueryError(f"the time grain {call.grain!r} (Baton reads {', '.join(ALL_GRAINS)})")
+    if call.grain is not None and call.grain.lower() not in (*ALL_GRAINS, *custom):  # custom: the spine's (custom_grains.py)
+        raise SemanticQueryError(f"the time grain {call.grain!r} (Baton reads {', '.join((*ALL_GRAINS, *custom))})")
     if call.grain and call.date_part:
         raise SemanticQueryError(f"{call.name!r} with both a grain and a date_part")
     return call.grain.lower() if call.grain else None
@@ -151,7 +152,7 @@ def _time_item(model: SemanticModel, call: JinjaCall, metrics: tuple[str, ...], 
     time dimension is itself, at its own grain unless one is named (MetricFlow's)."""
     parts = call.name.split("__")
     if call.grain is None and call.date_part is None and len(parts) > 1:  # Dimension('booking__ds__day')
-        if parts[-1] in ALL_GRAINS:
+        if parts[-1] in ALL_GRAINS or is_custom(model, parts[-1]):
             call = replace(call, name="__".join(parts[:-1]), grain=parts[-1])
         elif parts[-1].startswith("extract_"):
             call = replace(call, name="__".join(parts[:-1]), date_part=parts[-1][len("extract_"):])
@@ -161,7 +162,7 @@ def _time_item(model: SemanticModel, call: JinjaCall, metrics: tuple[str, ...], 
         if call.function == "TimeDimension" or call.grain or call.date_part:
             raise SemanticQueryError(f"no time dimension {call.name!r} in the model")
         return None
-    grain, part = _grain(call), call.date_part.lower() if call.date_part else None
+    grain, part = _grain(call, custom_names(model)), call.date_part.lower() if call.date_part else None
     own = dimension is None or (bool(measures) and all(
         model.measure(m).entity == dimension.entity and model.time_of(m) == dimension.time for m in measures))
     if own and part is None:

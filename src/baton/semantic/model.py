@@ -192,6 +192,7 @@ class SemanticModel:
     description: str = ""
     refused: tuple[Refusal, ...] = ()
     time_spine: tuple[str, str] | None = None  # (table, date column): the project's daily time spine (MetricFlow's)
+    custom_grains: tuple[tuple[str, str], ...] = ()  # (name, spine column): its custom granularities (custom_grains.py)
     # metrics computed as inputs only, never offered (a filtered copy of a ratio's or derived metric's input: MetricFlow's
     # input filter); model.metric() finds them, model.metrics does not list them
     internal_metrics: tuple[Metric, ...] = ()

@@ -72,6 +72,8 @@ def check_group(model: SemanticModel, group: TimeGroup, measures: tuple[str, ...
                                          "(MetricFlow joins their partitions too), which Baton does not compute yet")
         finest = [dimension.grain]
     wanted = group.grain or ("day" if group.date_part in ("day", "dow", "doy") else group.date_part or "day")
+    if wanted not in ALL_GRAINS:  # a custom grain (custom_grains.py): whole days of the time spine
+        wanted = "day"
     for kept in finest:
         if finer(wanted, kept):
             raise SemanticQueryError(f"{group.name}: the time is kept by {kept}, finer than that is not known")

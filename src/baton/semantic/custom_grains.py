@@ -1,0 +1,78 @@
+"""Custom granularities: periods a project defines as columns of its daily time spine.
+
+MetricFlow's ``time_spines`` entry of the day spine may list ``custom_granularities`` (``alien_day``,
+a fiscal quarter): each is a column of the spine (``column_name``, else its name) giving every
+day's period. A query asks for one as a grain (``metric_time__alien_day``, ``listing__ds__alien_day``,
+``TimeDimension('booking__ds', 'alien_day')``), and MetricFlow computes it by LEFT JOINing the
+spine on the time's day and taking the column: so does Baton, one join of the spine per time
+read at a custom grain in a branch (``grain_value``). A day missing from the spine has no
+period (NULL), as in MetricFlow.
+
+What MetricFlow computes around a custom grain through its spine in other ways (an
+``offset_window`` of custom periods, cumulative and ``join_to_timespine`` metrics grouped by
+one) is refused by name where it is asked (``timegroup.check_group``'s callers, ``mf_metrics``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton.semantic.expressions import is_identifier
+from baton.semantic.model import SemanticModel, TimeColumn
+from baton.semantic.timegrain import grain_expression
+from baton.semantic.timegroup import TimeGroup, group_value
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from baton.semantic.joins import Branch
+    from baton.semantic.mf_project import MetricFlowProject
+
+
+def declared(project: MetricFlowProject) -> tuple[tuple[str, str], ...]:
+    """The day spine's ``custom_granularities`` as (name, column), names lower-case; one whose name
+    or column is not a plain identifier is left out (a query naming it is told no such grain)."""
+    out = []
+    for config in project.project_configuration:
+        for spine in config.get("time_spines") or []:
+            primary = spine.get("primary_column") if isinstance(spine, dict) else None
+            if not isinstance(primary, dict) or str(primary.get("time_granularity") or "").lower() != "day":
+                continue
+            for item in spine.get("custom_granularities") or ():
+                if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                    continue
+                name, column = item["name"].lower(), str(item.get("column_name") or item["name"])
+                if is_identifier(name) and is_identifier(column):
+                    out.append((name, column))
+    return tuple(out)
+
+
+def custom_names(model: SemanticModel) -> tuple[str, ...]:
+    """The custom grains a model's time spine declares."""
+    return tuple(name for name, _ in model.custom_grains) if model.time_spine is not None else ()
+
+
+def is_custom(model: SemanticModel, grain: str | None) -> bool:
+    return grain is not None and grain.lower() in custom_names(model)
+
+
+def grain_value(branch: Branch, model: SemanticModel, group: TimeGroup, time: TimeColumn, value: exp.Expr,
+                dialect: str) -> exp.Expr:
+    """A time group's value of ``value`` on the branch's rows: a custom grain through a LEFT JOIN
+    of the time spine on the time's day (module docstring), else ``timegroup.group_value``."""
+    from sqlglot import exp
+
+    if not is_custom(model, group.grain):
+        return group_value(group, time, value, dialect)
+    assert model.time_spine is not None  # custom_names: none without a spine
+    table, day_column = model.time_spine
+    column = dict(model.custom_grains)[str(group.grain).lower()]
+    alias = f"baton_spine_{len(branch.used)}"
+    branch.used.add(alias)
+    spine_day = grain_expression(exp.column(day_column, table=alias), TimeColumn(day_column, "native"), "day", dialect)
+    on = exp.EQ(this=spine_day, expression=grain_expression(value, time, "day", dialect))
+    branch.joins.append(exp.Join(this=exp.alias_(exp.to_table(table), alias, table=True), side="LEFT", on=on))
+    return exp.column(column, table=alias)
+
+
+__all__ = ["custom_names", "declared", "grain_value", "is_custom"]

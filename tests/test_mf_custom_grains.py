@@ -1,0 +1,86 @@
+"""MetricFlow custom granularities (issue 27): ``alien_day``, a column of the project's time spine,
+as a grain of metric time and of time dimensions (``booking__ds__alien_day``,
+``listing__ds__alien_day``), against MetricFlow's own cases on DuckDB and on SQLite; what is not
+computed around a custom grain is refused by name."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import sqlalchemy as sa
+
+from baton.semantic.compiler import compile_query
+from baton.semantic.layer import SemanticLayer
+from baton.semantic.metricflow import load_metricflow
+from baton.semantic.mf_query import query_from_params
+from baton.semantic.query import SemanticQueryError
+from baton.specialists.sql.engines import SQLConnection
+from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, params_of, render, same_rows
+
+COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_granularity_and_join",
+            "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity"}
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    return duckdb_copies(tmp_path_factory.mktemp("custom_grains"))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_metricflow(MODELS["SIMPLE_MODEL"])
+
+
+def test_the_time_spine_declares_alien_day(model):
+    assert model.custom_grains == (("alien_day", "alien_day"),)
+
+
+def test_metricflow_custom_grain_cases_pass(database, model):
+    url, check_url = database
+    cases = [c for c in all_cases() if c["name"] in COMPUTED]
+    assert len(cases) == len(COMPUTED)
+
+    async def run() -> list[tuple[str, str, str]]:
+        connection = SQLConnection(url, id="custom_grains", allow_privileged_role=True)
+        layer = SemanticLayer(model, connection)
+        check = sa.create_engine(check_url)
+        try:
+            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
+        finally:
+            await connection.aclose()
+            check.dispose()
+
+    results = asyncio.run(run())
+    assert all(kind == "passed" for _, kind, _ in results), results
+
+
+@pytest.mark.parametrize("name", ["simple_metric_with_custom_granularity_and_join", "derived_offset_metric_with_custom_granularity"])
+def test_on_sqlite_a_custom_grain_answers_as_metricflow_does(tmp_path, database, model, name):
+    case = next(c for c in all_cases() if c["name"] == name)
+    lite = sa.create_engine(f"sqlite:///{tmp_path / 'itest.sqlite'}")
+    load_tables(lite)
+    compiled = compile_query(model, query_from_params(model, params_of(case, "duckdb", "main")), "sqlite")
+    with lite.connect() as conn:
+        ours = [tuple(row) for row in conn.execute(sa.text(compiled.sql))]
+    lite.dispose()
+    check = sa.create_engine(database[1])
+    with check.connect() as conn:
+        result = conn.execute(sa.text(render(case["check_query"], "duckdb", "main")))
+        columns = [c.lower() for c in result.keys()]
+        theirs = [tuple(row) for row in result]
+    check.dispose()
+    order = [compiled.columns.index(c) for c in columns]
+    assert theirs and same_rows([tuple(row[i] for i in order) for row in ours], theirs, ordered=False)
+
+
+@pytest.mark.parametrize("params", [
+    {"metrics": ["bookings"], "group_by": ["metric_time__martian_day"]},  # not a grain of the spine
+    {"metrics": ["bookings"], "group_by": ["TimeDimension('metric_time', 'martian_day')"]},
+    {"metrics": ["trailing_2_months_revenue"], "group_by": ["metric_time__alien_day"]},  # cumulative
+    {"metrics": ["bookings_join_to_time_spine"], "group_by": ["metric_time__alien_day"]},  # join_to_timespine
+    {"metrics": ["bookings_offset_one_alien_day"], "group_by": ["metric_time__day"]},  # an offset of custom periods
+])
+def test_what_is_not_computed_around_a_custom_grain_is_refused_by_name(model, params):
+    with pytest.raises(SemanticQueryError, match="martian_day|cumulative|join_to_timespine|alien_day"):
+        compile_query(model, query_from_params(model, params), "duckdb")
