@@ -26,14 +26,15 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``offset_window`` of
 days and weeks, ``join_to_timespine`` over the project's time spine, cumulative metrics by day
 and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
-days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, ``where`` filters
+days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, SCD ``validity_params`` and a join path per
+multi-hop target (``joins.py``), queries with no metric over several semantic models (``joined_values.py``), ``where`` filters
 comparing metric time with dates (``time_filters.py``: the days they keep, as periods), filters
 on ratio and derived metrics and on their inputs (a filtered copy of the input metric), derived
 expressions with ``NULLIF``/``COALESCE``/``CASE``.
 
 **Never silently**: a construct Baton does not compute yet — percentiles on SQLite and MariaDB,
 conversion windows of months, month offsets, ``offset_to_grain`` over cumulative metrics,
-SCD ``validity_params``, ``TimeDimension``/``Metric`` in metric filters — is
+``TimeDimension``/``Metric`` in metric filters — is
 a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
 line: ``baton semantic check`` lists them and fails, and a question that needs one is told
 so by name, never answered without it. Errors in the project itself (an unknown measure, a
