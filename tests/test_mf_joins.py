@@ -126,6 +126,8 @@ def test_scd_not_computed_is_refused_by_name(tmp_path, params, dialect, words):
     (["user__home_state_latest", "listing__is_lux_latest"], "mysql", "no FULL OUTER JOIN"),
     # bookings, views and listings all hold the listing and reach the users: MetricFlow's pick decides the rows
     (["listing", "user__home_state_latest"], "duckdb", "where more than one of them reaches the others"),
+    # MetricFlow reads the listings from the mapping table (its check query of distinct_values_query_with_metric_filter)
+    (["listing"], "duckdb", "an entity that several semantic models hold"),
 ])
 def test_no_metric_over_several_models_refused_by_name(group_by, dialect, words):
     model = load_metricflow(MODELS["SIMPLE_MODEL"])

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import parse_fragment, render_sql
-from baton.semantic.joined_values import joined_rows
+from baton.semantic.joined_values import joined_rows, one_holder
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.timegrain import grain_expression, period_condition
@@ -65,6 +65,8 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     value: Callable[[str], exp.Expr] = own_value
     if len({model.dimension(name).entity for name in names}) > 1:  # joined_values.py: FULL OUTER JOIN, as MetricFlow
         select, value = joined_rows(model, names, dialect)
+    else:
+        one_holder(model, names)
     for name in q.by:
         select = select.select(exp.alias_(value(name), name), copy=False)
     conditions: list[exp.Expr] = []

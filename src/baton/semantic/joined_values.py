@@ -57,6 +57,18 @@ def _base(model: SemanticModel, names: Sequence[str]) -> tuple[str, dict[str, Jo
     return base, joins
 
 
+def one_holder(model: SemanticModel, names: Sequence[str]) -> None:
+    """Refuses, by name, dimensions of one semantic model that another holds too (an entity's key on
+    its rows): MetricFlow reads them from the one with the fewest elements (``--group-by listing``:
+    the listing mapping, not the listings), which Baton does not rank."""
+    homes = {model.dimension(n).entity for n in names}
+    holders = homes | {holder for n in names for holder, _ in model.dimension(n).local}
+    if len(homes) == 1 and any(all(model.dimension(n).entity == h or model.dimension(n).local_expr(h) is not None
+                                    for n in names) for h in holders - homes):
+        raise SemanticQueryError("a query with no metric over an entity that several semantic models hold, which Baton "
+                                 "does not compute yet (MetricFlow reads it from the one with the fewest elements)")
+
+
 def joined_rows(model: SemanticModel, names: Sequence[str], dialect: str) -> tuple[exp.Select, Callable[[str], exp.Expr]]:
     """The FROM of the joined rows (the base table FULL OUTER JOIN the others), and each
     dimension's value on them."""
@@ -87,4 +99,4 @@ def joined_rows(model: SemanticModel, names: Sequence[str], dialect: str) -> tup
     return source, value
 
 
-__all__ = ["joined_rows"]
+__all__ = ["joined_rows", "one_holder"]
