@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -162,3 +163,53 @@ def test_no_metric_over_several_models_on_sqlite(tmp_path, database):
 
     assert len(expected) > 3
     assert {(s, None if lux is None else bool(lux)) for s, lux in asyncio.run(run())} == expected
+
+
+def test_scd_on_mariadb(mysql_url, database):
+    """MariaDB compares a DATE with a DATETIME as MetricFlow's engines do: the SCD join gives the rows of
+    MetricFlow's check query (simple_scd_grouped_metric), in a database of its own."""
+    from itest_cases import _TYPES, _snapshots, _typed
+
+    case = next(c for c in all_cases() if c["name"] == "simple_scd_grouped_metric")
+    check = sa.create_engine(database[1])
+    with check.connect() as conn:
+        expected = {(str(day)[:10], capacity, bookings)
+                    for day, capacity, bookings in conn.execute(sa.text(render(case["check_query"], "duckdb", "main")))}
+    check.dispose()
+    admin = sa.create_engine(mysql_url)
+    name = f"baton_joins_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        url = sa.make_url(mysql_url).set(database=name).render_as_string(hide_password=False)
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            for snapshot in (s for s in _snapshots() if s["table_name"] in ("fct_bookings", "dim_listings")):
+                columns = {c["name"]: _TYPES[c["type"]].replace("TIMESTAMP", "DATETIME")
+                           for c in snapshot["column_definitions"]}
+                conn.exec_driver_sql(f"CREATE TABLE {snapshot['table_name']} "
+                                     f"({', '.join(f'{c} {t}' for c, t in columns.items())})")
+                conn.execute(sa.text(f"INSERT INTO {snapshot['table_name']} VALUES "
+                                     f"({', '.join(f':p{i}' for i in range(len(columns)))})"),
+                             [{f"p{i}": _typed(v, t) for i, (v, t) in enumerate(zip(row, columns.values()))}
+                              for row in snapshot["rows"]])
+        engine.dispose()
+
+        async def run():
+            connection = SQLConnection(url, id="joins_mariadb", allow_privileged_role=True)
+            try:
+                model = load_metricflow(MODELS["SCD_MODEL"])
+                layer = SemanticLayer(model, connection)
+                compiled, report = await layer.run(query_from_params(model, {"metrics": ["bookings"], "group_by": [
+                    "metric_time__day", "listing__capacity"]}))
+                assert report.result is not None, report.attempt.error
+                return {(str(day)[:10], capacity, bookings) for day, capacity, bookings in report.result.rows}
+            finally:
+                await connection.aclose()
+
+        assert len(expected) > 10
+        assert asyncio.run(run()) == expected
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE {name}")
+        admin.dispose()
