@@ -101,6 +101,10 @@ HOSTILE_TIME_FILTERS = [  # read as the days they keep (time_filters.py): anythi
     "CAST(fct_bookings.ds AS TIMESTAMP) = '2020-01-01'",  # a table's column, not metric time
     "metric_time__day = '2020-01-01' OR ds = '2020-01-02'",
     "{{ TimeDimension('metric_time', 'day') }} = '2020-01-01'' OR ''1''=''1'",
+    # a custom grain's period is a condition over its time group (custom_grains.py): the allowed SQL subset only
+    "CAST({{ TimeDimension('metric_time', 'alien_day') }} AS TIMESTAMP) >= (SELECT MAX(ds) FROM fct_bookings)",
+    "{{ TimeDimension('metric_time', 'alien_day') }} >= '2020-01-01' OR pg_sleep(10) IS NULL",
+    "metric_time__alien_day >= '2020-01-01' OR fct_bookings.ds IS NULL",
 ]
 
 

@@ -1,7 +1,8 @@
 """MetricFlow custom granularities (issue 27): ``alien_day``, a column of the project's time spine,
 as a grain of metric time and of time dimensions (``booking__ds__alien_day``,
 ``listing__ds__alien_day``), against MetricFlow's own cases on DuckDB and on SQLite; what is not
-computed around a custom grain is refused by name."""
+computed around a custom grain is refused by name. A filter on a custom grain's period is SQL over
+the spine's column, as MetricFlow applies it (an offset metric's: on its moved time)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from baton.specialists.sql.engines import SQLConnection
 from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, params_of, render, same_rows
 
 COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_granularity_and_join",
-            "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity"}
+            "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity",
+            "simple_metric_with_custom_granularity_filter", "simple_metric_with_custom_granularity_in_filter_and_group_by",
+            "test_offset_metric_with_custom_granularity_filter_not_in_group_by"}
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +87,24 @@ def test_on_sqlite_a_custom_grain_answers_as_metricflow_does(tmp_path, database,
 def test_what_is_not_computed_around_a_custom_grain_is_refused_by_name(model, params):
     with pytest.raises(SemanticQueryError, match="martian_day|cumulative|join_to_timespine|alien_day"):
         compile_query(model, query_from_params(model, params), "duckdb")
+
+
+FILTER = "CAST({{ TimeDimension('listing__ds', 'alien_day') }} AS TIMESTAMP) >= CAST('2019-12-20' AS TIMESTAMP)"
+
+
+def test_a_custom_grain_filter_is_a_condition_over_its_time_group(model):
+    query = query_from_params(model, {"metrics": ["bookings"], "where": [FILTER]})
+    assert query.conditions == ("CAST(dimension.listing__ds__alien_day AS TIMESTAMP) >= CAST('2019-12-20' AS TIMESTAMP)",)
+    assert [(t.name, t.grain) for t in query.times] == [("listing__ds__alien_day", "alien_day")] and query.by == ()
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "mysql"])
+def test_a_custom_grain_filter_is_refused_by_name_where_dates_are_text(model, dialect):
+    with pytest.raises(SemanticQueryError, match=f"custom grain's periods on {dialect}"):
+        compile_query(model, query_from_params(model, {"metrics": ["bookings"], "where": [FILTER]}), dialect)
+
+
+def test_a_custom_grain_filter_beside_another_time_in_one_condition_is_refused_by_name(model):
+    where = FILTER + " OR {{ TimeDimension('metric_time', 'day') }} = '2020-01-01'"
+    with pytest.raises(SemanticQueryError, match="a custom grain beside another time"):
+        query_from_params(model, {"metrics": ["bookings"], "where": [where]})

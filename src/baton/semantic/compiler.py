@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from baton.semantic.custom_grains import grain_value  # a time group's value, a custom grain's through the spine
+from baton.semantic.custom_grains import check_filtered, grain_value  # a custom grain's value: through the spine
 from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
@@ -136,12 +136,16 @@ def _branch_time(branch: _Branch) -> exp.Expr:
     return exp.Cast(this=shifted, to=exp.DataType.build("DATE"))
 
 
-def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str | None, dialect: str) -> exp.Expr:
+def _measure_filter(branch: _Branch, model: SemanticModel, text: str, grain: str | None, dialect: str,
+                    q: SemanticQuery | None = None) -> exp.Expr:
     """A measure's row filter: its own columns on the branch's table, ``dimension.<name>``
     as that dimension through the model's joins (a MetricFlow filter on a joined entity)."""
     from sqlglot import exp
 
     def dimension(node):
+        if isinstance(node, exp.Column) and node.table == "dimension" and q is not None and q.time_group(node.name):
+            check_filtered(branch, dialect)  # a custom grain's period in a query condition (custom_grains.py)
+            return _group_value(branch, model, q, node.name, dialect)
         if isinstance(node, exp.Column) and node.table == "dimension":
             return _dimension_expression(branch, model, node.name, grain, dialect)  # qualified already
         return node
@@ -271,7 +275,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             conditions.append(exp.EQ(this=subject, expression=literals[0]) if len(literals) == 1
                               else exp.In(this=subject, expressions=literals))
         for condition in q.conditions:
-            conditions.append(_measure_filter(branch, model, condition, q.grain, dialect))
+            conditions.append(_measure_filter(branch, model, condition, q.grain, dialect, q))
         for metric_filter in q.metric_filters:
             conditions.append(_metric_filter(branch, model, metric_filter, q.grain, dialect))
         if non_additive is not None:

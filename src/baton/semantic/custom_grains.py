@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.semantic.errors import SemanticQueryError
 from baton.semantic.expressions import is_identifier
 from baton.semantic.model import SemanticModel, TimeColumn
 from baton.semantic.timegrain import grain_expression
@@ -75,4 +76,16 @@ def grain_value(branch: Branch, model: SemanticModel, group: TimeGroup, time: Ti
     return exp.column(column, table=alias)
 
 
-__all__ = ["custom_names", "declared", "grain_value", "is_custom"]
+def check_filtered(branch: Branch, dialect: str) -> None:
+    """``SemanticQueryError`` where a query condition on a custom grain's period is not computed: on
+    SQLite and MariaDB (MetricFlow's ``CAST(... AS TIMESTAMP)`` comparisons do not hold on dates kept
+    as text), over a cumulative metric (MetricFlow filters its spine's days, not its rows)."""
+    if dialect in ("sqlite", "mysql"):
+        raise SemanticQueryError(f"a filter on a custom grain's periods on {dialect}, which Baton does not compute (it "
+                                 "does on DuckDB and PostgreSQL)")
+    if branch.cumulative:
+        raise SemanticQueryError("a filter on a custom grain's periods over a cumulative metric, which Baton does not "
+                                 "compute yet")
+
+
+__all__ = ["check_filtered", "custom_names", "declared", "grain_value", "is_custom"]

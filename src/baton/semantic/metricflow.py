@@ -28,7 +28,8 @@ days and weeks, ``join_to_timespine`` over the project's time spine, cumulative 
 and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
 days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, SCD ``validity_params`` and a join path per
 multi-hop target (``joins.py``), queries with no metric over several semantic models (``joined_values.py``), ``where`` filters
-comparing metric time with dates (``time_filters.py``: the days they keep, as periods), filters
+comparing metric time with dates (``time_filters.py``: the days they keep, as periods), the time
+spine's custom granularities as grains, in group-bys and filters (``custom_grains.py``), filters
 on ratio and derived metrics and on their inputs (a filtered copy of the input metric), derived
 expressions with ``NULLIF``/``COALESCE``/``CASE``.
 

@@ -201,8 +201,9 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         name = _dimension(model, call, measures, paths)
         by.append(name)
         names[str(text)] = names[call.name] = name
-    names_of = Names(_element, _dimension, _is_metric_time)
-    where, periods, conditions, metric_filters = where_of(model, filters_of(params.get("where"), "where"), measures, names_of)
+    names_of = Names(_element, _dimension, _is_metric_time, lambda m, c, ms: _time_item(m, c, metrics, ms))
+    where, periods, conditions, metric_filters, filter_times = where_of(
+        model, filters_of(params.get("where"), "where"), measures, names_of)
     order = []
     for text in params.get("order_by") or ():
         text = str(text).strip()
@@ -219,7 +220,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
     _paths_alone(model, paths, measures, bool(where or conditions or metric_filters or any(t.dimension != TIME for t in times)))
     query = SemanticQuery(metrics, tuple(by), grain, where, periods, tuple(order), int(limit) if limit is not None else None,
                           conditions=conditions, metric_filters=metric_filters, min_max=bool(params.get("min_max_only")),
-                          times=tuple(times), paths=tuple(paths.items()))
+                          times=(*times, *(t for t in filter_times if t.name not in by)), paths=tuple(paths.items()))
     return query.check(model)
 
 

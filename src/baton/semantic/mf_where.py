@@ -16,11 +16,13 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from baton.semantic.custom_grains import is_custom
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.mf_filters import JinjaCall, calls_in
 from baton.semantic.model import SemanticModel
 from baton.semantic.query import Period, SemanticQueryError, measures_of_metrics
 from baton.semantic.time_filters import EVERY_DAY, day_ranges, intersect, mentions_time, periods_of
+from baton.semantic.timegroup import TimeGroup
 
 METRIC_TIME = "metric_time"
 
@@ -33,6 +35,8 @@ class Names:
     element: Callable[[str], JinjaCall]
     dimension: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], str]
     is_metric_time: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], bool]
+    # a time call as the time group it names (metric time or a time dimension, at a grain), None if no time
+    time_item: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], TimeGroup | None]
 
 
 def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
@@ -65,7 +69,8 @@ def _periods(start: str | None, end: str | None) -> tuple[Period, ...]:
 
 
 def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], names: Names):
-    """A query's ``where`` as (value lists, periods of metric time, conditions, metric filters)."""
+    """A query's ``where`` as (value lists, periods of metric time, conditions, metric filters, and the
+    time groups the conditions name as ``dimension.<group>``: a custom grain's, ``custom_grains.py``)."""
     import sqlglot
     from sqlglot import exp
 
@@ -74,6 +79,7 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
     metric_filters: list[tuple[str, str, str, str]] = []
     kept = EVERY_DAY  # the days the filters on metric time keep (time_filters.py)
     timed: list[str] = []
+    groups: dict[str, TimeGroup] = {}
     default_grain = model.finest_grain(measures) or "day"
     for text in texts:
         placeholders: dict[str, JinjaCall] = {}
@@ -91,6 +97,9 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
             raise SemanticQueryError(f"the filter {text!r}") from None
         ref = functools.partial(_metric_time_ref, model, placeholders, measures, names, text)
         for part in tree.flatten() if isinstance(tree, exp.And) else [tree]:
+            if _custom_grains_in(model, part, placeholders):  # SQL over the spine's periods, as MetricFlow applies it
+                conditions.append(_condition(model, part, placeholders, measures, text, names, groups))
+                continue
             if mentions_time(part, ref):
                 kept = intersect(kept, day_ranges(part, ref, default_grain, text))
                 timed.append(text)
@@ -111,7 +120,31 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
             else:
                 raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
     periods = periods_of(kept, " AND ".join(dict.fromkeys(timed)), _periods) if timed else ()
-    return tuple(values), periods, tuple(conditions), tuple(metric_filters)
+    return tuple(values), periods, tuple(conditions), tuple(metric_filters), tuple(groups.values())
+
+
+def _time_call(placeholders: dict[str, JinjaCall], column) -> JinjaCall | None:
+    """The time a filter's column names: a ``TimeDimension``/metric-time call, or a bare
+    ``metric_time[__<grain>]`` (MetricFlow reads those names in a where too); else None."""
+    if column.table:
+        return None
+    call = placeholders.get(column.name)
+    if call is None:
+        parts = column.name.lower().split("__")
+        if parts[0] != METRIC_TIME or len(parts) > 2:
+            return None
+        return JinjaCall("TimeDimension", METRIC_TIME, grain=parts[1] if len(parts) == 2 else None)
+    if call.function == "Metric" or not (call.function == "TimeDimension" or call.grain or call.date_part
+                                         or call.path[-1] == METRIC_TIME):
+        return None
+    return call
+
+
+def _custom_grains_in(model: SemanticModel, part, placeholders: dict[str, JinjaCall]) -> bool:
+    from sqlglot import exp
+
+    return any(call is not None and is_custom(model, call.grain)
+               for call in (_time_call(placeholders, column) for column in part.find_all(exp.Column)))
 
 
 def _metric_time_ref(model: SemanticModel, placeholders: dict[str, JinjaCall], measures: tuple[str, ...], names: Names,
@@ -120,14 +153,8 @@ def _metric_time_ref(model: SemanticModel, placeholders: dict[str, JinjaCall], m
     ``TimeDimension``/``Dimension`` call of metric time or of the metrics' own time, or a bare
     ``metric_time``/``metric_time__<grain>`` (MetricFlow reads those names in a where too). A
     time dimension that is not the metrics' own time is refused by name (``Names.is_metric_time``)."""
-    if column.table:
-        return None
-    call = placeholders.get(column.name)
+    call = _time_call(placeholders, column)
     if call is None:
-        parts = column.name.lower().split("__")
-        return (parts[1] if len(parts) == 2 else "") if parts[0] == METRIC_TIME and len(parts) <= 2 else None
-    if call.function == "Metric" or not (call.function == "TimeDimension" or call.grain or call.date_part
-                                         or call.path[-1] == METRIC_TIME):
         return None
     if call.date_part:
         raise SemanticQueryError(f"the time filter {text!r}: date_part {call.date_part!r} of metric time")
@@ -166,13 +193,22 @@ def _simple(part) -> bool:
 
 
 def _condition(model: SemanticModel, part, placeholders: dict[str, JinjaCall], measures: tuple[str, ...], text: str,
-               names: Names) -> str:
+               names: Names, groups: dict[str, TimeGroup] | None = None) -> str:
     """A filter part beyond value lists as SQL over ``dimension.<name>``: every column in it must
-    be a call to a dimension or entity (not metric time, a grain or a metric: refused by name)."""
+    be a call to a dimension or entity, or (``groups`` given) a time at a custom grain, named by its
+    time group; metric time at other grains, other time dimensions, a metric: refused by name."""
     from sqlglot import exp
 
     def swap(node):
         if isinstance(node, exp.Column):
+            time = _time_call(placeholders, node) if groups is not None else None
+            if time is not None:
+                group = names.time_item(model, time, measures)
+                if group is None or not is_custom(model, group.grain) or group.date_part:
+                    raise SemanticQueryError(f"the time filter {text!r}: a custom grain beside another time "
+                                             f"({node.sql()!r}) in one condition, which Baton does not compute yet")
+                groups[group.name] = group  # type: ignore[index]  # groups is not None here
+                return exp.column(group.name, table="dimension")
             call = placeholders.get(node.name) if not node.table else None
             if call is None:
                 raise SemanticQueryError(f"the filter {text!r} names {node.sql()!r}, which is not a MetricFlow call")

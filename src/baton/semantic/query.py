@@ -162,8 +162,8 @@ class SemanticQuery:
                 raise SemanticQueryError("metric_filters is a list of [metric, dimension, operator, number]")
             metric_filters.append((item[0], item[1], item[2], item[3]))
         times = tuple(TimeGroup.from_dict(t) for t in data.get("times") or ())
-        if any(t.name not in by for t in times):
-            raise SemanticQueryError("each time group is named in by")
+        if any(t.name not in by and not any(f"dimension.{t.name}" in c for c in conditions) for t in times):
+            raise SemanticQueryError("each time group is named in by or in a condition")
         return cls(metrics, by, grain if TIME in by else None, tuple(where), periods, tuple(order), limit,
                    conditions=conditions, metric_filters=tuple(metric_filters), times=times)
 
@@ -202,8 +202,8 @@ class SemanticQuery:
         for group in self.times:
             check_group(model, group, measures)
         names = [*(b for b in self.by if self.time_group(b) is None), *(name for name, _ in self.where)]
-        for condition in self.conditions:
-            names += _condition_dimensions(model, condition)
+        for condition in self.conditions:  # a time group's name (a custom grain's, mf_where.py) is no dimension
+            names += [n for n in _condition_dimensions(model, condition) if self.time_group(n) is None]
         for metric, dimension, operator, number in self.metric_filters:
             if operator not in (">", ">=", "<", "<=", "=", "!=", "<>") or not _is_number(number):
                 raise SemanticQueryError(f"the metric filter {metric} {operator} {number!r} (a comparison with a number)")
