@@ -34,6 +34,19 @@ class Client:
         self.writer: asyncio.StreamWriter | None = None
 
     async def ask(self, question: str, path: str = "/v1/ask") -> tuple[int, dict[bytes, bytes]]:
+        """One request; on a kept-alive connection the server closed meanwhile (its keep-alive
+        timeout passed while this client waited a ``Retry-After``), once more on a new one, as
+        HTTP clients do."""
+        reused = self.writer is not None
+        try:
+            return await self._ask(question, path)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            self.close()
+            if not reused:
+                raise
+        return await self._ask(question, path)
+
+    async def _ask(self, question: str, path: str) -> tuple[int, dict[bytes, bytes]]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         body = json.dumps({"question": question}).encode()
@@ -81,7 +94,7 @@ async def load(port: int, question: str, concurrency: int, seconds: float, key: 
                 outcome.refused += 1
                 wait = int(headers.get(b"retry-after", b"0") or 0)
                 outcome.retry_after.append(wait)
-                await asyncio.sleep(max(wait, 1))
+                await asyncio.sleep(max(0.0, min(max(wait, 1), stop - time.monotonic())))  # not past the run's end
             else:
                 outcome.failed += 1
         client.close()

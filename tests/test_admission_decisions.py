@@ -224,23 +224,64 @@ def test_the_fixed_count_settings_are_refused_by_name():
 
 
 async def test_a_burst_is_admitted_by_slow_start_not_all_before_the_first_measurement():
-    """A thousand questions arriving between two ticks: START are admitted at once, the rest
-    wait for the next measurements (in flight may double per tick) and, the process being
-    idle otherwise, are all admitted within a few ticks; none refused."""
+    """Questions arriving between two ticks: START are admitted at once, the rest wait for the
+    next measurements (in flight may triple per tick) and, the process being idle otherwise,
+    are all admitted within a few ticks; none refused."""
     import asyncio
 
     from baton.server.admission import START, WAIT_TICKS
 
     a = Admission(Limits())
     first = a.take("a")
-    burst = [asyncio.ensure_future(a.admit("a")) for _ in range(4 * START)]
+    burst = [asyncio.ensure_future(a.admit("a")) for _ in range(20 * START)]
     await asyncio.sleep(0)
     admitted_at_once = sum(t.done() for t in burst)
     waiting = a.waiting
     tickets = await asyncio.gather(*burst)
-    assert admitted_at_once == START - 1 and waiting == 3 * START + 1  # the first took one of START
-    assert len(tickets) == 4 * START and a.refused == 0 and a.in_flight == 4 * START + 1
-    assert 4 * START <= START * 2 ** WAIT_TICKS  # within the waits: doubling per tick
+    assert admitted_at_once == START - 1 and waiting == 19 * START + 1  # the first took one of START
+    assert len(tickets) == 20 * START and a.refused == 0 and a.in_flight == 20 * START + 1
+    assert 20 * START <= START * 3 ** WAIT_TICKS  # within the waits: tripling per tick
     for ticket in [first, *tickets]:
         ticket.release()
     a.close()
+
+
+async def test_a_key_under_its_share_does_not_queue_behind_another_keys_burst():
+    import asyncio
+
+    from baton.server.admission import START
+
+    a = Admission(Limits())
+    first = a.take("A")
+    burst = [asyncio.ensure_future(a.admit("A")) for _ in range(4 * START)]
+    await asyncio.sleep(0)
+    waiting = a.waiting
+    assert waiting > 0  # A's burst waits for the measurements
+    light = asyncio.ensure_future(a.admit("B"))
+    await asyncio.sleep(0)
+    assert light.done() and a.by_key["B"] == 1 and a.waiting == waiting  # B held nothing: admitted at once, before any tick
+    for ticket in [first, light.result(), *await asyncio.gather(*burst)]:
+        ticket.release()
+    a.close()
+
+
+async def test_a_streamed_slot_outside_the_guard_is_released_when_its_response_ends():
+    a = admission()
+    a.take("a")
+    slot = await a.hold()
+    assert a.in_flight == 1 + STREAM
+
+    async def chunks():
+        yield b"data: 1\n\n"
+
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    response = slot.streaming(chunks(), media_type="text/event-stream")
+    await response({"type": "http", "asgi": {"spec_version": "2.4"}}, receive, send)
+    assert a.in_flight == 1 and sent[-1]["type"] == "http.response.body"

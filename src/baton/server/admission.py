@@ -45,10 +45,11 @@ stream), a pipeline start ``PIPELINE`` (it plans with a model, then its run's st
 
 A burst is met by slow start (TCP's, as the limiters above have it): the measurement
 comes every tick, but a thousand questions can arrive between two ticks, each looking at
-the same stale headroom. So units in flight may at most double per tick (``START`` before
-the first one); a question past that waits for the next tick's measurement (at most
-``WAIT_TICKS``: 200 ms) and is then admitted, or refused if the process saturated
-meanwhile. With a 10 s model, 1,000 questions arriving at once are all admitted within a
+the same stale headroom. So units in flight may at most triple per tick while healthy
+(``START`` before the first one); a question past that waits for the next tick's
+measurement (at most ``WAIT_TICKS``: 300 ms on time) and is then admitted, or refused if
+the process saturated meanwhile (a key under its share of what is in flight skips the
+wait). With a 10 s model, 1,000 questions arriving at once are all admitted within a
 few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
 
 ``Retry-After`` comes from the measured drain rate: how long, at the units finished per
@@ -85,8 +86,8 @@ MAX_RETRY_AFTER_S = 10
 TICK_S = 0.05
 QUIET_TICKS = 20  # measuring stops after this many ticks with at most one question in flight (1 s)
 MIN_LIMIT = 8.0  # the adaptive limit never falls under this many units
-START = 16  # units admitted before the first measurement; then in flight may at most double per tick (slow start)
-WAIT_TICKS = 4  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
+START = 16  # units admitted before the first measurement; then in flight may at most triple per tick (slow start)
+WAIT_TICKS = 6  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
 FAIR_RESERVE = 0.1  # the adaptive limit stays this share under the memory cap: room for keys within their share
 PRESSURE = 0.9  # a bulkhead this full (running + queued over its bound) is saturation
 MEMORY_WARNING_S = 60.0
@@ -194,6 +195,9 @@ class Admission:
         for _ in range(WAIT_TICKS):
             if cost <= self.allowance or not self.in_flight or self._watch is None or self._watch.done():
                 break
+            held = self.by_key.get(key or "", 0)
+            if held + cost <= self.in_flight / (len(self.by_key) + (held == 0)):
+                break  # a key under its share of what is in flight does not queue behind another's burst
             if self.refusal(key, cost) is not None:
                 break  # refused now (saturated, over its share): at once, not after a wait
             if self._ticked is None:
@@ -286,7 +290,7 @@ class Admission:
         elif self.in_flight >= 0.9 * self.limit:
             self.limit += max(4.0, math.sqrt(self.limit))
         self.limit = min(self.limit, top)
-        self.allowance = max(float(START), self.in_flight)  # in flight may double by the next tick
+        self.allowance = max(float(START), 2.0 * self.in_flight) if why is None else 0.0  # in flight may triple by the next tick
         ticked, self._ticked = self._ticked, None
         if ticked is not None:
             ticked.set()  # the questions waiting on this measurement decide again, in order
@@ -354,21 +358,41 @@ class Slot:
             self._ticket.release()
 
     def streaming(self, content: Any, **kwargs: Any) -> Any:
+        """A ``StreamingResponse`` of ``content`` that releases this slot when it ends, however
+        it ends (a plain one when the guard holds the request's ticket: it releases it)."""
         from starlette.responses import StreamingResponse
 
-        slot = self
-
-        class _SlotStreamingResponse(StreamingResponse):
-            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-                try:
-                    await super().__call__(scope, receive, send)
-                finally:
-                    slot.release()
-
-        return _SlotStreamingResponse(content, **kwargs)
+        if self._ticket is None:
+            return StreamingResponse(content, **kwargs)
+        response = _releasing_response()(content, **kwargs)
+        response.slot = self
+        return response
 
     def __del__(self) -> None:  # a response never sent (the route failed after taking the slot)
         try:
             self.release()
         except Exception:
             pass
+
+
+_RELEASING: Any = None
+
+
+def _releasing_response() -> Any:
+    """The ``StreamingResponse`` that releases its ``slot`` at its end: one class, made once
+    (a class per stream cost a kilobyte each)."""
+    global _RELEASING
+    if _RELEASING is None:
+        from starlette.responses import StreamingResponse
+
+        class ReleasingStreamingResponse(StreamingResponse):
+            slot: Slot
+
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                try:
+                    await super().__call__(scope, receive, send)
+                finally:
+                    self.slot.release()
+
+        _RELEASING = ReleasingStreamingResponse
+    return _RELEASING

@@ -13,7 +13,7 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_IN_FLIGHT`` | 10,000 | hard cap: units of work in flight in one process (a question 1, an open stream 2: ``admission.py``); beyond: 503 + ``Retry-After`` |
 | ``BATON_ADMISSION_MEMORY`` | 1 GiB | memory for work in flight: the cap is also this over the measured bytes per unit in flight |
 | ``BATON_ADMISSION_MAX_BUSY`` | 0.9 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``headroom.busy_share``) over which the CPU is saturated |
-| ``BATON_ADMISSION_MAX_LAG`` | 0.05 s | event-loop lag over which the CPU is saturated |
+| ``BATON_ADMISSION_MAX_LAG`` | 0.05 s | event-loop lag over which, while the loop is itself at least half busy, the CPU is saturated |
 | ``BATON_HEADER_TIMEOUT`` | 10 s | a request's headers must arrive within this of its first byte (of the connection's opening): else 408 and closed (``connections.py``) |
 | ``BATON_MAX_CONNECTIONS`` | cap + 25 % | open connections per process (within the open-files limit); beyond: 503 + ``Retry-After``, closed |
 
