@@ -202,11 +202,14 @@ def main() -> None:
                 rows[concurrency].append((server_ms, sdk_ms))
                 print(f"{concurrency:>5} {run:>4} {answers:>8} {refused:>8} {server_ms:8.2f} {worker_ms:8.2f} "
                       f"{calls:>10} {sdk_ms:10.2f} {server_ms - sdk_ms:10.2f}", flush=True)
+        default_sdk = asyncio.run(st._sdk_call_cpu(stub_url, args.seconds))
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
         os.killpg(stub.pid, signal.SIGTERM)
         stub.wait(10)
+    print(f"for comparison, the SDK's default call (chat.completions.create, its own httpx transport), one at a time at "
+          f"the stub's pace (server_throughput.py's figure): {default_sdk:.2f} ms")
     print(f"medians of {args.repeats} runs:")
     for concurrency, runs in rows.items():
         if not runs:
