@@ -21,12 +21,12 @@ class FakeClock:
         self.admission, self.wall, self.cpu, self.rss = admission, 0.0, 0.0, rss
         admission.headroom.start(Reading(0.0, 0.0, 0.0, rss), admission.finished)
 
-    def tick(self, lag: float = 0.0, busy: float = 0.1, rss: int | None = None, n: int = 1) -> None:
+    def tick(self, lag: float = 0.0, busy: float = 0.1, rss: int | None = None, n: int = 1, os_lag: float = 0.0) -> None:
         for _ in range(n):
             elapsed = TICK_S + lag
             self.wall += elapsed
             self.cpu += elapsed * busy
-            self.admission.tick(Reading(self.wall, self.cpu, self.cpu, self.rss if rss is None else rss))
+            self.admission.tick(Reading(self.wall, self.cpu, self.cpu, self.rss if rss is None else rss, os_lag))
 
     def saturate(self, lag: float = 0.2) -> None:
         """Late ticks of a busy loop (80 %: its own work, not the machine's other processes)
@@ -70,14 +70,29 @@ def test_a_late_loop_is_saturation_and_refuses_with_retry_after_from_the_drain_r
     assert refused.value.retry_after >= 1 and a.refused == 1 and a.refusals == {"cpu": 1}
 
 
-def test_a_late_loop_that_mostly_rests_is_not_saturation():
-    """Timers fire late because the machine's other processes run first, while the loop
-    itself rests most of the time: refusing would change nothing."""
+def test_a_loop_late_by_the_machines_own_lateness_is_not_saturation():
+    """Timers fire 200 ms late because the machine's other processes run first: an idle thread
+    wakes as late (the sentinel), so refusing would change nothing; 200 ms beyond it would."""
     a = admission()
     clock = FakeClock(a)
     take_all(a, 100)
-    clock.tick(lag=0.2, busy=0.3, n=10)
-    assert a.headroom.lag_s > a.headroom.max_lag_s and a.why is None and a.refusal("a") is None
+    clock.tick(lag=0.2, busy=0.3, os_lag=0.19, n=10)
+    assert a.why is None and a.refusal("a") is None
+    clock.tick(lag=0.4, busy=0.3, os_lag=0.19, n=10)
+    assert a.why is not None and "late" in a.why
+
+
+async def test_the_sentinel_measures_how_late_an_idle_thread_wakes():
+    import asyncio
+
+    from baton.server.headroom import Sentinel
+
+    sentinel = Sentinel(0.01)
+    sentinel.start()
+    while sentinel.lag_s == 0.0:  # any oversleep at all (a real one is never exactly 0)
+        await asyncio.sleep(0.01)
+    sentinel.stop()
+    assert sentinel.lag_s == 0.0 and sentinel._thread is None
 
 
 def test_the_busy_share_alone_is_saturation():

@@ -2,9 +2,10 @@
 once (503, ``Retry-After``, ``error_code: overloaded``) when it has none.
 
 Headroom is measured (``headroom.py``), not counted: every ``TICK_S`` while two or more
-questions are in flight, the event loop's lag (how late a timer fires: the delay Baton
-itself adds to every step of every answer) and the interpreter's busy share (the loop's
-thread and the threads sharing its interpreter lock). Over ``max_lag_s`` or ``max_busy``
+questions are in flight, the event loop's lag (how late a timer fires, less how late the
+machine wakes an idle thread: the delay Baton's own queued work adds to every step of every
+answer) and the interpreter's busy share (the loop's thread and the threads sharing its
+interpreter lock). Over ``max_lag_s`` or ``max_busy``
 the CPU is saturated. A bulkhead whose queue is nearly full (``watch``) is saturation too:
 the questions admitted would wait for it.
 
@@ -58,7 +59,7 @@ at most). One question alone is always admitted, and a process that has had at m
 in flight for a second (``QUIET_TICKS``) measures nothing until a second comes.
 
 A saturated process refuses many questions a second, so a refusal costs next to nothing:
-``RequestGuard`` takes the slot (``take``) before the question is parsed, its key checked
+``RequestGuard`` takes the ticket (``admit``) before the question is parsed, its key checked
 or its route run, and answers the 503 itself; the routes' own ``slot()`` / ``hold()`` then
 find the guard's ticket (``HELD``) and take nothing more. Defaults in ``limits.py``.
 """
@@ -75,7 +76,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from baton.errors import BatonError
-from baton.server.headroom import Headroom, Reading, busy_share
+from baton.server.headroom import Headroom, Reading, Sentinel, busy_share
 from baton.server.limits import Limits
 
 __all__ = ["CALLER", "HELD", "Admission", "Overloaded", "Slot", "Ticket", "busy_share"]
@@ -144,6 +145,7 @@ class Admission:
         self._ticked: asyncio.Event | None = None
         self._loads: list[tuple[str, Callable[[], float]]] = []
         self._watch: asyncio.Task | None = None
+        self.sentinel = Sentinel(TICK_S)
         self._warned_at = -MEMORY_WARNING_S
 
     # --- the decision ----------------------------------------------------------------------------
@@ -264,16 +266,20 @@ class Admission:
             self._watch = asyncio.get_running_loop().create_task(self._measure())
 
     async def _measure(self) -> None:
+        self.sentinel.start()
         self.headroom.start(Reading.now(), self.finished)
         quiet = 0
-        while True:
-            await asyncio.sleep(TICK_S)
-            reading = Reading.now()
-            quiet = quiet + 1 if self.tickets <= 1 else 0
-            if quiet >= QUIET_TICKS:
-                self.settle(reading)
-                return  # one question alone is always admitted: stop measuring until a second comes
-            self.tick(reading)  # through short gaps too: CPU-bound questions queue before admission, not in it
+        try:
+            while True:
+                await asyncio.sleep(TICK_S)
+                reading = Reading.now(self.sentinel.lag_s)
+                quiet = quiet + 1 if self.tickets <= 1 else 0
+                if quiet >= QUIET_TICKS:
+                    self.settle(reading)
+                    return  # one question alone is always admitted: stop measuring until a second comes
+                self.tick(reading)  # through short gaps too: CPU-bound questions queue before admission, not in it
+        finally:
+            self.sentinel.stop()
 
     def tick(self, reading: Reading, expected_s: float = TICK_S) -> None:
         """One measurement: the headroom, then the limit (module docstring)."""
@@ -308,6 +314,7 @@ class Admission:
     def close(self) -> None:
         if self._watch is not None and not self._watch.done():
             self._watch.cancel()
+        self.sentinel.stop()
 
     # --- slots -----------------------------------------------------------------------------------
 
