@@ -22,7 +22,8 @@ from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, para
 COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_granularity_and_join",
             "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity",
             "simple_metric_with_custom_granularity_filter", "simple_metric_with_custom_granularity_in_filter_and_group_by",
-            "test_offset_metric_with_custom_granularity_filter_not_in_group_by"}
+            "test_offset_metric_with_custom_granularity_filter_not_in_group_by",
+            "test_conversion_metric_with_custom_granularity", "test_windowed_conversion_metric_with_custom_granularity"}
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.semantic.compiler import CompiledQuery, _aggregate, _Branch, _dimension_expression, _qualify, output_name, time_value
+from baton.semantic.compiler import CompiledQuery, _aggregate, _Branch, _group_value, _qualify, output_name, time_value
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.model import SemanticModel
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -114,7 +114,7 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
     names = [output_name(d, q) for d in dims]
     # the base events grouped
     branch = _Branch(model, base.entity, base_time)
-    values = [_dimension_expression(branch, model, d, q.grain, dialect) for d in dims]
+    values = [_group_value(branch, model, q, d, dialect) for d in dims]  # a time group: of the base event's time
     opportunities = exp.Select().from_(branch.source(), copy=False)
     for join in branch.joins:
         opportunities = opportunities.join(join, copy=False)
@@ -127,7 +127,7 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
         opportunities = opportunities.group_by(*[v.copy() for v in values], copy=False)
     # each conversion row with the latest base event before it
     credited = _Branch(model, base.entity, base_time)
-    cvalues = [_dimension_expression(credited, model, d, q.grain, dialect) for d in dims]
+    cvalues = [_group_value(credited, model, q, d, dialect) for d in dims]
     rows = model.entity(conv.entity)
     numbered = exp.Select().select(exp.Star(), copy=False).select(
         exp.alias_(exp.Window(this=exp.RowNumber()), "baton_row"), copy=False).from_(
