@@ -28,6 +28,7 @@ COMPUTED = {
     "test_metric_filter_with_inner_query_multi_hop_join",  # entity-prefixed names
     "query_dimensions_from_different_tables", "query_dimension_with_constraint_from_diff_source",
     "test_constraints_on_joined_group_by_items",  # no metric, several semantic models
+    "distinct_values_query_with_metric_filter",  # no metric, a Metric(...) filter: FULL OUTER JOIN of the metric
 }
 
 
@@ -125,16 +126,28 @@ def test_scd_not_computed_is_refused_by_name(tmp_path, params, dialect, words):
 
 @pytest.mark.parametrize(("group_by", "dialect", "words"), [
     (["user__home_state_latest", "listing__is_lux_latest"], "mysql", "no FULL OUTER JOIN"),
+    (["listing"], "mysql", "filtered by a Metric.* no FULL OUTER JOIN"),
     # bookings, views and listings all hold the listing and reach the users: MetricFlow's pick decides the rows
     (["listing", "user__home_state_latest"], "duckdb", "where more than one of them reaches the others"),
-    # MetricFlow reads the listings from the mapping table (its check query of distinct_values_query_with_metric_filter)
-    (["listing"], "duckdb", "an entity that several semantic models hold"),
 ])
 def test_no_metric_over_several_models_refused_by_name(group_by, dialect, words):
     model = load_metricflow(MODELS["SIMPLE_MODEL"])
-    query = query_from_params(model, {"group_by": group_by})
+    where = ["{{ Metric('bookings', group_by=['listing']) }} > 2"] if "Metric" in words else []
+    query = query_from_params(model, {"group_by": group_by, "where": where})
     with pytest.raises(SemanticQueryError, match=words):
         compile_query(model, query, dialect)
+
+
+def test_an_entity_several_models_hold_is_read_where_metricflow_reads_it():
+    """``--group-by listing``: the listings, bookings, views and the listing mapping hold its key; MetricFlow
+    reads the one with the fewest elements (its check query of distinct_values_query_with_metric_filter
+    reads dim_lux_listing_id_mapping); beside a dimension only the listings have, the listings."""
+    model = load_metricflow(MODELS["SIMPLE_MODEL"])
+    assert model.entity("lux_listing_mapping").elements == (3, 3)
+    sql = compile_query(model, query_from_params(model, {"group_by": ["listing"]}), "duckdb").sql
+    assert "FROM dim_lux_listing_id_mapping" in sql, sql
+    sql = compile_query(model, query_from_params(model, {"group_by": ["listing", "listing__country_latest"]}), "duckdb").sql
+    assert "FROM dim_listings_latest" in sql, sql
 
 
 def test_no_metric_over_several_models_on_sqlite(tmp_path, database):

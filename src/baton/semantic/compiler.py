@@ -242,7 +242,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     literal = literal or _string_literal
     q = query.check(model)
     if not q.metrics:  # the distinct values of its dimensions (distinct_values.py)
-        return CompiledQuery(distinct_values_sql(model, q, dialect, literal), q, columns_of(q), dialect)
+        return CompiledQuery(distinct_values_sql(model, q, dialect, literal, lambda sub: compile_query(model, sub, dialect)),
+                             q, columns_of(q), dialect)
     measures = query_uses(model, q.metrics)
     if q.times and (any(cumulative for _, _, cumulative in measures) or any(model.measure(u[0]).non_additive for u in measures)
                     or any(model.metric(name).join_to_timespine for name in q.metrics)):

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baton.semantic.expressions import parse_fragment, render_sql
-from baton.semantic.joined_values import joined_rows, one_holder
+from baton.semantic.joined_values import joined_rows, metric_filtered, one_holder
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.timegrain import grain_expression, period_condition
@@ -31,13 +31,13 @@ def columns_of(q: SemanticQuery) -> tuple[str, ...]:
 
 
 def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
-                        literal: Callable[[str, str], exp.Expr]) -> str:
-    """The SELECT of ``q`` (checked: no metric, every dimension of one semantic model)."""
+                        literal: Callable[[str, str], exp.Expr], compile_metric: Callable[[SemanticQuery], Any] | None = None) -> str:
+    """The SELECT of ``q`` (checked: no metric); ``compile_metric`` compiles a Metric(...) filter's metric."""
     import sqlglot
     from sqlglot import exp
 
     if q.min_max:  # MetricFlow's min_max_only: the least and greatest of the distinct values
-        inner = distinct_values_sql(model, replace(q, min_max=False, order=(), limit=None), dialect, literal)
+        inner = distinct_values_sql(model, replace(q, min_max=False, order=(), limit=None), dialect, literal, compile_metric)
         name = columns_of(q)[0].rsplit("__", 1)[0]
         rows = exp.alias_(exp.Subquery(this=sqlglot.parse_one(inner, read=dialect)), "distinct_values", table=True)
         select = exp.Select().from_(rows, copy=False)
@@ -52,6 +52,7 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     conditions_of = [parse_fragment(text, "query filter", dimensions=True) for text in q.conditions]
     names = [*q.by, *(name for name, _ in q.where),
              *(n.name for tree in conditions_of for n in tree.find_all(exp.Column) if n.table == "dimension")]
+    names += [dimension for _, dimension, _, _ in q.metric_filters]  # the rows must hold what the metric joins on
 
     def on_rows(tree: exp.Expr) -> exp.Expr:
         return tree.transform(lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
@@ -65,8 +66,12 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     value: Callable[[str], exp.Expr] = own_value
     if len({model.dimension(name).entity for name in names}) > 1:  # joined_values.py: FULL OUTER JOIN, as MetricFlow
         select, value = joined_rows(model, names, dialect)
-    else:
-        one_holder(model, names)
+    else:  # MetricFlow's pick among the models holding them all (joined_values.py)
+        holder = one_holder(model, names, alias, pinned=False)
+        if holder != alias:
+            entity, alias = model.entity(holder), holder
+            table = exp.Table(this=exp.to_identifier(entity.table), db=exp.to_identifier(entity.schema) if entity.schema else None)
+            select = exp.Select().from_(exp.alias_(table, alias, table=True), copy=False)
     for name in q.by:
         select = select.select(exp.alias_(value(name), name), copy=False)
     conditions: list[exp.Expr] = []
@@ -77,6 +82,8 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     for tree in conditions_of:
         conditions.append(tree.transform(
             lambda n: value(n.name) if isinstance(n, exp.Column) and n.table == "dimension" else n))
+    if q.metric_filters:  # joined_values.py: FULL OUTER JOIN the metric by its dimension, as MetricFlow
+        select = metric_filtered(q, select, value, conditions, dialect, compile_metric)
     if conditions:
         select = select.where(exp.and_(*conditions), copy=False)
     select = select.group_by(*[value(name) for name in q.by], copy=False)

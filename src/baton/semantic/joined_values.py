@@ -15,11 +15,11 @@ pick its row by), a time group-by beside them, and MySQL/MariaDB (no FULL OUTER 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baton.semantic.expressions import parse_fragment
 from baton.semantic.model import Join, SemanticModel
-from baton.semantic.query import SemanticQueryError
+from baton.semantic.query import SemanticQuery, SemanticQueryError
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -28,8 +28,9 @@ _WHAT = "a query with no metric over dimensions of several semantic models"
 
 
 def _base(model: SemanticModel, names: Sequence[str]) -> tuple[str, dict[str, Join]]:
-    """The one semantic model holding some of ``names`` (as its own, or an entity's key on its rows)
-    that reaches every other's, and those joins by the entity joined (one join each)."""
+    """The semantic model holding some of ``names`` (as its own, or an entity's key on its rows) that
+    reaches every other's in one join on the entity it is named by, as MetricFlow picks it (the
+    fewest joins, then the fewest elements), and those joins by the semantic model joined."""
     candidates = sorted({model.dimension(n).entity for n in names}
                         | {holder for n in names for holder, _ in model.dimension(n).local})
     found: list[tuple[str, dict[str, tuple[tuple, ...]]]] = []
@@ -40,16 +41,18 @@ def _base(model: SemanticModel, names: Sequence[str]) -> tuple[str, dict[str, Jo
             if dimension.entity == base or dimension.local_expr(base) is not None:
                 continue
             route = model.path(base, dimension.entity)
-            if route is None:
+            prefixes = {q.split("__")[0] for q in dimension.qualified if q.count("__") == 1 and dimension.qualified[0] != name}
+            if route is None or len(route) != 1 or not prefixes <= {route[0][1].entity}:  # the entity it is named by
                 break
             routes[dimension.entity] = route
         else:
             found.append((base, routes))
-    if len(found) != 1 or any(len(route) != 1 for route in found[0][1].values()):
-        shape = "none" if not found else "more than one" if len(found) > 1 else "only through several joins one"
-        raise SemanticQueryError(f"{_WHAT} where {shape} of them reaches the others, which Baton does not compute yet "
-                                 "(MetricFlow joins them FULL OUTER from the one it ranks first)")
-    base, routes = found[0]
+    if not found:
+        raise SemanticQueryError(f"{_WHAT} where none of them reaches the others, which Baton does not compute yet")
+    fewest = min(len(routes) for _, routes in found)
+    ranked = {base: routes for base, routes in found if len(routes) == fewest}
+    base = _first_ranked(model, sorted(ranked), "dimensions of several semantic models")
+    routes = ranked[base]
     joins = {entity: route[0][1] for entity, route in routes.items()}
     if any(join.validity for join in joins.values()):
         raise SemanticQueryError(f"{_WHAT}, one a slowly changing dimension (SCD validity_params), which Baton does not "
@@ -57,16 +60,33 @@ def _base(model: SemanticModel, names: Sequence[str]) -> tuple[str, dict[str, Jo
     return base, joins
 
 
-def one_holder(model: SemanticModel, names: Sequence[str]) -> None:
-    """Refuses, by name, dimensions of one semantic model that another holds too (an entity's key on
-    its rows): MetricFlow reads them from the one with the fewest elements (``--group-by listing``:
-    the listing mapping, not the listings), which Baton does not rank."""
-    homes = {model.dimension(n).entity for n in names}
-    holders = homes | {holder for n in names for holder, _ in model.dimension(n).local}
-    if len(homes) == 1 and any(all(model.dimension(n).entity == h or model.dimension(n).local_expr(h) is not None
-                                    for n in names) for h in holders - homes):
-        raise SemanticQueryError("a query with no metric over an entity that several semantic models hold, which Baton "
-                                 "does not compute yet (MetricFlow reads it from the one with the fewest elements)")
+def _first_ranked(model: SemanticModel, candidates: Sequence[str], what: str) -> str:
+    """The candidate MetricFlow ranks first (the fewest elements: ``Entity.elements``), where that is
+    beyond doubt; else refused by name."""
+    if len(candidates) == 1:
+        return candidates[0]
+    ranked = sorted(candidates, key=lambda name: model.entity(name).elements)
+    best, second = model.entity(ranked[0]).elements, model.entity(ranked[1]).elements
+    if best == (0, 0) or 2 * best[1] > second[0]:  # clearly first: at most half the next one's elements
+        raise SemanticQueryError(f"{_WHAT.replace('dimensions of several semantic models', what)} where more than "
+                                 "one of them reaches the others, which Baton does not compute yet (MetricFlow joins "
+                                 "them FULL OUTER from the one it ranks first)")
+    return ranked[0]
+
+
+def one_holder(model: SemanticModel, names: Sequence[str], entity: str, pinned: bool) -> str:
+    """The semantic model a query with no metric over ``names`` (all of ``entity``'s) reads: where
+    another holds them all too (an entity's key on its rows: ``--group-by listing``), the one
+    MetricFlow ranks first (the listing mapping, not the listings); ``pinned`` (a time dimension of
+    ``entity`` beside them): ``entity`` or refused."""
+    holders = sorted({entity} | {holder for n in names for holder, _ in model.dimension(n).local})
+    holders = [h for h in holders if all(model.dimension(n).entity == h or model.dimension(n).local_expr(h) is not None
+                                         for n in names)]
+    chosen = _first_ranked(model, holders, "an entity several semantic models hold")
+    if pinned and chosen != entity:
+        raise SemanticQueryError("a query with no metric over an entity several semantic models hold beside a time "
+                                 "dimension, which Baton does not compute yet")
+    return chosen
 
 
 def joined_rows(model: SemanticModel, names: Sequence[str], dialect: str) -> tuple[exp.Select, Callable[[str], exp.Expr]]:
@@ -99,4 +119,32 @@ def joined_rows(model: SemanticModel, names: Sequence[str], dialect: str) -> tup
     return source, value
 
 
-__all__ = ["joined_rows", "one_holder"]
+def metric_filtered(q: SemanticQuery, select: exp.Select, value: Callable[[str], exp.Expr], conditions: list[exp.Expr],
+                    dialect: str, inner: Callable[[SemanticQuery], Any] | None) -> exp.Select:
+    """``{{ Metric('bookings', group_by=['listing']) }} > 2`` in a query with no metric: the rows
+    FULL OUTER JOINed to the metric by that dimension (``inner`` compiles it), kept where it
+    compares (``conditions`` gets the comparison), as MetricFlow: a listing with such bookings that
+    the rows lack is a NULL row."""
+    import sqlglot
+    from sqlglot import exp
+
+    if dialect == "mysql":
+        raise SemanticQueryError("a query with no metric filtered by a Metric(...) on MySQL/MariaDB, which have no FULL "
+                                 "OUTER JOIN (MetricFlow joins the metric so)")
+    if inner is None or len(q.metric_filters) != 1:
+        raise SemanticQueryError("a query with no metric filtered by several Metric(...) filters, which Baton does not "
+                                 "compute yet")
+    metric, dimension, operator, number = q.metric_filters[0]
+    compiled = inner(SemanticQuery((metric,), (dimension,)))
+    tree = sqlglot.parse_one(compiled.sql, read=dialect)
+    assert isinstance(tree, exp.Select)  # compiled from the model
+    tree.set("order", None)
+    on = exp.EQ(this=value(dimension), expression=exp.column(compiled.columns[0], table="baton_metric"))
+    joined = exp.Join(this=exp.alias_(exp.Subquery(this=tree), "baton_metric", table=True), side="FULL", kind="OUTER", on=on)
+    comparison = sqlglot.parse_one(f"baton_value {operator} {float(number)!r}", read=dialect)
+    conditions.append(comparison.transform(
+        lambda n: exp.column(metric, table="baton_metric") if isinstance(n, exp.Column) else n))
+    return select.join(joined, copy=False)
+
+
+__all__ = ["joined_rows", "metric_filtered", "one_holder"]

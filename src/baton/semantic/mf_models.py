@@ -12,6 +12,7 @@ from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import is_identifier, parse_fragment
 from baton.semantic.mf_entity_names import entity_prefixed_names
 from baton.semantic.mf_project import MetricFlowProject, where
+from baton.semantic.mf_ranking import element_count
 from baton.semantic.mf_scd import scd_window
 from baton.semantic.model import GRAINS, Dimension, Entity, Join, Measure, Refusal, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_agg
@@ -299,7 +300,8 @@ def read_models(project: MetricFlowProject, metric_names: set[str]) -> tuple[Rea
         default_time = mapping(info.node.get("defaults")).get("agg_time_dimension")
         time = info.times.get(str(default_time)) if default_time else None  # no default: no guess among its time dimensions
         entities.append(Entity(info.name, table, schema, time if isinstance(time, TimeColumn) else None,
-                               _joins(info, reading), synonyms(info.node), str(info.node.get("description") or "")))
+                               _joins(info, reading), synonyms(info.node), str(info.node.get("description") or ""),
+                               element_count(info.node)))  # mf_ranking.py
         _measures(info, reading)
     _categorical_dimensions(reading, metric_names)
     _entity_dimensions(reading, metric_names)

@@ -74,6 +74,9 @@ class Entity:
     joins: tuple[Join, ...] = ()
     synonyms: tuple[str, ...] = ()
     description: str = ""
+    # how many group-by elements MetricFlow lists for it, (fewest, most) (mf_ranking.py): which of the semantic models
+    # holding a query's dimensions it reads a query with no metric from; (0, 0): not known
+    elements: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, slots=True)

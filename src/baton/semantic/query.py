@@ -333,9 +333,10 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
         if any(name != TIME for name, _ in query.order):
             raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
         return replace(query, grain=query.grain or "day", order=query.order or ((TIME, False),))
-    if query.metric_filters:
-        raise SemanticQueryError("a query with no metric filtered by a Metric(...), which Baton does not compute yet")
+    if len(query.metric_filters) > 1:  # one: joined_values.metric_filtered
+        raise SemanticQueryError("a query with no metric filtered by several Metric(...), which Baton does not compute yet")
     names = [*(b for b in query.by if query.time_group(b) is None), *(name for name, _ in query.where)]
+    names += [dimension for _, dimension, _, _ in query.metric_filters]
     for condition in query.conditions:
         names += _condition_dimensions(model, condition)
     _check_dimension_names(model, names)
