@@ -27,7 +27,8 @@ Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``of
 days and weeks, ``join_to_timespine`` over the project's time spine, cumulative metrics by day
 and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
 days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, SCD ``validity_params`` and a join path per
-multi-hop target (``joins.py``), queries with no metric over several semantic models (``joined_values.py``), ``where`` filters
+multi-hop target (``joins.py``), queries with no metric over several semantic models
+or with a ``Metric(...)`` filter, read where MetricFlow reads them (``joined_values.py``, ``mf_ranking.py``), ``where`` filters
 comparing metric time with dates (``time_filters.py``: the days they keep, as periods), the time
 spine's custom granularities as grains, in group-bys and filters (``custom_grains.py``), filters
 on ratio and derived metrics and on their inputs (a filtered copy of the input metric), derived
