@@ -23,7 +23,9 @@ COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_
             "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity",
             "simple_metric_with_custom_granularity_filter", "simple_metric_with_custom_granularity_in_filter_and_group_by",
             "test_offset_metric_with_custom_granularity_filter_not_in_group_by",
-            "test_conversion_metric_with_custom_granularity", "test_windowed_conversion_metric_with_custom_granularity"}
+            "test_conversion_metric_with_custom_granularity", "test_windowed_conversion_metric_with_custom_granularity",
+            "test_conversion_metric_with_custom_granularity_filter",
+            "test_conversion_metric_with_custom_granularity_filter_not_in_group_by"}
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +111,10 @@ def test_a_custom_grain_filter_beside_another_time_in_one_condition_is_refused_b
     where = FILTER + " OR {{ TimeDimension('metric_time', 'day') }} = '2020-01-01'"
     with pytest.raises(SemanticQueryError, match="a custom grain beside another time"):
         query_from_params(model, {"metrics": ["bookings"], "where": [where]})
+
+
+def test_a_conversion_metric_filtered_otherwise_is_still_refused_by_name(model):
+    for where in ("{{ Dimension('visit__referrer_id') }} = 'ref_id_01'",
+                  FILTER.replace("listing__ds", "metric_time") + " OR {{ Dimension('visit__referrer_id') }} = 'x'"):
+        with pytest.raises(SemanticQueryError, match="a conversion metric"):
+            compile_query(model, query_from_params(model, {"metrics": ["visit_buy_conversion_rate"], "where": [where]}), "duckdb")

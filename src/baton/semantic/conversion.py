@@ -10,7 +10,8 @@ conversions stacked with ``UNION ALL`` and grouped again (no FULL OUTER JOIN), t
 event per conversion row by ``ROW_NUMBER()`` over the conversion rows numbered once.
 
 Refused by name (``SemanticQueryError``): a conversion metric beside other metrics or under a
-ratio/derived one, with a filter, a where condition or time range, a window of months or years,
+ratio/derived one, with a filter, a where condition or time range (but a custom grain's period, filtering
+the base events), a window of months or years,
 ``join_to_timespine``, or a constant property or entity not on both semantic models' own rows.
 """
 
@@ -20,7 +21,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.semantic.compiler import CompiledQuery, _aggregate, _Branch, _group_value, _qualify, output_name, time_value
+from baton.semantic.compiler import (
+    CompiledQuery,
+    _aggregate,
+    _Branch,
+    _group_value,
+    _measure_filter,
+    _qualify,
+    output_name,
+    time_value,
+)
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.model import SemanticModel
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -82,6 +92,15 @@ def conversion_of(params: Mapping, filters: list[str], measures: Mapping, refuse
                                    float(fill) if fill is not None else None)
 
 
+def _on_custom_grains(q: SemanticQuery, condition: str) -> bool:
+    """Whether a query condition names time groups only (a custom grain's period: ``custom_grains.py``)."""
+    import sqlglot
+    from sqlglot import exp
+
+    columns = list(sqlglot.parse_one(condition).find_all(exp.Column))
+    return bool(columns) and all(c.table == "dimension" and q.time_group(c.name) is not None for c in columns)
+
+
 def _local(model: SemanticModel, name: str, entity: str, alias: str) -> exp.Expr:
     """A dimension or entity on ``entity``'s own rows (the shared entity, a constant property)."""
     for dimension in model.dimensions:
@@ -99,7 +118,7 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
     q = query.check(model)
     if len(q.metrics) != 1 or model.metric(q.metrics[0]).conversion is None:
         raise SemanticQueryError(f"a conversion metric beside other metrics, {_REFUSED}")
-    if q.where or q.conditions or q.metric_filters or q.periods:
+    if q.where or q.metric_filters or q.periods or not all(_on_custom_grains(q, c) for c in q.conditions):
         raise SemanticQueryError(f"a conversion metric with a where filter or a time range, {_REFUSED}")
     name = q.metrics[0]
     metric = model.metric(name)
@@ -115,6 +134,7 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
     # the base events grouped
     branch = _Branch(model, base.entity, base_time)
     values = [_group_value(branch, model, q, d, dialect) for d in dims]  # a time group: of the base event's time
+    filters = [_measure_filter(branch, model, c, q.grain, dialect, q) for c in q.conditions]  # before the joins are read
     opportunities = exp.Select().from_(branch.source(), copy=False)
     for join in branch.joins:
         opportunities = opportunities.join(join, copy=False)
@@ -123,6 +143,9 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
     base_value = _qualify(parse_fragment(base.expr, f"measure {base.name}"), branch.root.name)
     opportunities = opportunities.select(exp.alias_(_aggregate(base.agg, base_value), "m_base"), copy=False)
     opportunities = opportunities.select(exp.alias_(exp.Null(), "m_conv"), copy=False)
+    # a filter on a custom grain's period: on the base events, counted and credited alike (as MetricFlow filters them)
+    if filters:
+        opportunities = opportunities.where(exp.and_(*filters), copy=False)
     if dims:
         opportunities = opportunities.group_by(*[v.copy() for v in values], copy=False)
     # each conversion row with the latest base event before it
@@ -146,8 +169,11 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
                         order=exp.Order(expressions=[exp.Ordered(this=b_time.copy(), desc=True)]))
     inner = exp.Select().from_(exp.alias_(exp.Subquery(this=numbered), c, table=True), copy=False)
     inner = inner.join(exp.Join(this=credited.source(), on=exp.and_(*on)), copy=False)
+    credited_filters = [_measure_filter(credited, model, c, q.grain, dialect, q) for c in q.conditions]
     for join in credited.joins:
         inner = inner.join(join, copy=False)
+    if credited_filters:
+        inner = inner.where(exp.and_(*credited_filters), copy=False)
     for value, out in zip(cvalues, names):
         inner = inner.select(exp.alias_(value, out), copy=False)
     conv_value = _qualify(parse_fragment(conv.expr, f"measure {conv.name}"), c)
