@@ -52,16 +52,14 @@ import asyncio
 import json
 import os
 import signal
-import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import server_load
+from server_processes import admission, free_port, make_home, pct, start_server, tree_cpu, wait_listening, wait_ready, worker_rss
 
 HERE = Path(__file__).resolve().parent
 ROUTED = "Show me the monthly revenue table for 2025 please"
@@ -165,96 +163,6 @@ def _start_stub(port: int, latency: float) -> subprocess.Popen:
 # --- process plumbing ------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tree_cpu(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` and its live children (from /proc)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    pids = [pid]
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        pids += [int(c) for c in children]
-        for child in children:  # uvicorn's workers may have children of their own (renderers: not here)
-            pids += [int(c) for c in Path(f"/proc/{child}/task/{child}/children").read_text().split()]
-    except OSError:
-        pass
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
-def _wait_listening(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("stub did not start")
-
-
-def _wait_ready(port: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                sock.sendall(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
-                if sock.recv(100).startswith(b"HTTP/1.1 200"):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("server did not start")
-
-
-def _start_server(port: int, workers: int, env: dict[str, str]) -> subprocess.Popen:
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from baton.cli.serving import serve_factory; "
-            f"serve_factory('server_throughput:app_factory', '127.0.0.1', {port}, workers={workers}, log_level='warning')")
-    return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
-
-
-def _make_home() -> Path:
-    home = Path(tempfile.mkdtemp(prefix="baton-bench-"))
-    with sqlite3.connect(home / "sales.sqlite") as conn:
-        conn.execute("CREATE TABLE sales (month TEXT, revenue INTEGER)")
-        conn.executemany("INSERT INTO sales VALUES (?, ?)", [(f"2025-{m:02d}", 1000 + 37 * m) for m in range(1, 13)])
-    return home
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def _worker_rss(server_pid: int) -> int:
-    """Resident bytes of the server's worker: the largest of uvicorn's supervisor's children."""
-    largest = 0
-    try:
-        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
-    except OSError:
-        return 0
-    for child in children:
-        try:
-            for line in Path(f"/proc/{child}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    largest = max(largest, int(line.split()[1]) * 1024)
-        except (OSError, ValueError):
-            continue
-    return largest
-
-
 HEADER = (f"{'workers':>7} {'chain s':>7} {'question':>12} {'conc':>5} {'q/s':>8} {'ideal':>8} {'of ideal':>8} {'p50 ms':>8} "
           f"{'p99 ms':>8} {'p99/chain':>9} {'refused':>8} {'RA s':>4} {'failed':>6} {'CPU ms/q':>9} {'CPU share':>9}")
 
@@ -263,27 +171,12 @@ def _row(workers: int, chain: float, kind: str, concurrency: int, outcome: serve
     rate = len(outcome.latencies) / wall
     ideal = concurrency / chain if chain else float("nan")
     share = f"{100 * rate / ideal:7.1f}%" if chain else "      -"
-    p99 = _pct(outcome.latencies, 0.99)
+    p99 = pct(outcome.latencies, 0.99)
     ratio = f"{p99 / chain:9.2f}" if chain else "        -"
     retry = f"{statistics.median(outcome.retry_after):4.0f}" if outcome.retry_after else "   -"
     return (f"{workers:>7} {chain:7g} {kind:>12} {concurrency:>5} {rate:8.1f} {ideal:8.1f} {share:>8} "
-            f"{1000 * _pct(outcome.latencies, 0.5):8.1f} {1000 * p99:8.1f} {ratio} {outcome.refused:>8} {retry} {outcome.failed:>6} "
+            f"{1000 * pct(outcome.latencies, 0.5):8.1f} {1000 * p99:8.1f} {ratio} {outcome.refused:>8} {retry} {outcome.failed:>6} "
             f"{1000 * cpu / max(1, len(outcome.latencies)):9.2f} {cpu / wall:9.2f}")
-
-
-def _admission(port: int) -> str:
-    """What the server's admission measured (``/health/ready``): its limit, memory per unit, refusals by reason."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(b"GET /health/ready HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            data = b""
-            while chunk := sock.recv(65536):
-                data += chunk
-        state = json.loads(data.partition(b"\r\n\r\n")[2])["dependencies"]["admission"]
-    except (OSError, ValueError, KeyError):
-        return "admission: (not read)"
-    return (f"admission: limit {state['limit']} (cap {state['memory_cap']}), {state['bytes_per_unit'] / 1024:.0f} KiB per unit in "
-            f"flight, refusals {state['refusals']}, the last: {state['last_refusal'][:90]!r}")
 
 
 def _measured(server: subprocess.Popen, loads) -> tuple[list[server_load.Outcome], float, float]:
@@ -291,9 +184,9 @@ def _measured(server: subprocess.Popen, loads) -> tuple[list[server_load.Outcome
     async def together():
         return await asyncio.gather(*loads)
 
-    before, started = _tree_cpu(server.pid), time.perf_counter()
+    before, started = tree_cpu(server.pid), time.perf_counter()
     outcomes = asyncio.run(together())
-    return outcomes, time.perf_counter() - started, _tree_cpu(server.pid) - before
+    return outcomes, time.perf_counter() - started, tree_cpu(server.pid) - before
 
 
 def _duration(seconds: float, chain: float) -> float:
@@ -311,7 +204,7 @@ def _latency_runs(args, latency: float, port: int, server: subprocess.Popen, wor
             results[(workers, kind, latency, concurrency)] = (outcome, wall, cpu)
             print(_row(workers, chain, kind, concurrency, outcome, wall, cpu), flush=True)
             if concurrency >= 200:
-                print(f"{'':>12}{_admission(port)}", flush=True)
+                print(f"{'':>12}{admission(port)}", flush=True)
 
 
 def _scenarios(args, port: int, server: subprocess.Popen) -> None:
@@ -340,16 +233,16 @@ def _scenarios(args, port: int, server: subprocess.Popen) -> None:
 
 
 def _streams(args, env: dict[str, str]) -> None:
-    stub_port, port = _free_port(), _free_port()
+    stub_port, port = free_port(), free_port()
     stub = _start_stub(stub_port, STREAM_LATENCY)
-    server = _start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stub_port}/v1",  # streams held open:
+    server = start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stub_port}/v1",  # streams held open:
                                      "BATON_LLM_TIMEOUT": "900", "BATON_QUESTION_DEADLINE": "900"})  # no timeout ends them
     try:
-        _wait_listening(stub_port)
-        _wait_ready(port)
+        wait_listening(stub_port)
+        wait_ready(port)
         asyncio.run(server_load.load(port, VERIFIED, 4, 1.0, KEY))  # warm-up
         time.sleep(1.0)
-        before = _worker_rss(server.pid)
+        before = worker_rss(server.pid)
 
         async def hold() -> tuple[tuple[int, int, int], int, str]:
             ready, release = asyncio.Event(), asyncio.Event()
@@ -357,8 +250,8 @@ def _streams(args, env: dict[str, str]) -> None:
                                                                         ramp_s=args.stream_ramp))
             await ready.wait()
             await asyncio.sleep(2.0)  # their model calls are made (or queued in the SDK's pool)
-            rss = _worker_rss(server.pid)
-            state = _admission(port)
+            rss = worker_rss(server.pid)
+            state = admission(port)
             release.set()
             return await task, rss, state
 
@@ -389,7 +282,7 @@ def main() -> None:
     args = parser.parse_args()
 
     files = server_load.raise_open_files(3 * max([*args.concurrency, args.streams, 1000]) + 1024)
-    home = _make_home()
+    home = make_home()
     env = {**os.environ, "BENCH_HOME": str(home), "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
     results: dict = {}
     print(f"{args.seconds:g} s per run (a whole number of chains); {os.cpu_count()} cores; load average "
@@ -399,23 +292,23 @@ def main() -> None:
     processes = []
     try:
         for latency in sorted({*args.latency, *([args.scenario_latency] if set(args.scenarios) - {"streams"} else [])}):
-            stubs[latency] = _free_port()
+            stubs[latency] = free_port()
             processes.append(_start_stub(stubs[latency], latency))
         for workers in args.workers:
             for latency in args.latency:
-                port = _free_port()
-                server = _start_server(port, workers, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[latency]}/v1"})
+                port = free_port()
+                server = start_server(port, workers, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[latency]}/v1"})
                 try:
-                    _wait_ready(port)
+                    wait_ready(port)
                     _latency_runs(args, latency, port, server, workers, results)
                 finally:
                     os.killpg(server.pid, signal.SIGTERM)
                     server.wait(30)
         if set(args.scenarios) - {"streams"}:
-            port = _free_port()
-            server = _start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[args.scenario_latency]}/v1"})
+            port = free_port()
+            server = start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[args.scenario_latency]}/v1"})
             try:
-                _wait_ready(port)
+                wait_ready(port)
                 asyncio.run(server_load.load(port, ROUTED, 4, 1.0, KEY))
                 _scenarios(args, port, server)
             finally:
@@ -436,10 +329,10 @@ def _sdk_lines(args, stubs: dict[float, int], results: dict) -> None:
     """The SDK's own share, one call at a time: at the model's pace (as at concurrency 1) and back to back;
     then the server's CPU per model question less it."""
     latency = args.latency[0]
-    eager_port = _free_port()
+    eager_port = free_port()
     eager = _start_stub(eager_port, 0.0)
     try:
-        _wait_listening(eager_port)
+        wait_listening(eager_port)
         paced = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{stubs[latency]}/v1", max(args.seconds, 2 * latency)))
         back_to_back = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{eager_port}/v1", args.seconds))
     finally:

@@ -40,9 +40,10 @@ work in flight, itself included: max-min fairness), and refused past it. So one 
 concurrency 900 cannot crowd out a key at 10: the heavy key is refused until its share
 drains, the light one is served meanwhile. Those admissions are bounded: together the
 keys within their share hold at most the limit (and never more than the memory cap). What a question costs is counted
-in units: ``QUESTION`` (1), an open stream ``STREAM`` (it holds its connection, buffers
-and a task for its whole life: ``bench/server_throughput.py`` measures RSS per open
-stream), a pipeline start ``PIPELINE`` (it plans with a model, then its run's stages).
+in units: ``QUESTION`` (1), an open stream ``STREAM`` (2: it holds its connection, buffers,
+tasks and event queue for its whole life; ``bench/server_throughput.py`` measured about
+96 KiB of resident memory per open stream against 47-65 KiB per question in flight), a
+pipeline start ``PIPELINE`` (2: it plans with a model, then its run's stages).
 
 A burst is met by slow start (TCP's, as the limiters above have it): the measurement
 comes every tick, but a thousand questions can arrive between two ticks, each looking at
@@ -78,6 +79,7 @@ from typing import Any
 from baton.errors import BatonError
 from baton.server.headroom import Headroom, Reading, Sentinel, busy_share
 from baton.server.limits import Limits
+from baton.server.slots import Slot
 
 __all__ = ["CALLER", "HELD", "Admission", "Overloaded", "Slot", "Ticket", "busy_share"]
 
@@ -350,56 +352,3 @@ class Admission:
                 "limit": round(self.limit), "waiting": self.waiting, "keys": len(self.by_key), "admitted": self.admitted, "refused": self.refused,
                 "refusals": dict(self.refusals), "last_refusal": self.last_refusal, "loop_busy": round(headroom.busy, 2), "loop_lag_ms": round(headroom.lag_s * 1000, 1),
                 "drain_per_s": round(headroom.drain_per_s, 1), "bytes_per_unit": round(headroom.bytes_per_unit)}
-
-
-class Slot:
-    """Units taken for a streamed answer: released when the response ends, however it ends
-    (finished, failed, or cancelled because the client left). ``Slot(None)``: the guard
-    holds the request's ticket and releases it."""
-
-    def __init__(self, ticket: Ticket | None) -> None:
-        self._ticket = ticket
-
-    def release(self) -> None:
-        if self._ticket is not None:
-            self._ticket.release()
-
-    def streaming(self, content: Any, **kwargs: Any) -> Any:
-        """A ``StreamingResponse`` of ``content`` that releases this slot when it ends, however
-        it ends (a plain one when the guard holds the request's ticket: it releases it)."""
-        from starlette.responses import StreamingResponse
-
-        if self._ticket is None:
-            return StreamingResponse(content, **kwargs)
-        response = _releasing_response()(content, **kwargs)
-        response.slot = self
-        return response
-
-    def __del__(self) -> None:  # a response never sent (the route failed after taking the slot)
-        try:
-            self.release()
-        except Exception:
-            pass
-
-
-_RELEASING: Any = None
-
-
-def _releasing_response() -> Any:
-    """The ``StreamingResponse`` that releases its ``slot`` at its end: one class, made once
-    (a class per stream cost a kilobyte each)."""
-    global _RELEASING
-    if _RELEASING is None:
-        from starlette.responses import StreamingResponse
-
-        class ReleasingStreamingResponse(StreamingResponse):
-            slot: Slot
-
-            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-                try:
-                    await super().__call__(scope, receive, send)
-                finally:
-                    self.slot.release()
-
-        _RELEASING = ReleasingStreamingResponse
-    return _RELEASING
