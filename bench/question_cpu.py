@@ -13,9 +13,10 @@ For each concurrency (closed loop), three figures per answered question:
   ``/proc``'s 10 ms ticks are too coarse at concurrency 1), over the answers;
 - *SDK alone*: the bare ``openai`` SDK calling the same stub as Baton calls it (its transport,
   the same body), from this process, with the same number of concurrent callers each calling
-  again as its answer arrives, so at the same pace; process CPU over the calls. It is what the model call costs whoever makes it: at
-  concurrency 1 most of it is waking an idle event loop and a cold core, not Baton's;
-- *Baton's own*: server - SDK alone.
+  again as its answer arrives, so at the same pace; process CPU over the calls: what the model
+  call costs whoever makes it (at concurrency 1 about twice its loaded cost: a cold core);
+- *Baton's own*: server - SDK alone. The *worker* column leaves out uvicorn's supervisor
+  (``serve_factory`` runs one even for one worker; ``baton serve`` without ``--workers`` does not).
 
 First, what an idle server spends and what waking it costs (``_wake_cost``): the share of
 the concurrency-1 figure that is uvicorn's and the machine's, whatever the question.
@@ -24,6 +25,19 @@ Each setting runs ``--repeats`` times, server and SDK interleaved (the machine i
 single runs drift); every run is printed and the medians last. Admission is set to admit every
 question (``ADMIT_ALL``): refusals would add their CPU to the answers'.
 Targets (issue 26): Baton's own <= 1 ms at concurrency 1, 50 and 200; server <= 3 ms at 50 and 200.
+
+What it showed (2 vCPUs shared with other benches, load average 7-8, so runs drift by a
+millisecond at concurrency 1): server 6.3-7.6 ms at concurrency 1, SDK alone 1.7-1.9 ms of it
+(0.9-1.2 ms loaded). Of the rest, not Baton's: an idle worker spends 1.4-1.5 ms of CPU a second
+on uvicorn's 0.1 s tick (about 0.14 ms per wake of an idle loop on this machine), plus 0.7 ms a
+second for its supervisor's ping (``serve_factory`` only), about 0.4 ms per question at 5
+questions a second; and ``GET /health`` costs 0.28 ms back to back but about twice that, net of
+the idle share, one per 200 ms (a cold core). Baton's own path, without the HTTP server and the
+SDK (the app called in process with a zero-latency model, one question at a time), was 2.0-2.5
+ms and is 1.6 ms: a thread hop for nothing (``related.may_offer``) and the idempotency key's
+upsert built per turn (``turn_keys._claim_statement``) cut. What remains is spread thin (the
+FastAPI route about 0.3 ms, the turn's SQLite write on the sessions thread about 0.4 ms, the
+verified query and its thread 0.3 ms, the answer's JSON 0.15 ms, the orchestrator's loop).
 """
 
 from __future__ import annotations
