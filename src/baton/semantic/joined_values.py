@@ -1,15 +1,18 @@
-"""A query with no metric over dimensions of several semantic models: their rows FULL OUTER JOINed.
+"""A query with no metric read where MetricFlow reads it: over several semantic models, FULL OUTER JOINed.
 
 MetricFlow answers ``mf query --group-by user__home_state_latest,listing__is_lux_latest`` from
 the semantic model that reaches the others (listings, whose ``user`` is the users' primary
 entity), joined to each of them with a FULL OUTER JOIN on that entity, then filtered and grouped:
 a user with no listing is a row too (its listing's dimensions NULL), as is a listing whose user
-is unknown. Baton reads the same (``SELECT ... FROM listings FULL OUTER JOIN users ON ... WHERE
-... GROUP BY ...``) when exactly one of the models holding the dimensions (an entity's key on its
-own rows counts) reaches every other, each in one join. Refused by name: no such model or more
-than one (MetricFlow starts from the one it ranks first, by how few elements it has: which one
-decides the rows), a path of several joins, a slowly changing dimension (no measure time to
-pick its row by), a time group-by beside them, and MySQL/MariaDB (no FULL OUTER JOIN).
+is unknown. It starts from the candidate (a model holding some of the dimensions, an entity's key
+on its own rows included) with the fewest joins, then the fewest group-by elements
+(``mf_ranking.py``): ``--group-by listing`` reads the listing mapping, not the listings. Baton
+reads the same where that candidate is clearly first (``one_holder``, ``joined_rows``), and a
+``Metric(...)`` filter as MetricFlow does, the metric FULL OUTER JOINed by its dimension
+(``metric_filtered``). Refused by name: candidates ranked too close to tell, a dimension reached
+only through several joins or on another entity than the one it is named by, a slowly changing
+dimension (no measure time to pick its row by), a time group-by beside several models, several
+Metric filters, and MySQL/MariaDB (no FULL OUTER JOIN).
 """
 
 from __future__ import annotations
