@@ -1,6 +1,6 @@
 """MetricFlow metric definitions computed for issue 27 (cluster M): percentile and median measures,
 filters on ratio and derived metrics and on their inputs, derived expressions with NULLIF and the
-like — against MetricFlow's own cases (their check queries give the rows); what an engine lacks is
+like, join_to_timespine beside other metrics — against MetricFlow's own cases (their check queries give the rows); what an engine lacks is
 refused by name."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, duckdb_copies
+from itest_cases import MODELS, ROW_CAP, all_cases, ask, duckdb_copies
 
 COMPUTED = {
     # percentile and median measures
@@ -26,6 +26,10 @@ COMPUTED = {
     "ratio_with_numerator_constraint_on_local_dimension", "ratio_with_numerator_constraint_on_join_dimension",
     "expr_with_constraint_on_join_dimension", "ratio_with_constraint_and_repeated_measure",
     "expr_with_single_constrained_and_aliased_measure", "derived_metric_ratio",
+    # join_to_timespine beside other metrics and group-bys, under a derived metric, without metric time
+    "fill_nulls_with_0_multi_metric_query", "derived_fill_nulls_for_one_input_metric",
+    "fill_nulls_with_0_multi_metric_query_with_nesting", "simple_join_to_time_spine_with_queried_filter",
+    "simple_fill_nulls_with_0_with_categorical_dimension", "join_to_time_spine_with_time_constraint",
 }
 
 
@@ -45,7 +49,7 @@ def test_metricflow_cases_pass(database):
     assert len(cases) == len(COMPUTED)
 
     async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="definitions", allow_privileged_role=True)
+        connection = SQLConnection(url, id="definitions", allow_privileged_role=True, row_cap=ROW_CAP)
         layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
         check = sa.create_engine(check_url)
         try:
@@ -97,3 +101,12 @@ def test_a_derived_expression_is_still_checked(model):
     for text in ("pg_sleep(1) + bookings", "(SELECT 1) + bookings", "bookings || 'x'"):
         with pytest.raises(SemanticModelError):
             parse_metric_expression(text, "derived metric")
+
+
+@pytest.mark.parametrize("params", [
+    {"metrics": ["bookings_fill_nulls_with_0", "views"], "group_by": ["metric_time__day", "listing"]},
+    {"metrics": ["bookings_fill_nulls_with_0", "bookings"], "group_by": ["metric_time__day"]},  # one measure both ways
+])
+def test_join_to_timespine_beyond_what_is_built_is_refused_by_name(model, params):
+    with pytest.raises(SemanticQueryError, match="join_to_timespine .* which Baton does not compute yet"):
+        compile_query(model, query_from_params(model, params), "duckdb")

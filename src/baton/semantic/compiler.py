@@ -43,7 +43,7 @@ from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import time_dimension
-from baton.semantic.timespine import check_cumulative, cumulative_part, on_time_spine, spined_input
+from baton.semantic.timespine import check_cumulative, cumulative_part, needs_spine, on_time_spine
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -304,9 +304,14 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             continue
         branches.append((branch, dim_values, conditions, aggregates))
 
+    spine = needs_spine(model, q)
+
     def finish(select: exp.Select, value_of: Callable[[Use], exp.Expr]) -> exp.Select:
         for name in q.metrics:
             select = select.select(exp.alias_(_metric_tree(model, name, value_of), name), copy=False)
+        if spine:  # the measures too: timespine.on_time_spine computes the metrics again over the spine's periods
+            for use in measures:
+                select = select.select(exp.alias_(value_of(use), stacked_name(use)), copy=False)
         ordered = [(output_name(n, q), desc) for n, desc in q.order]
         ordered += [(n, False) for n in names if n not in {o for o, _ in ordered}]
         for name, desc in ordered:
@@ -355,11 +360,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         if dims:
             select = select.group_by(*[exp.column(n, table="measures") for n in names], copy=False)
         select = finish(select, lambda use: exp.Max(this=exp.column(stacked_name(use), table="measures")))
-    if any(spined_input(model, name) for name in q.metrics):
-        raise SemanticQueryError("a ratio or derived metric over a join_to_timespine input (its periods without data), "
-                                 "which Baton does not compute yet")
-    if any(model.metric(name).join_to_timespine for name in q.metrics):
-        select = on_time_spine(model, q, select, names, dialect)
+    if spine:  # timespine.py: every period of the spine, the metrics computed again over them
+        select = on_time_spine(model, q, select, names, measures, functools.partial(_metric_tree, model), dialect)
     return CompiledQuery(render_sql(select, dialect), q, (*names, *q.metrics), dialect)
 
 

@@ -22,26 +22,30 @@ Use = tuple[str, int, str]  # (measure, days its time is moved, cumulative windo
 
 def measure_uses(model: SemanticModel, name: str, offset: int = 0) -> list[Use]:
     """Each (measure, days its time is moved, cumulative window) a metric reads, in a stable order."""
+    return list(dict.fromkeys(use for _, use in leaves(model, name, offset)))
+
+
+def leaves(model: SemanticModel, name: str, offset: int = 0) -> list[tuple[str, Use]]:
+    """Each simple metric a metric reads (at any depth), with the measure use it reads it by."""
     from sqlglot import exp
 
     metric = model.metric(name)
     if metric.type == "simple":
-        return [(metric.measure or "", offset, metric.cumulative)]
+        return [(name, (metric.measure or "", offset, metric.cumulative))]
     if metric.type == "ratio":
-        return list(dict.fromkeys([*measure_uses(model, metric.numerator or "", offset),
-                                   *measure_uses(model, metric.denominator or "", offset)]))
-    out: list[Use] = []
+        return [*leaves(model, metric.numerator or "", offset), *leaves(model, metric.denominator or "", offset)]
+    out: list[tuple[str, Use]] = []
     for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
-        uses = measure_uses(model, column.name.split(OFFSET_MARK)[0], offset + offset_of(column))
+        found = leaves(model, column.name.split(OFFSET_MARK)[0], offset + offset_of(column))
         if to_grain(column):  # timespine.cumulative_part reads it: the value at the start of the period
-            if any(c for _, _, c in uses):
+            if any(c for _, (_, _, c) in found):
                 from baton.semantic.query import SemanticQueryError
 
                 raise SemanticQueryError("offset_to_grain over a cumulative metric or another offset_to_grain, which Baton "
                                          "does not compute yet")
-            uses = [(measure, days, f"to_grain:{to_grain(column)}") for measure, days, _ in uses]
-        out += uses
-    return list(dict.fromkeys(out))
+            found = [(leaf, (measure, days, f"to_grain:{to_grain(column)}")) for leaf, (measure, days, _) in found]
+        out += found
+    return out
 
 
 def conversion_inside(model: SemanticModel, name: str) -> bool:
@@ -100,4 +104,4 @@ def stacked_name(use: Use) -> str:
     return f"{stacked[:47]}_{hashlib.sha256(stacked.encode()).hexdigest()[:12]}"
 
 
-__all__ = ["Use", "conversion_inside", "measure_uses", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]
+__all__ = ["Use", "conversion_inside", "leaves", "measure_uses", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]

@@ -102,15 +102,15 @@ def _is_metric_time(model: SemanticModel, call: JinjaCall, measures: tuple[str, 
 
 
 def _default_grain(model: SemanticModel, metrics: tuple[str, ...], measures: tuple[str, ...]) -> str:
-    """Metric time's grain when a query names none, as MetricFlow takes it: the finest of each
-    metric's own (its ``time_granularity``, else the finest its data is kept by), never finer
-    than every metric's data allows."""
+    """Metric time's grain when a query names none, as MetricFlow takes it: the coarsest of each
+    metric's own (its ``time_granularity``, else the finest its data is kept by: MetricFlow's
+    DefaultTimeGranularityPattern), never finer than every metric's data allows."""
     grains = []
     for name in metrics:
         own = model.metric(name).grain or model.finest_grain(tuple(model.measures_of(name))) or "day"
         grains.append(GRAINS.index(own))
     floor = GRAINS.index(model.finest_grain(measures) or "day")
-    return GRAINS[max(min(grains, default=floor), floor)]
+    return GRAINS[max(max(grains, default=floor), floor)]
 
 
 def _prefixes(model: SemanticModel, entity: str) -> frozenset[str]:

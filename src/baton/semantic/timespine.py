@@ -1,16 +1,20 @@
 """MetricFlow's time spine: a row for every period, whether the data has one or not.
 
 A project declares a daily time spine table (``time_spines`` / ``time_spine_table_configurations``,
-read into ``SemanticModel.time_spine``). A metric with ``join_to_timespine`` is answered with a
-row for each of the spine's periods (within the query's), LEFT JOINed to the metric's values, a
-missing value shown as its ``fill_nulls_with``, as MetricFlow computes it.
+read into ``SemanticModel.time_spine``). A query grouped by metric time whose metric asks for
+``join_to_timespine`` (or reads one that does) is answered with a row for each of the spine's
+periods (within the query's), LEFT JOINed to the query's rows, a missing value shown as its
+``fill_nulls_with``, as MetricFlow computes it (``on_time_spine``). Cumulative metrics and
+``offset_to_grain`` inputs are read over the spine's days too (``cumulative_part``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
+from baton.semantic.measure_uses import Use, leaves, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -32,45 +36,106 @@ def spined_input(model: SemanticModel, name: str) -> bool:
     return any(model.metric(i).join_to_timespine or spined_input(model, i) for i in inputs)
 
 
-def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, names: list[str], dialect: str) -> exp.Select:
-    """``inner`` with a row for every period of the project's time spine (MetricFlow's
-    ``join_to_timespine``): the spine's periods (within the query's), LEFT JOIN the metrics, a
-    missing value as the metric's ``fill_nulls_with``. Read when every metric asks for it and the
-    query groups by metric time alone; anything else is refused by name."""
+def needs_spine(model: SemanticModel, q: SemanticQuery) -> bool:
+    """Whether the answer is read over the time spine's periods: grouped by metric time, with a metric
+    that asks for ``join_to_timespine`` or reads one that does. Without metric time MetricFlow joins no
+    spine (its ``fill_nulls_with`` still fills)."""
+    return TIME in q.by and any(model.metric(m).join_to_timespine or spined_input(model, m) for m in q.metrics)
+
+
+def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, names: list[str], uses: list,
+                  tree: Callable[[str, Callable[[Use], exp.Expr]], exp.Expr], dialect: str) -> exp.Select:
+    """The answer over the project's time spine (MetricFlow's ``join_to_timespine``): every spine period
+    (within the query's), LEFT JOIN ``inner`` (the query's rows, each measure also as its
+    ``stacked_name`` column), the metrics computed again over them by ``tree`` — a join_to_timespine
+    metric's measure NULL where the period has no data, so its ``fill_nulls_with`` shows. Other metrics
+    keep their own periods too (MetricFlow joins each metric's rows FULL OUTER): a period outside the
+    spine where one of them has a value is a row, the spined measures NULL there. A where filter on a
+    grouped-by dimension is applied again over the spine's rows (as MetricFlow re-applies it).
+    Beside other group-bys only one simple metric is read; more is refused by name."""
     from sqlglot import exp
 
-    if model.time_spine is None or q.by != (TIME,) or not all(model.metric(m).join_to_timespine for m in q.metrics):
-        raise SemanticQueryError("join_to_timespine beside other group-bys or metrics, which Baton does not compute yet "
-                                 "(it joins the time spine to metrics that all ask for it, grouped by metric time alone)")
+    found = [leaf for name in q.metrics for leaf in leaves(model, name)]
+    spined = {use for leaf, use in found if model.metric(leaf).join_to_timespine}
+    plain = {use for leaf, use in found if not model.metric(leaf).join_to_timespine}
+    time_name = names[q.by.index(TIME)]
+    others = [n for n in names if n != time_name]
+    if model.time_spine is None or spined & plain or any(offset for _, offset, _ in spined) or (
+            others and (len(q.metrics) > 1 or model.metric(q.metrics[0]).type != "simple" or q.metric_filters
+                        or any(name in q.by for name, _ in q.where))):
+        raise SemanticQueryError("join_to_timespine beside other group-bys and other metrics, on an offset input, or with one "
+                                 "measure read with and without it, which Baton does not compute yet")
     table, column = model.time_spine
     spine_time = TimeColumn(column, "native")
     value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))  # a spine of timestamps too
     period = grain_expression(value.copy(), spine_time, q.grain or "day", dialect)
-    spine = exp.Select().select(exp.alias_(period, names[0]), copy=False).from_(
-        exp.alias_(exp.to_table(table), "spine", table=True), copy=False)
+    periods = exp.Select().select(exp.alias_(period, time_name), exp.alias_(exp.Literal.number(1), "baton_in_spine"),
+                                  copy=False).from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False)
     if q.periods:
         ranges = [period_condition(value.copy(), spine_time, p) for p in q.periods]
-        spine = spine.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
-    spine = spine.group_by(period.copy(), copy=False)
+        periods = periods.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
+    periods = periods.group_by(period.copy(), copy=False)
     order, limit = inner.args.get("order"), inner.args.get("limit")
     inner.set("order", None)
     inner.set("limit", None)
-    select = exp.Select().select(exp.alias_(exp.column(names[0], table="spine_periods"), names[0]), copy=False).from_(
-        exp.alias_(exp.Subquery(this=spine), "spine_periods", table=True), copy=False)
+    spine_row = exp.column("baton_in_spine", table="spine_periods")
+    if plain:  # the other metrics' own periods too (MetricFlow's FULL OUTER JOIN of each metric's rows)
+        present = exp.or_(*(exp.Not(this=exp.Is(this=exp.column(stacked_name(u), table="metrics"), expression=exp.Null()))
+                            for u in plain))
+        data = exp.Select().select(exp.column(time_name, table="metrics"), exp.alias_(exp.Literal.number(0), "baton_in_spine"),
+                                   copy=False).from_(exp.alias_(exp.Subquery(this=inner.copy()), "metrics", table=True),
+                                                     copy=False).where(present, copy=False)
+        both = exp.union(periods, data, distinct=False)
+        periods = exp.Select().select(exp.column(time_name, table="both_periods"), exp.alias_(
+            exp.Max(this=exp.column("baton_in_spine", table="both_periods")), "baton_in_spine"), copy=False).from_(
+            exp.alias_(exp.Subquery(this=both), "both_periods", table=True), copy=False).group_by(
+            exp.column(time_name, table="both_periods"), copy=False)
+
+    def value_of(use: Use) -> exp.Expr:
+        measure = exp.column(stacked_name(use), table="metrics")
+        if use in plain or not plain:
+            return measure
+        return exp.Case().when(exp.EQ(this=spine_row.copy(), expression=exp.Literal.number(1)), measure)
+
+    select = exp.Select().select(exp.alias_(exp.column(time_name, table="spine_periods"), time_name), copy=False).from_(
+        exp.alias_(exp.Subquery(this=periods), "spine_periods", table=True), copy=False)
     select = select.join(exp.alias_(exp.Subquery(this=inner), "metrics", table=True), on=exp.EQ(
-        this=exp.column(names[0], table="spine_periods"), expression=exp.column(names[0], table="metrics")),
+        this=exp.column(time_name, table="spine_periods"), expression=exp.column(time_name, table="metrics")),
         join_type="LEFT", copy=False)
+    for name in names:
+        if name != time_name:
+            select = select.select(exp.alias_(exp.column(name, table="metrics"), name), copy=False)
     for name in q.metrics:
-        fill = model.metric(name).fill_nulls
-        metric_value: exp.Expr = exp.column(name, table="metrics")
-        if fill is not None:
-            metric_value = exp.Coalesce(this=metric_value, expressions=[exp.Literal.number(fill)])
-        select = select.select(exp.alias_(metric_value, name), copy=False)
+        select = select.select(exp.alias_(tree(name, value_of), name), copy=False)
+    again = [_on_output(condition) for condition in q.conditions if _grouped(condition, q)]
+    if again:
+        select = select.where(exp.and_(*again), copy=False)
     if order is not None:
         select.set("order", order)
     if limit is not None:
         select.set("limit", limit)
     return select
+
+
+def _grouped(condition: str, q: SemanticQuery) -> bool:
+    """Whether every dimension a query condition names is grouped by (MetricFlow re-applies those)."""
+    from baton.semantic.expressions import dimensions_of
+
+    return all(name in q.by and name != TIME for name in dimensions_of(condition, "query filter"))
+
+
+def _on_output(condition: str) -> exp.Expr:
+    """A query condition over the grouped-by dimensions, on the answer's own columns."""
+    from sqlglot import exp
+
+    from baton.semantic.expressions import parse_fragment
+
+    def visit(node):
+        if isinstance(node, exp.Column) and node.table == "dimension":
+            return exp.column(node.name, table="metrics")
+        return node
+
+    return parse_fragment(condition, "query filter", dimensions=True).copy().transform(visit)
 
 
 _CUMULATIVE_DIALECTS = ("duckdb", "postgres")
@@ -152,4 +217,4 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     return part.group_by(*keys, copy=False)
 
 
-__all__ = ["check_cumulative", "cumulative_part", "on_time_spine", "spined_input"]
+__all__ = ["check_cumulative", "cumulative_part", "needs_spine", "on_time_spine", "spined_input"]
