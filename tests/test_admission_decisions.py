@@ -300,3 +300,48 @@ async def test_a_streamed_slot_outside_the_guard_is_released_when_its_response_e
     response = slot.streaming(chunks(), media_type="text/event-stream")
     await response({"type": "http", "asgi": {"spec_version": "2.4"}}, receive, send)
     assert a.in_flight == 1 and sent[-1]["type"] == "http.response.body"
+
+
+def test_retry_after_backs_off_while_refusals_outnumber_what_drains_and_is_jittered():
+    """A thousand clients refused every second while ten questions a second finish: telling
+    them all 1 s brings them back together to be refused again; the backoff grows until the
+    refusals match the drain, and the values given spread over [backoff, 2 x backoff)."""
+    from baton.server.admission import MAX_RETRY_AFTER_S
+
+    a = admission()
+    clock = FakeClock(a)
+    tickets = take_all(a, 100)
+    clock.saturate()
+    for n in range(40):  # 2 s: 50 refusals a tick (1,000/s), half a question finished a tick (10/s)
+        for _ in range(50):
+            assert a.refusal("a") is not None
+            a.count_refusal("the CPU is saturated")
+        if n % 2:
+            tickets.pop().release()
+        clock.tick(lag=0.2, busy=0.8)
+    assert a.backoff > 2
+    a.headroom.drain_per_s = 1000.0  # what is over the limit drains at once: the backoff alone decides
+    given = {a.refusal("a")[1] for _ in range(200)}
+    assert min(given) >= int(a.backoff) and len(given) > 1 and max(given) <= MAX_RETRY_AFTER_S
+
+
+async def test_at_the_limit_a_released_slot_goes_to_the_first_in_line_not_to_whoever_asks_next():
+    """A slow question waiting at the limit gets the slot a fast one frees, though the fast
+    client asks again at once; a question that finds no slot within the line's wait is refused."""
+    import asyncio
+
+    a = admission()
+    fast = take_all(a, 10)
+    a.limit = 10.0
+    slow = asyncio.ensure_future(a.admit("a"))
+    await asyncio.sleep(0)
+    assert not slow.done() and len(a._line) == 1
+    fast.pop().release()  # a fast question ends, and its client asks again at once
+    again = asyncio.ensure_future(a.admit("a"))
+    for _ in range(20):  # a few turns of the loop for the handed slot to reach its waiter (no time passes)
+        await asyncio.sleep(0)
+    assert slow.done() and slow.result().cost == 1  # the slot went to the one in line
+    assert not again.done()  # the fast client waits its turn
+    with pytest.raises(Overloaded, match="no slot within"):
+        await again  # nothing else ends within the wait
+    assert a.in_flight == 10 and not a._line and a._handed == 0

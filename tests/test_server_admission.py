@@ -57,10 +57,10 @@ async def test_past_the_cap_questions_are_refused_at_once(client, held):
     held.set()
     answers = await asyncio.gather(*admitted)
     assert still_held == 2  # the refusals did not wait for anyone
-    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"  # nothing drained yet: 1 s
-    assert refused.json()["error_code"] == "overloaded"
-    assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded" and chat.headers["retry-after"] == "1"
-    assert stream.status_code == 503 and stream.headers["retry-after"] == "1"
+    assert refused.status_code == 503 and refused.json()["error_code"] == "overloaded"
+    assert chat.status_code == 503 and chat.json()["error"]["code"] == "overloaded"
+    assert stream.status_code == 503
+    assert all(int(r.headers["retry-after"]) >= 1 for r in (refused, chat, stream))  # nothing drains: at least 1 s
     assert [a.status_code for a in answers] == [200, 200] and all(a.json()["data"] for a in answers)
     state = client.app.state.admission.state()
     assert (state["in_flight"], state["questions"], state["refused"], state["keys"]) == (0, 0, 3, 0)

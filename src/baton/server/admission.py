@@ -54,9 +54,20 @@ the process saturated meanwhile (a key under its share of what is in flight skip
 wait). With a 10 s model, 1,000 questions arriving at once are all admitted within a
 few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
 
+At the adaptive limit (not saturated: the limit stops it, not the CPU), a question waits in
+line, first come first served, at most ``LINE_WAIT_S``, and a released slot goes to the
+first in line, not to whoever asks next. Without the line, clients whose questions take
+2 ms, asking again the moment they are answered, took every slot they freed, and questions
+waiting on a 2 s model were refused at every try (measured: 0 of 750 admitted in a mix of
+both at concurrency 500).
+
 ``Retry-After`` comes from the measured drain rate: how long, at the units finished per
-second lately, until what is over the limit has finished (1 s at least, ``MAX_RETRY_AFTER_S``
-at most). One question alone is always admitted, and a process that has had at most one
+second lately, until what is over the limit has finished, and at least ``backoff``: the
+clients refused lately (refusals per second x their wait) over the drain rate, so that a
+thousand clients refused at once do not come back in the same second to be refused again
+(measured: at 2 s x c=1,000 on a starved process, the 1 s retries' refusals kept it
+saturated by themselves); jittered up to twice that; 1 s at least, ``MAX_RETRY_AFTER_S``
+at most. One question alone is always admitted, and a process that has had at most one
 in flight for a second (``QUIET_TICKS``) measures nothing until a second comes.
 
 A saturated process refuses many questions a second, so a refusal costs next to nothing:
@@ -68,10 +79,12 @@ find the guard's ticket (``HELD``) and take nothing more. Defaults in ``limits.p
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import logging
 import math
+import random
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -91,6 +104,7 @@ QUIET_TICKS = 20  # measuring stops after this many ticks with at most one quest
 MIN_LIMIT = 8.0  # the adaptive limit never falls under this many units
 START = 16  # units admitted before the first measurement; then in flight may at most triple per tick (slow start)
 WAIT_TICKS = 6  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
+LINE_WAIT_S = 0.3  # a question at the adaptive limit waits at most this long in line for a released slot
 FAIR_RESERVE = 0.1  # the adaptive limit stays this share under the memory cap: room for keys within their share
 PRESSURE = 0.9  # a bulkhead this full (running + queued over its bound) is saturation
 MEMORY_WARNING_S = 60.0
@@ -143,6 +157,11 @@ class Admission:
         self.last_refusal = ""
         self.why: str | None = None  # saturated at the last tick, and why
         self.allowance = float(START)  # units that may still be admitted before the next tick
+        self.refused_per_s = 0.0
+        self.backoff = 1.0  # the least Retry-After now (``_retry_after``)
+        self._line: collections.deque[asyncio.Future[None]] = collections.deque()  # questions waiting for a slot, in order
+        self._handed = 0  # slots handed to the line, not yet taken
+        self._refused_at_tick = 0
         self.waiting = 0
         self._ticked: asyncio.Event | None = None
         self._loads: list[tuple[str, Callable[[], float]]] = []
@@ -187,10 +206,15 @@ class Admission:
         return why, self._retry_after(max(cost, after - self.limit))
 
     def _retry_after(self, excess: float, share: float = 1.0) -> int:
+        """Seconds until ``excess`` units have drained (at the key's ``share`` of the drain
+        rate), and at least ``backoff`` (the refused clients' own queue), with jitter so that
+        those refused together do not all come back in the same second."""
         drain = self.headroom.drain_per_s * share
-        if drain <= 0:
-            return RETRY_AFTER_S
-        return int(min(MAX_RETRY_AFTER_S, max(RETRY_AFTER_S, math.ceil(excess / drain))))
+        wait = math.ceil(excess / drain) if drain > 0 else RETRY_AFTER_S
+        wait = max(wait, math.ceil(self.backoff))
+        if self.backoff > 1.0:
+            wait += random.randrange(math.ceil(self.backoff))
+        return int(min(MAX_RETRY_AFTER_S, max(RETRY_AFTER_S, wait)))
 
     async def admit(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
         """``take``, except that past the tick's allowance (a burst: slow start) a question
@@ -217,7 +241,66 @@ class Admission:
                 self.count_refusal("limit")
                 raise Overloaded(f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements",
                                  self._retry_after(cost))
+        if self._joins_line(key, cost) and not await self._wait_in_line(key, cost):
+            self.count_refusal("limit")
+            raise Overloaded(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within "
+                             f"{LINE_WAIT_S:g} s", self._retry_after(cost))
         return self.take(key, cost)
+
+    def _joins_line(self, key: str | None, cost: int) -> bool:
+        """Whether a question waits in line for a slot: others wait already (first come, first
+        served), or the adaptive limit alone stops it (not the CPU, the cap or its key's share:
+        those refuse at once). A key under its share of what is in flight never waits."""
+        if not self.in_flight:
+            return False
+        held = self.by_key.get(key or "", 0)
+        if len(self.by_key) > 1 and held + cost <= self.in_flight / (len(self.by_key) + (held == 0)):
+            return False
+        if self._line or self._handed:
+            return True
+        after = self.in_flight + cost
+        return self.why is None and self.limit < after <= self.memory_cap() and self.refusal(key, cost) is not None
+
+    async def _wait_in_line(self, key: str | None, cost: int) -> bool:
+        """Wait (at most ``LINE_WAIT_S``) until a released slot is handed to this question:
+        True with it (or with a refusal of another kind for ``take`` to give), False without."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LINE_WAIT_S
+        front = False
+        while True:
+            turn = loop.create_future()
+            if front:
+                self._line.appendleft(turn)
+            else:
+                self._line.append(turn)
+            try:
+                await asyncio.wait_for(asyncio.shield(turn), max(0.0, deadline - loop.time()))
+            except (TimeoutError, asyncio.CancelledError) as stop:
+                if turn.done() and not turn.cancelled():
+                    self._handed -= 1
+                    if isinstance(stop, asyncio.CancelledError):
+                        self._hand_on()  # handed a slot it will not use: to the next in line
+                        raise
+                    return True  # the slot came as the wait ended: keep it
+                turn.cancel()
+                with contextlib.suppress(ValueError):
+                    self._line.remove(turn)
+                if isinstance(stop, asyncio.CancelledError):
+                    raise
+                return False
+            self._handed -= 1
+            after = self.in_flight + cost
+            if after <= self.limit or self.why is not None or after > self.memory_cap():
+                return True
+            front = True  # the slot went to another meanwhile: back to the front of the line
+
+    def _hand_on(self) -> None:
+        while self._line:
+            turn = self._line.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                self._handed += 1
+                return
 
     def take(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
         """Admit ``cost`` units for ``key`` now (``Overloaded`` when refused); ``Ticket.release`` gives them back."""
@@ -250,6 +333,8 @@ class Admission:
             self.by_key[ticket.key] = left
         else:
             self.by_key.pop(ticket.key, None)
+        if self._line:
+            self._hand_on()  # the slot goes to the first in line, not to whoever asks next
 
     def _warn_memory(self, cap: int) -> None:
         now = time.monotonic()
@@ -270,6 +355,7 @@ class Admission:
     async def _measure(self) -> None:
         self.sentinel.start()
         self.headroom.start(Reading.now(), self.finished)
+        self._refused_at_tick = self.refused
         quiet = 0
         try:
             while True:
@@ -286,6 +372,12 @@ class Admission:
     def tick(self, reading: Reading, expected_s: float = TICK_S) -> None:
         """One measurement: the headroom, then the limit (module docstring)."""
         self.headroom.observe(reading, expected_s, self.in_flight, self.finished)
+        refused, self._refused_at_tick = self.refused - self._refused_at_tick, self.refused
+        self.refused_per_s = 0.8 * self.refused_per_s + 0.2 * refused / expected_s
+        # refused clients come back after ``backoff``: about refused_per_s x backoff of them wait; they fit when that
+        # many have drained. At the fixed point the refusals per second match the drain (multiplicative, smoothed)
+        target = self.refused_per_s * self.backoff / max(1.0, self.headroom.drain_per_s)
+        self.backoff = min(float(MAX_RETRY_AFTER_S) / 2, max(1.0, 0.9 * self.backoff + 0.1 * target))
         why = self.headroom.saturated()
         for name, load in self._loads:
             if why is None and load() >= PRESSURE:
@@ -309,6 +401,7 @@ class Admission:
         self.why = None
         self.limit = self.memory_cap() * (1 - FAIR_RESERVE)
         self.allowance = float(START)
+        self.refused_per_s, self.backoff, self._refused_at_tick = 0.0, 1.0, self.refused
         ticked, self._ticked = self._ticked, None
         if ticked is not None:
             ticked.set()
@@ -349,6 +442,6 @@ class Admission:
     def state(self) -> dict[str, Any]:
         headroom = self.headroom
         return {"in_flight": self.in_flight, "questions": self.tickets, "max_in_flight": self.cap, "memory_cap": self.memory_cap(),
-                "limit": round(self.limit), "waiting": self.waiting, "keys": len(self.by_key), "admitted": self.admitted, "refused": self.refused,
+                "limit": round(self.limit), "waiting": self.waiting + len(self._line), "keys": len(self.by_key), "admitted": self.admitted, "refused": self.refused,
                 "refusals": dict(self.refusals), "last_refusal": self.last_refusal, "loop_busy": round(headroom.busy, 2), "loop_lag_ms": round(headroom.lag_s * 1000, 1),
-                "drain_per_s": round(headroom.drain_per_s, 1), "bytes_per_unit": round(headroom.bytes_per_unit)}
+                "drain_per_s": round(headroom.drain_per_s, 1), "refused_per_s": round(self.refused_per_s, 1), "backoff_s": round(self.backoff, 1), "bytes_per_unit": round(headroom.bytes_per_unit)}

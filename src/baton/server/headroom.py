@@ -114,6 +114,8 @@ class Headroom:
         """The measuring task (re)starts: the next ``observe`` measures from here."""
         self._last = reading
         self._finished = finished
+        if not self.idle_rss:  # the first measurement of this process: what it holds with next to nothing in flight
+            self.idle_rss = reading.rss
 
     def observe(self, reading: Reading, expected_s: float, in_flight: float, finished: int) -> None:
         """One tick: ``expected_s`` is how long the tick asked to sleep, ``in_flight`` the
