@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from baton.semantic.custom_grains import is_custom
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.mf_filters import JinjaCall, calls_in
-from baton.semantic.model import SemanticModel
+from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.query import Period, SemanticQueryError, measures_of_metrics
 from baton.semantic.time_filters import EVERY_DAY, day_ranges, intersect, mentions_time, periods_of
-from baton.semantic.timegroup import TimeGroup
+from baton.semantic.timegroup import ALL_GRAINS, TimeGroup
 
 METRIC_TIME = "metric_time"
 
@@ -125,15 +125,18 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
 
 def _time_call(placeholders: dict[str, JinjaCall], column) -> JinjaCall | None:
     """The time a filter's column names: a ``TimeDimension``/metric-time call, or a bare
-    ``metric_time[__<grain>]`` (MetricFlow reads those names in a where too); else None."""
+    ``metric_time[__<grain>]`` or ``revenue_instance__ds__day`` (MetricFlow reads those names in a
+    where too); else None."""
     if column.table:
         return None
     call = placeholders.get(column.name)
-    if call is None:
+    if call is None:  # a bare name: metric_time[__<grain>], or <entity>__<time dimension>__<grain>
         parts = column.name.lower().split("__")
-        if parts[0] != METRIC_TIME or len(parts) > 2:
-            return None
-        return JinjaCall("TimeDimension", METRIC_TIME, grain=parts[1] if len(parts) == 2 else None)
+        if parts[0] == METRIC_TIME and len(parts) <= 2:
+            return JinjaCall("TimeDimension", METRIC_TIME, grain=parts[1] if len(parts) == 2 else None)
+        if len(parts) >= 3 and parts[-1] in ALL_GRAINS:
+            return JinjaCall("TimeDimension", "__".join(parts[:-1]), grain=parts[-1])
+        return None
     if call.function == "Metric" or not (call.function == "TimeDimension" or call.grain or call.date_part
                                          or call.path[-1] == METRIC_TIME):
         return None
@@ -158,7 +161,10 @@ def _metric_time_ref(model: SemanticModel, placeholders: dict[str, JinjaCall], m
         return None
     if call.date_part:
         raise SemanticQueryError(f"the time filter {text!r}: date_part {call.date_part!r} of metric time")
-    names.is_metric_time(model, call, measures)
+    group = names.time_item(model, call, measures)  # as the group-by reads it: metric time, or another time dimension
+    if group is None or group.dimension != TIME:
+        raise SemanticQueryError(f"the time filter {text!r} on {call.name!r}, a time dimension that is not the metrics' "
+                                 "own time (metric_time), at a standard grain, which Baton does not compute yet")
     return call.grain.lower() if call.grain else ""
 
 
