@@ -345,3 +345,34 @@ async def test_at_the_limit_a_released_slot_goes_to_the_first_in_line_not_to_who
     with pytest.raises(Overloaded, match="no slot within"):
         await again  # nothing else ends within the wait
     assert a.in_flight == 10 and not a._line and a._handed == 0
+
+
+async def test_a_light_key_skips_the_line_a_heavy_key_waits_in():
+    import asyncio
+
+    a = admission()
+    heavy = take_all(a, 10, key="A")
+    a.limit = 10.0
+    waiting = asyncio.ensure_future(a.admit("A"))
+    await asyncio.sleep(0)
+    assert not waiting.done() and a._line
+    light = await a.admit("B")  # B holds nothing: within its share, not behind A's line
+    assert light.key == "B" and not waiting.done()
+    heavy.pop().release()
+    heavy.pop().release()  # B took one more than the limit: two must end for A's next
+    assert (await waiting).key == "A"
+
+
+def test_memory_per_unit_is_what_the_process_grew_by_at_its_peak():
+    """Resident memory seldom shrinks: after a peak of 200 units, 100 MiB grown is 0.5 MiB a
+    unit, not 1 MiB a unit once half have finished."""
+    a = admission(max_in_flight=10_000, admission_memory_bytes=1 << 30)
+    idle = 100 << 20
+    a.settle(Reading(0.0, 0.0, 0.0, idle))
+    clock = FakeClock(a, rss=idle)
+    tickets = take_all(a, 200)
+    clock.tick(rss=idle + (100 << 20))
+    for ticket in tickets[:100]:
+        ticket.release()
+    clock.tick(rss=idle + (100 << 20), n=10)
+    assert a.headroom.bytes_per_unit == (100 << 20) / 200

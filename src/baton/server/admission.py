@@ -238,13 +238,13 @@ class Admission:
                 self.waiting -= 1
         else:
             if cost > self.allowance:
-                self.count_refusal("limit")
-                raise Overloaded(f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements",
-                                 self._retry_after(cost))
+                why = f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements"
+                self.count_refusal(why)
+                raise Overloaded(why, self._retry_after(cost))
         if self._joins_line(key, cost) and not await self._wait_in_line(key, cost):
-            self.count_refusal("limit")
-            raise Overloaded(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within "
-                             f"{LINE_WAIT_S:g} s", self._retry_after(cost))
+            why = f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within {LINE_WAIT_S:g} s"
+            self.count_refusal(why)
+            raise Overloaded(why, self._retry_after(cost))
         return self.take(key, cost)
 
     def _joins_line(self, key: str | None, cost: int) -> bool:
@@ -254,7 +254,8 @@ class Admission:
         if not self.in_flight:
             return False
         held = self.by_key.get(key or "", 0)
-        if len(self.by_key) > 1 and held + cost <= self.in_flight / (len(self.by_key) + (held == 0)):
+        keys = len(self.by_key) + (held == 0)
+        if keys > 1 and held + cost <= self.in_flight / keys:
             return False
         if self._line or self._handed:
             return True

@@ -106,6 +106,7 @@ class Headroom:
         self.drain_per_s = 0.0
         self.bytes_per_unit = float(DEFAULT_BYTES_PER_UNIT)
         self.measured_memory = False
+        self.peak = 0.0  # the most units in flight since the process last rested
         self.idle_rss = 0
         self._last: Reading | None = None
         self._finished = 0
@@ -130,14 +131,17 @@ class Headroom:
         lag = max(0.0, elapsed - expected_s - reading.os_lag)  # the loop's own lateness: its queued work
         self.lag_s = 0.6 * self.lag_s + 0.4 * lag  # smoothed as the busy share: one late timer is not saturation
         self.drain_per_s = 0.8 * self.drain_per_s + 0.2 * (done / elapsed)
-        if in_flight >= MIN_UNITS_FOR_MEMORY and reading.rss > self.idle_rss > 0:
-            per_unit = (reading.rss - self.idle_rss) / in_flight
+        self.peak = max(self.peak, in_flight)
+        if self.peak >= MIN_UNITS_FOR_MEMORY and in_flight >= 0.9 * self.peak and reading.rss > self.idle_rss > 0:
+            # at the most in flight since rest: resident memory seldom shrinks, so what it grew by is the peak's
+            per_unit = (reading.rss - self.idle_rss) / self.peak
             self.bytes_per_unit = per_unit if not self.measured_memory else 0.9 * self.bytes_per_unit + 0.1 * per_unit
             self.measured_memory = True
 
     def idle(self, reading: Reading) -> None:
         """Nothing (or one question) in flight: what the process holds at rest, and no load."""
         self.idle_rss = reading.rss
+        self.peak = 0.0
         self.busy = 0.0
         self.lag_s = 0.0
         self._last = None

@@ -10,7 +10,7 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_CHART_BODY_BYTES`` | 6 MB | ``/v1/charts/render`` (specs up to ``MAX_CHART_SPEC_BYTES``) |
 | ``BATON_BODY_TIMEOUT`` | 30 s | the whole body must arrive within this |
 | ``BATON_MAX_JSON_DEPTH`` | 64 | nesting of any JSON body |
-| ``BATON_MAX_IN_FLIGHT`` | 10,000 | hard cap: units of work in flight in one process (a question 1, an open stream 2: ``admission.py``); beyond: 503 + ``Retry-After`` |
+| ``BATON_MAX_IN_FLIGHT`` | 20,000 | hard cap: units of work in flight in one process (a question 1, an open stream 2: ``admission.py``); beyond: 503 + ``Retry-After`` |
 | ``BATON_ADMISSION_MEMORY`` | 1 GiB | memory for work in flight: the cap is also this over the measured bytes per unit in flight |
 | ``BATON_ADMISSION_MAX_BUSY`` | 0.9 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``headroom.busy_share``) over which the CPU is saturated |
 | ``BATON_ADMISSION_MAX_LAG`` | 0.05 s | event-loop lag over which, while the loop is itself at least half busy, the CPU is saturated |
@@ -39,7 +39,7 @@ class Limits:
     max_chart_body_bytes: int = 6_000_000
     body_timeout_s: float = 30.0
     max_json_depth: int = 64
-    max_in_flight: int = 10_000
+    max_in_flight: int = 20_000
     admission_memory_bytes: int = 1 << 30
     admission_max_busy: float = 0.9
     admission_max_lag_s: float = 0.05
