@@ -245,8 +245,9 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         return CompiledQuery(distinct_values_sql(model, q, dialect, literal, lambda sub: compile_query(model, sub, dialect)),
                              q, columns_of(q), dialect)
     measures = query_uses(model, q.metrics)
+    metric_time = TIME in q.by or any(t.dimension == TIME for t in q.times)  # join_to_timespine: the spine's periods of it
     if q.times and (any(cumulative for _, _, cumulative in measures) or any(model.measure(u[0]).non_additive for u in measures)
-                    or any(model.metric(name).join_to_timespine for name in q.metrics)):
+                    or (metric_time and any(model.metric(name).join_to_timespine for name in q.metrics))):
         raise SemanticQueryError("a time group-by beyond metric time at one grain (a second grain, a date part, a sub-daily "
                                  "grain, another time dimension) over a cumulative, join_to_timespine or semi-additive "
                                  "metric, which Baton does not compute yet")

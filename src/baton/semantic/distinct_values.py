@@ -19,6 +19,8 @@ from baton.semantic.joined_values import joined_rows, metric_filtered, one_holde
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.timegrain import grain_expression, period_condition
+from baton.semantic.spine_rows import is_spine_item, spine_only_sql, with_spine
+from baton.semantic.timegroup import own_rows_value, time_dimension
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -47,10 +49,14 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
         return render_sql(select, dialect)
     if q.by == (TIME,):
         return _spine_periods(model, q, dialect)
-    entity = model.entity(model.dimension(q.by[0]).entity)
+    if all(is_spine_item(q, b) for b in q.by):  # metric time's groups alone (spine_rows.py)
+        return spine_only_sql(model, q, dialect)
+    lead = next(b for b in q.by if not is_spine_item(q, b))
+    first = q.time_group(lead)  # a time dimension's group (timegroup.py): one semantic model, checked
+    entity = model.entity(time_dimension(model, first.dimension).entity if first else model.dimension(lead).entity)
     alias = entity.name
     conditions_of = [parse_fragment(text, "query filter", dimensions=True) for text in q.conditions]
-    names = [*q.by, *(name for name, _ in q.where),
+    names = [*(b for b in q.by if q.time_group(b) is None and b != TIME), *(name for name, _ in q.where),
              *(n.name for tree in conditions_of for n in tree.find_all(exp.Column) if n.table == "dimension")]
     names += [dimension for _, dimension, _, _ in q.metric_filters]  # the rows must hold what the metric joins on
 
@@ -58,6 +64,9 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
         return tree.transform(lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
 
     def own_value(name: str) -> exp.Expr:
+        group = q.time_group(name)
+        if group is not None:
+            return own_rows_value(model, group, alias, dialect)
         dimension = model.dimension(name)
         return on_rows(parse_fragment(dimension.local_expr(alias) or dimension.expr, f"dimension {name}"))
 
@@ -67,14 +76,16 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     if len({model.dimension(name).entity for name in names}) > 1:  # joined_values.py: FULL OUTER JOIN, as MetricFlow
         select, value = joined_rows(model, names, dialect)
     else:  # MetricFlow's pick among the models holding them all (joined_values.py)
-        holder = one_holder(model, names, alias, pinned=False)
+        holder = one_holder(model, names, alias, pinned=first is not None)
         if holder != alias:
             entity, alias = model.entity(holder), holder
             table = exp.Table(this=exp.to_identifier(entity.table), db=exp.to_identifier(entity.schema) if entity.schema else None)
             select = exp.Select().from_(exp.alias_(table, alias, table=True), copy=False)
+    conditions: list[exp.Expr] = []
+    if any(is_spine_item(q, b) for b in q.by):  # the time spine CROSS JOINed, as MetricFlow (spine_rows.py)
+        select, value, conditions = with_spine(model, q, select, value, dialect)
     for name in q.by:
         select = select.select(exp.alias_(value(name), name), copy=False)
-    conditions: list[exp.Expr] = []
     for name, values in q.where:
         literals = [literal(name, v) for v in values]
         conditions.append(exp.EQ(this=value(name), expression=literals[0]) if len(literals) == 1

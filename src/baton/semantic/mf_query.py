@@ -191,7 +191,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
             name = item.name
             if item.dimension == TIME and item.grain in GRAINS and TIME not in by:  # metric time at the query's grain
                 grain, name = item.grain, TIME
-            elif name in by:
+            elif name in by or names.get(name) == TIME:
                 raise SemanticQueryError("a dimension is named twice in by")
             else:
                 times.append(item)

@@ -24,6 +24,7 @@ from typing import Any
 
 from baton.semantic.errors import SemanticModelError, SemanticQueryError
 from baton.semantic.model import GRAINS, TIME, SemanticModel
+from baton.semantic.timegrain import SUBDAILY
 from baton.semantic.timegroup import TimeGroup, check_group, time_dimension
 
 MAX_LIMIT = 1000
@@ -326,32 +327,44 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
         raise SemanticQueryError("a semantic query needs at least one metric or dimension")
     if query.min_max and len(query.by) != 1:
         raise SemanticQueryError("min_max_only reads one dimension")
-    if TIME in query.by or query.periods or any(t.dimension == TIME for t in query.times):
-        if query.by != (TIME,) or query.where or query.conditions or query.metric_filters or model.time_spine is None:
-            raise SemanticQueryError("a query with no metric over metric time beside other dimensions or filters, or "
-                                     "without a time spine, which Baton does not compute yet")
-        if any(name != TIME for name, _ in query.order):
-            raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
-        return replace(query, grain=query.grain or "day", order=query.order or ((TIME, False),))
+    spine = [b for b in query.by if b == TIME or getattr(query.time_group(b), "dimension", None) == TIME]
+    if spine or query.periods:  # metric time: the days of the project's time spine (spine_rows.py), as MetricFlow
+        if query.metric_filters or model.time_spine is None or (len(spine) == len(query.by) and (query.where or query.conditions)):
+            raise SemanticQueryError("a query with no metric over metric time beside a Metric(...) filter, or without a "
+                                     "time spine, or over metric time alone with filters, which Baton does not compute yet")
+        if not spine:
+            raise SemanticQueryError("a query with no metric filtered on metric time without grouping by it, which Baton "
+                                     "does not compute yet")
+        if any(t.grain in SUBDAILY for t in query.times if t.dimension == TIME):
+            raise SemanticQueryError("a query with no metric over metric time by a sub-daily grain, which Baton does not "
+                                     "compute yet (MetricFlow reads a time spine of that grain)")
+        if query.by == (TIME,):
+            if any(name != TIME for name, _ in query.order):
+                raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
+            return replace(query, grain=query.grain or "day", order=query.order or ((TIME, False),))
     if len(query.metric_filters) > 1:  # one: joined_values.metric_filtered
         raise SemanticQueryError("a query with no metric filtered by several Metric(...), which Baton does not compute yet")
-    names = [*(b for b in query.by if query.time_group(b) is None), *(name for name, _ in query.where)]
+    names = [*(b for b in query.by if b not in spine and query.time_group(b) is None), *(name for name, _ in query.where)]
     names += [dimension for _, dimension, _, _ in query.metric_filters]
     for condition in query.conditions:
         names += _condition_dimensions(model, condition)
+    if spine and any(name not in query.by for name in names):
+        raise SemanticQueryError("a query with no metric over metric time filtered on a dimension it does not group by, "
+                                 "which Baton does not compute yet (MetricFlow keeps each spine day's rows: no_dedupe)")
     _check_dimension_names(model, names)
     if len(set(query.by)) != len(query.by):
         raise SemanticQueryError("a dimension is named twice in by")
+    others = [t for t in query.times if t.dimension != TIME]
     for group in query.times:
         check_group(model, group, ())
-    entities = {model.dimension(name).entity for name in names} | {time_dimension(model, t.dimension).entity for t in query.times}
-    if len(entities) != 1 and query.times:  # several semantic models: joined_values.py joins them, or refuses by name
+    entities = {model.dimension(name).entity for name in names} | {time_dimension(model, t.dimension).entity for t in others}
+    if len(entities) > 1 and others:  # several semantic models: joined_values.py joins them, or refuses by name
         raise SemanticQueryError("a query with no metric over dimensions of several semantic models beside a time "
                                  "group-by, which Baton does not compute yet (MetricFlow joins them FULL OUTER)")
     if any(name not in query.by for name, _ in query.order):
         raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")
     order = query.order + tuple((b, False) for b in query.by if b not in {name for name, _ in query.order})
-    return replace(query, grain=None, order=order)
+    return replace(query, grain=(query.grain or "day") if TIME in query.by else None, order=order)
 
 
 def _default_order(query: SemanticQuery) -> tuple[tuple[str, bool], ...]:

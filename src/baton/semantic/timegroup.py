@@ -102,6 +102,18 @@ def time_dimension(model: SemanticModel, name: str) -> TimeDimension:
     raise SemanticModelError(f"no time dimension {name!r}")
 
 
+def own_rows_value(model: SemanticModel, group: TimeGroup, alias: str, dialect: str) -> exp.Expr:
+    """A time dimension's group on its own semantic model's rows (``alias``): a query with no metric."""
+    from sqlglot import exp
+
+    from baton.semantic.expressions import parse_fragment
+
+    dimension = time_dimension(model, group.dimension)
+    column = parse_fragment(dimension.time.column, f"time dimension {dimension.name}").transform(
+        lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
+    return group_value(group, dimension.time, column, dialect)
+
+
 def group_value(group: TimeGroup, time: TimeColumn, value: exp.Expr, dialect: str) -> exp.Expr:
     """The group's value of the time ``value`` (a column of ``time``'s kind) on ``dialect``."""
     if group.date_part:
@@ -112,4 +124,4 @@ def group_value(group: TimeGroup, time: TimeColumn, value: exp.Expr, dialect: st
         raise SemanticQueryError(f"{group.name}: {exc}") from None
 
 
-__all__ = ["ALL_GRAINS", "TimeGroup", "check_group", "finer", "group_value", "kept_by", "time_dimension"]
+__all__ = ["ALL_GRAINS", "TimeGroup", "check_group", "finer", "group_value", "kept_by", "own_rows_value", "time_dimension"]
