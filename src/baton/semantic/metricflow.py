@@ -31,7 +31,9 @@ days or weeks (``conversion.py``), a metric's ``time_granularity``, partition jo
 multi-hop target (``joins.py``), queries with no metric over several semantic models
 or with a ``Metric(...)`` filter, read where MetricFlow reads them (``joined_values.py``, ``mf_ranking.py``), ``where`` filters
 comparing metric time with dates (``time_filters.py``: the days they keep, as periods), the time
-spine's custom granularities as grains, in group-bys and filters (``custom_grains.py``), filters
+spine's custom granularities as grains, in group-bys and filters (``custom_grains.py``), time
+dimensions other than metric time, metric time at several grains, ``date_part`` and sub-daily grains
+in group-bys (``timegroup.py``) and queries with no metric over time (``spine_rows.py``), filters
 on ratio and derived metrics and on their inputs (a filtered copy of the input metric), derived
 expressions with ``NULLIF``/``COALESCE``/``CASE``.
 
