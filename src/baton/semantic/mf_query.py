@@ -5,11 +5,13 @@ MetricFlow names what a query groups by as ``metric_time__month``, ``customer__c
 ``Dimension('customer__country')``, ``Entity('customer')``. Its ``where`` is a list of
 filters with the same calls; ``order_by`` names outputs, ``-`` first for descending.
 
-Read here: group-by on ``metric_time`` at day, week, month, quarter or year (without a grain,
-the finest the metrics are kept by, as MetricFlow does) and on every dimension and entity
-the model has (by its own name or any of MetricFlow's qualified names); filters of the forms
-``{{ Dimension(...) }} = 'value'`` and ``IN ('a', 'b')``, and ranges on metric time that are
-whole days, months, quarters or years (``>= '2022-01-01' AND < '2022-04-01'``). Anything else
+Read here: group-by on ``metric_time`` (without a grain, the metrics' default, as MetricFlow
+takes it) and on every dimension and entity the model has (by its own name or any of
+MetricFlow's qualified names). Time beyond metric time at one grain is a ``TimeGroup``
+(``timegroup.py``): metric time at a second grain, a ``date_part`` (``metric_time__extract_dow``),
+a sub-daily grain, or a time dimension that is not every measure's own (``listing__ds__month``;
+without a grain, its own ``time_granularity``); a measure's own time dimension by its name
+(``booking__ds__day``) is metric time. The ``where`` is read by ``mf_where.py``. Anything else
 is a ``SemanticQueryError`` saying what is not read — never a query that quietly means less.
 """
 
