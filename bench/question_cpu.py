@@ -3,9 +3,10 @@
     .venv/bin/python bench/question_cpu.py [--seconds 8] [--latency 0.2] [--repeats 3] [--concurrency 1 50 200]
 
 The server, the stub model and the load generator are ``bench/server_throughput.py``'s
-(imported, not copied): one worker of ``baton serve``'s ``serve_factory``, a routing model (the
-real ``openai`` SDK against an asyncio stub answering after ``--latency``) that sends the
-question to a SQL specialist answering from its verified SQL (no second model call).
+(imported, not copied; with ``server_processes.py`` and ``server_load.py``): one worker of
+``baton serve``'s ``serve_factory``, a routing model (the real ``openai`` SDK against an
+asyncio stub answering after ``--latency``) that sends the question to a SQL specialist
+answering from its verified SQL (no second model call).
 
 For each concurrency (closed loop), three figures per answered question:
 - *server*: CPU of the server's process tree (the worker and uvicorn's supervisor), read with
@@ -54,7 +55,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import server_throughput as st  # noqa: E402  (the bench's own folder, not a package)
+import server_load  # noqa: E402  (the bench's own folder, not a package)
+import server_processes as sp  # noqa: E402
+import server_throughput as st  # noqa: E402
 
 # Admission is not measured here (bench/server_throughput.py does): every question is answered,
 # so the CPU per answer holds no refusals' CPU. The environment may still set these.
@@ -165,12 +168,7 @@ def _wake_cost(pids: list[int], port: int, pace: float, seconds: float) -> None:
 
 def _ask(port: int, concurrency: int, seconds: float) -> tuple[int, int]:
     """(answers, refused or failed) of ``server_throughput``'s closed-loop load of
-    pass-through model questions (its load generator, wherever that module keeps it)."""
-    try:
-        import server_load
-    except ImportError:  # server_throughput.py before its load generator was a module of its own
-        latencies, refused, failed = asyncio.run(st._load(port, st.ROUTED, concurrency, seconds))
-        return len(latencies), refused + failed
+    pass-through model questions (``server_load.load``)."""
     outcome = asyncio.run(server_load.load(port, st.ROUTED, concurrency, seconds, st.KEY))
     return len(outcome.latencies), outcome.refused + outcome.failed
 
@@ -184,24 +182,24 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the servers below are stopped on the way out
 
-    home = st._make_home()
-    stub_port = st._free_port()
+    home = sp.make_home()
+    stub_port = sp.free_port()
     stub = st._start_stub(stub_port, args.latency)
     stub_url = f"http://127.0.0.1:{stub_port}/v1"
     env = {**os.environ, "BENCH_HOME": str(home), "BENCH_STUB_URL": stub_url,
            "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
     for name, value in ADMIT_ALL.items():
         env.setdefault(name, value)
-    port = st._free_port()
-    server = st._start_server(port, 1, env)
+    port = sp.free_port()
+    server = sp.start_server(port, 1, env)
     rows: dict[int, list[tuple[float, float]]] = {c: [] for c in args.concurrency}
     print(f"stub model latency {args.latency * 1000:.0f} ms; {args.seconds:g} s per run; {os.cpu_count()} cores; "
           "CPU ms per pass-through model question")
     print(f"{'conc':>5} {'run':>4} {'answers':>8} {'refused':>8} {'server':>8} {'worker':>8} {'SDK calls':>10} "
           f"{'SDK alone':>10} {'Baton own':>10}")
     try:
-        st._wait_listening(stub_port)
-        st._wait_ready(port)
+        sp.wait_listening(stub_port)
+        sp.wait_ready(port)
         _ask(port, 4, 2.0)  # warm-up: imports, pools, connections
         pids = [server.pid, *_children(server.pid)]
         _wake_cost(pids, port, args.latency, args.seconds)
