@@ -154,10 +154,3 @@ class Headroom:
         if self.lag_s > self.max_lag_s:
             return f"the event loop runs {self.lag_s * 1000:.0f} ms late with work queued: the CPU is saturated"
         return None
-
-    def gradient(self) -> float:
-        """How far to scale the concurrency limit down when saturated (0.5-0.9): by how much
-        the loop's lag (or busy share) overshoots its bound, as Netflix's gradient limiter
-        scales by long-term over short-term latency, but on Baton's own delay."""
-        over = max(self.lag_s / self.max_lag_s if self.max_lag_s else 0.0, self.busy / self.max_busy if self.max_busy else 0.0)
-        return min(0.9, max(0.5, 1.0 / over)) if over > 1.0 else 0.9
