@@ -244,7 +244,7 @@ async def test_a_burst_is_admitted_by_slow_start_not_all_before_the_first_measur
     are all admitted within a few ticks; none refused."""
     import asyncio
 
-    from baton.server.admission import START, WAIT_TICKS
+    from baton.server.waiting import START, WAIT_TICKS
 
     a = Admission(Limits())
     first = a.take("a")
@@ -264,7 +264,7 @@ async def test_a_burst_is_admitted_by_slow_start_not_all_before_the_first_measur
 async def test_a_key_under_its_share_does_not_queue_behind_another_keys_burst():
     import asyncio
 
-    from baton.server.admission import START
+    from baton.server.waiting import START
 
     a = Admission(Limits())
     first = a.take("A")

@@ -5,9 +5,9 @@ Headroom is measured (``headroom.py``), not counted: every ``TICK_S`` while two 
 questions are in flight, the event loop's lag (how late a timer fires, less how late the
 machine wakes an idle thread: the delay Baton's own queued work adds to every step of every
 answer) and the interpreter's busy share (the loop's thread and the threads sharing its
-interpreter lock). Over ``max_lag_s`` or ``max_busy``
-the CPU is saturated. A bulkhead whose queue is nearly full (``watch``) is saturation too:
-the questions admitted would wait for it.
+interpreter lock). Over ``max_lag_s`` or ``max_busy`` the CPU is saturated. A bulkhead
+whose queue is nearly full (``watch``) is saturation too: the questions admitted would
+wait for it.
 
 What we took from proven adaptive limiters, and what we did not:
 
@@ -29,14 +29,14 @@ What we took from proven adaptive limiters, and what we did not:
   answer would read as an overloaded server, a 2 ms verified answer as an idle one, and a
   mix of both (the normal case) would make a latency gradient swing with the mix, not the
   load. Envoy's minimum-RTT probe (pinning concurrency low for a while) would refuse real
-  users to measure a model's speed. So the gradient here is on the loop's lag and busy
+  users to measure a model's speed. So the signal here is the loop's lag and busy
   share: the delay and CPU that *this process* adds, whatever the model does. A question
   waiting on its model costs almost nothing while it waits, so thousands may be in flight.
 
 A hard cap protects memory: ``max_in_flight`` units, and ``memory_bytes`` over the
-measured resident memory per unit in flight (``Headroom.bytes_per_unit``: RSS over what
-the process held when idle, once ``MIN_UNITS_FOR_MEMORY`` are in flight), whichever is
-smaller. The adaptive limit stays ``FAIR_RESERVE`` under it.
+measured resident memory per unit in flight (``Headroom.bytes_per_unit``: what RSS grew
+by since the process rested, over the most units in flight since, once
+``MIN_UNITS_FOR_MEMORY`` were), whichever is smaller. The adaptive limit stays ``FAIR_RESERVE`` under it.
 
 Fairness: a question counts for its caller's key (``CALLER``, set by ``RequestGuard``
 from the key or login cookie presented, before any parsing). At the limit or saturated,
@@ -44,27 +44,15 @@ a key is still admitted within its fair share of the limit (the limit over the k
 work in flight, itself included: max-min fairness), and refused past it. So one key at
 concurrency 900 cannot crowd out a key at 10: the heavy key is refused until its share
 drains, the light one is served meanwhile. Those admissions are bounded: together the
-keys within their share hold at most the limit (and never more than the memory cap). What a question costs is counted
-in units: ``QUESTION`` (1), an open stream ``STREAM`` (2: it holds its connection, buffers,
+keys within their share hold at most the limit (and never more than the memory cap).
+
+What a question costs is counted in units: ``QUESTION`` (1), an open stream ``STREAM`` (2: it holds its connection, buffers,
 tasks and event queue for its whole life; ``bench/server_throughput.py`` measured about
 96 KiB of resident memory per open stream against 47-65 KiB per question in flight), a
 pipeline start ``PIPELINE`` (2: it plans with a model, then its run's stages).
 
-A burst is met by slow start (TCP's, as the limiters above have it): the measurement
-comes every tick, but a thousand questions can arrive between two ticks, each looking at
-the same stale headroom. So units in flight may at most triple per tick while healthy
-(``START`` before the first one); a question past that waits for the next tick's
-measurement (at most ``WAIT_TICKS``: 300 ms on time) and is then admitted, or refused if
-the process saturated meanwhile (a key under its share of what is in flight skips the
-wait). With a 10 s model, 1,000 questions arriving at once are all admitted within a
-few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
-
-At the adaptive limit (not saturated: the limit stops it, not the CPU), a question waits in
-line, first come first served, at most ``LINE_WAIT_S``, and a released slot goes to the
-first in line, not to whoever asks next. Without the line, clients whose questions take
-2 ms, asking again the moment they are answered, took every slot they freed, and questions
-waiting on a 2 s model were refused at every try (measured: 0 of 750 admitted in a mix of
-both at concurrency 500).
+Bursts and a full limit wait a little instead (``waiting.py``: slow start, and a line at
+the limit).
 
 ``Retry-After`` comes from the measured drain rate: how long, at the units finished per
 second lately, until what is over the limit has finished, and at least ``backoff``: the
@@ -92,12 +80,13 @@ import math
 import random
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from baton.errors import BatonError
 from baton.server.headroom import Headroom, Reading, Sentinel, busy_share
 from baton.server.limits import Limits
 from baton.server.slots import Slot
+from baton.server.waiting import START, Waiting
 
 __all__ = ["CALLER", "HELD", "Admission", "Overloaded", "Slot", "Ticket", "busy_share"]
 
@@ -107,9 +96,6 @@ MAX_RETRY_AFTER_S = 10
 TICK_S = 0.05
 QUIET_TICKS = 20  # measuring stops after this many ticks with at most one question in flight (1 s)
 MIN_LIMIT = 8.0  # the adaptive limit never falls under this many units
-START = 16  # units admitted before the first measurement; then in flight may at most triple per tick (slow start)
-WAIT_TICKS = 6  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
-LINE_WAIT_S = 0.1  # a question at the adaptive limit waits at most this long in line for a released slot (p99 pays it)
 FAIR_RESERVE = 0.1  # the adaptive limit stays this share under the memory cap: room for keys within their share
 PRESSURE = 0.9  # a bulkhead this full (running + queued over its bound) is saturation
 MEMORY_WARNING_S = 60.0
@@ -146,7 +132,7 @@ class Ticket:
 HELD: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("baton_admission_held", default=None)
 
 
-class Admission:
+class Admission(Waiting):
     def __init__(self, limits: Limits | None = None, *, measure: bool = True) -> None:
         limits = limits or Limits()
         self.cap = limits.max_in_flight
@@ -221,92 +207,9 @@ class Admission:
             wait += random.randrange(math.ceil(self.backoff))
         return int(min(MAX_RETRY_AFTER_S, max(RETRY_AFTER_S, wait)))
 
-    async def admit(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
-        """``take``, except that past the tick's allowance (a burst: slow start) a question
-        waits for the next tick's measurement, at most ``WAIT_TICKS``, rather than pile on
-        before anything was measured; refused when it still has no room."""
-        for _ in range(WAIT_TICKS):
-            if cost <= self.allowance or not self.in_flight or self._watch is None or self._watch.done():
-                break
-            held = self.by_key.get(key or "", 0)
-            if held + cost <= self.in_flight / (len(self.by_key) + (held == 0)):
-                break  # a key under its share of what is in flight does not queue behind another's burst
-            if self.refusal(key, cost) is not None:
-                break  # refused now (saturated, over its share): at once, not after a wait
-            if self._ticked is None:
-                self._ticked = asyncio.Event()
-            ticked = self._ticked
-            self.waiting += 1
-            try:
-                await ticked.wait()
-            finally:
-                self.waiting -= 1
-        else:
-            if cost > self.allowance:
-                why = f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements"
-                self.count_refusal(why)
-                raise Overloaded(why, self._retry_after(cost))
-        if self._joins_line(key, cost) and not await self._wait_in_line(key, cost):
-            why = f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within {LINE_WAIT_S:g} s"
-            self.count_refusal(why)
-            raise Overloaded(why, self._retry_after(cost))
-        return self.take(key, cost)
-
-    def _joins_line(self, key: str | None, cost: int) -> bool:
-        """Whether a question waits in line for a slot: others wait already (first come, first
-        served), or the adaptive limit alone stops it (not the CPU, the cap or its key's share:
-        those refuse at once). A key under its share of what is in flight never waits."""
-        if not self.in_flight:
-            return False
-        held = self.by_key.get(key or "", 0)
-        keys = len(self.by_key) + (held == 0)
-        if keys > 1 and held + cost <= self.in_flight / keys:
-            return False
-        if self._line or self._handed:
-            return True
-        after = self.in_flight + cost
-        return self.why is None and self.limit < after <= self.memory_cap() and self.refusal(key, cost) is not None
-
-    async def _wait_in_line(self, key: str | None, cost: int) -> bool:
-        """Wait (at most ``LINE_WAIT_S``) until a released slot is handed to this question:
-        True with it (or with a refusal of another kind for ``take`` to give), False without."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + LINE_WAIT_S
-        front = False
-        while True:
-            turn = loop.create_future()
-            if front:
-                self._line.appendleft(turn)
-            else:
-                self._line.append(turn)
-            try:
-                await asyncio.wait_for(asyncio.shield(turn), max(0.0, deadline - loop.time()))
-            except (TimeoutError, asyncio.CancelledError) as stop:
-                if turn.done() and not turn.cancelled():
-                    self._handed -= 1
-                    if isinstance(stop, asyncio.CancelledError):
-                        self._hand_on()  # handed a slot it will not use: to the next in line
-                        raise
-                    return True  # the slot came as the wait ended: keep it
-                turn.cancel()
-                with contextlib.suppress(ValueError):
-                    self._line.remove(turn)
-                if isinstance(stop, asyncio.CancelledError):
-                    raise
-                return False
-            self._handed -= 1
-            after = self.in_flight + cost
-            if after <= self.limit or self.why is not None or after > self.memory_cap():
-                return True
-            front = True  # the slot went to another meanwhile: back to the front of the line
-
-    def _hand_on(self) -> None:
-        while self._line:
-            turn = self._line.popleft()
-            if not turn.done():
-                turn.set_result(None)
-                self._handed += 1
-                return
+    def _refuse(self, why: str, cost: int) -> NoReturn:
+        self.count_refusal(why)
+        raise Overloaded(why, self._retry_after(cost))
 
     def take(self, key: str | None = None, cost: int = QUESTION) -> Ticket:
         """Admit ``cost`` units for ``key`` now (``Overloaded`` when refused); ``Ticket.release`` gives them back."""
