@@ -64,7 +64,7 @@ def test_a_late_loop_is_saturation_and_refuses_with_retry_after_from_the_drain_r
         ticket.release()
     clock.saturate()
     assert a.why is not None and "late" in a.why
-    assert a.limit == a.in_flight == 200  # no further growth: the limit stops at what is in flight
+    assert 0.9 * 200 <= a.limit < a.in_flight == 200  # no growth: gently under what is in flight
     with pytest.raises(Overloaded) as refused:
         a.take("a")
     assert refused.value.retry_after >= 1 and a.refused == 1 and a.refusals == {"cpu": 1}
@@ -120,7 +120,7 @@ def test_the_limit_grows_back_while_healthy_and_resets_at_rest():
     tickets = take_all(a, 400)
     clock.saturate()
     low = a.limit
-    assert low == 400 and a.refusal("a") is not None
+    assert low < 400 and a.refusal("a") is not None
     clock.tick(n=6)  # the lag falls back under its bound over a few ticks
     assert a.why is None
     clock.tick(n=20)  # healthy, and 400 in flight bind the limit: it grows back past them

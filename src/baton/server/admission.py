@@ -18,12 +18,13 @@ What we took from proven adaptive limiters, and what we did not:
   over the sampled one), clamped. We keep the growth: ``limit`` grows by ``sqrt(limit)``
   per healthy tick while it binds; the limit remembers how much this process carried, so
   that the gate does not open to a burst the moment the lag falls back under its bound.
-  The decrease we do not take below what is in flight: while saturated nothing new is
-  admitted (the allowance is 0) and the limit stops at what is in flight. A question in
-  flight here mostly waits on its model and costs nothing meanwhile; cutting the limit
-  under it (we did, by the lag's gradient, 0.5-0.9 a tick) only refused more, and the
-  refusals were then the load (measured: 5,000 streams opening at 42/s, the limit fell to
-  776 and 27,733 refusals kept the process saturated).
+  The decrease we take gently: a saturated tick sets the limit to 95 % of what is in
+  flight (``SATURATED_DECREASE``; 64 % less after a second of saturation), and nothing new
+  beyond it is admitted (the allowance is 0); a slot freed meanwhile goes to the first in
+  line. A question in flight here mostly waits on its model and costs nothing meanwhile;
+  cutting the limit far under it (we did, by the lag's gradient, 0.5-0.9 a tick) only
+  refused more, and the refusals were then the load (measured: 5,000 streams opening at
+  42/s, the limit fell to 776 and 27,733 refusals kept the process saturated).
 - Their signal is each request's latency. Ours is not: a question's latency here is
   mostly the model's, and the model's latency is not this process's load. A 10 s model
   answer would read as an overloaded server, a 2 ms verified answer as an idle one, and a
@@ -96,6 +97,7 @@ MAX_RETRY_AFTER_S = 10
 TICK_S = 0.05
 QUIET_TICKS = 20  # measuring stops after this many ticks with at most one question in flight (1 s)
 MIN_LIMIT = 8.0  # the adaptive limit never falls under this many units
+SATURATED_DECREASE = 0.95  # a saturated tick sets the limit to this share of what is in flight
 FAIR_RESERVE = 0.1  # the adaptive limit stays this share under the memory cap: room for keys within their share
 PRESSURE = 0.9  # a bulkhead this full (running + queued over its bound) is saturation
 MEMORY_WARNING_S = 60.0
@@ -293,8 +295,8 @@ class Admission(Waiting):
                 why = f"{name}'s queue is full"
         self.why = why
         top = self.memory_cap() * (1 - FAIR_RESERVE)
-        if why is not None:  # no growth, and no more than is in flight now (not less: module docstring)
-            self.limit = max(MIN_LIMIT, min(self.limit, self.in_flight))
+        if why is not None:  # no growth, and gently under what is in flight now (module docstring)
+            self.limit = max(MIN_LIMIT, min(self.limit, self.in_flight) * SATURATED_DECREASE)
         elif self.in_flight >= 0.9 * self.limit:
             self.limit += max(4.0, math.sqrt(self.limit))
         self.limit = min(self.limit, top)

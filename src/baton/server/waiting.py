@@ -9,8 +9,7 @@ the process saturated meanwhile (a key under its share of what is in flight skip
 wait). With a 10 s model, 1,000 questions arriving at once are all admitted within a
 few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
 
-At the adaptive limit (not saturated: the limit stops it, not the CPU), a question waits in
-line, first come first served, at most ``LINE_WAIT_S``, and a released slot goes to the
+At the adaptive limit (saturated or not), a question waits in line, first come first served, at most ``LINE_WAIT_S``, and a released slot goes to the
 first in line, not to whoever asks next. Without the line, clients whose questions take
 2 ms, asking again the moment they are answered, took every slot they freed, and questions
 waiting on a 2 s model were refused at every try (measured: 0 of 750 admitted in a mix of
@@ -89,8 +88,8 @@ class Waiting:
 
     def _joins_line(self, key: str | None, cost: int) -> bool:
         """Whether a question waits in line for a slot: others wait already (first come, first
-        served), or the adaptive limit alone stops it (not the CPU, the cap or its key's share:
-        those refuse at once). A key under its share of what is in flight never waits."""
+        served), or the adaptive limit stops it (the cap refuses at once). A key under its
+        share of what is in flight never waits."""
         if not self.in_flight:
             return False
         held = self.by_key.get(key or "", 0)
@@ -100,7 +99,7 @@ class Waiting:
         if self._line or self._handed:
             return True
         after = self.in_flight + cost
-        return self.why is None and self.limit < after <= self.memory_cap() and self.refusal(key, cost) is not None
+        return self.limit < after <= self.memory_cap()  # at the limit, saturated or not: freed slots go in order
 
     async def _wait_in_line(self, key: str | None, cost: int) -> bool:
         """Wait (at most ``LINE_WAIT_S``) until a released slot is handed to this question:
@@ -131,7 +130,7 @@ class Waiting:
                 return False
             self._handed -= 1
             after = self.in_flight + cost
-            if after <= self.limit or self.why is not None or after > self.memory_cap():
+            if after <= self.limit or after > self.memory_cap():
                 return True
             front = True  # the slot went to another meanwhile: back to the front of the line
 
