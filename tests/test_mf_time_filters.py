@@ -93,7 +93,6 @@ def test_or_and_parentheses_and_between_combine_ranges(model):
 
 
 @pytest.mark.parametrize("where", [
-    "{{ TimeDimension('metric_time', 'day') }} >= '2020-01-01'",  # open-ended
     "{{ TimeDimension('metric_time', 'day') }} != '2020-01-01'",
     "NOT {{ TimeDimension('metric_time', 'day') }} = '2020-01-01'",
     "EXTRACT(year FROM {{ TimeDimension('metric_time', 'day') }}) = 2020",  # a function of metric time
@@ -129,3 +128,29 @@ def test_on_sqlite_the_periods_answer_as_metricflow_does(tmp_path, database, mod
     order = [compiled.columns.index("bookings"), compiled.columns.index("day")]
     assert columns == ["bookings", "metric_time__day"] and len(theirs) > 100
     assert same_rows([tuple(row[i] for i in order) for row in ours], theirs, ordered=False)
+
+
+@pytest.mark.parametrize("where", [
+    "{{ TimeDimension('metric_time', 'day') }} >= CAST('2020-01-03' AS TIMESTAMP)",  # open-ended: every later day
+    "CAST(metric_time__month AS TIMESTAMP) < CAST('2020-01-15' AS TIMESTAMP)",  # every earlier day
+])
+@pytest.mark.parametrize("dialect", ["duckdb", "sqlite"])
+def test_an_open_ended_filter_keeps_every_later_or_earlier_row(tmp_path, database, model, where, dialect):
+    query = query_from_params(model, {"metrics": ["bookings"], "group_by": ["metric_time__day"], "where": [where]})
+    assert len(query.periods) == 1 and query.periods[0].label in ("from 2020-01-03", "before 2020-02-01")
+    url = database[0] if dialect == "duckdb" else f"sqlite:///{tmp_path / 'itest.sqlite'}"
+    engine = sa.create_engine(url)
+    if dialect == "sqlite":
+        load_tables(engine)
+    compiled = compile_query(model, query, dialect)
+    with engine.connect() as conn:
+        ours = [(row[compiled.columns.index("bookings")], row[compiled.columns.index("day")])
+                for row in conn.execute(sa.text(compiled.sql))]
+    engine.dispose()
+    operator, bound = (">=", "2020-01-03") if "2020-01-03" in where else ("<", "2020-02-01")
+    check = sa.create_engine(database[1])
+    with check.connect() as conn:
+        theirs = [tuple(row) for row in conn.execute(sa.text(
+            f"SELECT SUM(1), ds FROM fct_bookings WHERE ds {operator} CAST('{bound}' AS TIMESTAMP) GROUP BY ds"))]
+    check.dispose()
+    assert theirs and same_rows(ours, theirs, ordered=False)
