@@ -28,7 +28,7 @@ question (``ADMIT_ALL``): refusals would add their CPU to the answers'.
 Targets (issue 26): Baton's own <= 1 ms at concurrency 1, 50 and 200; server <= 3 ms at 50 and 200.
 
 What it showed (2 vCPUs shared with other benches, load average 7-8, so runs drift by a
-millisecond at concurrency 1): server 6.3-7.6 ms at concurrency 1, SDK alone 1.7-1.9 ms of it
+millisecond at concurrency 1): server 5.3-7.6 ms at concurrency 1, SDK alone 1.7-1.9 ms of it
 (0.9-1.2 ms loaded). Of the rest, not Baton's: an idle worker spends 1.4-1.5 ms of CPU a second
 on uvicorn's 0.1 s tick (about 0.14 ms per wake of an idle loop on this machine), plus 0.7 ms a
 second for its supervisor's ping (``serve_factory`` only), about 0.4 ms per question at 5
