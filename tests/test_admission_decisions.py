@@ -376,3 +376,20 @@ def test_memory_per_unit_is_what_the_process_grew_by_at_its_peak():
         ticket.release()
     clock.tick(rss=idle + (100 << 20), n=10)
     assert a.headroom.bytes_per_unit == (100 << 20) / 200
+
+
+async def test_the_line_moves_when_the_limit_grows_not_only_when_questions_end():
+    """Long questions (open streams) end rarely: when the limit grows, those in line get the
+    room at the tick rather than wait out the line and be refused."""
+    import asyncio
+
+    a = admission()
+    clock = FakeClock(a)
+    take_all(a, 10)
+    a.limit = 10.0
+    waiting = [asyncio.ensure_future(a.admit("a")) for _ in range(3)]
+    await asyncio.sleep(0)
+    assert len(a._line) == 3
+    clock.tick()  # healthy and binding: the limit grows past 13
+    tickets = await asyncio.gather(*waiting)
+    assert a.limit >= 13 and len(tickets) == 3 and a.in_flight == 13 and a.refused == 0

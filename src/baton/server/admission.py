@@ -301,6 +301,8 @@ class Admission(Waiting):
             self.limit += max(4.0, math.sqrt(self.limit))
         self.limit = min(self.limit, top)
         self.allowance = max(float(START), 2.0 * self.in_flight) if why is None else 0.0  # in flight may triple by the next tick
+        while self._line and self.in_flight + self._handed < self.limit:
+            self._hand_on()  # the limit grew (or questions ended unseen): the line moves up to it
         ticked, self._ticked = self._ticked, None
         if ticked is not None:
             ticked.set()  # the questions waiting on this measurement decide again, in order
