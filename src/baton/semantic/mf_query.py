@@ -87,22 +87,6 @@ def _paths_alone(model: SemanticModel, paths: dict[str, tuple[str, ...]], measur
                                  "Baton does not compute yet")
 
 
-def _is_metric_time(model: SemanticModel, call: JinjaCall, measures: tuple[str, ...]) -> bool:
-    """``metric_time``, or a time dimension that is every measure's own time (``booking__ds``)."""
-    if call.path[-1] == METRIC_TIME:
-        return True
-    if call.function == "Dimension" and not call.grain:
-        return False
-    column = call.path[-1]
-    times = {model.time_of(m) for m in measures}
-    owners = {_prefixes(model, model.measure(m).entity) for m in measures}
-    own = len(call.path) == 1 or (len(call.path) == 2 and all(call.path[0] in prefixes for prefixes in owners))
-    if own and len(times) == 1 and None not in times and next(iter(times)).column == column:  # type: ignore[union-attr]
-        return True
-    raise SemanticQueryError(f"grouping by the time dimension {call.name!r}, which is not the metrics' own time "
-                             "(metric_time)")
-
-
 def _default_grain(model: SemanticModel, metrics: tuple[str, ...], measures: tuple[str, ...]) -> str:
     """Metric time's grain when a query names none, as MetricFlow takes it: the coarsest of each
     metric's own (its ``time_granularity``, else the finest its data is kept by: MetricFlow's
@@ -113,13 +97,6 @@ def _default_grain(model: SemanticModel, metrics: tuple[str, ...], measures: tup
         grains.append(GRAINS.index(own))
     floor = GRAINS.index(model.finest_grain(measures) or "day")
     return GRAINS[max(max(grains, default=floor), floor)]
-
-
-def _prefixes(model: SemanticModel, entity: str) -> frozenset[str]:
-    """The entity names a semantic model qualifies its own dimensions with (``booking`` of
-    ``booking__is_instant``): ``listing__ds`` on bookings is the listing's date, not the booking's."""
-    return frozenset(q.split("__")[0] for d in model.dimensions if d.entity == entity for q in d.qualified
-                     if q.count("__") == 1)
 
 
 def _grain(call: JinjaCall, custom: tuple[str, ...] = ()) -> str | None:
@@ -203,7 +180,7 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         name = _dimension(model, call, measures, paths)
         by.append(name)
         names[str(text)] = names[call.name] = name
-    names_of = Names(_element, _dimension, _is_metric_time, lambda m, c, ms: _time_item(m, c, metrics, ms))
+    names_of = Names(_element, _dimension, lambda m, c, ms: _time_item(m, c, metrics, ms))
     where, periods, conditions, metric_filters, filter_times = where_of(
         model, filters_of(params.get("where"), "where"), measures, names_of)
     order = []

@@ -30,11 +30,10 @@ METRIC_TIME = "metric_time"
 @dataclass(frozen=True, slots=True)
 class Names:
     """The query reader's ways of naming elements: a group-by text as a call, a call as the
-    model's dimension, and whether a call is metric time (refusing a time dimension that is not)."""
+    model's dimension, a time call as its time group (metric time when the metrics' own)."""
 
     element: Callable[[str], JinjaCall]
     dimension: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], str]
-    is_metric_time: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], bool]
     # a time call as the time group it names (metric time or a time dimension, at a grain), None if no time
     time_item: Callable[[SemanticModel, JinjaCall, tuple[str, ...]], TimeGroup | None]
 
@@ -155,7 +154,7 @@ def _metric_time_ref(model: SemanticModel, placeholders: dict[str, JinjaCall], m
     """A filter's column as metric time (its grain, "" when it names none), else None: a
     ``TimeDimension``/``Dimension`` call of metric time or of the metrics' own time, or a bare
     ``metric_time``/``metric_time__<grain>`` (MetricFlow reads those names in a where too). A
-    time dimension that is not the metrics' own time is refused by name (``Names.is_metric_time``)."""
+    time dimension that is not the metrics' own time (``Names.time_item``) is refused by name."""
     call = _time_call(placeholders, column)
     if call is None:
         return None
