@@ -13,7 +13,7 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_IN_FLIGHT`` | 20,000 | hard cap: units of work in flight in one process (a question 1, an open stream 2: ``admission.py``); beyond: 503 + ``Retry-After`` |
 | ``BATON_ADMISSION_MEMORY`` | 1 GiB | memory for work in flight: the cap is also this over the measured bytes per unit in flight |
 | ``BATON_ADMISSION_MAX_BUSY`` | 0.9 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``headroom.busy_share``) over which the CPU is saturated |
-| ``BATON_ADMISSION_MAX_LAG`` | 0.05 s | event-loop lag over which, while the loop is itself at least half busy, the CPU is saturated |
+| ``BATON_ADMISSION_MAX_LAG`` | 0.025 s | event-loop lag (beyond how late the machine wakes an idle thread) over which the CPU is saturated: a question spans about ten turns of the loop, so 25 ms keeps CPU-bound answers near 250 ms |
 | ``BATON_HEADER_TIMEOUT`` | 10 s | a request's headers must arrive within this of its first byte (of the connection's opening): else 408 and closed (``connections.py``) |
 | ``BATON_MAX_CONNECTIONS`` | cap + 25 % | open connections per process (within the open-files limit); beyond: 503 + ``Retry-After``, closed |
 
@@ -42,7 +42,7 @@ class Limits:
     max_in_flight: int = 20_000
     admission_memory_bytes: int = 1 << 30
     admission_max_busy: float = 0.9
-    admission_max_lag_s: float = 0.05
+    admission_max_lag_s: float = 0.025
     header_timeout_s: float = 10.0
     max_connections: int = 0  # 0: the cap and a quarter (connections.connection_limit)
 
