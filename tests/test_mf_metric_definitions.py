@@ -17,7 +17,7 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, ROW_CAP, all_cases, ask, duckdb_copies
+from itest_cases import MODELS, ROW_CAP, all_cases, ask, duckdb_copies, load_tables
 
 COMPUTED = {
     # percentile and median measures
@@ -30,7 +30,14 @@ COMPUTED = {
     "fill_nulls_with_0_multi_metric_query", "derived_fill_nulls_for_one_input_metric",
     "fill_nulls_with_0_multi_metric_query_with_nesting", "simple_join_to_time_spine_with_queried_filter",
     "simple_fill_nulls_with_0_with_categorical_dimension", "join_to_time_spine_with_time_constraint",
+    # an all-time cumulative metric without metric time; offset_window over a cumulative metric; months offsets
+    "cumulative_metric_without_ds", "cumulative_metric_in_where_filter", "derived_metric_offset_with_cumulative_metric",
+    "cumulative_time_offset_metric_with_time_constraint", "derived_metric_with_offset_window_and_offset_to_grain",
+    # semi-additive measures filtered: the day among the rows the filters keep
+    "semi_additive_measure_query_with_where_filter", "semi_additive_measure_query_with_join_linkable_specs",
+    "ratio_with_constraints_on_semi_additive_measures",
 }
+SQLITE = ("semi_additive_measure_query_with_where_filter", "semi_additive_measure_query_with_join_linkable_specs")
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +117,40 @@ def test_a_derived_expression_is_still_checked(model):
 def test_join_to_timespine_beyond_what_is_built_is_refused_by_name(model, params):
     with pytest.raises(SemanticQueryError, match="join_to_timespine .* which Baton does not compute yet"):
         compile_query(model, query_from_params(model, params), "duckdb")
+
+
+@pytest.mark.parametrize(("params", "dialect"), [
+    ({"metrics": ["trailing_2_months_revenue"]}, "duckdb"),  # a window without metric time: not a plain aggregate
+    ({"metrics": ["bookings_month_start_compared_to_1_month_prior"], "group_by": ["metric_time__day"]}, "sqlite"),
+    # by month MetricFlow moves whole months (its own answer: February's bookings for March), by year it sums the days
+    ({"metrics": ["bookings_1_month_ago"], "group_by": ["metric_time__month"]}, "duckdb"),
+])
+def test_cumulative_and_month_offsets_beyond_what_is_built_are_refused_by_name(model, params, dialect):
+    with pytest.raises(SemanticQueryError, match="which Baton does not compute yet"):
+        compile_query(model, query_from_params(model, params), dialect)
+
+
+def test_a_month_offset_reads_the_day_months_earlier_month_ends_clamped(model):
+    sql = compile_query(model, query_from_params(model, {"metrics": ["bookings_month_start_compared_to_1_month_prior"],
+                                                         "group_by": ["metric_time__day"]}), "postgres").sql
+    assert "INTERVAL '1 MONTH'" in sql.upper() or "INTERVAL '1' MONTH" in sql.upper()
+
+
+def test_a_filtered_semi_additive_measure_is_portable_to_sqlite(tmp_path):
+    """The day among the filtered rows is a row-value IN over the same rows: SQLite answers as MetricFlow."""
+    url = f"sqlite:///{tmp_path / 'itest.sqlite'}"
+    engine = sa.create_engine(url)
+    load_tables(engine)
+    cases = [c for c in all_cases() if c["name"] in SQLITE]
+
+    async def run() -> list[tuple[str, str, str]]:
+        connection = SQLConnection(url, id="semi_sqlite", allow_privileged_role=True, row_cap=ROW_CAP)
+        layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
+        try:
+            return [(case["name"], *await ask(layer, case, "duckdb", engine)) for case in cases]  # plain SQL checks
+        finally:
+            await connection.aclose()
+
+    results = asyncio.run(run())
+    engine.dispose()
+    assert len(results) == 2 and [r for r in results if r[1] != "passed"] == []

@@ -43,7 +43,7 @@ from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import time_dimension
-from baton.semantic.timespine import check_cumulative, cumulative_part, needs_spine, on_time_spine
+from baton.semantic.timespine import check_cumulative, cumulative_part, needs_spine, on_time_spine, over_spine
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -281,13 +281,13 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         for metric_filter in q.metric_filters:
             conditions.append(_metric_filter(branch, model, metric_filter, q.grain, dialect))
         if non_additive is not None:
-            if cumulative or offset or row_filter or q.where or q.conditions or q.metric_filters or q.periods:
-                raise SemanticQueryError("a semi-additive measure (non_additive_dimension) filtered, cumulative or "
-                                         "offset, which Baton does not compute yet (MetricFlow takes the day among "
-                                         "the filtered rows)")
+            if cumulative or offset or q.metric_filters or q.periods:
+                raise SemanticQueryError("a semi-additive measure (non_additive_dimension) cumulative, offset, with a time "
+                                         "range or a Metric(...) filter, which Baton does not compute yet")
             table = f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table
-            conditions.append(semi_additive(branch.root.name, table, non_additive, branch.time,
-                                            functools.partial(_time_on, branch.time), q, dialect))
+            conditions.append(semi_additive(branch.root.name, table, non_additive, branch.time,  # filtered: among the kept rows
+                                            functools.partial(_time_on, branch.time), q, dialect,
+                                            (branch.source(), list(branch.joins), list(conditions))))
         if q.periods and not cumulative:  # a cumulative branch: the periods are the spine's, its rows any before
             assert time is not None
             column = _branch_time(branch)
@@ -296,10 +296,10 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         row_values = {use: _qualify(parse_fragment(model.measure(use[0]).expr, f"measure {use[0]}"), branch.root.name)
                       for use in members}
         aggregates = {use: _aggregate(model.measure(use[0]).agg, value, dialect) for use, value in row_values.items()}
-        if cumulative:
+        if cumulative and over_spine(q, cumulative):  # else an all-time one without metric time: a plain aggregate
             part = cumulative_part(model, q, branch.source(), branch.joins, _branch_time(branch), dims, names, dim_values,
                                    conditions, {use: (model.measure(use[0]).agg, v) for use, v in row_values.items()},
-                                   [(use, stacked_name(use)) for use in measures], dialect)
+                                   [(use, stacked_name(use)) for use in measures], dialect, offset=offset)
             cumulative_parts[len(branches)] = part
             branches.append((branch, dim_values, conditions, {}))
             continue

@@ -37,13 +37,14 @@ def leaves(model: SemanticModel, name: str, offset: int = 0) -> list[tuple[str, 
     out: list[tuple[str, Use]] = []
     for column in parse_metric_expression(metric.expr or "", f"metric {name}").find_all(exp.Column):
         found = leaves(model, column.name.split(OFFSET_MARK)[0], offset + offset_of(column))
-        if to_grain(column):  # timespine.cumulative_part reads it: the value at the start of the period
+        spined = f"to_grain:{to_grain(column)}" if to_grain(column) else ""
+        if spined:  # timespine.cumulative_part reads it over the spine: at the start of the period, or months earlier
             if any(c for _, (_, _, c) in found):
                 from baton.semantic.query import SemanticQueryError
 
-                raise SemanticQueryError("offset_to_grain over a cumulative metric or another offset_to_grain, which Baton "
-                                         "does not compute yet")
-            found = [(leaf, (measure, days, f"to_grain:{to_grain(column)}")) for leaf, (measure, days, _) in found]
+                raise SemanticQueryError("offset_to_grain or an offset_window of months over a cumulative metric or "
+                                         "another of them, which Baton does not compute yet")
+            found = [(leaf, (measure, days, spined)) for leaf, (measure, days, _) in found]
         out += found
     return out
 
@@ -85,10 +86,16 @@ def offset_of(column: exp.Column) -> int:
 
 
 def to_grain(column: exp.Column) -> str:
-    """The grain a derived metric's input is taken at the start of: ``bookings__offset_month`` (MetricFlow's
-    ``offset_to_grain``), else ``""``."""
+    """How a derived metric's input is read over the time spine: at the start of a grain, ``bookings__offset_month``
+    (MetricFlow's ``offset_to_grain``), or months earlier, ``bookings__offset_m1`` (an ``offset_window`` of
+    months or years: ``months_earlier``); else ``""``."""
     _, _, grain = column.name.partition(OFFSET_MARK)
     return "" if grain.isdigit() else grain
+
+
+def months_earlier(spec: str) -> int:
+    """The months of a ``to_grain`` spec that is an offset_window of months (``m1``), else 0."""
+    return int(spec[1:]) if spec[:1] == "m" and spec[1:].isdigit() else 0
 
 
 def stacked_name(use: Use) -> str:
@@ -104,4 +111,4 @@ def stacked_name(use: Use) -> str:
     return f"{stacked[:47]}_{hashlib.sha256(stacked.encode()).hexdigest()[:12]}"
 
 
-__all__ = ["Use", "conversion_inside", "leaves", "measure_uses", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]
+__all__ = ["Use", "conversion_inside", "leaves", "measure_uses", "months_earlier", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]

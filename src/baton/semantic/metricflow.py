@@ -25,7 +25,8 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 
 Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``offset_window`` of
 days and weeks, ``join_to_timespine`` over the project's time spine (beside other metrics, under
-ratio and derived metrics), cumulative metrics by day
+ratio and derived metrics), cumulative metrics by day (offset by days too; all-time ones without metric
+time as a plain aggregate), ``offset_window`` of months and years over the spine
 and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
 days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, SCD ``validity_params`` and a join path per
 multi-hop target (``joins.py``), queries with no metric over several semantic models
@@ -38,7 +39,7 @@ on ratio and derived metrics and on their inputs (a filtered copy of the input m
 expressions with ``NULLIF``/``COALESCE``/``CASE``.
 
 **Never silently**: a construct Baton does not compute yet — percentiles on SQLite and MariaDB,
-conversion windows of months, month offsets, ``offset_to_grain`` over cumulative metrics,
+conversion windows of months, ``offset_to_grain`` and month offsets over cumulative metrics,
 ``TimeDimension``/``Metric`` in metric filters — is
 a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
 line: ``baton semantic check`` lists them and fails, and a question that needs one is told

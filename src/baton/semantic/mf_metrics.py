@@ -5,14 +5,16 @@ measure's ``filter:`` as the measure's row filter, and ``fill_nulls_with`` as th
 row where the measure has none: a dimension of the measure's own semantic
 model as its expression, a dimension of a joined one through the model's joins, an
 ``Entity(...)`` of its own rows as its key), ``ratio`` and ``derived`` metrics (derived inputs
-may be renamed with ``alias``), and ``create_metric: true`` measures.
+may be renamed with ``alias``, moved by ``offset_window`` or ``offset_to_grain``; a ``filter:``
+on a ratio or derived metric or on an input makes a filtered copy of the input,
+``SemanticModel.internal_metrics``), cumulative metrics (``Metric.cumulative``), a metric's
+``time_granularity``, ``join_to_timespine``, and ``create_metric: true`` measures.
 
 Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``):
-cumulative metrics, ``offset_window`` of months, ``offset_to_grain`` of other grains, filters on
-ratio or derived metrics and on their inputs, ``join_to_timespine`` (rows for periods without
-data), a metric's ``time_granularity``,
-``TimeDimension``/``Metric`` calls in filters, and any metric built on a refused measure or
-metric. A derived metric's expression outside arithmetic over its inputs is refused too.
+``offset_window`` of sub-daily or custom grains, ``offset_to_grain`` of other grains,
+``TimeDimension``/``Metric`` calls in metric filters, and any metric built on a refused measure or
+metric. A derived metric's expression outside ``expressions.parse_metric_expression``'s subset
+is refused too.
 
 Errors (the load stops, with file and line): a measure or metric that is not defined, a
 cycle of derived metrics, a filter naming a dimension that does not exist.
@@ -277,17 +279,20 @@ class _Builder:
         return expr
 
 
-def _offset_days(window: object) -> int:
-    """An ``offset_window`` (``14 days``, ``1 week``) in days: windows of whole days are computed;
-    months and years (MetricFlow's month-end arithmetic through its time spine) and sub-daily or
-    custom grains are refused by name."""
+def _offset_days(window: object) -> int | str:
+    """An ``offset_window`` in days (``14 days``, ``1 week``: the input's rows moved), or in months as
+    ``m<n>`` (``1 month``, ``1 year``: each spine day reads the input at that day less the months,
+    MetricFlow's month-end arithmetic, ``timespine.cumulative_part``); sub-daily or custom grains
+    are refused by name."""
     if not window:
         return 0
     parts = str(window).split()
     unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
     if unit in ("day", "week") and parts[0].isdigit() and 0 < int(parts[0]) <= 100_000:
         return int(parts[0]) * (7 if unit == "week" else 1)
-    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by whole days and weeks)")
+    if unit in ("month", "year") and parts[0].isdigit() and 0 < int(parts[0]) <= 10_000:
+        return f"m{int(parts[0]) * (12 if unit == 'year' else 1)}"
+    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months and years)")
 
 
 def time_spine(project: MetricFlowProject) -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
-from baton.semantic.measure_uses import Use, leaves, stacked_name
+from baton.semantic.measure_uses import Use, leaves, months_earlier, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -141,23 +141,35 @@ def _on_output(condition: str) -> exp.Expr:
 _CUMULATIVE_DIALECTS = ("duckdb", "postgres")
 
 
+def over_spine(q: SemanticQuery, cumulative: str) -> bool:
+    """Whether a cumulative measure use is read over the spine's days (``cumulative_part``): an
+    all-time one in a query without metric time or periods is every row's plain aggregate, as
+    MetricFlow computes it (``revenue_all_time`` alone: the sum of all revenue)."""
+    return bool(cumulative) and not (cumulative == "all" and TIME not in q.by and not q.periods and not q.times)
+
+
 def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect: str) -> None:
     """What a cumulative metric is computed for (else ``SemanticQueryError`` naming it): metric
     time by day (a coarser grain takes MetricFlow's ``period_agg`` of the days, not built yet),
-    no offset on it, DuckDB or PostgreSQL (date arithmetic written for them), a time spine."""
+    DuckDB or PostgreSQL (date arithmetic written for them), a time spine. An ``offset_window``
+    over one moves its rows (``row_time``): the window ending at the day the offset earlier."""
+    uses = [use for use in uses if over_spine(q, use[2])]
+    if not uses:
+        return
     if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
         raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
                                  "and PostgreSQL)")
+    if q.grain != "day" and any(months_earlier(c.partition(":")[2]) for _, _, c in uses if c.startswith("to_grain:")):
+        raise SemanticQueryError("an offset_window of months by a grain coarser than day, which Baton does not compute "
+                                 "yet (MetricFlow moves the periods, or sums the days, depending on the grain)")
     if TIME not in q.by or (q.grain != "day" and not all(c.startswith("to_grain:") for _, _, c in uses if c)):
         raise SemanticQueryError("a cumulative metric not grouped by metric time by day, which Baton does not compute yet (other grains take "
                                  "MetricFlow's period_agg of the days)")
-    if any(offset and cumulative for _, offset, cumulative in uses):
-        raise SemanticQueryError("an offset_window over a cumulative metric, which Baton does not compute yet")
 
 
 def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, joins: list, row_time: exp.Expr,
                     dims: list[str], names: list[str], dim_values: list[exp.Expr], conditions: list[exp.Expr],
-                    values: dict, stacked: list, dialect: str) -> exp.Select:
+                    values: dict, stacked: list, dialect: str, offset: int = 0) -> exp.Select:
     """One branch of a cumulative metric, as MetricFlow computes it: each day of the time spine
     (within the query's periods) with the measure aggregated over the rows of the window ending
     that day (``window``), since the start of its period (``grain_to_date``), or ever (``all``)."""
@@ -183,6 +195,10 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         count, unit = spec.split()
         start = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(count), unit=exp.Var(this=unit.upper())))
         on.append(exp.GT(this=row_day.copy(), expression=start))
+    elif kind == "to_grain" and months_earlier(spec):  # offset_window of months: the rows of that day less the months
+        earlier = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(str(months_earlier(spec))),
+                                                                   unit=exp.Var(this="MONTH")))  # month-end clamped
+        on = [exp.EQ(this=row_day.copy(), expression=exp.Cast(this=earlier, to=exp.DataType.build("DATE")))]
     elif kind == "to_grain":  # offset_to_grain: the rows of the first day of the spine day's period
         on = [exp.EQ(this=row_day.copy(), expression=exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy()),
                                                              to=exp.DataType.build("DATE")))]
@@ -192,7 +208,7 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     part = exp.Select().from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False).join(
         exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
     label = grain_expression(day.copy(), spine_time, q.grain or "day", dialect)
-    if kind == "to_grain" and q.grain not in (None, "day"):  # a coarser period: its first day's value (MetricFlow's)
+    if kind == "to_grain" and not months_earlier(spec) and q.grain not in (None, "day"):  # a coarser period: its first day's value (MetricFlow's)
         first = exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(q.grain), day.copy()), to=exp.DataType.build("DATE"))
         part = part.where(exp.EQ(this=first, expression=day.copy()), copy=False)
     keys = []
@@ -211,10 +227,13 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         else:
             value = exp.Null()
         part = part.select(exp.alias_(value, column_name), copy=False)
-    if q.periods:
-        ranges = [period_condition(day.copy(), spine_time, p) for p in q.periods]
-        part = part.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
+    if q.periods:  # an offset one's own day too: MetricFlow constrains the cumulative days before moving them
+        days = [day.copy()] + ([exp.Cast(this=exp.Sub(this=day.copy(), expression=exp.Interval(
+            this=exp.Literal.string(str(offset)), unit=exp.Var(this="DAY"))), to=exp.DataType.build("DATE"))] if offset else [])
+        for value in days:
+            ranges = [period_condition(value, spine_time, p) for p in q.periods]
+            part = part.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
     return part.group_by(*keys, copy=False)
 
 
-__all__ = ["check_cumulative", "cumulative_part", "needs_spine", "on_time_spine", "spined_input"]
+__all__ = ["check_cumulative", "cumulative_part", "needs_spine", "on_time_spine", "over_spine", "spined_input"]
