@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -119,3 +120,15 @@ def admission(port: int) -> str:
         return "admission: (not read)"
     return (f"admission: limit {state['limit']} (cap {state['memory_cap']}), {state['bytes_per_unit'] / 1024:.0f} KiB per unit in "
             f"flight, refusals {state['refusals']}, the last: {state['last_refusal'][:90]!r}")
+
+
+def stop(process: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM to the process's group; SIGKILL when it has not ended within ``timeout`` (a
+    server with thousands of connections just closed may take longer: said, not hidden)."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        print(f"(pid {process.pid} did not end within {timeout:g} s of SIGTERM: killed)", flush=True)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

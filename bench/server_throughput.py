@@ -51,7 +51,6 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -59,7 +58,18 @@ import time
 from pathlib import Path
 
 import server_load
-from server_processes import admission, free_port, make_home, pct, start_server, tree_cpu, wait_listening, wait_ready, worker_rss
+from server_processes import (
+    admission,
+    free_port,
+    make_home,
+    pct,
+    start_server,
+    stop,
+    tree_cpu,
+    wait_listening,
+    wait_ready,
+    worker_rss,
+)
 
 HERE = Path(__file__).resolve().parent
 ROUTED = "Show me the monthly revenue table for 2025 please"
@@ -260,10 +270,8 @@ def _streams(args, env: dict[str, str]) -> None:
         print(f"streams: {opened} opened over {args.stream_ramp:g} s ({refusals} refusals met, retried after Retry-After; {never} never opened); the worker's RSS {before / 2**20:.0f} MiB -> "
               f"{during / 2**20:.0f} MiB: {grown / max(1, opened) / 1024:.1f} KiB per open stream; {state}")
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
-        os.killpg(stub.pid, signal.SIGTERM)
-        stub.wait(10)
+        stop(server, 30)
+        stop(stub, 10)
 
 
 def main() -> None:
@@ -302,8 +310,7 @@ def main() -> None:
                     wait_ready(port)
                     _latency_runs(args, latency, port, server, workers, results)
                 finally:
-                    os.killpg(server.pid, signal.SIGTERM)
-                    server.wait(30)
+                    stop(server, 30)
         if set(args.scenarios) - {"streams"}:
             port = free_port()
             server = start_server(port, 1, {**env, "BENCH_STUB_URL": f"http://127.0.0.1:{stubs[args.scenario_latency]}/v1"})
@@ -312,16 +319,14 @@ def main() -> None:
                 asyncio.run(server_load.load(port, ROUTED, 4, 1.0, KEY))
                 _scenarios(args, port, server)
             finally:
-                os.killpg(server.pid, signal.SIGTERM)
-                server.wait(30)
+                stop(server, 30)
         if "streams" in args.scenarios:
             _streams(args, env)
         if not args.no_sdk and args.latency:
             _sdk_lines(args, stubs, results)
     finally:
         for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(10)
+            stop(process, 10)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
@@ -336,8 +341,7 @@ def _sdk_lines(args, stubs: dict[float, int], results: dict) -> None:
         paced = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{stubs[latency]}/v1", max(args.seconds, 2 * latency)))
         back_to_back = asyncio.run(_sdk_call_cpu(f"http://127.0.0.1:{eager_port}/v1", args.seconds))
     finally:
-        os.killpg(eager.pid, signal.SIGTERM)
-        eager.wait(10)
+        stop(eager, 10)
     print(f"the openai SDK's call alone (this process, one at a time): {paced:.2f} ms CPU at the stub's "
           f"{latency * 1000:.0f} ms pace, {back_to_back:.2f} ms back to back")
     for concurrency in (1, 50, 200):
