@@ -36,6 +36,8 @@ COMPUTED = {
     # semi-additive measures filtered: the day among the rows the filters keep
     "semi_additive_measure_query_with_where_filter", "semi_additive_measure_query_with_join_linkable_specs",
     "ratio_with_constraints_on_semi_additive_measures",
+    # a Metric(...) filter in a metric's own filter (simple and ratio)
+    "metric_with_metric_in_where_filter", "test_filter_defined_on_ratio_metric",
 }
 SQLITE = ("semi_additive_measure_query_with_where_filter", "semi_additive_measure_query_with_join_linkable_specs")
 
@@ -154,3 +156,8 @@ def test_a_filtered_semi_additive_measure_is_portable_to_sqlite(tmp_path):
     results = asyncio.run(run())
     engine.dispose()
     assert len(results) == 2 and [r for r in results if r[1] != "passed"] == []
+
+
+def test_a_metric_filter_in_a_metric_definition_is_the_measure_copy_s_own(model):
+    measure = model.measure(model.metric("active_listings").measure or "")
+    assert measure.metric_filters == (("bookings", "listing", ">", "2"),) and measure.filter is None

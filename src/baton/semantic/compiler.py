@@ -36,7 +36,16 @@ from baton.semantic.custom_grains import check_filtered, grain_value  # a custom
 from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
-from baton.semantic.measure_uses import Use, measure_uses, needs_time, offset_of, query_uses, stacked_name, to_grain
+from baton.semantic.measure_uses import (
+    Use,
+    measure_uses,
+    metric_filters_of,
+    needs_time,
+    offset_of,
+    query_uses,
+    stacked_name,
+    to_grain,
+)
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -256,16 +265,17 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                                  "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")
     if any(cumulative for _, _, cumulative in measures):
         check_cumulative(model, q, measures, dialect)
-    groups: dict[tuple[str, str | None, TimeColumn | None, int, str, tuple | None], list[Use]] = {}
+    groups: dict[tuple[str, str | None, TimeColumn | None, int, str, tuple | None, tuple], list[Use]] = {}
     for name, offset, cumulative in measures:
         measure = model.measure(name)
-        key = (measure.entity, measure.filter, model.time_of(name), offset, cumulative, measure.non_additive)
+        key = (measure.entity, measure.filter, model.time_of(name), offset, cumulative, measure.non_additive,
+               metric_filters_of(model, name))  # a metric's own Metric(...) filters (measure_uses.py)
         groups.setdefault(key, []).append((name, offset, cumulative))
     dims = list(q.by)
     names = [output_name(d, q) for d in dims]
     branches: list[tuple[_Branch, list[exp.Expr], list[exp.Expr], dict[Use, exp.Expr]]] = []
     cumulative_parts: dict[int, exp.Select] = {}  # branch index -> its whole SELECT (timespine.cumulative_part)
-    for (entity, row_filter, time, offset, cumulative, non_additive), members in groups.items():
+    for (entity, row_filter, time, offset, cumulative, non_additive, own_metric_filters), members in groups.items():
         branch = _Branch(model, entity, time, offset, cumulative=bool(cumulative), dialect=dialect, paths=q.paths)
         dim_values = [_group_value(branch, model, q, d, dialect) for d in dims]
         conditions: list[exp.Expr] = []
@@ -278,10 +288,10 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                               else exp.In(this=subject, expressions=literals))
         for condition in q.conditions:
             conditions.append(_measure_filter(branch, model, condition, q.grain, dialect, q))
-        for metric_filter in q.metric_filters:
+        for metric_filter in (*q.metric_filters, *own_metric_filters):
             conditions.append(_metric_filter(branch, model, metric_filter, q.grain, dialect))
         if non_additive is not None:
-            if cumulative or offset or q.metric_filters or q.periods:
+            if cumulative or offset or q.metric_filters or own_metric_filters or q.periods:
                 raise SemanticQueryError("a semi-additive measure (non_additive_dimension) cumulative, offset, with a time "
                                          "range or a Metric(...) filter, which Baton does not compute yet")
             table = f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table

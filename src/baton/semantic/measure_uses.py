@@ -98,6 +98,19 @@ def months_earlier(spec: str) -> int:
     return int(spec[1:]) if spec[:1] == "m" and spec[1:].isdigit() else 0
 
 
+def metric_filters_of(model: SemanticModel, measure: str) -> tuple[tuple[str, str, str, str], ...]:
+    """A measure's own ``Metric(...)`` filters (a MetricFlow metric's ``filter:``), each a query's metric filter
+    (metric, dimension, operator, number); ``SemanticQueryError`` where its dimension does not reach the measure."""
+    found = model.measure(measure).metric_filters
+    for metric, dimension, _, _ in found:
+        if not model.has_dimension(dimension) or not model.reachable(measure, dimension):
+            from baton.semantic.query import SemanticQueryError
+
+            raise SemanticQueryError(f"a Metric({metric!r}) filter by {dimension}, which does not reach the measure "
+                                     f"{measure}: Baton does not compute it yet")
+    return found
+
+
 def stacked_name(use: Use) -> str:
     """A measure's column in the stacked branches (``m_bookings``; ``m_bookings__offset_14`` moved 14 days;
     ``m_txn_revenue__c_window_2_month`` over a cumulative window)."""
@@ -111,4 +124,4 @@ def stacked_name(use: Use) -> str:
     return f"{stacked[:47]}_{hashlib.sha256(stacked.encode()).hexdigest()[:12]}"
 
 
-__all__ = ["Use", "conversion_inside", "leaves", "measure_uses", "months_earlier", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]
+__all__ = ["Use", "conversion_inside", "leaves", "measure_uses", "metric_filters_of", "months_earlier", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]

@@ -35,12 +35,13 @@ comparing metric time with dates (``time_filters.py``: the days they keep, as pe
 spine's custom granularities as grains, in group-bys and filters (``custom_grains.py``), time
 dimensions other than metric time, metric time at several grains, ``date_part`` and sub-daily grains
 in group-bys (``timegroup.py``) and queries with no metric over time (``spine_rows.py``), filters
-on ratio and derived metrics and on their inputs (a filtered copy of the input metric), derived
-expressions with ``NULLIF``/``COALESCE``/``CASE``.
+on ratio and derived metrics and on their inputs (a filtered copy of the input metric; a
+``Metric(...)`` compared with a number as its measure's ``metric_filters``), derived expressions
+with ``NULLIF``/``COALESCE``/``CASE``.
 
 **Never silently**: a construct Baton does not compute yet — percentiles on SQLite and MariaDB,
 conversion windows of months, ``offset_to_grain`` and month offsets over cumulative metrics,
-``TimeDimension``/``Metric`` in metric filters — is
+``TimeDimension`` in metric filters — is
 a ``Refusal`` of the metric (or dimension, or saved query) that needs it, with its file and
 line: ``baton semantic check`` lists them and fails, and a question that needs one is told
 so by name, never answered without it. Errors in the project itself (an unknown measure, a

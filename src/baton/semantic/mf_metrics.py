@@ -239,8 +239,10 @@ class _Builder:
             raise SemanticModelError(f"{place}: metric {metric!r}: measure {measure!r} is not defined")
         if not filters:
             return measure
-        condition = measure_filter(filters, base.entity, self.reading, place)
-        copy = replace(base, name=f"{measure}__{metric}", filter=condition)  # its semi-additive day, its time: kept
+        by_metric = tuple(found for found in (_metric_comparison(text, self.reading, place) for text in filters) if found)
+        rest = [text for text in filters if _metric_comparison(text, self.reading, place) is None]
+        condition = measure_filter(rest, base.entity, self.reading, place) if rest else None
+        copy = replace(base, name=f"{measure}__{metric}", filter=condition, metric_filters=by_metric)  # its day, time: kept
         self.extra_measures.append(copy)
         return copy.name
 
@@ -277,6 +279,27 @@ class _Builder:
         for column in tree.find_all(exp.Column):
             self._input(column.name.split(OFFSET_MARK)[0], place)
         return expr
+
+
+_COMPARISON = re.compile(r"^\s*(\{\{[^}]*\}\})\s*(>=|<=|!=|<>|>|<|=)\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def _metric_comparison(text: str, reading: Reading, place: str) -> tuple[str, str, str, str] | None:
+    """A metric's filter ``{{ Metric('views', ['listing']) }} > 10`` as ``Measure.metric_filters`` holds it
+    (metric, dimension, operator, number): the rows whose listing has more than 10 views, as a query's
+    ``Metric(...)`` filter is computed; None for any other filter. Grouped by other than one entity or
+    dimension Baton reads: ``_Refused``."""
+    found = _COMPARISON.match(text)
+    calls = calls_in(text, place)
+    if found is None or len(calls) != 1 or calls[0][1].function != "Metric":
+        if any(call.function == "Metric" for _, call in calls):
+            raise _Refused("a Metric(...) filter other than one compared with a number")
+        return None
+    call = calls[0][1]
+    dimension = reading.by_qualified.get(call.group_by[0]) if len(call.group_by) == 1 else None
+    if dimension is None:
+        raise _Refused("a Metric(...) filter grouped by other than one entity or dimension Baton reads")
+    return call.name, dimension, found.group(2), found.group(3)
 
 
 def _offset_days(window: object) -> int | str:

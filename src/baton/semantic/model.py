@@ -91,6 +91,9 @@ class Measure:
     # semi-additive (MetricFlow's non_additive_dimension): only the rows at the (time column's) min or max, per the
     # key columns and the query's metric-time period: (time column, "min" | "max", key columns)
     non_additive: tuple[str, str, tuple[str, ...]] | None = None
+    # MetricFlow metric filters of its metric: only the rows whose dimension value has the metric beyond the number,
+    # (metric, dimension, operator, number) as SemanticQuery.metric_filters (a metric's Metric(...) filter)
+    metric_filters: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
