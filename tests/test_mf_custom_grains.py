@@ -118,3 +118,15 @@ def test_a_conversion_metric_filtered_otherwise_is_still_refused_by_name(model):
                   FILTER.replace("listing__ds", "metric_time") + " OR {{ Dimension('visit__referrer_id') }} = 'x'"):
         with pytest.raises(SemanticQueryError, match="a conversion metric"):
             compile_query(model, query_from_params(model, {"metrics": ["visit_buy_conversion_rate"], "where": [where]}), "duckdb")
+
+
+def test_a_custom_grain_reads_back_from_its_dict_form_and_is_checked_against_the_spine(model):
+    from baton.semantic.query import SemanticQuery
+
+    for params in ({"metrics": ["bookings"], "group_by": ["metric_time__alien_day"]},
+                   {"metrics": ["bookings"], "where": [FILTER]}):
+        query = query_from_params(model, params)
+        assert SemanticQuery.from_dict(query.to_dict()).check(model) == query  # a follow-up, a saved query
+    unknown = {"metrics": ["bookings"], "by": ["t"], "times": [{"name": "t", "dimension": "time", "grain": "martian_day"}]}
+    with pytest.raises(SemanticQueryError, match="no grain 'martian_day'"):
+        SemanticQuery.from_dict(unknown).check(model)

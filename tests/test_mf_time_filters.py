@@ -154,3 +154,11 @@ def test_an_open_ended_filter_keeps_every_later_or_earlier_row(tmp_path, databas
             f"SELECT SUM(1), ds FROM fct_bookings WHERE ds {operator} CAST('{bound}' AS TIMESTAMP) GROUP BY ds"))]
     check.dispose()
     assert theirs and same_rows(ours, theirs, ordered=False)
+
+
+def test_an_open_ended_filter_reads_back_from_its_dict_form(model):
+    from baton.semantic.query import SemanticQuery
+
+    for where in ("metric_time__day >= '2020-01-03'", "CAST(metric_time__month AS TIMESTAMP) < CAST('2020-01-15' AS TIMESTAMP)"):
+        query = query_from_params(model, {"metrics": ["bookings"], "group_by": ["metric_time__day"], "where": [where]})
+        assert SemanticQuery.from_dict(query.to_dict()).check(model) == query  # a follow-up, a saved query

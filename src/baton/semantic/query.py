@@ -30,6 +30,10 @@ from baton.semantic.timegroup import TimeGroup, check_group, time_dimension
 MAX_LIMIT = 1000
 MAX_VALUES = 100
 _PERIOD = re.compile(r"^(\d{4})(?:-(?:Q([1-4])|(\d{2})(?:-(\d{2}))?))?$")
+_OPEN = re.compile(r"^(from|before) (\d{4}-\d{2}-\d{2})$")
+# The bounds of an open range: ISO text sorting before / after every date and timestamp (periods are compared as
+# text: timegrain.period_condition), so "from 2020-01-03" keeps every later row, however late.
+OPEN_START, OPEN_END = "0000-00-00", "9999-99-99"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,14 @@ class Period:
 
     @classmethod
     def parse(cls, text: str) -> Period:
+        open_ended = _OPEN.match(str(text).strip())
+        if open_ended:  # "from 2020-01-03", "before 2020-02-01": a MetricFlow filter's open range (time_filters.py)
+            bound = cls.parse(open_ended.group(2))
+            day = bound.start[5:]
+            grain = ("year" if day == "01-01" else "quarter" if day in ("04-01", "07-01", "10-01") else
+                     "month" if day.endswith("-01") else "day")
+            lo, hi = (bound.start, OPEN_END) if open_ended.group(1) == "from" else (OPEN_START, bound.start)
+            return cls(lo, hi, f"{open_ended.group(1)} {bound.start}", grain)
         m = _PERIOD.match(str(text).strip())
         if not m:
             raise SemanticQueryError(f"{text!r} is not a period (2025, 2025-Q3, 2025-03 or 2025-03-15)")

@@ -171,37 +171,21 @@ def day_ranges(tree: exp.Expr, ref: TimeRef, default_grain: str, text: str) -> R
     return visit(tree)
 
 
-# The bounds of an open-ended range: ISO text that sorts before / after every date and timestamp (periods are
-# compared as text: timegrain.period_condition), so ``>= '2020-01-03'`` keeps every later row, however late.
-OPEN_START, OPEN_END = "0000-00-00", "9999-99-99"
-
-
-def _aligned(day: dt.date) -> str:
-    """The coarsest grain a range bound starts a period of (a query checks it against the data's grain)."""
-    for grain in ("year", "quarter", "month"):
-        if _floor(day, grain) == day:
-            return grain
-    return "day"
-
-
 def periods_of(ranges: Ranges, text: str, make: Callable[[str, str], tuple[Period, ...]]) -> tuple[Period, ...]:
     """The kept days as whole periods (``make``: a bounded range as its periods); an open-ended range
-    as one period to (or from) ``OPEN_END`` (``OPEN_START``), labelled ``from 2020-01-03`` /
-    ``before 2020-01-03``; every day kept: no period."""
+    as one period ``from 2020-01-03`` / ``before 2020-01-03`` (``Period.parse``: open bounds that sort
+    after / before every date); every day kept: no period."""
     if not ranges:
         raise SemanticQueryError(f"the time filter {text!r} keeps no day (a date that starts no period of its grain)")
     periods: list[Period] = []
     for lo, hi in ranges:
         if lo is None and hi is None:
             return ()
-        if lo is None or hi is None:
-            bound = lo or hi
-            assert bound is not None
-            periods.append(Period(lo.isoformat() if lo else OPEN_START, hi.isoformat() if hi else OPEN_END,
-                                  f"from {lo.isoformat()}" if lo else f"before {bound.isoformat()}", _aligned(bound)))
+        if lo is None or hi is None:  # Period.parse reads its label back (a saved query, a follow-up)
+            periods.append(Period.parse(f"from {lo.isoformat()}" if lo else f"before {hi.isoformat()}"))  # type: ignore[union-attr]
             continue
         periods.extend(make(lo.isoformat(), hi.isoformat()))
     return tuple(periods)
 
 
-__all__ = ["EVERY_DAY", "OPEN_END", "OPEN_START", "Ranges", "TimeRef", "day_ranges", "intersect", "mentions_time", "periods_of"]
+__all__ = ["EVERY_DAY", "Ranges", "TimeRef", "day_ranges", "intersect", "mentions_time", "periods_of"]

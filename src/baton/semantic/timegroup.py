@@ -38,7 +38,8 @@ class TimeGroup:
         if not isinstance(data, Mapping) or not isinstance(data.get("name"), str) or not isinstance(data.get("dimension"), str):
             raise SemanticModelError("a time group is a mapping with name, dimension and grain or date_part")
         grain, part = data.get("grain"), data.get("date_part")
-        if (grain is None) == (part is None) or (grain is not None and grain not in ALL_GRAINS) \
+        custom = isinstance(grain, str) and grain.isidentifier() and grain.islower()  # the spine's (checked by check_group)
+        if (grain is None) == (part is None) or (grain is not None and grain not in ALL_GRAINS and not custom) \
                 or (part is not None and part not in DATE_PARTS):
             raise SemanticModelError(f"the time group {data['name']!r} takes one grain ({', '.join(ALL_GRAINS)}) "
                                      f"or one date_part ({', '.join(DATE_PARTS)})")
@@ -73,6 +74,8 @@ def check_group(model: SemanticModel, group: TimeGroup, measures: tuple[str, ...
         finest = [dimension.grain]
     wanted = group.grain or ("day" if group.date_part in ("day", "dow", "doy") else group.date_part or "day")
     if wanted not in ALL_GRAINS:  # a custom grain (custom_grains.py): whole days of the time spine
+        if model.time_spine is None or wanted not in {name for name, _ in model.custom_grains}:
+            raise SemanticQueryError(f"{group.name}: no grain {wanted!r} in the project's time spine")
         wanted = "day"
     for kept in finest:
         if finer(wanted, kept):
