@@ -290,19 +290,19 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
             conditions.append(_measure_filter(branch, model, condition, q.grain, dialect, q))
         for metric_filter in (*q.metric_filters, *own_metric_filters):
             conditions.append(_metric_filter(branch, model, metric_filter, q.grain, dialect))
-        if non_additive is not None:
-            if cumulative or offset or q.metric_filters or own_metric_filters or q.periods:
-                raise SemanticQueryError("a semi-additive measure (non_additive_dimension) cumulative, offset, with a time "
-                                         "range or a Metric(...) filter, which Baton does not compute yet")
-            table = f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table
-            conditions.append(semi_additive(branch.root.name, table, non_additive, branch.time,  # filtered: among the kept rows
-                                            functools.partial(_time_on, branch.time), q, dialect,
-                                            (branch.source(), list(branch.joins), list(conditions))))
         if q.periods and not cumulative:  # a cumulative branch: the periods are the spine's, its rows any before
             assert time is not None
             column = _branch_time(branch)
             ranges = [period_condition(column, time, p) for p in q.periods]
             conditions.append(ranges[0] if len(ranges) == 1 else exp.Paren(this=exp.or_(*ranges)))
+        if non_additive is not None:  # after the periods: the day is taken among the rows they keep (as MetricFlow)
+            if cumulative or offset or q.metric_filters or own_metric_filters:
+                raise SemanticQueryError("a semi-additive measure (non_additive_dimension) cumulative, offset or with a "
+                                         "Metric(...) filter, which Baton does not compute yet")
+            table = f"{branch.root.schema}.{branch.root.table}" if branch.root.schema else branch.root.table
+            conditions.append(semi_additive(branch.root.name, table, non_additive, branch.time,  # filtered: among the kept rows
+                                            functools.partial(_time_on, branch.time), q, dialect,
+                                            (branch.source(), list(branch.joins), list(conditions))))
         row_values = {use: _qualify(parse_fragment(model.measure(use[0]).expr, f"measure {use[0]}"), branch.root.name)
                       for use in members}
         aggregates = {use: _aggregate(model.measure(use[0]).agg, value, dialect) for use, value in row_values.items()}
