@@ -25,7 +25,8 @@ COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_
             "test_offset_metric_with_custom_granularity_filter_not_in_group_by",
             "test_conversion_metric_with_custom_granularity", "test_windowed_conversion_metric_with_custom_granularity",
             "test_conversion_metric_with_custom_granularity_filter",
-            "test_conversion_metric_with_custom_granularity_filter_not_in_group_by"}
+            "test_conversion_metric_with_custom_granularity_filter_not_in_group_by",
+            "test_join_to_time_spine_metric_grouped_by_custom_grain"}
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def test_on_sqlite_a_custom_grain_answers_as_metricflow_does(tmp_path, database,
     {"metrics": ["bookings"], "group_by": ["metric_time__martian_day"]},  # not a grain of the spine
     {"metrics": ["bookings"], "group_by": ["TimeDimension('metric_time', 'martian_day')"]},
     {"metrics": ["trailing_2_months_revenue"], "group_by": ["metric_time__alien_day"]},  # cumulative
-    {"metrics": ["bookings_join_to_time_spine"], "group_by": ["metric_time__alien_day"]},  # join_to_timespine
+    {"metrics": ["bookings_join_to_time_spine"], "group_by": ["metric_time__alien_day", "metric_time__month"]},
     {"metrics": ["bookings_offset_one_alien_day"], "group_by": ["metric_time__day"]},  # an offset of custom periods
 ])
 def test_what_is_not_computed_around_a_custom_grain_is_refused_by_name(model, params):

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from baton.semantic.custom_grains import check_filtered, grain_value  # a custom grain's value: through the spine
+from baton.semantic.custom_grains import check_filtered, grain_value, spine_grain  # a custom grain's value: through the spine
 from baton.semantic.distinct_values import columns_of, distinct_values_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
@@ -256,7 +256,8 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     measures = query_uses(model, q.metrics)
     metric_time = TIME in q.by or any(t.dimension == TIME for t in q.times)  # join_to_timespine: the spine's periods of it
     if q.times and (any(cumulative for _, _, cumulative in measures) or any(model.measure(u[0]).non_additive for u in measures)
-                    or (metric_time and any(model.metric(name).join_to_timespine for name in q.metrics))):
+                    or (metric_time and any(model.metric(name).join_to_timespine for name in q.metrics)
+                        and spine_grain(model, q) is None)):  # metric time by a custom grain alone: over the spine
         raise SemanticQueryError("a time group-by beyond metric time at one grain (a second grain, a date part, a sub-daily "
                                  "grain, another time dimension) over a cumulative, join_to_timespine or semi-additive "
                                  "metric, which Baton does not compute yet")

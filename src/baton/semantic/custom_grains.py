@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from baton.semantic.errors import SemanticQueryError
 from baton.semantic.expressions import is_identifier
-from baton.semantic.model import SemanticModel, TimeColumn
+from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.timegrain import grain_expression
 from baton.semantic.timegroup import TimeGroup, group_value
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from baton.semantic.joins import Branch
     from baton.semantic.mf_project import MetricFlowProject
+    from baton.semantic.query import SemanticQuery
 
 
 def declared(project: MetricFlowProject) -> tuple[tuple[str, str], ...]:
@@ -76,6 +77,16 @@ def grain_value(branch: Branch, model: SemanticModel, group: TimeGroup, time: Ti
     return exp.column(column, table=alias)
 
 
+def spine_grain(model: SemanticModel, q: SemanticQuery) -> tuple[str, str] | None:
+    """(output name, spine column) when a query groups by metric time at a custom grain and by no other
+    time (``join_to_timespine``: the spine's periods are that column's values)."""
+    groups = [q.time_group(b) for b in q.by]
+    custom = [g for g in groups if g is not None and g.dimension == TIME and is_custom(model, g.grain)]
+    if TIME in q.by or len(custom) != 1 or len([g for g in groups if g is not None]) != 1:
+        return None
+    return custom[0].name, dict(model.custom_grains)[str(custom[0].grain).lower()]
+
+
 def check_filtered(branch: Branch, dialect: str) -> None:
     """``SemanticQueryError`` where a query condition on a custom grain's period is not computed: on
     SQLite and MariaDB (MetricFlow's ``CAST(... AS TIMESTAMP)`` comparisons do not hold on dates kept
@@ -88,4 +99,4 @@ def check_filtered(branch: Branch, dialect: str) -> None:
                                  "compute yet")
 
 
-__all__ = ["check_filtered", "custom_names", "declared", "grain_value", "is_custom"]
+__all__ = ["check_filtered", "custom_names", "declared", "grain_value", "is_custom", "spine_grain"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from baton.semantic.custom_grains import spine_grain
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
 from baton.semantic.measure_uses import Use, leaves, months_earlier, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -40,7 +41,8 @@ def needs_spine(model: SemanticModel, q: SemanticQuery) -> bool:
     """Whether the answer is read over the time spine's periods: grouped by metric time, with a metric
     that asks for ``join_to_timespine`` or reads one that does. Without metric time MetricFlow joins no
     spine (its ``fill_nulls_with`` still fills)."""
-    return TIME in q.by and any(model.metric(m).join_to_timespine or spined_input(model, m) for m in q.metrics)
+    return (TIME in q.by or spine_grain(model, q) is not None) and any(
+        model.metric(m).join_to_timespine or spined_input(model, m) for m in q.metrics)
 
 
 def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, names: list[str], uses: list,
@@ -58,7 +60,8 @@ def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, nam
     found = [leaf for name in q.metrics for leaf in leaves(model, name)]
     spined = {use for leaf, use in found if model.metric(leaf).join_to_timespine}
     plain = {use for leaf, use in found if not model.metric(leaf).join_to_timespine}
-    time_name = names[q.by.index(TIME)]
+    custom = spine_grain(model, q)  # metric time by a custom grain: the spine's own column (custom_grains.py)
+    time_name = custom[0] if custom else names[q.by.index(TIME)]
     others = [n for n in names if n != time_name]
     if model.time_spine is None or spined & plain or any(offset for _, offset, _ in spined) or (
             others and (len(q.metrics) > 1 or model.metric(q.metrics[0]).type != "simple" or q.metric_filters
@@ -68,7 +71,8 @@ def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, nam
     table, column = model.time_spine
     spine_time = TimeColumn(column, "native")
     value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))  # a spine of timestamps too
-    period = grain_expression(value.copy(), spine_time, q.grain or "day", dialect)
+    period = exp.column(custom[1], table="spine") if custom else grain_expression(value.copy(), spine_time, q.grain or "day",
+                                                                                  dialect)
     periods = exp.Select().select(exp.alias_(period, time_name), exp.alias_(exp.Literal.number(1), "baton_in_spine"),
                                   copy=False).from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False)
     if q.periods:
