@@ -18,8 +18,8 @@ from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.joined_values import joined_rows, metric_filtered, one_holder
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
-from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.spine_rows import is_spine_item, spine_only_sql, with_spine
+from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import own_rows_value, time_dimension
 
 if TYPE_CHECKING:
