@@ -15,7 +15,8 @@ from typing import Any
 from baton.phrasing import raw_words
 from baton.semantic.lexicon import Sense
 from baton.semantic.model import TIME
-from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
+from baton.semantic.periods import Period
+from baton.semantic.query import SemanticQuery, SemanticQueryError
 
 CUES = frozenset("""instead only just compare comparison vs versus against add also plus with and break down this it that same
     but show now rather switch change make them those these the a an to of for in by per each please let me see what about how

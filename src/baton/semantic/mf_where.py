@@ -20,7 +20,8 @@ from baton.semantic.custom_grains import is_custom
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.mf_filters import JinjaCall, calls_in
 from baton.semantic.model import TIME, SemanticModel
-from baton.semantic.query import Period, SemanticQueryError, measures_of_metrics
+from baton.semantic.periods import Period
+from baton.semantic.query import SemanticQueryError, measures_of_metrics
 from baton.semantic.time_filters import EVERY_DAY, day_ranges, intersect, mentions_time, periods_of
 from baton.semantic.timegroup import ALL_GRAINS, TimeGroup
 

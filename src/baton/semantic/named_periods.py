@@ -11,7 +11,8 @@ the question parser reads a whole question's periods with them, and the follow-u
 from __future__ import annotations
 
 from baton.semantic.lexicon import Sense
-from baton.semantic.query import Period, SemanticQueryError
+from baton.semantic.periods import Period
+from baton.semantic.query import SemanticQueryError
 
 
 def named_periods(meaningful: list[Sense], problems: list[str]) -> tuple[list[Period], list[Sense]]:

@@ -45,8 +45,9 @@ from baton.phrasing import raw_words
 from baton.semantic.lexicon import FILLER, VERBS, Lexicon, Sense, phrase_of
 from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.named_periods import expand_period, named_periods
+from baton.semantic.periods import Period
 from baton.semantic.preference import loose, names_one, unjoined_count
-from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
+from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
 from baton.semantic.segmentation import segmentations
 

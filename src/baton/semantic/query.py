@@ -16,92 +16,18 @@ compiler (never spliced as text).
 
 from __future__ import annotations
 
-import calendar
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from baton.semantic.errors import SemanticModelError, SemanticQueryError
 from baton.semantic.model import GRAINS, TIME, SemanticModel
+from baton.semantic.periods import Period, period_words
 from baton.semantic.timegrain import SUBDAILY
 from baton.semantic.timegroup import TimeGroup, check_group, time_dimension
 
 MAX_LIMIT = 1000
 MAX_VALUES = 100
-_PERIOD = re.compile(r"^(\d{4})(?:-(?:Q([1-4])|(\d{2})(?:-(\d{2}))?))?$")
-_OPEN = re.compile(r"^(from|before) (\d{4}-\d{2}-\d{2})$")
-# The bounds of an open range: ISO text sorting before / after every date and timestamp (periods are compared as
-# text: timegrain.period_condition), so "from 2020-01-03" keeps every later row, however late.
-OPEN_START, OPEN_END = "0000-00-00", "9999-99-99"
-
-
-@dataclass(frozen=True, slots=True)
-class Period:
-    """A half-open time range ``[start, end)`` as ISO dates, and how it was named."""
-
-    start: str
-    end: str
-    label: str
-    grain: str  # year | quarter | month | day
-
-    @classmethod
-    def parse(cls, text: str) -> Period:
-        open_ended = _OPEN.match(str(text).strip())
-        if open_ended:  # "from 2020-01-03", "before 2020-02-01": a MetricFlow filter's open range (time_filters.py)
-            bound = cls.parse(open_ended.group(2))
-            day = bound.start[5:]
-            grain = ("year" if day == "01-01" else "quarter" if day in ("04-01", "07-01", "10-01") else
-                     "month" if day.endswith("-01") else "day")
-            lo, hi = (bound.start, OPEN_END) if open_ended.group(1) == "from" else (OPEN_START, bound.start)
-            return cls(lo, hi, f"{open_ended.group(1)} {bound.start}", grain)
-        m = _PERIOD.match(str(text).strip())
-        if not m:
-            raise SemanticQueryError(f"{text!r} is not a period (2025, 2025-Q3, 2025-03 or 2025-03-15)")
-        year, quarter, month, day = int(m.group(1)), m.group(2), m.group(3), m.group(4)
-        if not 1900 <= year <= 2200:
-            raise SemanticQueryError(f"{year} is not a year this model answers for")
-        if quarter:
-            q = int(quarter)
-            start, end = (year, 3 * q - 2, 1), (year + (q == 4), 1 if q == 4 else 3 * q + 1, 1)
-            return cls(_iso(*start), _iso(*end), f"{year}-Q{q}", "quarter")
-        if month:
-            mo = int(month)
-            if not 1 <= mo <= 12:
-                raise SemanticQueryError(f"{text!r}: no month {mo}")
-            if day:
-                d = int(day)
-                if not 1 <= d <= calendar.monthrange(year, mo)[1]:
-                    raise SemanticQueryError(f"{text!r}: no such day")
-                import datetime as dt
-
-                nxt = dt.date(year, mo, d) + dt.timedelta(days=1)
-                return cls(_iso(year, mo, d), nxt.isoformat(), f"{year}-{mo:02d}-{d:02d}", "day")
-            return cls(_iso(year, mo, 1), _iso(year + (mo == 12), 1 if mo == 12 else mo + 1, 1), f"{year}-{mo:02d}", "month")
-        return cls(_iso(year, 1, 1), _iso(year + 1, 1, 1), str(year), "year")
-
-    @property
-    def year(self) -> int:
-        return int(self.start[:4])
-
-
-def _iso(y: int, m: int, d: int) -> str:
-    return f"{y:04d}-{m:02d}-{d:02d}"
-
-
-def period_words(label: str) -> str:
-    """"2025-Q3" -> "Q3 2025", "2025-03" -> "March 2025" (how answers name periods)."""
-    m = _PERIOD.match(label)
-    if not m:
-        return label
-    year, quarter, month, day = m.groups()
-    if quarter:
-        return f"Q{quarter} {year}"
-    if month and not day:
-        return f"{calendar.month_name[int(month)]} {year}"
-    return label
-
-
 @dataclass(frozen=True, slots=True)
 class SemanticQuery:
     metrics: tuple[str, ...]
@@ -412,4 +338,4 @@ def _check_dimension_names(model: SemanticModel, names: list[str], listed_after:
                                      f"{listed_after})")
 
 
-__all__ = ["MAX_LIMIT", "Period", "SemanticQuery", "SemanticQueryError", "measures_of_metrics", "period_words"]
+__all__ = ["MAX_LIMIT", "SemanticQuery", "SemanticQueryError", "measures_of_metrics"]

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from baton.semantic.model import TIME, SemanticModel
-from baton.semantic.query import SemanticQuery, period_words
+from baton.semantic.periods import period_words
+from baton.semantic.query import SemanticQuery
 
 ReadsBack = Callable[[str, SemanticQuery], bool]
 

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from baton.semantic.model import GRAINS
-from baton.semantic.query import Period, SemanticQueryError
+from baton.semantic.periods import Period
+from baton.semantic.query import SemanticQueryError
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -28,7 +28,7 @@ from baton.semantic.model import TimeColumn
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from baton.semantic.query import Period
+    from baton.semantic.periods import Period
 
 SUBDAILY = ("millisecond", "second", "minute", "hour")  # finest first, then model.GRAINS
 DATE_PARTS = ("year", "quarter", "month", "day", "dow", "doy")  # dow: ISO, Monday 1 .. Sunday 7 (as MetricFlow)

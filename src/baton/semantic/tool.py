@@ -19,7 +19,8 @@ from typing import Any
 from baton.messages import LLMResponse, Tool, ToolCall, ToolParameter
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.model import GRAINS, TIME
-from baton.semantic.query import Period, SemanticQuery, SemanticQueryError
+from baton.semantic.periods import Period
+from baton.semantic.query import SemanticQuery, SemanticQueryError
 
 NAME = "semantic_query"
 SAMPLE_VALUES = 8
