@@ -415,3 +415,27 @@ def _columns(model, compiled, theirs: list[str]) -> list[int] | None:
     companions = {s for d in by if d != TIME and compiled.query.time_group(d) is None for s in model.dimension(d).shown_with}
     unused = [i for i in range(len(ours)) if i not in found and not (i < len(by) and by[i] in companions)]
     return None if unused else found
+
+
+def outcomes(url: str, check_url: str, cases: list[dict[str, Any]], engine: str = "duckdb") -> list[tuple[str, str, str]]:
+    """(name, kind, detail) of each case asked of Baton over ``url`` (each with its own model), the expected rows from
+    its check query on ``check_url``: what the focused test modules assert, in one place."""
+    import asyncio
+
+    import sqlalchemy as sa
+
+    from baton.semantic.layer import SemanticLayer
+    from baton.semantic.metricflow import load_metricflow
+    from baton.specialists.sql.engines import SQLConnection
+
+    async def run() -> list[tuple[str, str, str]]:
+        connection = SQLConnection(url, id="itest", allow_privileged_role=True, row_cap=ROW_CAP)
+        layers = {name: SemanticLayer(load_metricflow(MODELS[name]), connection) for name in {c["model"] for c in cases}}
+        check = sa.create_engine(check_url)
+        try:
+            return [(case["name"], *await ask(layers[case["model"]], case, engine, check)) for case in cases]
+        finally:
+            await connection.aclose()
+            check.dispose()
+
+    return asyncio.run(run())

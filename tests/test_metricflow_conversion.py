@@ -3,19 +3,15 @@ window, on real engines against MetricFlow's own cases; what is not computed is 
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 import sqlalchemy as sa
 
 from baton.semantic.compiler import compile_query
 from baton.semantic.conversion import compile_conversion
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQuery, SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, duckdb_copies
+from itest_cases import MODELS, all_cases, duckdb_copies, outcomes
 
 
 @pytest.fixture(scope="module")
@@ -28,17 +24,7 @@ def test_metricflow_conversion_cases_pass(database):
     cases = [c for c in all_cases() if c["file"] == "itest_conversion_metric.yaml"]
     assert len(cases) == 6
 
-    async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="conversion", allow_privileged_role=True)
-        layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
-        check = sa.create_engine(check_url)
-        try:
-            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
-        finally:
-            await connection.aclose()
-            check.dispose()
-
-    results = asyncio.run(run())
+    results = outcomes(url, check_url, cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

@@ -3,18 +3,13 @@ period, over the project's time spine, against MetricFlow's own cases; what is n
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-import sqlalchemy as sa
 
 from baton.semantic.compiler import compile_query
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, duckdb_copies
+from itest_cases import MODELS, all_cases, duckdb_copies, outcomes
 
 COMPUTED = {"derived_metric_with_offset_to_grain", "derived_metric_with_offset_to_grain_and_granularity",
             "offset_to_grain_with_agg_time_dim", "nested_derived_metric_outer_offset_multiple_input_metrics"}
@@ -30,17 +25,7 @@ def test_metricflow_offset_to_grain_cases_pass(database):
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="to_grain", allow_privileged_role=True)
-        layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
-        check = sa.create_engine(check_url)
-        try:
-            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
-        finally:
-            await connection.aclose()
-            check.dispose()
-
-    results = asyncio.run(run())
+    results = outcomes(url, check_url, cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

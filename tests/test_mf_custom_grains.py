@@ -6,18 +6,14 @@ the spine's column, as MetricFlow applies it (an offset metric's: on its moved t
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 import sqlalchemy as sa
 
 from baton.semantic.compiler import compile_query
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, params_of, render, same_rows
+from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, params_of, render, same_rows
 
 COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_granularity_and_join",
             "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity",
@@ -48,17 +44,7 @@ def test_metricflow_custom_grain_cases_pass(database, model):
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="custom_grains", allow_privileged_role=True)
-        layer = SemanticLayer(model, connection)
-        check = sa.create_engine(check_url)
-        try:
-            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
-        finally:
-            await connection.aclose()
-            check.dispose()
-
-    results = asyncio.run(run())
+    results = outcomes(url, check_url, cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

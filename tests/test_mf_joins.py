@@ -17,7 +17,7 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, render
+from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, render
 
 COMPUTED = {
     "simple_scd_grouped_metric", "basic_scd_constrained_metric", "scd_constrained_metric_with_nulls",
@@ -42,20 +42,7 @@ def test_metricflow_join_cases_pass(database):
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="joins", allow_privileged_role=True)
-        check = sa.create_engine(check_url)
-        out = []
-        try:
-            for model in sorted({c["model"] for c in cases}):
-                layer = SemanticLayer(load_metricflow(MODELS[model]), connection)
-                out += [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases if case["model"] == model]
-            return out
-        finally:
-            await connection.aclose()
-            check.dispose()
-
-    results = asyncio.run(run())
+    results = outcomes(url, check_url, cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

@@ -5,19 +5,16 @@ the time compared with the literal) run over the time spine; what is not read is
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 
 import pytest
 import sqlalchemy as sa
 
 from baton.semantic.compiler import compile_query
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, ask, duckdb_copies, load_tables, params_of, render, same_rows
+from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, params_of, render, same_rows
 
 COMPUTED = {"test_ambiguous_metric_time_in_query_filter", "test_metric_time_in_dimension_jinja", "test_metric_time_in_where",
             "cumulative_metric_with_non_adjustable_filter", "nested_derived_metric_offset_with_where_constraint",
@@ -40,17 +37,7 @@ def test_metricflow_time_filter_cases_pass(database, model):
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="time_filters", allow_privileged_role=True)
-        layer = SemanticLayer(model, connection)
-        check = sa.create_engine(check_url)
-        try:
-            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
-        finally:
-            await connection.aclose()
-            check.dispose()
-
-    results = asyncio.run(run())
+    results = outcomes(url, check_url, cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

@@ -9,20 +9,15 @@ engines against MetricFlow's definitions (``render_extract``: ISO day of week, M
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-import sqlalchemy as sa
 from sqlglot import exp
 
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.model import TIME, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.timegrain import DATE_PARTS, SUBDAILY, date_part_expression, grain_expression
-from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, ROW_CAP, all_cases, ask, duckdb_copies
+from itest_cases import MODELS, all_cases, duckdb_copies, outcomes
 from sql_test_databases import KINDS, make_db  # noqa: F401  (fixture)
 
 CASES = [  # this cluster's cases Baton computes
@@ -44,18 +39,7 @@ def test_the_cluster_answers_as_metricflow_on_duckdb(tmp_path):
     cases = [c for c in all_cases() if c["name"] in CASES]
     assert {c["name"] for c in cases} == set(CASES)
 
-    async def run() -> list[str]:
-        connection = SQLConnection(url, id="itest", allow_privileged_role=True, row_cap=ROW_CAP)
-        layers = {name: SemanticLayer(load_metricflow(path), connection) for name, path in MODELS.items()}
-        check = sa.create_engine(check_url)
-        try:
-            outcomes = [(case["name"], *await ask(layers[case["model"]], case, "duckdb", check)) for case in cases]
-        finally:
-            await connection.aclose()
-            check.dispose()
-        return [f"{name}: {kind} {detail}" for name, kind, detail in outcomes if kind != "passed"]
-
-    assert asyncio.run(run()) == []
+    assert [f"{name}: {kind} {detail}" for name, kind, detail in outcomes(url, check_url, cases) if kind != "passed"] == []
 
 
 def test_time_groups_as_metricflow_names_them():
