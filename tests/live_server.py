@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
@@ -17,9 +18,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(app):
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+def running(config: uvicorn.Config) -> Iterator[int]:
+    """A uvicorn server of ``config`` in a thread until the block ends: its port."""
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -28,7 +29,15 @@ def serve(app):
             raise RuntimeError("test server did not start")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield config.port
     finally:
         server.should_exit = True
         thread.join(5)
+
+
+@contextmanager
+def serve(app, **options) -> Iterator[str]:
+    """``app`` on a real socket (uvicorn's ``options`` as ``baton serve`` passes them): its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning", lifespan="off", **options)
+    with running(config) as port:
+        yield f"http://127.0.0.1:{port}"

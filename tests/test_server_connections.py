@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 import time
 
 import httpx
@@ -17,7 +16,7 @@ from fastapi import FastAPI
 
 from baton.server.connections import BatonHttpProtocol, connection_limit
 from baton.server.limits import Limits
-from live_server import free_port
+from live_server import free_port, running
 
 
 def _app() -> FastAPI:
@@ -32,21 +31,11 @@ def _app() -> FastAPI:
 
 @contextlib.contextmanager
 def serving(limits: Limits):
-    port = free_port()
-    config = uvicorn.Config(_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off", http=BatonHttpProtocol)
+    config = uvicorn.Config(_app(), host="127.0.0.1", port=free_port(), log_level="warning", lifespan="off",
+                            http=BatonHttpProtocol)
     config.baton_limits = limits  # type: ignore[attr-defined]
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "test server did not start"
-        time.sleep(0.01)
-    try:
+    with running(config) as port:
         yield port
-    finally:
-        server.should_exit = True
-        thread.join(5)
 
 
 def _read_all(sock: socket.socket) -> bytes:

@@ -5,7 +5,6 @@ key ends every session made from it."""
 
 from __future__ import annotations
 
-import contextlib
 from http.cookies import SimpleCookie
 
 import httpx
@@ -193,41 +192,18 @@ async def test_a_frozen_token_store_fails_a_login_in_seconds_on_the_key_lookups_
         release.set()
 
 
-@contextlib.contextmanager
-def _served(app, **options):
-    """``app`` on a real socket with uvicorn's options as ``baton serve`` passes them."""
-    import threading
-    import time
-
-    import uvicorn
-
-    from live_server import free_port
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", **options))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "test server did not start"
-        time.sleep(0.01)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(5)
-
-
 @pytest.mark.parametrize("trusted", ["", "127.0.0.1"])
 def test_a_forwarded_https_is_believed_only_from_the_proxies_the_operator_names(monkeypatch, trusted):
     """Over plain http the cookie is neither ``Secure`` nor ``__Host-`` (browsers would refuse
     it); ``X-Forwarded-Proto: https`` makes it both only when ``BATON_FORWARDED_ALLOW_IPS``
     names the sender (any process on a shared host can send that header)."""
     from baton.cli.serving import proxy_options
+    from live_server import serve
 
     monkeypatch.setenv("BATON_FORWARDED_ALLOW_IPS", trusted)
-    with _served(app_with(ApiKeys({KEY: "acme"})), **proxy_options()) as port:
-        url = f"http://127.0.0.1:{port}/login"
+    with serve(app_with(ApiKeys({KEY: "acme"})), **proxy_options()) as base:
+        port = int(base.rsplit(":", 1)[1])
+        url = f"{base}/login"
         plain = httpx.post(url, json={"key": KEY})
         forwarded = httpx.post(url, json={"key": KEY}, headers={"X-Forwarded-Proto": "https"})
     assert plain.status_code == forwarded.status_code == 204
