@@ -183,6 +183,7 @@ class _Builder:
             return Metric(name, "simple", measure=measure, conversion=spec, **common)  # type: ignore[arg-type]
         if kind == "cumulative":
             common["cumulative"] = self._cumulative(params)
+            common["period_agg"] = self._period_agg(params)
             kind = "simple"
         grain = str(node.get("time_granularity") or "").lower() or None
         if grain is not None:
@@ -224,6 +225,13 @@ class _Builder:
                 raise _Refused(f"a cumulative metric to date of {grain!r}")
             return f"to_date:{grain}"
         return "all"
+
+    def _period_agg(self, params: Mapping) -> str:
+        """Which day's value a cumulative metric shows for a coarser period (MetricFlow's ``period_agg``)."""
+        agg = str(mapping(params.get("cumulative_type_params")).get("period_agg") or "first").lower()
+        if agg not in ("first", "last", "average"):
+            raise _Refused(f"a cumulative metric's period_agg {agg!r}")
+        return agg
 
     def _simple_measure(self, metric: str, params: Mapping, filters: list[str], place: str) -> str:
         value = params.get("measure")

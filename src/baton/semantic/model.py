@@ -113,6 +113,7 @@ class Metric:
     grain: str | None = None  # the grain metric time takes when a MetricFlow query names none (its time_granularity)
     join_to_timespine: bool = False  # simple: a row for every period of the time spine, the value or fill_nulls
     cumulative: str = ""  # simple, MetricFlow's cumulative: "all", "window:2 months" or "to_date:month" (over the spine)
+    period_agg: str = "first"  # cumulative: the day's value a coarser period shows ("first", "last" or "average")
     conversion: object | None = None  # simple, over the base measure: a conversion.Conversion (MetricFlow's conversion metric)
 
     @property

@@ -18,6 +18,7 @@ from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
 from baton.semantic.measure_uses import Use, leaves, months_earlier, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
+from baton.semantic.period_agg import COARSER, DAY_COLUMN, over_days, period_aggs
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.timegrain import grain_expression, period_condition
 
@@ -154,7 +155,7 @@ def over_spine(q: SemanticQuery, cumulative: str) -> bool:
 
 def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect: str) -> None:
     """What a cumulative metric is computed for (else ``SemanticQueryError`` naming it): metric
-    time by day (a coarser grain takes MetricFlow's ``period_agg`` of the days, not built yet),
+    time by day, or week to year (MetricFlow's ``period_agg`` of the days, ``period_agg.py``),
     DuckDB or PostgreSQL (date arithmetic written for them), a time spine. An ``offset_window``
     over one moves its rows (``row_time``): the window ending at the day the offset earlier."""
     uses = [use for use in uses if over_spine(q, use[2])]
@@ -166,9 +167,15 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     if q.grain != "day" and any(months_earlier(c.partition(":")[2]) for _, _, c in uses if c.startswith("to_grain:")):
         raise SemanticQueryError("an offset_window of months by a grain coarser than day, which Baton does not compute "
                                  "yet (MetricFlow moves the periods, or sums the days, depending on the grain)")
-    if TIME not in q.by or (q.grain != "day" and not all(c.startswith("to_grain:") for _, _, c in uses if c)):
-        raise SemanticQueryError("a cumulative metric not grouped by metric time by day, which Baton does not compute yet (other grains take "
-                                 "MetricFlow's period_agg of the days)")
+    if TIME not in q.by or (q.grain != "day" and not all(c.startswith("to_grain:") for _, _, c in uses if c)
+                            and q.grain not in COARSER):
+        raise SemanticQueryError("a cumulative metric not grouped by metric time by day, week, month, quarter or year, "
+                                 "which Baton does not compute yet")
+    coarse = [use for use in uses if q.grain in COARSER and not use[2].startswith("to_grain:")]
+    if coarse and (q.periods or any(offset for _, offset, _ in coarse)):
+        raise SemanticQueryError("a cumulative metric by a grain coarser than day with a time constraint or an offset, "
+                                 "which Baton does not compute yet (MetricFlow widens the constraint to whole periods)")
+    period_aggs(model, q)
 
 
 def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, joins: list, row_time: exp.Expr,
@@ -220,6 +227,10 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         value = label.copy() if dim == TIME else exp.column(name, table="baton_rows")
         part = part.select(exp.alias_(value, name), copy=False)
         keys.append(value.copy())
+    coarse = kind != "to_grain" and q.grain in COARSER  # each day's value, then the period's (period_agg.py)
+    if coarse:
+        part = part.select(exp.alias_(day.copy(), DAY_COLUMN), copy=False)
+        keys.append(day.copy())
     mine = {use: i for i, use in enumerate(values)}
     for use, column_name in stacked:
         if use in mine:
@@ -237,7 +248,12 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         for value in days:
             ranges = [period_condition(value, spine_time, p) for p in q.periods]
             part = part.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
-    return part.group_by(*keys, copy=False)
+    part = part.group_by(*keys, copy=False)
+    if coarse:
+        aggs = period_aggs(model, q)
+        return over_days(part, names, [(column_name, aggs.get(use, "first") if use in mine else None)
+                                       for use, column_name in stacked])
+    return part
 
 
 __all__ = ["check_cumulative", "cumulative_part", "needs_spine", "on_time_spine", "over_spine", "spined_input"]
