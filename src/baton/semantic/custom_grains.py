@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from baton.semantic.errors import SemanticQueryError
 from baton.semantic.expressions import is_identifier
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
+from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression
 from baton.semantic.timegroup import TimeGroup, group_value
 
@@ -67,13 +68,13 @@ def grain_value(branch: Branch, model: SemanticModel, group: TimeGroup, time: Ti
     if not is_custom(model, group.grain):
         return group_value(group, time, value, dialect)
     assert model.time_spine is not None  # custom_names: none without a spine
-    table, day_column = model.time_spine
+    _, day_column = model.time_spine
     column = dict(model.custom_grains)[str(group.grain).lower()]
     alias = f"baton_spine_{len(branch.used)}"
     branch.used.add(alias)
     spine_day = grain_expression(exp.column(day_column, table=alias), TimeColumn(day_column, "native"), "day", dialect)
     on = exp.EQ(this=spine_day, expression=grain_expression(value, time, "day", dialect))
-    branch.joins.append(exp.Join(this=exp.alias_(exp.to_table(table), alias, table=True), side="LEFT", on=on))
+    branch.joins.append(exp.Join(this=spine_source(model, alias, dialect), side="LEFT", on=on))
     return exp.column(column, table=alias)
 
 

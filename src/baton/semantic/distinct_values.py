@@ -19,6 +19,7 @@ from baton.semantic.joined_values import joined_rows, metric_filtered, one_holde
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.spine_rows import is_spine_item, spine_only_sql, with_spine
+from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import own_rows_value, time_dimension
 
@@ -111,12 +112,12 @@ def _spine_periods(model: SemanticModel, q: SemanticQuery, dialect: str) -> str:
     from sqlglot import exp
 
     assert model.time_spine is not None and q.grain is not None  # checked by SemanticQuery.check
-    table, column = model.time_spine
+    _, column = model.time_spine
     spine_time = TimeColumn(column, "native")
     value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))
     period = grain_expression(value.copy(), spine_time, q.grain, dialect)
     select = exp.Select().select(exp.alias_(period, q.grain), copy=False).from_(
-        exp.alias_(exp.to_table(table), "spine", table=True), copy=False)
+        spine_source(model, "spine", dialect), copy=False)
     if q.periods:
         ranges = [period_condition(value.copy(), spine_time, p) for p in q.periods]
         select = select.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)

@@ -35,6 +35,7 @@ from baton.semantic.mf_project import MetricFlowProject, where
 from baton.semantic.mf_times import time_dimensions
 from baton.semantic.model import GRAINS, Measure, Metric, Refusal, SavedQuery, SemanticModel
 from baton.semantic.native import validate
+from baton.semantic.spine_source import GENERATED, GENERATED_COLUMN
 
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
@@ -116,7 +117,7 @@ class _Builder:
         self._copies: dict[tuple[str, tuple[str, ...]], str] = {}  # (metric, filters) -> its filtered copy's name
         self.refused: dict[str, str] = {}
         self.extra_measures: list[Measure] = []
-        self.spine = time_spine(project)
+        self.spine = time_spine(project) or (GENERATED, GENERATED_COLUMN)  # else days generated (spine_source.py)
         self._active: list[str] = []
 
     def build(self) -> None:
@@ -207,10 +208,8 @@ class _Builder:
         return Metric(name, "derived", expr=self._derived_expr(params, tuple(filters), place), **common)  # type: ignore[arg-type]
 
     def _cumulative(self, params: Mapping) -> str:
-        """A cumulative metric's window as the model keeps it (``Metric.cumulative``); a time spine is needed."""
+        """A cumulative metric's window as the model keeps it (``Metric.cumulative``), over the spine (spine_source.py)."""
         spec = {**mapping(params), **mapping(params.get("cumulative_type_params"))}
-        if self.spine is None:
-            raise _Refused("a cumulative metric without a daily time spine in the project")
         if spec.get("window") and spec.get("grain_to_date"):
             raise _Refused("a cumulative metric with both a window and grain_to_date")
         if spec.get("window"):
@@ -237,8 +236,6 @@ class _Builder:
         value = params.get("measure")
         measure = _name(value)
         if isinstance(value, Mapping):
-            if value.get("join_to_timespine") and self.spine is None:
-                raise _Refused("join_to_timespine (rows for periods without data) without a daily time spine in the project")
             filters = [*filters, *filters_of(value.get("filter"), place)]
         if measure in self.reading.measure_refused:
             raise _Refused(f"its measure “{measure}”, which uses {self.reading.measure_refused[measure]}")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from baton.semantic.expressions import render_sql
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
+from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import group_value
 
@@ -32,14 +33,14 @@ def is_spine_item(q: SemanticQuery, name: str) -> bool:
     return name == TIME or (group is not None and group.dimension == TIME)
 
 
-def _spine(model: SemanticModel) -> tuple[exp.Expr, exp.Expr, TimeColumn]:
+def _spine(model: SemanticModel, dialect: str) -> tuple[exp.Expr, exp.Expr, TimeColumn]:
     """The spine table (aliased ``spine``), its day as a DATE, and that day's kind."""
     from sqlglot import exp
 
     assert model.time_spine is not None  # checked by SemanticQuery.check
-    table, column = model.time_spine
+    _, column = model.time_spine
     day = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))  # a spine of timestamps too
-    return exp.alias_(exp.to_table(table), "spine", table=True), day, TimeColumn(column, "native")
+    return spine_source(model, "spine", dialect), day, TimeColumn(column, "native")
 
 
 def with_spine(model: SemanticModel, q: SemanticQuery, select: exp.Select | None, value: Callable[[str], exp.Expr],
@@ -49,7 +50,7 @@ def with_spine(model: SemanticModel, q: SemanticQuery, select: exp.Select | None
     conditions of the query's periods."""
     from sqlglot import exp
 
-    table, day, kind = _spine(model)
+    table, day, kind = _spine(model, dialect)
     if select is None:
         select = exp.Select().from_(table, copy=False)
     else:

@@ -20,6 +20,7 @@ from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.period_agg import COARSER, DAY_COLUMN, over_days, period_aggs
 from baton.semantic.query import SemanticQuery, SemanticQueryError
+from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression, period_condition
 
 if TYPE_CHECKING:
@@ -69,13 +70,13 @@ def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, nam
                         or any(name in q.by for name, _ in q.where))):
         raise SemanticQueryError("join_to_timespine beside other group-bys and other metrics, on an offset input, or with one "
                                  "measure read with and without it, which Baton does not compute yet")
-    table, column = model.time_spine
+    _, column = model.time_spine
     spine_time = TimeColumn(column, "native")
     value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))  # a spine of timestamps too
     period = exp.column(custom[1], table="spine") if custom else grain_expression(value.copy(), spine_time, q.grain or "day",
                                                                                   dialect)
     periods = exp.Select().select(exp.alias_(period, time_name), exp.alias_(exp.Literal.number(1), "baton_in_spine"),
-                                  copy=False).from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False)
+                                  copy=False).from_(spine_source(model, "spine", dialect), copy=False)
     if q.periods:
         ranges = [period_condition(value.copy(), spine_time, p) for p in q.periods]
         periods = periods.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
@@ -197,7 +198,7 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         rows = rows.select(exp.alias_(value.copy(), f"baton_v{i}"), copy=False)
     if conditions:
         rows = rows.where(exp.and_(*conditions), copy=False)
-    table, column = model.time_spine  # type: ignore[misc]  # checked by check_cumulative
+    _, column = model.time_spine  # type: ignore[misc]  # checked by check_cumulative
     day = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))
     row_day = exp.column("baton_row_day", table="baton_rows")
     on: list[exp.Expr] = [exp.LTE(this=row_day.copy(), expression=day.copy())]
@@ -216,7 +217,7 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     elif kind == "to_date":
         on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
     spine_time = TimeColumn(column, "native")
-    part = exp.Select().from_(exp.alias_(exp.to_table(table), "spine", table=True), copy=False).join(
+    part = exp.Select().from_(spine_source(model, "spine", dialect), copy=False).join(
         exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
     label = grain_expression(day.copy(), spine_time, q.grain or "day", dialect)
     if kind == "to_grain" and not months_earlier(spec) and q.grain not in (None, "day"):  # a coarser period: its first day's value (MetricFlow's)
