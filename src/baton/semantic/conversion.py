@@ -32,6 +32,7 @@ from baton.semantic.compiler import (
     time_value,
 )
 from baton.semantic.expressions import parse_fragment, render_sql
+from baton.semantic.mf_models import window_parts
 from baton.semantic.model import SemanticModel
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 
@@ -77,11 +78,10 @@ def conversion_of(params: Mapping, filters: list[str], measures: Mapping, refuse
         raise refused(f"a conversion calculation {calculation!r}")
     days = 0
     if spec.get("window"):
-        parts = str(spec["window"]).split()
-        unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
-        if not (parts[0].isdigit() and unit in ("day", "week")):
+        parts = window_parts(spec["window"])
+        if parts is None or parts[1] not in ("day", "week"):
             raise refused(f"a conversion window of {spec['window']!r}")
-        days = int(parts[0]) * (7 if unit == "week" else 1)
+        days = parts[0] * (7 if parts[1] == "week" else 1)
     constants = []
     for item in spec.get("constant_properties") or ():
         if not isinstance(item, Mapping):

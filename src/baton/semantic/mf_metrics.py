@@ -30,7 +30,7 @@ from baton.semantic.custom_grains import declared
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import OFFSET_MARK, is_identifier, parse_fragment, parse_metric_expression
 from baton.semantic.mf_filters import JinjaCall, calls_in, filters_of
-from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms
+from baton.semantic.mf_models import Reading, mapping, meta, read_models, synonyms, window_parts
 from baton.semantic.mf_project import MetricFlowProject, where
 from baton.semantic.mf_times import time_dimensions
 from baton.semantic.model import GRAINS, Measure, Metric, Refusal, SavedQuery, SemanticModel
@@ -213,11 +213,10 @@ class _Builder:
         if spec.get("window") and spec.get("grain_to_date"):
             raise _Refused("a cumulative metric with both a window and grain_to_date")
         if spec.get("window"):
-            parts = str(spec["window"]).split()
-            unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
-            if not (parts[0].isdigit() and unit in ("day", "week", "month", "year")):
+            parts = window_parts(spec["window"])
+            if parts is None or parts[1] not in ("day", "week", "month", "year"):
                 raise _Refused(f"a cumulative window of {spec['window']!r}")
-            return f"window:{int(parts[0])} {unit}"
+            return f"window:{parts[0]} {parts[1]}"
         if spec.get("grain_to_date"):
             grain = str(spec["grain_to_date"]).lower()
             if grain not in ("week", "month", "quarter", "year"):
@@ -314,12 +313,11 @@ def _offset_days(window: object) -> int | str:
     are refused by name."""
     if not window:
         return 0
-    parts = str(window).split()
-    unit = parts[-1].lower().rstrip("s") if len(parts) == 2 else ""
-    if unit in ("day", "week") and parts[0].isdigit() and 0 < int(parts[0]) <= 100_000:
-        return int(parts[0]) * (7 if unit == "week" else 1)
-    if unit in ("month", "year") and parts[0].isdigit() and 0 < int(parts[0]) <= 10_000:
-        return f"m{int(parts[0]) * (12 if unit == 'year' else 1)}"
+    count, unit = window_parts(window) or (0, "")
+    if unit in ("day", "week") and 0 < count <= 100_000:
+        return count * (7 if unit == "week" else 1)
+    if unit in ("month", "year") and 0 < count <= 10_000:
+        return f"m{count * (12 if unit == 'year' else 1)}"
     raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months and years)")
 
 

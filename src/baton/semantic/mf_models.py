@@ -29,6 +29,19 @@ def mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def window_parts(window: object) -> tuple[int, str] | None:
+    """A MetricFlow window as (count, unit): ``7 days`` / ``1 week`` as a project writes it, or
+    ``{count: 7, granularity: day}`` as a ``semantic_manifest.json`` does; None when it is neither."""
+    if isinstance(window, Mapping):
+        count, unit = window.get("count"), str(window.get("granularity") or "")
+    else:
+        parts = str(window).split()
+        count, unit = (parts[0], parts[1]) if len(parts) == 2 else (None, "")
+    if isinstance(count, bool) or not str(count).isdigit() or not unit:
+        return None
+    return int(str(count)), unit.lower().rstrip("s")
+
+
 def meta(node: Mapping) -> Mapping:
     found = mapping(node.get("config")).get("meta")
     return found if isinstance(found, Mapping) else mapping(node.get("meta"))
