@@ -18,7 +18,7 @@ from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.joined_values import joined_rows, metric_filtered, one_holder
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
-from baton.semantic.spine_rows import is_spine_item, spine_only_sql, with_spine
+from baton.semantic.spine_rows import grouped_sql, is_spine_item, spine_only_sql, with_spine
 from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import own_rows_value, time_dimension
@@ -96,14 +96,7 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
             lambda n: value(n.name) if isinstance(n, exp.Column) and n.table == "dimension" else n))
     if q.metric_filters:  # joined_values.py: FULL OUTER JOIN the metric by its dimension, as MetricFlow
         select = metric_filtered(q, select, value, conditions, dialect, compile_metric)
-    if conditions:
-        select = select.where(exp.and_(*conditions), copy=False)
-    select = select.group_by(*[value(name) for name in q.by], copy=False)
-    for name, desc in q.order:
-        select = select.order_by(exp.Ordered(this=exp.column(name), desc=desc), copy=False)
-    if q.limit is not None:
-        select = select.limit(q.limit, copy=False)
-    return render_sql(select, dialect)
+    return grouped_sql(select, q, value, conditions, dialect)
 
 
 def _spine_periods(model: SemanticModel, q: SemanticQuery, dialect: str) -> str:

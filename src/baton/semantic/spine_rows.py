@@ -75,6 +75,13 @@ def spine_only_sql(model: SemanticModel, q: SemanticQuery, dialect: str) -> str:
     select, value, conditions = with_spine(model, q, None, lambda name: exp.column(name), dialect)
     for name in q.by:
         select = select.select(exp.alias_(value(name), name), copy=False)
+    return grouped_sql(select, q, value, conditions, dialect)
+
+
+def grouped_sql(select, q: SemanticQuery, value: Callable, conditions: list, dialect: str) -> str:
+    """A query with no metric finished: its conditions, grouped by what it names, ordered, limited."""
+    from sqlglot import exp
+
     if conditions:
         select = select.where(exp.and_(*conditions), copy=False)
     select = select.group_by(*[value(name) for name in q.by], copy=False)
@@ -85,4 +92,4 @@ def spine_only_sql(model: SemanticModel, q: SemanticQuery, dialect: str) -> str:
     return render_sql(select, dialect)
 
 
-__all__ = ["is_spine_item", "spine_only_sql", "with_spine"]
+__all__ = ["grouped_sql", "is_spine_item", "spine_only_sql", "with_spine"]
