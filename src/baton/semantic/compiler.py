@@ -47,6 +47,7 @@ from baton.semantic.measure_uses import (
     to_grain,
 )
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
+from baton.semantic.ordering import ordered_and_limited, output_name
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
@@ -239,10 +240,6 @@ def _as_double(value: exp.Expr) -> exp.Expr:
     return exp.Cast(this=value, to=exp.DataType.build("DOUBLE"))
 
 
-def output_name(name: str, query: SemanticQuery) -> str:
-    return (query.grain or "month") if name == TIME else name
-
-
 def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, literal: Literal | None = None) -> CompiledQuery:
     """One SELECT answering ``query`` on ``dialect`` (module docstring); ``SemanticQueryError``
     when the model cannot answer it."""
@@ -324,13 +321,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
         if spine:  # the measures too: timespine.on_time_spine computes the metrics again over the spine's periods
             for use in measures:
                 select = select.select(exp.alias_(value_of(use), stacked_name(use)), copy=False)
-        ordered = [(output_name(n, q), desc) for n, desc in q.order]
-        ordered += [(n, False) for n in names if n not in {o for o, _ in ordered}]
-        for name, desc in ordered:
-            select = select.order_by(exp.Ordered(this=exp.column(name), desc=desc), copy=False)
-        if q.limit is not None:
-            select = select.limit(q.limit, copy=False)
-        return select
+        return ordered_and_limited(select, q, names)
 
     if len(branches) == 1 and not cumulative_parts:
         branch, dim_values, conditions, aggregates = branches[0]

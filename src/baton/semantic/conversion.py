@@ -28,12 +28,12 @@ from baton.semantic.compiler import (
     _group_value,
     _measure_filter,
     _qualify,
-    output_name,
     time_value,
 )
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.mf_models import window_parts
 from baton.semantic.model import SemanticModel
+from baton.semantic.ordering import ordered_and_limited, output_name
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 
 if TYPE_CHECKING:
@@ -206,12 +206,7 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
     select = select.select(exp.alias_(value, name), copy=False)
     if dims:
         select = select.group_by(*[exp.column(out, table="measures") for out in names], copy=False)
-    ordered = [(output_name(n, q), desc) for n, desc in q.order]
-    ordered += [(n, False) for n in names if n not in {o for o, _ in ordered}]
-    for out, desc in ordered:
-        select = select.order_by(exp.Ordered(this=exp.column(out), desc=desc), copy=False)
-    if q.limit is not None:
-        select = select.limit(q.limit, copy=False)
+    select = ordered_and_limited(select, q, names)
     return CompiledQuery(render_sql(select, dialect), q, (*names, name), dialect)
 
 
