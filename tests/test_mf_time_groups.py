@@ -72,7 +72,7 @@ def test_the_dict_form_keeps_time_groups_and_the_native_form():
 
 
 @pytest.mark.parametrize("params, refusal", [
-    ({"group_by": ["metric_time__hour"]}, "sub-daily grain"),  # MetricFlow reads a spine of hours
+    ({"group_by": ["metric_time__hour", "user__home_state"]}, "sub-daily grain beside"),  # its spine alone: computed
     ({"group_by": ["user__home_state", "metric_time__month"], "where": ["{{ Dimension('listing__country_latest') }} = 'us'"]},
      "no_dedupe"),
     ({"metrics": ["trailing_2_months_revenue"], "group_by": ["metric_time__week", "metric_time__month"]}, "cumulative"),

@@ -11,7 +11,8 @@ on a ratio or derived metric or on an input makes a filtered copy of the input,
 ``time_granularity``, ``join_to_timespine``, and ``create_metric: true`` measures.
 
 Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``):
-``offset_window`` of sub-daily or custom grains, ``offset_to_grain`` of other grains,
+``offset_window`` of custom grains (and of sub-daily ones without a spine of that grain,
+``subdaily.py``), ``offset_to_grain`` of other grains,
 ``TimeDimension``/``Metric`` calls in metric filters, and any metric built on a refused measure or
 metric. A derived metric's expression outside ``expressions.parse_metric_expression``'s subset
 is refused too.
@@ -26,6 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
+from baton.semantic import subdaily
 from baton.semantic.custom_grains import declared
 from baton.semantic.errors import SemanticModelError
 from baton.semantic.expressions import OFFSET_MARK, is_identifier, parse_fragment, parse_metric_expression
@@ -36,6 +38,7 @@ from baton.semantic.mf_times import time_dimensions
 from baton.semantic.model import GRAINS, Measure, Metric, Refusal, SavedQuery, SemanticModel
 from baton.semantic.native import validate
 from baton.semantic.spine_source import GENERATED, GENERATED_COLUMN
+from baton.semantic.timegrain import SUBDAILY
 
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
@@ -118,6 +121,7 @@ class _Builder:
         self.refused: dict[str, str] = {}
         self.extra_measures: list[Measure] = []
         self.spine = time_spine(project) or (GENERATED, GENERATED_COLUMN)  # else days generated (spine_source.py)
+        self.subdaily = subdaily.declared(project)  # spines finer than a day: sub-daily windows and offsets read them
         self._active: list[str] = []
 
     def build(self) -> None:
@@ -188,7 +192,7 @@ class _Builder:
             kind = "simple"
         grain = str(node.get("time_granularity") or "").lower() or None
         if grain is not None:
-            if grain not in GRAINS:
+            if grain not in (*GRAINS, *SUBDAILY):  # sub-daily: metric time by it (a TimeGroup, mf_query._default_grain)
                 raise _Refused(f"a metric's own time_granularity {grain!r}")
             common["grain"] = grain
         filters = [*filters_of(node.get("filter"), place), *extra]
@@ -214,13 +218,17 @@ class _Builder:
             raise _Refused("a cumulative metric with both a window and grain_to_date")
         if spec.get("window"):
             parts = window_parts(spec["window"])
-            if parts is None or parts[1] not in ("day", "week", "month", "year"):
+            if parts is None or parts[1] not in ("day", "week", "month", "year", *subdaily.MOVABLE):
                 raise _Refused(f"a cumulative window of {spec['window']!r}")
+            if parts[1] in subdaily.MOVABLE and not subdaily.has_spine(self.subdaily, parts[1]):
+                raise _Refused(f"a cumulative window of {spec['window']!r} without a time spine of {parts[1]}")
             return f"window:{parts[0]} {parts[1]}"
         if spec.get("grain_to_date"):
             grain = str(spec["grain_to_date"]).lower()
-            if grain not in ("week", "month", "quarter", "year"):
+            if grain not in ("week", "month", "quarter", "year", *subdaily.MOVABLE):
                 raise _Refused(f"a cumulative metric to date of {grain!r}")
+            if grain in subdaily.MOVABLE and not subdaily.has_spine(self.subdaily, grain):
+                raise _Refused(f"a cumulative metric to date of {grain!r} without a time spine of {grain}")
             return f"to_date:{grain}"
         return "all"
 
@@ -258,10 +266,11 @@ class _Builder:
         for item in params.get("metrics") or []:
             name = _name(item)
             item = mapping(item)
-            days: int | str = _offset_days(item.get("offset_window"))
+            days: int | str = _offset_days(item.get("offset_window"), self.subdaily)
             if item.get("offset_to_grain"):  # the input at the start of its period: bookings__offset_month
                 grain = str(item["offset_to_grain"]).lower()
-                if days or grain not in ("week", "month", "quarter", "year"):
+                spined = grain in subdaily.MOVABLE and subdaily.has_spine(self.subdaily, grain)  # over it (subdaily.py)
+                if days or (grain not in ("week", "month", "quarter", "year") and not spined):
                     raise _Refused(f"offset_to_grain {grain!r} (Baton reads week, month, quarter and year, without offset_window)")
                 days = grain
             source = self._input(name, place, tuple([*filters_of(item.get("filter"), place), *filters]))
@@ -306,10 +315,11 @@ def _metric_comparison(text: str, reading: Reading, place: str) -> tuple[str, st
     return call.name, dimension, found.group(2), found.group(3)
 
 
-def _offset_days(window: object) -> int | str:
+def _offset_days(window: object, spines: tuple[tuple[str, str, str], ...] = ()) -> int | str:
     """An ``offset_window`` in days (``14 days``, ``1 week``: the input's rows moved), or in months as
     ``m<n>`` (``1 month``, ``1 year``: each spine day reads the input at that day less the months,
-    MetricFlow's month-end arithmetic, ``timespine.cumulative_part``); sub-daily or custom grains
+    MetricFlow's month-end arithmetic, ``timespine.cumulative_part``), or of hours, minutes or seconds
+    as ``hour1`` where the project declares a spine of that grain (``subdaily.py``); custom grains
     are refused by name."""
     if not window:
         return 0
@@ -318,6 +328,8 @@ def _offset_days(window: object) -> int | str:
         return count * (7 if unit == "week" else 1)
     if unit in ("month", "year") and 0 < count <= 10_000:
         return f"m{count * (12 if unit == 'year' else 1)}"
+    if unit in subdaily.MOVABLE and 0 < count <= 100_000 and subdaily.has_spine(spines, unit):
+        return subdaily.earlier_spec(count, unit)
     raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months and years)")
 
 
@@ -369,7 +381,7 @@ def build_model(project: MetricFlowProject, default_name: str) -> SemanticModel:
     model = SemanticModel(default_name, tuple(entities), (*reading.measures.values(), *builder.extra_measures),
                           tuple(builder.metrics.values()), tuple(reading.dimensions.values()), refused=tuple(refused),
                           time_spine=builder.spine,
-                          custom_grains=declared(project), internal_metrics=tuple(builder.internal.values()),
+                          custom_grains=declared(project), subdaily_spines=builder.subdaily, internal_metrics=tuple(builder.internal.values()),
                           time_dimensions=time_dimensions(reading))
     if not model.metrics and refused:
         raise SemanticModelError("no metric of the project can be computed: " + "; ".join(r.detail for r in refused[:5]))

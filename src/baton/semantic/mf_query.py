@@ -27,7 +27,7 @@ from baton.semantic.mf_where import METRIC_TIME, Names, where_of
 from baton.semantic.model import GRAINS, TIME, SemanticModel, TimeDimension
 from baton.semantic.query import SemanticQuery, SemanticQueryError, measures_of_metrics
 from baton.semantic.timegrain import DATE_PARTS
-from baton.semantic.timegroup import ALL_GRAINS, TimeGroup
+from baton.semantic.timegroup import ALL_GRAINS, TimeGroup, kept_by
 
 
 def _element(text: str) -> JinjaCall:
@@ -90,13 +90,16 @@ def _paths_alone(model: SemanticModel, paths: dict[str, tuple[str, ...]], measur
 def _default_grain(model: SemanticModel, metrics: tuple[str, ...], measures: tuple[str, ...]) -> str:
     """Metric time's grain when a query names none, as MetricFlow takes it: the coarsest of each
     metric's own (its ``time_granularity``, else the finest its data is kept by: MetricFlow's
-    DefaultTimeGranularityPattern), never finer than every metric's data allows."""
+    DefaultTimeGranularityPattern), never finer than every metric's data allows (a sub-daily one:
+    where its time dimension declares it, ``timegroup.kept_by``)."""
     grains = []
     for name in metrics:
         own = model.metric(name).grain or model.finest_grain(tuple(model.measures_of(name))) or "day"
-        grains.append(GRAINS.index(own))
-    floor = GRAINS.index(model.finest_grain(measures) or "day")
-    return GRAINS[max(max(grains, default=floor), floor)]
+        grains.append(ALL_GRAINS.index(own))
+    floor = ALL_GRAINS.index(model.finest_grain(measures) or "day")
+    if measures and any(own < floor for own in grains):
+        floor = max(ALL_GRAINS.index(kept_by(model, m)) for m in measures)  # a metric's own sub-daily time_granularity
+    return ALL_GRAINS[max(max(grains, default=floor), floor)]
 
 
 def _grain(call: JinjaCall, custom: tuple[str, ...] = ()) -> str | None:

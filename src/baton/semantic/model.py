@@ -200,6 +200,7 @@ class SemanticModel:
     refused: tuple[Refusal, ...] = ()
     time_spine: tuple[str, str] | None = None  # (table, date column): the project's daily time spine (MetricFlow's)
     custom_grains: tuple[tuple[str, str], ...] = ()  # (name, spine column): its custom granularities (custom_grains.py)
+    subdaily_spines: tuple[tuple[str, str, str], ...] = ()  # (grain, table, column): spines finer than a day (subdaily.py)
     # metrics computed as inputs only, never offered (a filtered copy of a ratio's or derived metric's input: MetricFlow's
     # input filter); model.metric() finds them, model.metrics does not list them
     internal_metrics: tuple[Metric, ...] = ()

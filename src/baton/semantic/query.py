@@ -273,9 +273,14 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
         if not spine:
             raise SemanticQueryError("a query with no metric filtered on metric time without grouping by it, which Baton "
                                      "does not compute yet")
-        if any(t.grain in SUBDAILY for t in query.times if t.dimension == TIME):
-            raise SemanticQueryError("a query with no metric over metric time by a sub-daily grain, which Baton does not "
-                                     "compute yet (MetricFlow reads a time spine of that grain)")
+        if any(t.grain in SUBDAILY for t in query.times if t.dimension == TIME):  # that grain's spine alone (subdaily.py)
+            if len(query.by) != 1 or query.where or query.conditions:
+                raise SemanticQueryError("a query with no metric over metric time by a sub-daily grain beside other "
+                                         "group-bys or filters, which Baton does not compute yet")
+            from baton.semantic.subdaily import spine_for
+
+            spine_for(model, query.times[0].grain or "")
+            return replace(query, order=query.order or ((query.by[0], False),))
         if query.by == (TIME,):
             if any(name != TIME for name, _ in query.order):
                 raise SemanticQueryError("a query with no metric is ordered by its group-by dimensions only")

@@ -7,8 +7,8 @@ OUTER JOIN adds with no period (NULL). Baton reads the same: the spine joined ri
 first table of ``distinct_values.py``'s FROM, metric time's groups (``time`` at the query's
 grain, ``TimeGroup``s of metric time: another grain, a date part) read from the spine's day, and
 the query's periods a condition on it. Metric time alone (one or more of its groups, no
-dimension) reads the spine alone. A sub-daily grain (a spine of that grain) is refused by
-``SemanticQuery.check``.
+dimension) reads the spine alone; by a sub-daily grain, the project's spine of that grain
+(``subdaily.spine_for``), its periods truncated to the grain.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from baton.semantic.expressions import render_sql
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery
 from baton.semantic.spine_source import spine_source
+from baton.semantic.subdaily import spine_for, subdaily_group
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import group_value
 
@@ -51,6 +52,11 @@ def with_spine(model: SemanticModel, q: SemanticQuery, select: exp.Select | None
     from sqlglot import exp
 
     table, day, kind = _spine(model, dialect)
+    group = subdaily_group(q)
+    if group is not None:  # metric time by a sub-daily grain alone: its spine's (subdaily.py)
+        spine, column = spine_for(model, group.grain or "")
+        table, day = exp.alias_(exp.to_table(spine), "spine", table=True), exp.Cast(
+            this=exp.column(column, table="spine"), to=exp.DataType.build("TIMESTAMP"))
     if select is None:
         select = exp.Select().from_(table, copy=False)
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from baton.semantic import subdaily
 from baton.semantic.custom_grains import spine_grain
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
 from baton.semantic.measure_uses import Use, leaves, months_earlier, stacked_name
@@ -162,6 +163,9 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     uses = [use for use in uses if over_spine(q, use[2])]
     if not uses:
         return
+    subdaily.check(model, q, uses, dialect)  # by a sub-daily grain: over the spine of that grain (subdaily.py)
+    if subdaily.subdaily_group(q) is not None:
+        return
     if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
         raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
                                  "and PostgreSQL)")
@@ -190,16 +194,19 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     rows = exp.Select().from_(source, copy=False)
     for join in joins:
         rows = rows.join(join, copy=False)
-    rows = rows.select(exp.alias_(exp.Cast(this=row_time, to=exp.DataType.build("DATE")), "baton_row_day"), copy=False)
+    sub = subdaily.subdaily_group(q)  # metric time by a sub-daily grain: its spine's periods (subdaily.py)
+    row_period = (exp.Cast(this=row_time, to=exp.DataType.build("DATE")) if sub is None else exp.func(
+        "DATE_TRUNC", exp.Literal.string(sub.grain or ""), exp.Cast(this=row_time, to=exp.DataType.build("TIMESTAMP"))))
+    rows = rows.select(exp.alias_(row_period, "baton_row_day"), copy=False)
     for dim, value, name in zip(dims, dim_values, names):
-        if dim != TIME:
+        if dim != TIME and (sub is None or dim != sub.name):
             rows = rows.select(exp.alias_(value.copy(), name), copy=False)
     for i, (_, value) in enumerate(values.values()):
         rows = rows.select(exp.alias_(value.copy(), f"baton_v{i}"), copy=False)
     if conditions:
         rows = rows.where(exp.and_(*conditions), copy=False)
-    _, column = model.time_spine  # type: ignore[misc]  # checked by check_cumulative
-    day = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))
+    _, column = model.time_spine if sub is None else subdaily.spine_for(model, sub.grain or "", exact=True)  # type: ignore[misc]
+    day = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE" if sub is None else "TIMESTAMP"))
     row_day = exp.column("baton_row_day", table="baton_rows")
     on: list[exp.Expr] = [exp.LTE(this=row_day.copy(), expression=day.copy())]
     kind, _, spec = next(iter(values))[2].partition(":")
@@ -207,6 +214,12 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         count, unit = spec.split()
         start = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(count), unit=exp.Var(this=unit.upper())))
         on.append(exp.GT(this=row_day.copy(), expression=start))
+    elif kind == "to_grain" and subdaily.earlier(spec):  # offset_window of hours: that period less them
+        count, unit = subdaily.earlier(spec)  # type: ignore[misc]
+        on = [exp.EQ(this=row_day.copy(), expression=exp.Sub(this=day.copy(), expression=exp.Interval(
+            this=exp.Literal.string(str(count)), unit=exp.Var(this=unit.upper()))))]
+    elif kind == "to_grain" and sub is not None:  # offset_to_grain of a sub-daily grain: its period's start
+        on = [exp.EQ(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy()))]
     elif kind == "to_grain" and months_earlier(spec):  # offset_window of months: the rows of that day less the months
         earlier = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(str(months_earlier(spec))),
                                                                    unit=exp.Var(this="MONTH")))  # month-end clamped
@@ -217,15 +230,17 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     elif kind == "to_date":
         on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
     spine_time = TimeColumn(column, "native")
-    part = exp.Select().from_(spine_source(model, "spine", dialect), copy=False).join(
+    spine = spine_source(model, "spine", dialect) if sub is None else exp.alias_(exp.to_table(subdaily.spine_for(
+        model, sub.grain or "", exact=True)[0]), "spine", table=True)
+    part = exp.Select().from_(spine, copy=False).join(
         exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
-    label = grain_expression(day.copy(), spine_time, q.grain or "day", dialect)
+    label = grain_expression(day.copy(), spine_time, q.grain or "day" if sub is None else sub.grain or "", dialect)
     if kind == "to_grain" and not months_earlier(spec) and q.grain not in (None, "day"):  # a coarser period: its first day's value (MetricFlow's)
         first = exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(q.grain), day.copy()), to=exp.DataType.build("DATE"))
         part = part.where(exp.EQ(this=first, expression=day.copy()), copy=False)
     keys = []
     for dim, name in zip(dims, names):
-        value = label.copy() if dim == TIME else exp.column(name, table="baton_rows")
+        value = label.copy() if dim == TIME or (sub and dim == sub.name) else exp.column(name, table="baton_rows")
         part = part.select(exp.alias_(value, name), copy=False)
         keys.append(value.copy())
     coarse = kind != "to_grain" and q.grain in COARSER  # each day's value, then the period's (period_agg.py)
