@@ -289,9 +289,20 @@ class _Unread(Exception):
     """A case option Baton's query does not have (named)."""
 
 
+_STEPS = {"hour": dt.timedelta(hours=1), "minute": dt.timedelta(minutes=1), "second": dt.timedelta(seconds=1)}
+_CUTS: dict[str, dict[str, int]] = {"hour": {"minute": 0, "second": 0}, "minute": {"second": 0}, "second": {}}
+
+
 def _time_constraint(bounds: list[str], grain: str) -> str:
     """MetricFlow's ``time_constraint`` [start, end] (end inclusive) as a filter on metric time: the
-    range widened to whole periods of the query's metric time grain, as MetricFlow does."""
+    range widened to whole periods of the query's metric time grain, as MetricFlow does (a sub-daily
+    grain: the times from the start of the first bound's period to the end of the last's)."""
+    if grain in _STEPS:
+        first = dt.datetime.fromisoformat(bounds[0])
+        start = first.replace(microsecond=0, **_CUTS[grain])
+        stop = dt.datetime.fromisoformat(bounds[1]).replace(microsecond=0, **_CUTS[grain]) + _STEPS[grain]
+        call = f"{{{{ TimeDimension('metric_time', '{grain}') }}}}"
+        return f"{call} >= '{start.isoformat(sep=' ')}' AND {call} < '{stop.isoformat(sep=' ')}'"
     if any(len(b) != 10 for b in bounds):
         raise _Unread("a time constraint with a time of day")
     start, end = dt.date.fromisoformat(bounds[0]), dt.date.fromisoformat(bounds[1])
@@ -326,7 +337,8 @@ async def ask(layer, case: dict[str, Any], engine: str, check) -> tuple[str, str
         params = params_of(case, engine, schema)
         query = query_from_params(layer.model, params)
         if case.get("time_constraint"):  # widened to the query's grain: the finest its metrics have, unless named
-            grain = query.grain or layer.model.finest_grain(measures_of_metrics(layer.model, query.metrics)) or "day"
+            grain = query.grain or next((t.grain for t in query.times if t.dimension == "time" and t.grain in _STEPS),
+                                        None) or layer.model.finest_grain(measures_of_metrics(layer.model, query.metrics)) or "day"
             params["where"].append(_time_constraint(case["time_constraint"], grain))
             query = query_from_params(layer.model, params)
     except _Unread as exc:

@@ -51,7 +51,7 @@ from baton.semantic.ordering import ordered_and_limited, output_name
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
-from baton.semantic.subdaily import subdaily_group  # metric time by a sub-daily grain alone: cumulative over its spine
+from baton.semantic.subdaily import subdaily_group  # metric time by a sub-daily grain alone: over its spine
 from baton.semantic.timegrain import grain_expression, period_condition
 from baton.semantic.timegroup import time_dimension
 from baton.semantic.timespine import check_cumulative, cumulative_part, needs_spine, on_time_spine, over_spine
@@ -255,7 +255,7 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     metric_time = TIME in q.by or any(t.dimension == TIME for t in q.times)  # join_to_timespine: the spine's periods of it
     if q.times and ((any(cumulative for _, _, cumulative in measures) and subdaily_group(q) is None) or any(model.measure(u[0]).non_additive for u in measures)
                     or (metric_time and any(model.metric(name).join_to_timespine for name in q.metrics)
-                        and spine_grain(model, q) is None)):  # metric time by a custom grain alone: over the spine
+                        and spine_grain(model, q) is None and subdaily_group(q) is None)):  # by a custom or sub-daily grain alone: over the spine
         raise SemanticQueryError("a time group-by beyond metric time at one grain (a second grain, a date part, a sub-daily "
                                  "grain, another time dimension) over a cumulative, join_to_timespine or semi-additive "
                                  "metric, which Baton does not compute yet")

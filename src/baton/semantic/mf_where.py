@@ -22,7 +22,7 @@ from baton.semantic.mf_filters import JinjaCall, calls_in
 from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.periods import Period
 from baton.semantic.query import SemanticQueryError, measures_of_metrics
-from baton.semantic.time_filters import EVERY_DAY, day_ranges, intersect, mentions_time, periods_of
+from baton.semantic.time_filters import EVERY_DAY, Bounds, day_ranges, intersect, mentions_time, periods_of, subdaily_bounds
 from baton.semantic.timegroup import ALL_GRAINS, TimeGroup
 
 METRIC_TIME = "metric_time"
@@ -79,6 +79,7 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
     metric_filters: list[tuple[str, str, str, str]] = []
     kept = EVERY_DAY  # the days the filters on metric time keep (time_filters.py)
     timed: list[str] = []
+    bounds: Bounds | None = None  # the times filters on metric time at a sub-daily grain keep (time_filters.py)
     groups: dict[str, TimeGroup] = {}
     default_grain = model.finest_grain(measures) or "day"
     for text in texts:
@@ -100,6 +101,11 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
             if _custom_grains_in(model, part, placeholders):  # SQL over the spine's periods, as MetricFlow applies it
                 conditions.append(_condition(model, part, placeholders, measures, text, names, groups))
                 continue
+            times = subdaily_bounds(part, ref, text) if mentions_time(part, ref) else None
+            if times is not None:  # metric time at an hour, minute or second: a range of times
+                bounds = times if bounds is None else (max(filter(None, (bounds[0], times[0])), default=None),
+                                                       min(filter(None, (bounds[1], times[1])), default=None))
+                continue
             if mentions_time(part, ref):
                 kept = intersect(kept, day_ranges(part, ref, default_grain, text))
                 timed.append(text)
@@ -120,6 +126,11 @@ def where_of(model: SemanticModel, texts: list[str], measures: tuple[str, ...], 
             else:
                 raise SemanticQueryError(f"the filter {text!r} (Baton reads = and IN on dimensions)")
     periods = periods_of(kept, " AND ".join(dict.fromkeys(timed)), _periods) if timed else ()
+    if bounds is not None:
+        if timed or bounds[0] is None or bounds[1] is None:
+            raise SemanticQueryError("a filter on metric time at a sub-daily grain open-ended or beside a filter on it at "
+                                     "a day or coarser, which Baton does not compute yet")
+        periods = (Period.between(bounds[0], bounds[1]),)
     return tuple(values), periods, tuple(conditions), tuple(metric_filters), tuple(groups.values())
 
 

@@ -24,7 +24,7 @@ from baton.semantic.errors import SemanticModelError, SemanticQueryError
 from baton.semantic.model import GRAINS, TIME, SemanticModel
 from baton.semantic.periods import Period, period_words
 from baton.semantic.timegrain import SUBDAILY
-from baton.semantic.timegroup import TimeGroup, check_group, time_dimension
+from baton.semantic.timegroup import ALL_GRAINS, TimeGroup, check_group, kept_by, time_dimension
 
 MAX_LIMIT = 1000
 MAX_VALUES = 100
@@ -169,7 +169,9 @@ class SemanticQuery:
                 raise SemanticQueryError(f"{titles} is kept by {finest}, so it cannot be shown by {grain}")
         kept_by = model.finest_grain(measures) if self.periods else None
         for period in self.periods:
-            if kept_by is not None and GRAINS.index(period.grain) < GRAINS.index(kept_by):
+            if period.grain in SUBDAILY:  # a range of times: metric time by a sub-daily grain, or not grouped by
+                _check_times(model, self, period, measures)
+            elif kept_by is not None and GRAINS.index(period.grain) < GRAINS.index(kept_by):
                 raise SemanticQueryError(f"the data is kept by {kept_by}: {period_words(period.label)} is finer than that")
         outputs = {*self.metrics, *self.by}
         for name, _ in self.order:
@@ -237,6 +239,19 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return text.strip() == text and text.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity")
+
+
+def _check_times(model: SemanticModel, query: SemanticQuery, period: Period, measures: tuple[str, ...]) -> None:
+    """A range of times (``Period.between``) filters rows by their time to the second: ``SemanticQueryError``
+    unless metric time is grouped by a sub-daily grain alone or not at all, and every measure's time is kept
+    at the range's grain or finer (``timegroup.kept_by``)."""
+    if TIME in query.by or any(t.grain not in SUBDAILY for t in query.times if t.dimension == TIME):
+        raise SemanticQueryError("a filter on metric time at a sub-daily grain with metric time grouped by a day or "
+                                 "coarser, which Baton does not compute yet")
+    for measure in measures:
+        kept = kept_by(model, measure)
+        if ALL_GRAINS.index(kept) > ALL_GRAINS.index(period.grain):
+            raise SemanticQueryError(f"the data is kept by {kept}: {period.label} is finer than that")
 
 
 def _condition_dimensions(model: SemanticModel, condition: str) -> list[str]:

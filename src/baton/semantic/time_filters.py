@@ -14,7 +14,8 @@ time such a filter keeps a set of days, computed here exactly:
 
 Anything else over metric time (a function of it, ``NOT``, ``!=``, a comparison with a column) is
 a ``SemanticQueryError`` naming it. The kept days become whole periods (``periods_of``); an
-open-ended range (``>= '2020-01-03'`` alone) one period with an open bound.
+open-ended range (``>= '2020-01-03'`` alone) one period with an open bound. Metric time at an
+hour, minute or second keeps a range of times instead (``subdaily_bounds``: a ``Period.between``).
 """
 
 from __future__ import annotations
@@ -172,6 +173,64 @@ def day_ranges(tree: exp.Expr, ref: TimeRef, default_grain: str, text: str) -> R
     return visit(tree)
 
 
+Bounds = tuple[dt.datetime | None, dt.datetime | None]  # [start, end) of times at a sub-daily grain; None: unbounded
+_STEP = {"hour": dt.timedelta(hours=1), "minute": dt.timedelta(minutes=1), "second": dt.timedelta(seconds=1)}
+
+
+def _floor_time(value: dt.datetime, grain: str) -> dt.datetime:
+    value = value.replace(microsecond=0)
+    return value.replace(minute=0, second=0) if grain == "hour" else value.replace(second=0) if grain == "minute" else value
+
+
+def subdaily_bounds(tree: exp.Expr, ref: TimeRef, text: str) -> Bounds | None:
+    """The times a filter part over metric time at a sub-daily grain (hour, minute, second) keeps, as
+    MetricFlow compares metric time truncated to that grain with a timestamp (``t_G >= L``: from the
+    first period start at or after ``L``; ``t_G <= L``: up to the end of the period holding it), ``AND``
+    and ``BETWEEN`` of them; None when the part names no such grain; else ``SemanticQueryError``."""
+    from sqlglot import exp
+
+    grains = {ref(c) for c in tree.find_all(exp.Column)} - {None}
+    if not grains & set(_STEP) and not grains & {"millisecond"}:
+        return None
+    if len(grains) != 1 or "millisecond" in grains:
+        raise SemanticQueryError(f"the time filter {text!r}: metric time at a sub-daily grain beside another grain or by "
+                                 "millisecond, which Baton does not compute yet")
+    grain = str(next(iter(grains)))
+
+    def atom(operator: str, literal: dt.datetime) -> Bounds:
+        floor = _floor_time(literal, grain)
+        ceil = floor if floor == literal else floor + _STEP[grain]
+        after = floor + _STEP[grain]
+        return {"GTE": (ceil, None), "GT": (after, None), "LT": (None, ceil), "LTE": (None, after)}[operator]
+
+    def both(a: Bounds, b: Bounds) -> Bounds:
+        lo = a[0] if b[0] is None else b[0] if a[0] is None else max(a[0], b[0])
+        hi = a[1] if b[1] is None else b[1] if a[1] is None else min(a[1], b[1])
+        return lo, hi
+
+    def visit(node: exp.Expr) -> Bounds:
+        if isinstance(node, exp.Paren):
+            return visit(node.this)
+        if isinstance(node, exp.And):
+            return both(visit(node.this), visit(node.expression))
+        if isinstance(node, exp.Between):
+            low, high = _literal(node.args["low"]), _literal(node.args["high"])
+            if _subject(node.this, ref) is None or low is None or high is None:
+                raise SemanticQueryError(f"the time filter {text!r}: {node.sql()!r} at a sub-daily grain")
+            return both(atom("GTE", low), atom("LTE", high))
+        operator = type(node).__name__
+        left, right = node.this, node.args.get("expression")
+        subject, literal = _subject(left, ref), _literal(right) if right is not None else None
+        if subject is None and right is not None:
+            subject, literal, operator = _subject(right, ref), _literal(left), _FLIP.get(operator, operator)
+        if operator not in ("GTE", "GT", "LT", "LTE") or subject is None or literal is None:
+            raise SemanticQueryError(f"the time filter {text!r}: {node.sql()!r} at a sub-daily grain (Baton reads "
+                                     ">=, >, <, <= and BETWEEN with timestamps, joined by AND)")
+        return atom(operator, literal)
+
+    return visit(tree)
+
+
 def periods_of(ranges: Ranges, text: str, make: Callable[[str, str], tuple[Period, ...]]) -> tuple[Period, ...]:
     """The kept days as whole periods (``make``: a bounded range as its periods); an open-ended range
     as one period ``from 2020-01-03`` / ``before 2020-01-03`` (``Period.parse``: open bounds that sort
@@ -189,4 +248,5 @@ def periods_of(ranges: Ranges, text: str, make: Callable[[str, str], tuple[Perio
     return tuple(periods)
 
 
-__all__ = ["EVERY_DAY", "Ranges", "TimeRef", "day_ranges", "intersect", "mentions_time", "periods_of"]
+__all__ = ["EVERY_DAY", "Bounds", "Ranges", "TimeRef", "day_ranges", "intersect", "mentions_time", "periods_of",
+           "subdaily_bounds"]

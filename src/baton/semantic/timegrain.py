@@ -16,7 +16,8 @@ rows and a person reads them as they are:
 A ``native`` column (DATE/TIMESTAMP) is first formatted as ``YYYY-MM-DD`` text. Periods
 (``2025``, ``2025-Q3``, ``2025-03``) are half-open ranges compared on the column itself
 when it is ISO text (so an index on it is used: ``sold_at >= '2025-01-01' AND sold_at <
-'2026-01-01'``), else on the formatted date.
+'2026-01-01'``), else on the formatted date; a range of times (``Period.between``) on the time
+formatted to the second.
 """
 
 from __future__ import annotations
@@ -141,7 +142,12 @@ def period_condition(column: exp.Expr, time: TimeColumn, period: Period) -> exp.
     """``column`` within ``period`` (half-open)."""
     from sqlglot import exp
 
-    if time.format == "native":
+    if len(period.start) > 10 and period.start[0] != "0":  # a range of times (Period.between): to the second
+        if time.format not in ("native", "timestamp"):
+            raise ValueError(f"a range of times over a time kept as {time.format} text")
+        subject = _subdaily(column, time, "second", "") if time.format == "native" else _substr(column, 19)
+        start, end = period.start, period.end
+    elif time.format == "native":
         subject = as_text(column, time)
         start, end = period.start, period.end
     else:

@@ -44,7 +44,7 @@ def needs_spine(model: SemanticModel, q: SemanticQuery) -> bool:
     """Whether the answer is read over the time spine's periods: grouped by metric time, with a metric
     that asks for ``join_to_timespine`` or reads one that does. Without metric time MetricFlow joins no
     spine (its ``fill_nulls_with`` still fills)."""
-    return (TIME in q.by or spine_grain(model, q) is not None) and any(
+    return (TIME in q.by or spine_grain(model, q) is not None or subdaily.subdaily_group(q) is not None) and any(
         model.metric(m).join_to_timespine or spined_input(model, m) for m in q.metrics)
 
 
@@ -64,20 +64,22 @@ def on_time_spine(model: SemanticModel, q: SemanticQuery, inner: exp.Select, nam
     spined = {use for leaf, use in found if model.metric(leaf).join_to_timespine}
     plain = {use for leaf, use in found if not model.metric(leaf).join_to_timespine}
     custom = spine_grain(model, q)  # metric time by a custom grain: the spine's own column (custom_grains.py)
-    time_name = custom[0] if custom else names[q.by.index(TIME)]
+    sub = subdaily.subdaily_group(q)  # by a sub-daily grain: the spine of that grain, or finer (subdaily.py)
+    time_name = custom[0] if custom else sub.name if sub else names[q.by.index(TIME)]
     others = [n for n in names if n != time_name]
     if model.time_spine is None or spined & plain or any(offset for _, offset, _ in spined) or (
             others and (len(q.metrics) > 1 or model.metric(q.metrics[0]).type != "simple" or q.metric_filters
                         or any(name in q.by for name, _ in q.where))):
         raise SemanticQueryError("join_to_timespine beside other group-bys and other metrics, on an offset input, or with one "
                                  "measure read with and without it, which Baton does not compute yet")
-    _, column = model.time_spine
+    table, column = model.time_spine if sub is None else subdaily.spine_for(model, sub.grain or "")
     spine_time = TimeColumn(column, "native")
-    value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE"))  # a spine of timestamps too
-    period = exp.column(custom[1], table="spine") if custom else grain_expression(value.copy(), spine_time, q.grain or "day",
-                                                                                  dialect)
+    value = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE" if sub is None else "TIMESTAMP"))
+    period = exp.column(custom[1], table="spine") if custom else grain_expression(
+        value.copy(), spine_time, (sub.grain if sub else q.grain) or "day", dialect)
+    source = spine_source(model, "spine", dialect) if sub is None else exp.alias_(exp.to_table(table), "spine", table=True)
     periods = exp.Select().select(exp.alias_(period, time_name), exp.alias_(exp.Literal.number(1), "baton_in_spine"),
-                                  copy=False).from_(spine_source(model, "spine", dialect), copy=False)
+                                  copy=False).from_(source, copy=False)
     if q.periods:
         ranges = [period_condition(value.copy(), spine_time, p) for p in q.periods]
         periods = periods.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
