@@ -107,3 +107,15 @@ def test_without_a_spine_of_the_grain_it_is_refused_by_name(model):
                    {"metrics": ["subdaily_offset_grain_to_date_metric"], "group_by": ["metric_time__hour"]}):
         with pytest.raises(SemanticQueryError, match="does not declare"):
             compile_query(daily, query_from_params(daily, params), "duckdb")
+
+
+def test_an_offset_of_days_by_a_subdaily_grain_is_refused_by_name(model):
+    from baton.semantic.model import Metric
+    from baton.semantic.query import SemanticQuery
+
+    moved = replace(model, metrics=(*model.metrics, Metric("archived_users_day_before", "derived",
+                                                           expr="archived_users__offset_1")))
+    query = query_from_params(moved, {"metrics": ["archived_users_day_before"], "group_by": ["metric_time__hour"]})
+    assert isinstance(query, SemanticQuery)
+    with pytest.raises(SemanticQueryError, match="offset_window of days or more by a sub-daily grain"):
+        compile_query(moved, query, "duckdb")

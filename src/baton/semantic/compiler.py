@@ -52,7 +52,7 @@ from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.semi_additive import semi_additive
 from baton.semantic.subdaily import subdaily_group  # metric time by a sub-daily grain alone: over its spine
-from baton.semantic.timegrain import grain_expression, period_condition
+from baton.semantic.timegrain import SUBDAILY, grain_expression, period_condition
 from baton.semantic.timegroup import time_dimension
 from baton.semantic.timespine import check_cumulative, cumulative_part, needs_spine, on_time_spine, over_spine
 
@@ -262,6 +262,9 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
     if any(offset for _, offset, _ in measures) and TIME not in q.by and not any(t.dimension == TIME for t in q.times):
         raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "
                                  "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")
+    if any(offset for _, offset, _ in measures) and any(t.dimension == TIME and t.grain in SUBDAILY for t in q.times):
+        raise SemanticQueryError("an offset_window of days or more by a sub-daily grain, which Baton does not compute yet "
+                                 "(it moves whole days)")
     if any(cumulative for _, _, cumulative in measures):
         check_cumulative(model, q, measures, dialect)
     groups: dict[tuple[str, str | None, TimeColumn | None, int, str, tuple | None, tuple], list[Use]] = {}
