@@ -5,14 +5,17 @@ A project may declare spines finer than its day spine (``time_spines`` entries w
 ``SemanticModel.subdaily_spines``). MetricFlow reads metric time by a sub-daily grain from them:
 
 - a query with no metric lists the periods of the coarsest declared spine at or finer than the
-  grain, truncated to it (``spine_for``; ``spine_rows.spine_only_sql``);
+  grain, truncated to it (``spine_for``; ``spine_rows.spine_only_sql``), and a ``join_to_timespine``
+  metric is LEFT JOINed to them (``timespine.on_time_spine``);
 - a cumulative metric (``window: 3 hours``, ``grain_to_date: hour``) and a derived input moved by
   ``offset_window: 1 hour`` or ``offset_to_grain: hour`` are read over the spine of exactly the
   query's grain (``timespine.cumulative_part``): each spine period joined INNER to the measure's
   rows at that grain within the window, at the period the offset earlier, or at its start.
 
-Baton generates no sub-daily spine: where the project declares none, the construct is refused by
-name (at load for a metric that needs one, ``declared``; at query time otherwise).
+A filter on metric time at such a grain keeps a range of times (``time_filters.subdaily_bounds``,
+``Period.between``). Baton generates no sub-daily spine: where the project declares none, the
+construct is refused by name (at load for a metric that needs one, ``declared``; at query time
+otherwise).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ read into ``SemanticModel.time_spine``). A query grouped by metric time whose me
 ``join_to_timespine`` (or reads one that does) is answered with a row for each of the spine's
 periods (within the query's), LEFT JOINed to the query's rows, a missing value shown as its
 ``fill_nulls_with``, as MetricFlow computes it (``on_time_spine``). Cumulative metrics and
-``offset_to_grain`` inputs are read over the spine's days too (``cumulative_part``).
+``offset_to_grain`` inputs are read over the spine's days too (``cumulative_part``). By metric time
+at a sub-daily grain alone, both read the project's spine of that grain instead (``subdaily.py``).
 """
 
 from __future__ import annotations
