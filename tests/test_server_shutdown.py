@@ -187,3 +187,61 @@ async def test_a_stream_that_ends_by_itself_has_no_final_frame_and_its_failure_i
     stopped = Shutdown()
     stopped.begin()
     assert (await _frames(finite(), stopped))[-1] == "final"  # opened while stopping: ends at once
+
+
+async def test_a_thousand_open_streams_all_end_with_the_final_frame_when_the_server_stops():
+    """Thousands of streams stay open on one worker: the signal ends each of them (its
+    final frame, its source cancelled and cleaned up), none left holding the process. The
+    wait is a failure bound, not a measurement."""
+    import asyncio
+
+    from baton.server.shutdown import Shutdown, until_shutdown
+
+    shutdown = Shutdown()
+    cleaned = 0
+    opened = asyncio.Semaphore(0)
+
+    async def endless(n: int):
+        nonlocal cleaned
+        try:
+            yield f"open {n}"
+            await asyncio.Event().wait()  # a model call that never answers
+        finally:
+            cleaned += 1
+
+    async def client(n: int) -> list[str]:
+        out = []
+        async for frame in until_shutdown(endless(n), shutdown, lambda: "final"):
+            out.append(frame)
+            opened.release()  # its first frame was sent
+        return out
+
+    streams = [asyncio.ensure_future(client(n)) for n in range(1000)]
+    for _ in streams:
+        await opened.acquire()
+    threading.Thread(target=shutdown.begin).start()  # as the signal handler does
+    outcomes = await asyncio.wait_for(asyncio.gather(*streams), 120)
+    assert all(frames == [f"open {n}", "final"] for n, frames in enumerate(outcomes))
+    assert cleaned == 1000
+
+
+async def test_a_source_faster_than_its_response_is_relayed_whole_and_in_order():
+    """The source may run ahead of the response by a bounded number of frames, then waits."""
+    import asyncio
+
+    from baton.server.shutdown import Shutdown, until_shutdown
+
+    produced = 0
+
+    async def burst():
+        nonlocal produced
+        for i in range(500):
+            produced = i + 1
+            yield str(i)
+
+    out = []
+    async for frame in until_shutdown(burst(), Shutdown(), lambda: "final"):
+        out.append(frame)
+        assert produced - len(out) <= 64 + 1  # never more than its allowance ahead
+        await asyncio.sleep(0)
+    assert out == [str(i) for i in range(500)]

@@ -130,7 +130,28 @@ _PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def to_jsonable(value: Any) -> Any:
-    """Convert ``value`` to JSON-compatible data, tagging types JSON cannot hold."""
+    """Convert ``value`` to JSON-compatible data, tagging types JSON cannot hold.
+
+    Plain dicts and lists (an answer's rows, chart spec and metadata: nearly every call) are
+    recognised by exact type first, their plain members and string keys taken as they are:
+    it runs for every answer, on every nested container."""
+    kind = type(value)
+    if kind is dict:
+        converted = {k if type(k) is str else str(k): v if type(v) in _PLAIN else to_jsonable(v) for k, v in value.items()}
+        # A user's own dict with a "$type" key (JSON columns, .NET payloads) must not be read
+        # back as one of our tags: wrap it.
+        return {_TAG: "dict", "value": converted} if _TAG in converted else converted
+    if kind is list:
+        return [v if type(v) in _PLAIN else to_jsonable(v) for v in value]
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else {_TAG: "float", "value": repr(value)}
+    return _other_jsonable(value)
+
+
+def _other_jsonable(value: Any) -> Any:
+    """``to_jsonable`` of anything but an exact dict, list, float or plain value."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -138,9 +159,7 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, dict):
-        converted = {str(k): v if type(v) in _PLAIN else to_jsonable(v) for k, v in value.items()}
-        # A user's own dict with a "$type" key (JSON columns, .NET payloads) must not be read
-        # back as one of our tags: wrap it.
+        converted = {str(k): v if type(v) in _PLAIN else to_jsonable(v) for k, v in value.items()}  # a dict's subclass
         return {_TAG: "dict", "value": converted} if _TAG in converted else converted
     if isinstance(value, (list, tuple)):
         return [v if type(v) in _PLAIN else to_jsonable(v) for v in value]

@@ -27,7 +27,6 @@ from typing import Any
 
 STOPPING = "server_stopping"
 STOPPING_DETAIL = "the server is stopping; reconnect (any replica can serve this) or ask again"
-_DONE = object()
 
 
 class Shutdown:
@@ -52,7 +51,11 @@ class Shutdown:
                 waiter.get_loop().call_soon_threadsafe(_wake, waiter)
 
     async def wait(self) -> None:
-        waiter = asyncio.get_running_loop().create_future()
+        await self.until(asyncio.get_running_loop().create_future())
+
+    async def until(self, waiter: asyncio.Future[None]) -> None:
+        """Await ``waiter``, which the server starting to stop also resolves (no task of its
+        own: an open stream waits with one future)."""
         with self._lock:
             if self._started:
                 return
@@ -64,8 +67,8 @@ class Shutdown:
                 self._waiters.discard(waiter)
 
 
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
         waiter.set_result(None)
 
 
@@ -92,42 +95,68 @@ async def until_shutdown(source: AsyncIterator[str], shutdown: Shutdown | None, 
         async for frame in source:
             yield frame
         return
-    frames: asyncio.Queue[Any] = asyncio.Queue(maxsize=64)
-
-    async def produce() -> None:
-        try:
-            async for frame in source:
-                await frames.put(frame)
-        finally:
-            with contextlib.suppress(asyncio.QueueFull):
-                frames.put_nowait(_DONE)  # a full queue is read on: the consumer finds the task done
-
-    producer = asyncio.create_task(produce(), name="stream-source")
-    stopping = asyncio.create_task(shutdown.wait(), name="stream-shutdown")
+    relay = _Relay()
+    producer = asyncio.create_task(relay.produce(source), name="stream-source")
     try:
-        while True:
-            if frames.empty() and producer.done():
+        while not shutdown.started:  # stopping wins over a frame that arrived at the same moment
+            if relay.frames:
+                yield relay.take()
+            elif producer.done():
                 break
-            getting = asyncio.ensure_future(frames.get())
-            await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            if stopping.done():  # stopping wins over a frame that arrived at the same moment
-                getting.cancel()
-                yield final()
-                return
-            frame = getting.result()
-            if frame is _DONE:
-                break
-            yield frame
-        await asyncio.wait({producer})  # it has sent its last frame: its end (or its failure) is a moment away
+            else:
+                await relay.next(shutdown)
+        else:
+            yield final()
+            return
         failure = None if producer.cancelled() else producer.exception()
         if failure is not None:
             raise failure  # the route's own handler reports it in-band
     finally:
-        stopping.cancel()
         if not producer.done():
             producer.cancel()
             with contextlib.suppress(BaseException):
                 await producer
+
+
+class _Relay:
+    """One open stream's frames on their way from its source's task to the response: a list
+    and one future at a time, which the source or the server stopping resolves. Thousands of
+    streams stay open: a queue and a task of its own for the shutdown's wait cost about 5 KiB
+    each, this a few hundred bytes."""
+
+    __slots__ = ("frames", "_waiter", "_room")
+
+    def __init__(self) -> None:
+        self.frames: list[str] = []
+        self._waiter: asyncio.Future[None] | None = None  # the response waits for a frame (or the end)
+        self._room: asyncio.Future[None] | None = None  # the source waits for the response to catch up
+
+    async def produce(self, source: AsyncIterator[str]) -> None:
+        try:
+            async for frame in source:
+                self.frames.append(frame)
+                _wake(self._waiter)
+                if len(self.frames) >= _AHEAD:
+                    self._room = asyncio.get_running_loop().create_future()
+                    await self._room
+        finally:
+            _wake(self._waiter)  # its task is done before the response runs again
+
+    def take(self) -> str:
+        frame = self.frames.pop(0)
+        _wake(self._room)
+        return frame
+
+    async def next(self, shutdown: Shutdown) -> None:
+        """Until a frame arrives, the source ends, or the server starts stopping."""
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await shutdown.until(self._waiter)
+        finally:
+            self._waiter = None
+
+
+_AHEAD = 64  # frames a source may produce before the response has sent them
 
 
 def stopping_event() -> str:
