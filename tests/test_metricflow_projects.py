@@ -28,11 +28,10 @@ COMPUTED = {"simple", "time grain", "join dimension", "multi-hop dimension", "su
             "filter in a simple metric", "derived input alias", "primary_entity", "account balance (additive)",
             "fill_nulls_with without a time spine", "create_metric", "time dimension expr SQL", "filter on ratio or derived",
             "percentile / median", "metric filter Metric(...)", "fill_nulls_with / join_to_timespine",
-            "measure expr with DATEDIFF"}
+            "measure expr with DATEDIFF", "conversion"}
 # offset_window: windows of whole days and weeks are computed (issue 27), months are still refused: exact or refused;
 # cumulative: computed by day on DuckDB and PostgreSQL, refused by name otherwise
 # non_additive_dimension: computed unfiltered, refused by name when filtered
-# conversion: computed (windows of days and weeks), a window of months refused by name: exact or refused
 REFUSED: set[str] = set()
 
 
