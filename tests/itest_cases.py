@@ -256,8 +256,7 @@ def same_rows(ours: list[tuple], theirs: list[tuple], ordered: bool) -> bool:
 
 # --- a case as MetricFlow's structured query ----------------------------------------------------------
 
-_UNREAD = {"apply_group_by": "apply_group_by: false (rows not grouped)",
-           "saved_query_name": "a saved query by name with its own where and order"}
+_UNREAD = {"apply_group_by": "apply_group_by: false (rows not grouped)"}
 
 
 def _element(spec: dict[str, Any]) -> str:
@@ -277,6 +276,8 @@ def params_of(case: dict[str, Any], engine: str, schema: str) -> dict[str, Any]:
             raise _Unread(construct)
     params: dict[str, Any] = {"metrics": list(case.get("metrics") or ())}
     params["group_by"] = [*(case.get("group_bys") or ()), *(_element(s) for s in case.get("group_by_objs") or ())]
+    if case.get("saved_query_name"):  # the saved query's, with the case's where, order and limit (mf_query)
+        params["saved_query"] = case["saved_query_name"]
     params["where"] = [render(case["where_filter"], engine, schema)] if case.get("where_filter") else []
     params["order_by"] = list(case.get("order_bys") or ())
     if case.get("limit") is not None:

@@ -188,14 +188,14 @@ async def outcome(layer, case: dict[str, Any], mode: str) -> tuple[str, str]:
                 message = getattr(parsed, "message", "not a metric question")
                 return ("refused" if any(w in message for w in REFUSAL_WORDS) else "asked back"), message
             query = parsed.query
-        elif "saved_query" in case["mf"]:
+        elif "saved_query" in case["mf"] and set(case["mf"]) == {"saved_query"}:  # the verified question as it is
             name = case["mf"]["saved_query"]
             saved = next((s for s in model.saved_queries if s.name == name), None)
             if saved is None:
                 refusal = model.refusal(name, "saved query")
                 return ("refused", refusal.construct) if refusal else ("wrong", f"saved query {name} missing")
             query = SemanticQuery.from_dict(saved.query)
-        else:
+        else:  # a saved query by name with the request's where, order and limit too (mf_query.saved_query_params)
             query = query_from_params(model, case["mf"])
     except SemanticQueryError as exc:
         return ("refused", str(exc)) if any(w in str(exc) for w in REFUSAL_WORDS) else ("asked back", str(exc))
