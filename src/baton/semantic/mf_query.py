@@ -3,7 +3,9 @@
 MetricFlow names what a query groups by as ``metric_time__month``, ``customer__country``,
 ``customer`` (an entity), or as calls: ``TimeDimension('metric_time', 'day')``,
 ``Dimension('customer__country')``, ``Entity('customer')``. Its ``where`` is a list of
-filters with the same calls; ``order_by`` names outputs, ``-`` first for descending.
+filters with the same calls; ``order_by`` names outputs, ``-`` first for descending (a saved
+query's object form too: ``Metric('bookings').descending(True)``). ``saved_query`` names a saved
+query, read with the request's where, order and limit (``saved_query_params``).
 
 Read here: group-by on ``metric_time`` (without a grain, the metrics' default, as MetricFlow
 takes it) and on every dimension and entity the model has (by its own name or any of
