@@ -35,7 +35,7 @@ import sqlalchemy as sa
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model
 from baton.specialists.sql.engines import SQLConnection
-from metricflow_projects import PROJECTS, cases, load, outcome
+from metricflow_projects import PROJECTS, ROW_CAP, cases, load, outcome
 
 SERVERS = {"postgres": "BATON_TEST_POSTGRES_URL", "mysql": "BATON_TEST_MYSQL_URL"}
 
@@ -81,7 +81,7 @@ async def run(engines: list[str], verbose: bool) -> int:
                     url, drop = _server(project, os.environ[SERVERS[engine]])
                 else:
                     url, drop = _file(project, Path(folder), engine)
-                connection = SQLConnection(url, id=project, allow_privileged_role=True)
+                connection = SQLConnection(url, id=project, allow_privileged_role=True, row_cap=ROW_CAP)
                 layer = SemanticLayer(model, connection)
                 started = time.perf_counter()
                 count = 0

@@ -20,8 +20,13 @@ dependencies conflict with Baton's; no network is needed once installed):
     /tmp/mf/bin/python scripts/metricflow_oracle.py --project tests/fixtures/metricflow/simple_manifest \
       --db /tmp/simple_manifest.duckdb --queries /tmp/q_simple_manifest.json --out /tmp/o_simple_manifest.json --mode engine
 
-then keep id, request, columns, rows and error of each result in oracle/<project>.json (rows of
-results over 2,000 rows dropped, their count kept).
+then keep id, request, columns, rows and error of each result in oracle/<project>.json; the rows of
+results over 2,000 rows (a time spine's days) are kept apart, compressed, by ``--long-out``
+(``oracle/simple_manifest.long.json.gz``: ``{id: {"columns", "rows"}}``), their count in the JSON:
+
+    /tmp/mf/bin/python scripts/metricflow_oracle.py --project tests/fixtures/metricflow/simple_manifest \
+      --db /tmp/simple_manifest.duckdb --queries /tmp/q_simple_manifest.json --out /tmp/o_simple_manifest.json \
+      --mode engine --long-out tests/fixtures/metricflow/oracle/simple_manifest.long.json.gz
 
 What follows runs many MetricFlow queries in one process and records their SQL and rows as JSON.
 
@@ -64,6 +69,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import decimal
+import gzip
 import json
 import math
 import os
@@ -84,6 +90,7 @@ from metricflow_semantics.model.semantic_manifest_lookup import SemanticManifest
 from metricflow_semantics.sql.sql_bind_parameters import SqlBindParameterSet
 
 NO_PARAMETERS = SqlBindParameterSet()
+LONG = 2000  # results over this many rows keep their rows apart (--long-out)
 
 
 class DuckDbSqlClient:
@@ -220,6 +227,7 @@ def main() -> None:
     ap.add_argument("--schema", default="main", help="$source_schema substitution for YAML projects")
     ap.add_argument("--mode", choices=["direct", "engine"], default="direct")
     ap.add_argument("--client", choices=["duckdb", "dbt"], default="duckdb")
+    ap.add_argument("--long-out", type=Path, help="also write the rows of results over 2,000 rows here (.json.gz)")
     ap.add_argument("--pretty", action="store_true", help="indent the output JSON (large for time-spine queries)")
     ap.add_argument("--sql-with-descriptions", action="store_true", help="keep MetricFlow's -- comments in the SQL")
     args = ap.parse_args()
@@ -284,6 +292,9 @@ def main() -> None:
         print(out)
     else:
         Path(args.out).write_text(out)
+    if args.long_out:
+        long = {r["id"]: {"columns": r["columns"], "rows": r["rows"]} for r in results if (r["row_count"] or 0) > LONG}
+        args.long_out.write_bytes(gzip.compress(json.dumps(long, separators=(",", ":")).encode(), 9, mtime=0))
     print(f"[run_queries] total {time.perf_counter() - t0:.2f}s for {len(queries)} queries", file=sys.stderr)
 
 

@@ -46,7 +46,8 @@ def test_the_conversion_count_fills_nulls_and_reads_no_visit_after_the_buy(datab
 @pytest.mark.parametrize("params", [
     {"metrics": ["visit_buy_conversion_rate", "visits"]},  # beside another metric
     {"metrics": ["visit_buy_conversion_rate"], "where": ["{{ Dimension('visit__referrer_id') }} = 'fb_ad_1'"]},
-    {"metrics": ["visit_buy_conversion_rate_with_monthly_conversion"]},  # a window of a month
+    # compared by month (buys_month's grain) and grouped by a visit's dimension: MetricFlow's pick among a month's visits
+    {"metrics": ["visit_buy_conversion_rate_with_monthly_conversion"], "group_by": ["visit__referrer_id"]},
     {"metrics": ["visit_buy_conversion_rate_with_filter"]},  # a metric filter
     {"metrics": ["visit_buy_conversion_rate_7days_fill_nulls_with_0"]},  # join_to_timespine
 ])
@@ -54,6 +55,15 @@ def test_what_is_not_computed_is_refused_by_name(params):
     model = load_metricflow(MODELS["SIMPLE_MODEL"])
     with pytest.raises(SemanticQueryError, match="conversion"):
         compile_conversion(model, query_from_params(model, params), "duckdb")
+
+
+def test_a_window_of_a_month_is_computed_on_duckdb_and_postgres_only():
+    model = load_metricflow(MODELS["SIMPLE_MODEL"])
+    query = query_from_params(model, {"metrics": ["visit_buy_conversion_rate_with_monthly_conversion"]})
+    for dialect in ("duckdb", "postgres"):
+        assert "INTERVAL" in compile_conversion(model, query, dialect).sql.upper()
+    with pytest.raises(SemanticQueryError, match="conversion window or grain of month on sqlite"):
+        compile_conversion(model, query, "sqlite")
 
 
 def test_the_general_compiler_never_reads_a_conversion_metric_as_its_base_measure():

@@ -9,10 +9,18 @@ doubles. One SELECT of portable SQL (DuckDB, PostgreSQL): the base measure and t
 conversions stacked with ``UNION ALL`` and grouped again (no FULL OUTER JOIN), the latest base
 event per conversion row by ``ROW_NUMBER()`` over the conversion rows numbered once.
 
+MetricFlow compares the two events' times at the metric's grain: the coarsest of its measures' time
+dimensions' grains (``buys_month`` by its ``ds_month``: months). At a grain coarser than day, or with a
+window of months, quarters or years, both times are truncated to that grain (``DATE_TRUNC``) and the
+window subtracted as an interval (``v_month <= b_month AND v_month > b_month - INTERVAL '1 month'``),
+as MetricFlow's SQL does: on DuckDB and PostgreSQL, over DATE/TIMESTAMP columns.
+
 Refused by name (``SemanticQueryError``): a conversion metric beside other metrics or under a
 ratio/derived one, with a filter, a where condition or time range (but a custom grain's period, filtering
-the base events), a window of months or years,
-``join_to_timespine``, or a constant property or entity not on both semantic models' own rows.
+the base events), a window or grain coarser than day on another engine or over times kept as text,
+a grain coarser than day with a group-by beside metric time (``_at_grain``: not reproducible),
+a sub-daily window, ``join_to_timespine``, or a constant property or entity not on both semantic
+models' own rows.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from baton.semantic.compiler import (
 )
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.mf_models import window_parts
-from baton.semantic.model import SemanticModel
+from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.ordering import ordered_and_limited, output_name
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 
@@ -47,7 +55,8 @@ class Conversion:
     measure: str  # the conversion measure (buys); the metric's own measure is the base (visits)
     entity: str  # the entity both share (user)
     calculation: str  # "conversion_rate" or "conversions"
-    window_days: int = 0  # 0: no window (any earlier base event)
+    window_days: int = 0  # 0: no window (any earlier base event), or a window of months, quarters or years
+    window: tuple[int, str] | None = None  # the window as written: (1, "month")
     constants: tuple[tuple[str, str], ...] = ()  # (base property, conversion property)
     fill_nulls: float | None = None  # the conversion measure's fill_nulls_with
 
@@ -76,19 +85,19 @@ def conversion_of(params: Mapping, filters: list[str], measures: Mapping, refuse
     calculation = str(spec.get("calculation") or "conversion_rate").lower()
     if calculation not in ("conversion_rate", "conversions"):
         raise refused(f"a conversion calculation {calculation!r}")
-    days = 0
+    days, window = 0, None
     if spec.get("window"):
-        parts = window_parts(spec["window"])
-        if parts is None or parts[1] not in ("day", "week"):
+        window = window_parts(spec["window"])
+        if window is None or window[1] not in ("day", "week", "month", "quarter", "year"):
             raise refused(f"a conversion window of {spec['window']!r}")
-        days = parts[0] * (7 if parts[1] == "week" else 1)
+        days = window[0] * (7 if window[1] == "week" else 1) if window[1] in ("day", "week") else 0
     constants = []
     for item in spec.get("constant_properties") or ():
         if not isinstance(item, Mapping):
             raise refused("a conversion metric's constant_properties")
         constants.append((str(item.get("base_property")), str(item.get("conversion_property"))))
     fill = conv.get("fill_nulls_with") if isinstance(conv, Mapping) else None
-    return _name(base), Conversion(_name(conv), str(spec.get("entity") or ""), calculation, days, tuple(constants),
+    return _name(base), Conversion(_name(conv), str(spec.get("entity") or ""), calculation, days, window, tuple(constants),
                                    float(fill) if fill is not None else None)
 
 
@@ -157,16 +166,22 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
         exp.alias_(credited.table(rows), "baton_c", table=True), copy=False)
     c, b = "baton_conv", credited.root.name
     on: list[exp.Expr] = [exp.EQ(this=_local(model, spec.entity, base.entity, b), expression=_local(model, spec.entity, conv.entity, c))]
-    b_time, c_time = time_value(base_time, b), time_value(conv_time, c)
+    raw = time_value(base_time, b)
+    b_time, c_time = _at_grain(model, base.name, conv.name, spec, raw, time_value(conv_time, c), base_time, conv_time, dialect,
+                               any(d != TIME for d in dims))
     on.append(exp.LTE(this=b_time, expression=c_time))
-    if spec.window_days:
+    if spec.window is not None and not spec.window_days:  # months, quarters, years: an interval, as MetricFlow
+        count, unit = spec.window
+        interval = exp.DateSub(this=c_time.copy(), expression=exp.Literal.number(count), unit=exp.Var(this=unit.upper()))
+        on.append(exp.GT(this=b_time.copy(), expression=interval))
+    elif spec.window_days:
         start = exp.DateAdd(this=exp.Cast(this=c_time.copy(), to=exp.DataType.build("DATE")),
                             expression=exp.Literal.number(-spec.window_days), unit=exp.Var(this="DAY"))
         on.append(exp.GT(this=b_time.copy(), expression=exp.Cast(this=start, to=exp.DataType.build("DATE"))))
     for base_property, conv_property in spec.constants:
         on.append(exp.EQ(this=_local(model, base_property, base.entity, b), expression=_local(model, conv_property, conv.entity, c)))
     latest = exp.Window(this=exp.RowNumber(), partition_by=[exp.column("baton_row", table=c)],
-                        order=exp.Order(expressions=[exp.Ordered(this=b_time.copy(), desc=True)]))
+                        order=exp.Order(expressions=[exp.Ordered(this=b_time.copy(), desc=True), exp.Ordered(this=raw, desc=True)]))
     inner = exp.Select().from_(exp.alias_(exp.Subquery(this=numbered), c, table=True), copy=False)
     inner = inner.join(exp.Join(this=credited.source(), on=exp.and_(*on)), copy=False)
     credited_filters = [_measure_filter(credited, model, c, q.grain, dialect, q) for c in q.conditions]
@@ -208,6 +223,52 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
         select = select.group_by(*[exp.column(out, table="measures") for out in names], copy=False)
     select = ordered_and_limited(select, q, names)
     return CompiledQuery(render_sql(select, dialect), q, (*names, name), dialect)
+
+
+def _grain(model: SemanticModel, base: str, conv: str) -> str:
+    """The grain MetricFlow compares a conversion's two events at: the coarsest of its measures' own
+    (a sub-daily one refused: MetricFlow would compare at it)."""
+    from baton.semantic.model import GRAINS
+    from baton.semantic.timegroup import kept_by
+
+    grains = [kept_by(model, base), kept_by(model, conv)]
+    if not all(g in GRAINS for g in grains):
+        raise SemanticQueryError(f"a conversion metric over sub-daily times, {_REFUSED}")
+    return max(grains, key=GRAINS.index)
+
+
+def _at_grain(model: SemanticModel, base: str, conv: str, spec: Conversion, b_time: exp.Expr, c_time: exp.Expr,
+              base_time: TimeColumn, conv_time: TimeColumn, dialect: str, by_dimension: bool) -> tuple[exp.Expr, exp.Expr]:
+    """Both events' times as MetricFlow compares them (module docstring): a DATE/TIMESTAMP by its day, at a
+    coarser grain (or for a window of months, quarters, years) truncated, on DuckDB and PostgreSQL only.
+    At a coarser grain, grouped by a dimension of the base events: refused, MetricFlow credits each
+    conversion to one of the base events of its period (FIRST_VALUE over equal months): the engine's row
+    order picks which, so which dimension value gets it is not reproducible."""
+    from sqlglot import exp
+
+    grain = _grain(model, base, conv)
+    if grain != "day" and by_dimension:
+        raise SemanticQueryError(f"a conversion metric compared by {grain} and grouped by a dimension of its base events, "
+                                 f"{_REFUSED} (MetricFlow credits each conversion to one base event of its {grain}, which "
+                                 "the engine's row order picks: not reproducible)")
+    native = base_time.format == "native" and conv_time.format == "native"
+    if grain == "day" and (spec.window is None or spec.window_days):
+        if not native:  # ISO text compares as it sorts
+            return b_time, c_time
+        date = exp.DataType.build("DATE")
+        return exp.Cast(this=b_time, to=date), exp.Cast(this=c_time, to=date.copy())
+    if dialect not in ("duckdb", "postgres") or not native:
+        raise SemanticQueryError(f"a conversion window or grain of {grain} on {dialect} or over times kept as text, {_REFUSED}")
+    return _truncated(b_time, grain), _truncated(c_time, grain)
+
+
+def _truncated(time: exp.Expr, grain: str) -> exp.Expr:
+    """A DATE/TIMESTAMP at ``grain`` as a DATE (MetricFlow's ``DATE_TRUNC(grain, ds)``)."""
+    from sqlglot import exp
+
+    date = exp.DataType.build("DATE")
+    return exp.Cast(this=exp.DateTrunc(this=exp.Cast(this=time, to=date), unit=exp.Literal.string(grain.upper())),
+                    to=date.copy())
 
 
 def reads_conversion(model: SemanticModel, name: str) -> bool:

@@ -9,7 +9,11 @@ only of:
 - literals, NULL, TRUE/FALSE, parentheses;
 - arithmetic, comparisons, AND/OR/NOT, IS [NOT] NULL, IN (literals), BETWEEN, LIKE;
 - CASE, CAST, COALESCE, NULLIF, and the pure functions ABS, ROUND, LOWER, UPPER, TRIM,
-  LENGTH, SUBSTRING.
+  LENGTH, SUBSTRING;
+- ``DATEDIFF('day', start, end)`` (``DATE_DIFF``): the days from one date to another, as DuckDB,
+  Snowflake, Redshift and SQL Server count them (the day boundaries crossed: both read as
+  DATE), compiled for each engine. Its two-argument form (MySQL's, ``end - start``) and other
+  units are refused: their meaning differs between warehouses.
 
 Anything else — a subquery, a table, ``*``, a placeholder, any other function (``pg_read_file``,
 ``load_extension``, ``sleep``), several statements — is a ``SemanticModelError`` when the
@@ -48,7 +52,7 @@ def _allowed_nodes():
         exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.Not, exp.And, exp.Or,
         exp.In, exp.Between, exp.Like, exp.ILike, exp.Tuple,
         exp.Case, exp.If, exp.Cast, exp.DataType, exp.DataTypeParam, exp.Coalesce, exp.Nullif,
-        exp.Abs, exp.Round, exp.Lower, exp.Upper, exp.Trim, exp.Length, exp.Substring,
+        exp.Abs, exp.Round, exp.Lower, exp.Upper, exp.Trim, exp.Length, exp.Substring, exp.DateDiff,
     )
 
 
@@ -85,8 +89,12 @@ def parse_fragment(text: str, where: str, *, dimensions: bool = False) -> exp.Ex
     tree = statements[0]
     if isinstance(tree, exp.Query) or isinstance(tree, exp.Command):
         raise SemanticModelError(f"{where}: a query is not an expression")
+    if tree.find(exp.DateDiff):
+        tree = _day_differences(text, where)
     allowed = _allowed_nodes()
     for node in tree.walk():
+        if isinstance(node, exp.Var) and isinstance(node.parent, exp.DateDiff) and node.arg_key == "unit":
+            continue
         if not isinstance(node, allowed):
             raise SemanticModelError(f"{where}: {node.key.upper()} is not allowed in a semantic model expression "
                                      f"(columns, literals, arithmetic, comparisons, CASE, CAST, COALESCE and a few pure functions)")
@@ -100,6 +108,33 @@ def parse_fragment(text: str, where: str, *, dimensions: bool = False) -> exp.Ex
         if isinstance(node, exp.In) and (node.args.get("query") is not None or node.args.get("unnest") is not None):
             raise SemanticModelError(f"{where}: IN takes a list of literals only")
     return tree
+
+
+def _day_differences(text: str, where: str) -> exp.Expr:
+    """``text`` read as the warehouses that write ``DATEDIFF(unit, start, end)`` read it (DuckDB's
+    grammar), each difference of days made ``DATEDIFF(DAY, CAST(start AS DATE), CAST(end AS DATE))``:
+    the day boundaries crossed, rendered per engine by sqlglot (module docstring)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(text, read="duckdb")
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+        raise SemanticModelError(f"{where}: DATEDIFF is read as DATEDIFF('day', start, end) only (its other forms "
+                                 "differ between warehouses)") from None
+
+    def day_difference(node: exp.Expr) -> exp.Expr:
+        if not isinstance(node, exp.DateDiff):
+            return node
+        unit = node.args.get("unit")
+        if not isinstance(unit, exp.Var) or unit.name.upper() != "DAY" or node.this is None or node.expression is None:
+            raise SemanticModelError(f"{where}: DATEDIFF is read as DATEDIFF('day', start, end) only (its other units and "
+                                     "forms differ between warehouses)")
+        date = exp.DataType.build("DATE")
+        return exp.DateDiff(this=exp.Cast(this=node.this, to=date), expression=exp.Cast(this=node.expression, to=date.copy()),
+                            unit=exp.Var(this="DAY"))
+
+    return tree.transform(day_difference)
 
 
 def columns_of(text: str, where: str, *, dimensions: bool = False) -> tuple[str, ...]:

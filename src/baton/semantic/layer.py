@@ -24,8 +24,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from baton.semantic.compiler import CompiledQuery, compile_query
-from baton.semantic.expressions import render_sql
-from baton.semantic.model import TIME, SemanticModel
+from baton.semantic.expressions import is_identifier, render_sql
+from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.parser import QuestionParser
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 
@@ -92,6 +92,10 @@ class SemanticLayer:
         times |= {(m.entity, m.time) for m in self.model.measures if m.time is not None}
         for name, time in sorted(times, key=lambda t: (t[0], t[1].column)):
             entity = self.model.entity(time.entity or name)
+            stored = await self._stored_type(entity.table, time) if time.format == "native" else None
+            if stored is not None and not any(word in stored.upper() for word in ("DATE", "TIME")):
+                log.debug("the years of %s are not read: its time column %s is %s, not a date", entity.name, time.column, stored)
+                continue
             column = time_value(time, "t")
             table = exp.alias_(exp.Table(this=exp.to_identifier(entity.table),
                                          db=exp.to_identifier(entity.schema) if entity.schema else None), "t", table=True)
@@ -109,6 +113,20 @@ class SemanticLayer:
                 lo, hi = (int(str(v)[:4]) for v in result.rows[0])
                 years.update(range(lo, min(hi, lo + 50) + 1))
         self.values, self.years = values, tuple(sorted(years))
+
+    async def _stored_type(self, table: str, time: TimeColumn) -> str | None:
+        """The type the database declares for a time that is a plain column (a MetricFlow time
+        dimension over an INT year, a text date), or None where it is an expression or unknown:
+        years are read only of DATE/TIMESTAMP columns, which the engine's date formatting takes."""
+        if not is_identifier(time.column):
+            return None
+        try:
+            info = (await self.connection.schema()).table(table)
+        except Exception as exc:  # the years are a convenience: the query itself still reports a missing table
+            log.debug("the schema of %s could not be read: %s", table, exc)
+            return None
+        column = info.column(time.column) if info is not None else None
+        return column.type or None if column is not None else None
 
     # --- compiling and running ----------------------------------------------------------------
 

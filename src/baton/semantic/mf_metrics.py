@@ -363,7 +363,7 @@ def _saved_queries(project: MetricFlowProject, model: SemanticModel, refused: li
         except SemanticQueryError as exc:
             refused.append(Refusal(name, "saved query", str(exc), where(node)))
             continue
-        out.append(SavedQuery(question, query.to_dict(), name))
+        out.append(SavedQuery(question, query.to_dict(), name, dict(mapping(node.get("query_params")))))
     return tuple(out)
 
 

@@ -3,7 +3,9 @@
 MetricFlow names what a query groups by as ``metric_time__month``, ``customer__country``,
 ``customer`` (an entity), or as calls: ``TimeDimension('metric_time', 'day')``,
 ``Dimension('customer__country')``, ``Entity('customer')``. Its ``where`` is a list of
-filters with the same calls; ``order_by`` names outputs, ``-`` first for descending.
+filters with the same calls; ``order_by`` names outputs, ``-`` first for descending (a saved
+query's object form too: ``Metric('bookings').descending(True)``). ``saved_query`` names a saved
+query, read with the request's where, order and limit (``saved_query_params``).
 
 Read here: group-by on ``metric_time`` (without a grain, the metrics' default, as MetricFlow
 takes it) and on every dimension and entity the model has (by its own name or any of
@@ -17,6 +19,7 @@ is a ``SemanticQueryError`` saying what is not read — never a query that quiet
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -28,6 +31,8 @@ from baton.semantic.model import GRAINS, TIME, SemanticModel, TimeDimension
 from baton.semantic.query import SemanticQuery, SemanticQueryError, measures_of_metrics
 from baton.semantic.timegrain import DATE_PARTS
 from baton.semantic.timegroup import ALL_GRAINS, TimeGroup, kept_by
+
+_DESCENDING = re.compile(r"^(.*\))\.descending\((True|False)\)\Z", re.S)
 
 
 def _element(text: str) -> JinjaCall:
@@ -155,8 +160,30 @@ def _time_item(model: SemanticModel, call: JinjaCall, metrics: tuple[str, ...], 
     return TimeGroup(name, TIME if own else dimension.name, grain, part)  # type: ignore[union-attr]
 
 
+def saved_query_params(model: SemanticModel, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A request naming a saved query (``mf query --saved-query``) as the query it asks: the saved query's
+    metrics and group-by, its ``where`` filters and then the request's (all ANDed), the request's order and
+    limit in place of its own where given — as MetricFlow's ``parse_and_validate_saved_query``."""
+    name = str(params["saved_query"])
+    if params.get("metrics") or params.get("group_by"):
+        raise SemanticQueryError("metrics or group-by beside a saved query (MetricFlow refuses them too)")
+    saved = next((s for s in model.saved_queries if s.name == name), None)
+    if saved is None:
+        refusal = model.refusal(name, "saved query")
+        raise SemanticQueryError(f"the saved query {name!r} uses {refusal.construct}" if refusal else f"no saved query {name!r}")
+    own = saved.params
+    where = [*filters_of(own.get("where"), f"saved query {name}"), *filters_of(params.get("where"), "where")]
+    return {"metrics": list(own.get("metrics") or ()), "group_by": list(own.get("group_by") or ()), "where": where,
+            "order_by": params.get("order_by") or own.get("order_by"),
+            "limit": params["limit"] if params.get("limit") is not None else own.get("limit"),
+            "min_max_only": params.get("min_max_only")}
+
+
 def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> SemanticQuery:
-    """The ``SemanticQuery`` a MetricFlow query means (module docstring), checked against the model."""
+    """The ``SemanticQuery`` a MetricFlow query means (module docstring), checked against the model;
+    ``saved_query``: the saved query of that name, with the request's where, order and limit."""
+    if params.get("saved_query"):
+        params = saved_query_params(model, params)
     metrics = tuple(str(m) for m in params.get("metrics") or ())
     measures = measures_of_metrics(model, metrics)
     by: list[str] = []
@@ -191,6 +218,11 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
         text = str(text).strip()
         desc = text.startswith("-")
         key = text.lstrip("-")
+        called = _DESCENDING.match(key)  # a saved query's object form: Metric('bookings').descending(True)
+        if called is not None:
+            key, desc = called.group(1).strip(), called.group(2) == "True"
+        if key.startswith("Metric(") and _element(key).name in metrics:
+            key = _element(key).name
         if key in metrics:
             order.append((key, desc))
             continue
@@ -206,4 +238,4 @@ def query_from_params(model: SemanticModel, params: Mapping[str, Any]) -> Semant
     return query.check(model)
 
 
-__all__ = ["METRIC_TIME", "query_from_params"]
+__all__ = ["METRIC_TIME", "query_from_params", "saved_query_params"]

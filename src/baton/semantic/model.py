@@ -165,6 +165,7 @@ class SavedQuery:
     question: str
     query: Mapping = field(default_factory=dict)
     name: str = ""  # the source's own name for it (a MetricFlow saved query's)
+    params: Mapping = field(default_factory=dict)  # a MetricFlow saved query's query_params (asked by name: mf_query)
 
 
 @dataclass(frozen=True, slots=True)
