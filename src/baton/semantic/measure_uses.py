@@ -94,8 +94,8 @@ def to_grain(column: exp.Column) -> str:
 
 
 def months_earlier(spec: str) -> int:
-    """The months of a ``to_grain`` spec that is an offset_window of months (``m1``), else 0."""
-    return int(spec[1:]) if spec[:1] == "m" and spec[1:].isdigit() else 0
+    """The months of a ``to_grain`` spec that is an offset_window of months (``m1``) or years (``y1``: 12), else 0."""
+    return int(spec[1:]) * (12 if spec[0] == "y" else 1) if spec[:1] in ("m", "y") and spec[1:].isdigit() else 0
 
 
 def metric_filters_of(model: SemanticModel, measure: str) -> tuple[tuple[str, str, str, str], ...]:

@@ -307,8 +307,8 @@ def _metric_comparison(text: str, reading: Reading, place: str) -> tuple[str, st
 
 
 def _offset_days(window: object) -> int | str:
-    """An ``offset_window`` in days (``14 days``, ``1 week``: the input's rows moved), or in months as
-    ``m<n>`` (``1 month``, ``1 year``: each spine day reads the input at that day less the months,
+    """An ``offset_window`` in days (``14 days``, ``1 week``: the input's rows moved), or in months or years
+    as ``m<n>`` / ``y<n>`` (``1 month``, ``1 year``: each spine day reads the input at that day less the months,
     MetricFlow's month-end arithmetic, ``timespine.cumulative_part``); sub-daily or custom grains
     are refused by name."""
     if not window:
@@ -317,7 +317,7 @@ def _offset_days(window: object) -> int | str:
     if unit in ("day", "week") and 0 < count <= 100_000:
         return count * (7 if unit == "week" else 1)
     if unit in ("month", "year") and 0 < count <= 10_000:
-        return f"m{count * (12 if unit == 'year' else 1)}"
+        return f"{unit[0]}{count}"  # m1, y1: MetricFlow moves whole periods of its grain by some grains (spine_keys.py)
     raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months and years)")
 
 
