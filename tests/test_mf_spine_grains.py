@@ -1,6 +1,7 @@
 """Metric time at several grains, or at a custom one, over cumulative metrics and offset inputs
-(issue 27, ``semantic/spine_keys.py``): MetricFlow's own integration cases and recorded rows, on
-DuckDB and PostgreSQL; what is not computed is refused by name."""
+(issue 27, ``semantic/spine_keys.py``), offset windows of custom periods (``custom_offsets.py``), and a time dimension's custom grain in a query with no
+metric (``distinct_values.py``): MetricFlow's own integration cases and recorded rows, on DuckDB
+and PostgreSQL; what is not computed is refused by name."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ ITEST = {"all_time_metric_with_non_default_grains", "window_metric_with_non_defa
          "grain_to_date_metric_with_non_default_grains", "derived_cumulative_metric_with_non_default_grains",
          "cumulative_metric_with_custom_granularity",  # period_agg over each alien_day's days
          "derived_metric_with_offset_to_grain_and_multiple_granularities",  # by week: the days, one per period
-         "derived_metric_with_offset_window_and_offset_to_grain_and_granularity"}  # 1 month by year: the days summed
+         "derived_metric_with_offset_window_and_offset_to_grain_and_granularity",  # 1 month by year: the days summed
+         "custom_offset_window", "custom_offset_window_with_grain_and_date_part"}  # 1 alien_day (custom_offsets.py)
+NO_METRIC = {"test_no_metrics_with_custom_granularity_in_filter_and_group_by"}  # listing__ds__alien_day, filtered on it
 PARITY = {"s22", "s23"}  # bookings_1_month_ago, bookings_mom by month: MetricFlow moves whole months
 
 # MetricFlow's SQL for bookings_at_start_of_month (offset_to_grain: month) by metric_time__month: its DuckDB
@@ -48,8 +51,8 @@ START_OF_MONTH = {
 
 
 def _cases() -> list[dict]:
-    found = [c for c in all_cases() if c["name"] in ITEST]
-    assert len(found) == len(ITEST)
+    found = [c for c in all_cases() if c["name"] in ITEST | NO_METRIC]
+    assert len(found) == len(ITEST | NO_METRIC)
     return [*found, START_OF_MONTH]
 
 
@@ -99,8 +102,20 @@ async def test_postgres_month_offsets_by_month_as_metricflow_recorded(state_db):
     ({"metrics": ["bookings_1_month_ago"], "group_by": ["metric_time__alien_day"]}, "custom grain"),
     ({"metrics": ["bookings_1_month_ago"], "group_by": ["metric_time__month"],  # whole periods and a time range
       "where": ["{{ TimeDimension('metric_time', 'day') }} >= '2020-01-03'"]}, "time constraint"),
+    ({"metrics": ["bookings_offset_one_alien_day"], "group_by": ["metric_time__day"],
+      "where": ["{{ TimeDimension('metric_time', 'day') }} >= '2020-01-03'"]}, "time constraint"),
+    ({"metrics": ["bookings_offset_one_alien_day"], "group_by": ["metric_time__alien_day"]}, "that grain alone"),
 ])
 def test_what_is_not_computed_is_refused_by_name(params, refusal):
     model = load_metricflow(MODELS["SIMPLE_MODEL"])
     with pytest.raises(SemanticQueryError, match=f"{refusal}.*which Baton does not compute yet"):
         compile_query(model, query_from_params(model, params), "duckdb")
+
+
+def test_a_custom_grain_filter_with_no_metric_is_refused_on_sqlite():
+    model = load_metricflow(MODELS["SIMPLE_MODEL"])
+    params = {"group_by": ["listing__ds__alien_day"],
+              "where": ["CAST({{ TimeDimension('listing__ds', 'alien_day') }} AS TIMESTAMP) >= CAST('2019-12-20' AS TIMESTAMP)"]}
+    compile_query(model, query_from_params(model, params), "duckdb")
+    with pytest.raises(SemanticQueryError, match="custom grain's periods on sqlite"):
+        compile_query(model, query_from_params(model, params), "sqlite")

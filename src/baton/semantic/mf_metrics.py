@@ -11,7 +11,7 @@ on a ratio or derived metric or on an input makes a filtered copy of the input,
 ``time_granularity``, ``join_to_timespine``, and ``create_metric: true`` measures.
 
 Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``):
-``offset_window`` of sub-daily or custom grains, ``offset_to_grain`` of other grains,
+``offset_window`` of sub-daily grains, ``offset_to_grain`` of other grains,
 ``TimeDimension``/``Metric`` calls in metric filters, and any metric built on a refused measure or
 metric. A derived metric's expression outside ``expressions.parse_metric_expression``'s subset
 is refused too.
@@ -318,7 +318,12 @@ def _offset_days(window: object) -> int | str:
         return count * (7 if unit == "week" else 1)
     if unit in ("month", "year") and 0 < count <= 10_000:
         return f"{unit[0]}{count}"  # m1, y1: MetricFlow moves whole periods of its grain by some grains (spine_keys.py)
-    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months and years)")
+    if unit not in _SUBDAILY and unit.isidentifier() and unit.islower() and 0 < count <= 10_000:
+        return f"g{count}_{unit}"  # a custom grain's periods (custom_offsets.py; checked against the spine's when asked)
+    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months, years and custom periods)")
+
+
+_SUBDAILY = ("hour", "minute", "second", "millisecond", "microsecond", "nanosecond")
 
 
 def time_spine(project: MetricFlowProject) -> tuple[str, str] | None:

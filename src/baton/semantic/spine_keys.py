@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.semantic.custom_grains import is_custom
-from baton.semantic.measure_uses import months_earlier
+from baton.semantic.measure_uses import custom_offset, months_earlier
 from baton.semantic.model import GRAINS, TIME, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
-from baton.semantic.timegrain import grain_expression
+from baton.semantic.timegrain import date_part_expression, grain_expression
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -37,6 +37,7 @@ class SpineKey:
     name: str  # its output column: time (metric time at the query's grain), metric_time__quarter, ...
     grain: str  # one of GRAINS, or a custom grain's name
     column: str | None = None  # a custom grain's column of the spine
+    part: str | None = None  # a date part (then grain is "day"): read only under a custom offset_window
 
 
 def spine_keys(model: SemanticModel, q: SemanticQuery) -> list[SpineKey]:
@@ -49,16 +50,20 @@ def spine_keys(model: SemanticModel, q: SemanticQuery) -> list[SpineKey]:
         elif group is not None and group.dimension == TIME and group.grain is not None:
             custom = dict(model.custom_grains).get(group.grain.lower()) if is_custom(model, group.grain) else None
             keys.append(SpineKey(name, group.grain, custom))
+        elif group is not None and group.dimension == TIME and group.date_part is not None:
+            keys.append(SpineKey(name, "day", part=group.date_part))
     return keys
 
 
-def check_spine_keys(model: SemanticModel, q: SemanticQuery) -> None:
+def check_spine_keys(model: SemanticModel, q: SemanticQuery, parts: bool = False) -> None:
     """``SemanticQueryError`` naming what is not read over the spine: a time group-by that is not metric
-    time at a grain of ``GRAINS`` or a custom one of the spine (a date part, a sub-daily grain, another
-    time dimension)."""
+    time at a grain of ``GRAINS`` or a custom one of the spine (a sub-daily grain, another time dimension;
+    a date part unless ``parts``: every use a custom offset_window, summed by day)."""
     for group in q.times:
         if group.name not in q.by:
             continue  # a filter's own time: not a key
+        if group.dimension == TIME and group.date_part and parts:
+            continue
         if group.dimension != TIME or group.date_part or not (group.grain in GRAINS or is_custom(model, group.grain)):
             raise SemanticQueryError("a time group-by other than metric time at a grain of day to year or a custom one "
                                      "(a date part, a sub-daily grain, another time dimension) over a cumulative or "
@@ -66,8 +71,8 @@ def check_spine_keys(model: SemanticModel, q: SemanticQuery) -> None:
 
 
 def finest(keys: list[SpineKey]) -> str | None:
-    """The finest standard grain among the keys (None: custom grains only)."""
-    grains = [k.grain for k in keys if k.column is None]
+    """The finest standard grain among the keys (None: custom grains or date parts only)."""
+    grains = [k.grain for k in keys if k.column is None and k.part is None]
     return min(grains, key=GRAINS.index) if grains else None
 
 
@@ -85,10 +90,16 @@ def offset_grain(spec: str) -> str:
 
 
 def offset_mode(keys: list[SpineKey], spec: str) -> str:
-    """``days`` (joined before aggregation: each spine day reads its day, the days summed) or ``periods``
+    """``days`` (joined before aggregation: each spine day reads its day, the days summed), ``periods``
     (after aggregation: each period of the finest grain reads a whole period), as MetricFlow (module
-    docstring); ``SemanticQueryError`` for what is not computed."""
+    docstring), or ``custom`` (an offset_window of custom periods: ``custom_offsets.py``);
+    ``SemanticQueryError`` for what is not computed."""
+    if custom_offset(spec):  # custom periods: each day moved to its place in a later period (custom_offsets.py)
+        return "custom"
     grain = finest(keys)
+    if any(k.part is not None for k in keys):
+        raise SemanticQueryError("a date part under an offset_to_grain or months offset_window input, which Baton does "
+                                 "not compute yet")
     if any(k.column is not None for k in keys):
         raise SemanticQueryError("an offset_to_grain or months offset_window input grouped by a custom grain, which "
                                  "Baton does not compute yet")
@@ -109,6 +120,8 @@ def key_value(key: SpineKey, day: exp.Expr, spine: str, spine_time: TimeColumn, 
 
     if key.column is not None:
         return exp.column(key.column, table=spine)
+    if key.part is not None:
+        return date_part_expression(day.copy(), spine_time, key.part, dialect)
     return grain_expression(day.copy(), spine_time, key.grain, dialect)
 
 
@@ -120,6 +133,8 @@ def offset_join(keys: list[SpineKey], spec: str, day: exp.Expr, row_day: exp.Exp
     period that starts the offset_to_grain's (``offset_mode``)."""
     from sqlglot import exp
 
+    if offset_mode(keys, spec) == "custom":  # the moved spine's own source day (custom_offsets.moved_spine)
+        return exp.EQ(this=row_day.copy(), expression=exp.column("baton_source_day", table="spine"))
     months = months_earlier(spec)
     target = truncated(spec, day) if not months else exp.Cast(this=exp.Sub(this=day.copy(), expression=exp.Interval(
         this=exp.Literal.string(str(months)), unit=exp.Var(this="MONTH"))), to=exp.DataType.build("DATE"))
@@ -139,7 +154,7 @@ def first_days(keys: list[SpineKey], spec: str, day: exp.Expr) -> exp.Expr | Non
 
     if offset_mode(keys, spec) == "periods":
         return first_of(finest(keys) or "day")
-    if months_earlier(spec) or not keys or finest(keys) == "day":
+    if months_earlier(spec) or custom_offset(spec) or not keys or finest(keys) == "day":
         return None
     return exp.or_(*(first_of(k.grain) for k in keys))
 

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from baton.semantic.custom_grains import spine_grain
+from baton.semantic.custom_offsets import check_custom_offset, moved_spine
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
-from baton.semantic.measure_uses import Use, leaves, stacked_name
+from baton.semantic.measure_uses import Use, custom_offset, leaves, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
 from baton.semantic.period_agg import DAY_COLUMN, over_days, period_aggs
@@ -175,8 +176,11 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
         raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
                                  "and PostgreSQL)")
-    check_spine_keys(model, q)
+    customs = [c.partition(":")[2] for _, _, c in uses if custom_offset(c.partition(":")[2])]
+    check_spine_keys(model, q, parts=len(customs) == len(uses))
     keys = spine_keys(model, q)
+    for spec in customs:
+        check_custom_offset(model, q, keys, spec)
     if not keys:
         raise SemanticQueryError("a cumulative metric not grouped by metric time by day, week, month, quarter, year or a "
                                  "custom grain, which Baton does not compute yet")
@@ -224,7 +228,9 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     elif kind == "to_date":
         on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
     spine_time = TimeColumn(column, "native")
-    part = exp.Select().from_(spine_source(model, "spine", dialect), copy=False).join(
+    spine = moved_spine(model, spec, "spine", dialect) if kind == "to_grain" and custom_offset(spec) else spine_source(
+        model, "spine", dialect)  # a custom offset_window: each day moved (custom_offsets.py)
+    part = exp.Select().from_(spine, copy=False).join(
         exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
     if kind == "to_grain" and (first := first_days(keys, spec, day)) is not None:  # one spine day per period
         part = part.where(first, copy=False)
