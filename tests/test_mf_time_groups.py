@@ -75,7 +75,7 @@ def test_the_dict_form_keeps_time_groups_and_the_native_form():
     ({"group_by": ["metric_time__hour", "user__home_state"]}, "sub-daily grain beside"),  # its spine alone: computed
     ({"group_by": ["user__home_state", "metric_time__month"], "where": ["{{ Dimension('listing__country_latest') }} = 'us'"]},
      "no_dedupe"),
-    ({"metrics": ["trailing_2_months_revenue"], "group_by": ["metric_time__week", "metric_time__month"]}, "cumulative"),
+    ({"metrics": ["trailing_2_months_revenue"], "group_by": ["metric_time__month", "metric_time__extract_dow"]}, "date part"),
     ({"metrics": ["bookings"], "group_by": ["metric_time__month"], "where": ["{{ Dimension('booking__is_instant') }}"]}, None),
 ])
 def test_what_is_not_computed_is_refused_by_name(params, refusal):

@@ -253,12 +253,12 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
                              q, columns_of(q), dialect)
     measures = query_uses(model, q.metrics)
     metric_time = TIME in q.by or any(t.dimension == TIME for t in q.times)  # join_to_timespine: the spine's periods of it
-    if q.times and ((any(cumulative for _, _, cumulative in measures) and subdaily_group(q) is None) or any(model.measure(u[0]).non_additive for u in measures)
+    if q.times and (any(model.measure(u[0]).non_additive for u in measures)  # cumulative ones: spine_keys.py, subdaily.py
                     or (metric_time and any(model.metric(name).join_to_timespine for name in q.metrics)
                         and spine_grain(model, q) is None and subdaily_group(q) is None)):  # by a custom or sub-daily grain alone: over the spine
         raise SemanticQueryError("a time group-by beyond metric time at one grain (a second grain, a date part, a sub-daily "
-                                 "grain, another time dimension) over a cumulative, join_to_timespine or semi-additive "
-                                 "metric, which Baton does not compute yet")
+                                 "grain, another time dimension) over a join_to_timespine or semi-additive metric, "
+                                 "which Baton does not compute yet")
     if any(offset for _, offset, _ in measures) and TIME not in q.by and not any(t.dimension == TIME for t in q.times):
         raise SemanticQueryError("an offset_window input (a value from an earlier period) without metric time in the "
                                  "group-by, which Baton does not compute yet (MetricFlow asks it by metric time)")

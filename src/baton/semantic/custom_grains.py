@@ -8,9 +8,10 @@ spine on the time's day and taking the column: so does Baton, one join of the sp
 read at a custom grain in a branch (``grain_value``). A day missing from the spine has no
 period (NULL), as in MetricFlow.
 
-What MetricFlow computes around a custom grain through its spine in other ways (an
-``offset_window`` of custom periods, cumulative and ``join_to_timespine`` metrics grouped by
-one) is refused by name where it is asked (``timegroup.check_group``'s callers, ``mf_metrics``).
+An ``offset_window`` of custom periods is ``custom_offsets.py``'s; a cumulative metric by one takes
+the spine's column for each spine day (``spine_keys.py``); a time dimension's custom grain in a query
+with no metric is ``custom_join``. What MetricFlow computes around a custom grain through its spine in
+other ways (``join_to_timespine`` beside other grains) is refused by name where it is asked.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from baton.semantic.errors import SemanticQueryError
-from baton.semantic.expressions import is_identifier
+from baton.semantic.expressions import is_identifier, parse_fragment
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression
@@ -78,6 +79,25 @@ def grain_value(branch: Branch, model: SemanticModel, group: TimeGroup, time: Ti
     return exp.column(column, table=alias)
 
 
+def custom_join(model: SemanticModel, group: TimeGroup, alias: str, index: int, dialect: str) -> tuple[exp.Join, exp.Expr]:
+    """A time dimension's custom-grain period on its own semantic model's rows (``alias``: a query with
+    no metric): the LEFT JOIN of the spine on the time's day, and the spine's column."""
+    from sqlglot import exp
+
+    from baton.semantic.timegroup import time_dimension
+
+    assert model.time_spine is not None  # is_custom: none without a spine
+    _, day_column = model.time_spine
+    time = time_dimension(model, group.dimension).time
+    value = parse_fragment(time.column, f"time dimension {group.dimension}").transform(
+        lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
+    spine = f"baton_spine_{index}"
+    day = grain_expression(exp.column(day_column, table=spine), TimeColumn(day_column, "native"), "day", dialect)
+    on = exp.EQ(this=day, expression=grain_expression(value, time, "day", dialect))
+    join = exp.Join(this=spine_source(model, spine, dialect), side="LEFT", on=on)
+    return join, exp.column(dict(model.custom_grains)[str(group.grain).lower()], table=spine)
+
+
 def spine_grain(model: SemanticModel, q: SemanticQuery) -> tuple[str, str] | None:
     """(output name, spine column) when a query groups by metric time at a custom grain and by no other
     time (``join_to_timespine``: the spine's periods are that column's values)."""
@@ -100,4 +120,4 @@ def check_filtered(branch: Branch, dialect: str) -> None:
                                  "compute yet")
 
 
-__all__ = ["check_filtered", "custom_names", "declared", "grain_value", "is_custom", "spine_grain"]
+__all__ = ["check_filtered", "custom_join", "custom_names", "declared", "grain_value", "is_custom", "spine_grain"]

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from baton.semantic.custom_grains import custom_join, is_custom
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.joined_values import joined_rows, metric_filtered, one_holder
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
-from baton.semantic.query import SemanticQuery
+from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.spine_rows import grouped_sql, is_spine_item, spine_only_sql, with_spine
 from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression, period_condition
@@ -57,15 +58,25 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     entity = model.entity(time_dimension(model, first.dimension).entity if first else model.dimension(lead).entity)
     alias = entity.name
     conditions_of = [parse_fragment(text, "query filter", dimensions=True) for text in q.conditions]
+    filtered = {n.name for tree in conditions_of for n in tree.find_all(exp.Column) if n.table == "dimension"}
     names = [*(b for b in q.by if q.time_group(b) is None and b != TIME), *(name for name, _ in q.where),
-             *(n.name for tree in conditions_of for n in tree.find_all(exp.Column) if n.table == "dimension")]
+             *(n for n in filtered if q.time_group(n) is None)]
     names += [dimension for _, dimension, _, _ in q.metric_filters]  # the rows must hold what the metric joins on
 
     def on_rows(tree: exp.Expr) -> exp.Expr:
         return tree.transform(lambda n: exp.column(n.name, table=alias) if isinstance(n, exp.Column) and not n.table else n)
 
+    spine_joins: dict[str, tuple[exp.Join, exp.Expr]] = {}  # a custom grain's period: the time spine LEFT JOINed on the day (custom_grains.py)
+
     def own_value(name: str) -> exp.Expr:
         group = q.time_group(name)
+        if group is not None and is_custom(model, group.grain):
+            if name in filtered and dialect in ("sqlite", "mysql"):
+                raise SemanticQueryError(f"a filter on a custom grain's periods on {dialect}, which Baton does not "
+                                         "compute (it does on DuckDB and PostgreSQL)")
+            if name not in spine_joins:
+                spine_joins[name] = custom_join(model, group, alias, len(spine_joins), dialect)
+            return spine_joins[name][1].copy()
         if group is not None:
             return own_rows_value(model, group, alias, dialect)
         dimension = model.dimension(name)
@@ -94,6 +105,8 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     for tree in conditions_of:
         conditions.append(tree.transform(
             lambda n: value(n.name) if isinstance(n, exp.Column) and n.table == "dimension" else n))
+    for join, _ in spine_joins.values():
+        select = select.join(join, copy=False)
     if q.metric_filters:  # joined_values.py: FULL OUTER JOIN the metric by its dimension, as MetricFlow
         select = metric_filtered(q, select, value, conditions, dialect, compile_metric)
     return grouped_sql(select, q, value, conditions, dialect)

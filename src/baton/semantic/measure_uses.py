@@ -94,8 +94,14 @@ def to_grain(column: exp.Column) -> str:
 
 
 def months_earlier(spec: str) -> int:
-    """The months of a ``to_grain`` spec that is an offset_window of months (``m1``), else 0."""
-    return int(spec[1:]) if spec[:1] == "m" and spec[1:].isdigit() else 0
+    """The months of a ``to_grain`` spec that is an offset_window of months (``m1``) or years (``y1``: 12), else 0."""
+    return int(spec[1:]) * (12 if spec[0] == "y" else 1) if spec[:1] in ("m", "y") and spec[1:].isdigit() else 0
+
+
+def custom_offset(spec: str) -> tuple[int, str] | None:
+    """(count, custom grain) of a ``to_grain`` spec that is an offset_window of custom periods (``g1_alien_day``)."""
+    count, _, grain = spec[1:].partition("_")
+    return (int(count), grain) if spec[:1] == "g" and count.isdigit() and grain else None
 
 
 def metric_filters_of(model: SemanticModel, measure: str) -> tuple[tuple[str, str, str, str], ...]:
@@ -124,4 +130,4 @@ def stacked_name(use: Use) -> str:
     return f"{stacked[:47]}_{hashlib.sha256(stacked.encode()).hexdigest()[:12]}"
 
 
-__all__ = ["Use", "conversion_inside", "leaves", "measure_uses", "metric_filters_of", "months_earlier", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]
+__all__ = ["Use", "conversion_inside", "custom_offset", "leaves", "measure_uses", "metric_filters_of", "months_earlier", "needs_time", "offset_of", "query_uses", "stacked_name", "to_grain"]

@@ -26,8 +26,9 @@ format, a ``semantic_manifest.json``). How it maps (metrics in ``mf_metrics.py``
 Computed too (issue 27): ``non_additive_dimension`` (``semi_additive.py``), ``offset_window`` of
 days and weeks, ``join_to_timespine`` over the project's time spine (beside other metrics, under
 ratio and derived metrics), cumulative metrics by day (offset by days too; all-time ones without metric
-time as a plain aggregate; by week to year their ``period_agg`` of the days, ``period_agg.py``), ``offset_window`` of months and years over the spine
-and ``offset_to_grain`` by metric time (``timespine.py``), conversion metrics with windows of
+time as a plain aggregate; by week to year or a custom grain their ``period_agg`` of the days, ``period_agg.py``), ``offset_window`` of months and years over the spine
+and ``offset_to_grain`` by metric time (``timespine.py``; at several grains, whole periods or days as
+MetricFlow joins them, ``spine_keys.py``), ``offset_window`` of custom periods (``custom_offsets.py``), conversion metrics with windows of
 days or weeks (``conversion.py``), a metric's ``time_granularity``, partition joins, SCD ``validity_params`` and a join path per
 multi-hop target (``joins.py``), queries with no metric over several semantic models
 or with a ``Metric(...)`` filter, read where MetricFlow reads them (``joined_values.py``, ``mf_ranking.py``), ``where`` filters

@@ -11,8 +11,8 @@ on a ratio or derived metric or on an input makes a filtered copy of the input,
 ``time_granularity``, ``join_to_timespine``, and ``create_metric: true`` measures.
 
 Conversion metrics are read by ``conversion.py``. Refused, naming the construct (``Refusal``):
-``offset_window`` of custom grains (and of sub-daily ones without a spine of that grain,
-``subdaily.py``), ``offset_to_grain`` of other grains,
+``offset_window`` of sub-daily grains without a spine of that grain (``subdaily.py``),
+``offset_to_grain`` of other grains,
 ``TimeDimension``/``Metric`` calls in metric filters, and any metric built on a refused measure or
 metric. A derived metric's expression outside ``expressions.parse_metric_expression``'s subset
 is refused too.
@@ -316,10 +316,11 @@ def _metric_comparison(text: str, reading: Reading, place: str) -> tuple[str, st
 
 
 def _offset_days(window: object, spines: tuple[tuple[str, str, str], ...] = ()) -> int | str:
-    """An ``offset_window`` in days (``14 days``, ``1 week``: the input's rows moved), or in months as
-    ``m<n>`` (``1 month``, ``1 year``: each spine day reads the input at that day less the months,
-    MetricFlow's month-end arithmetic, ``timespine.cumulative_part``), or of hours, minutes or seconds
-    as ``hour1`` where the project declares a spine of that grain (``subdaily.py``); custom grains
+    """An ``offset_window`` in days (``14 days``, ``1 week``: the input's rows moved), or in months or years
+    as ``m<n>`` / ``y<n>`` (``1 month``, ``1 year``: each spine day reads the input at that day less the months,
+    MetricFlow's month-end arithmetic, ``timespine.cumulative_part``), of hours, minutes or seconds as
+    ``hour1`` where the project declares a spine of that grain (``subdaily.py``), or of a custom grain's
+    periods as ``g<n>_<grain>`` (``custom_offsets.py``); other sub-daily grains
     are refused by name."""
     if not window:
         return 0
@@ -327,10 +328,13 @@ def _offset_days(window: object, spines: tuple[tuple[str, str, str], ...] = ()) 
     if unit in ("day", "week") and 0 < count <= 100_000:
         return count * (7 if unit == "week" else 1)
     if unit in ("month", "year") and 0 < count <= 10_000:
-        return f"m{count * (12 if unit == 'year' else 1)}"
+        return f"{unit[0]}{count}"  # m1, y1: MetricFlow moves whole periods of its grain by some grains (spine_keys.py)
     if unit in subdaily.MOVABLE and 0 < count <= 100_000 and subdaily.has_spine(spines, unit):
         return subdaily.earlier_spec(count, unit)
-    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months and years)")
+    if unit not in (*SUBDAILY, "microsecond", "nanosecond") and unit.isidentifier() and unit.islower() and 0 < count <= 10_000:
+        return f"g{count}_{unit}"  # a custom grain's periods (custom_offsets.py; checked against the spine's when asked)
+    raise _Refused(f"offset_window of {window!r} (Baton moves inputs by days, weeks, months, years, custom periods, "
+                   "and hours, minutes or seconds over a spine of that grain)")
 
 
 def time_spine(project: MetricFlowProject) -> tuple[str, str] | None:

@@ -304,8 +304,8 @@ def _check_no_metric(query: SemanticQuery, model: SemanticModel) -> SemanticQuer
         raise SemanticQueryError("a query with no metric filtered by several Metric(...), which Baton does not compute yet")
     names = [*(b for b in query.by if b not in spine and query.time_group(b) is None), *(name for name, _ in query.where)]
     names += [dimension for _, dimension, _, _ in query.metric_filters]
-    for condition in query.conditions:
-        names += _condition_dimensions(model, condition)
+    for condition in query.conditions:  # a time group's own period (listing__ds__alien_day): not a dimension
+        names += [n for n in _condition_dimensions(model, condition) if query.time_group(n) is None]
     if spine and any(name not in query.by for name in names):
         raise SemanticQueryError("a query with no metric over metric time filtered on a dimension it does not group by, "
                                  "which Baton does not compute yet (MetricFlow keeps each spine day's rows: no_dedupe)")

@@ -16,12 +16,22 @@ from typing import TYPE_CHECKING
 
 from baton.semantic import subdaily
 from baton.semantic.custom_grains import spine_grain
+from baton.semantic.custom_offsets import check_custom_offset, moved_spine
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
-from baton.semantic.measure_uses import Use, leaves, months_earlier, stacked_name
+from baton.semantic.measure_uses import Use, custom_offset, leaves, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
 from baton.semantic.percentile import is_percentile, percentile_aggregate
-from baton.semantic.period_agg import COARSER, DAY_COLUMN, over_days, period_aggs
+from baton.semantic.period_agg import DAY_COLUMN, over_days, period_aggs
 from baton.semantic.query import SemanticQuery, SemanticQueryError
+from baton.semantic.spine_keys import (
+    check_spine_keys,
+    coarse,
+    first_days,
+    key_value,
+    offset_join,
+    offset_mode,
+    spine_keys,
+)
 from baton.semantic.spine_source import spine_source
 from baton.semantic.timegrain import grain_expression, period_condition
 
@@ -160,9 +170,10 @@ def over_spine(q: SemanticQuery, cumulative: str) -> bool:
 
 def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect: str) -> None:
     """What a cumulative metric is computed for (else ``SemanticQueryError`` naming it): metric
-    time by day, or week to year (MetricFlow's ``period_agg`` of the days, ``period_agg.py``),
-    DuckDB or PostgreSQL (date arithmetic written for them), a time spine. An ``offset_window``
-    over one moves its rows (``row_time``): the window ending at the day the offset earlier."""
+    time by day, or week to year or a custom grain (MetricFlow's ``period_agg`` of the days,
+    ``period_agg.py``), at one grain or several (``spine_keys.py``), DuckDB or PostgreSQL (date
+    arithmetic written for them), a time spine. An ``offset_window`` over one moves its rows
+    (``row_time``): the window ending at the day the offset earlier."""
     uses = [use for use in uses if over_spine(q, use[2])]
     if not uses:
         return
@@ -172,15 +183,19 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
         raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
                                  "and PostgreSQL)")
-    if q.grain != "day" and any(months_earlier(c.partition(":")[2]) for _, _, c in uses if c.startswith("to_grain:")):
-        raise SemanticQueryError("an offset_window of months by a grain coarser than day, which Baton does not compute "
-                                 "yet (MetricFlow moves the periods, or sums the days, depending on the grain)")
-    if TIME not in q.by or (q.grain != "day" and not all(c.startswith("to_grain:") for _, _, c in uses if c)
-                            and q.grain not in COARSER):
-        raise SemanticQueryError("a cumulative metric not grouped by metric time by day, week, month, quarter or year, "
-                                 "which Baton does not compute yet")
-    coarse = [use for use in uses if q.grain in COARSER and not use[2].startswith("to_grain:")]
-    if coarse and (q.periods or any(offset for _, offset, _ in coarse)):
+    customs = [c.partition(":")[2] for _, _, c in uses if custom_offset(c.partition(":")[2])]
+    check_spine_keys(model, q, parts=len(customs) == len(uses))
+    keys = spine_keys(model, q)
+    for spec in customs:
+        check_custom_offset(model, q, keys, spec)
+    if not keys:
+        raise SemanticQueryError("a cumulative metric not grouped by metric time by day, week, month, quarter, year or a "
+                                 "custom grain, which Baton does not compute yet")
+    if q.periods and any(offset_mode(keys, c.partition(":")[2]) == "periods" for _, _, c in uses if c.startswith("to_grain:")):
+        raise SemanticQueryError("an offset_to_grain or months offset_window input by a grain coarser than day with a time "
+                                 "constraint, which Baton does not compute yet (MetricFlow constrains whole periods)")
+    cumulative = [use for use in uses if not use[2].startswith("to_grain:")]
+    if coarse(keys) and cumulative and (q.periods or any(offset for _, offset, _ in cumulative)):
         raise SemanticQueryError("a cumulative metric by a grain coarser than day with a time constraint or an offset, "
                                  "which Baton does not compute yet (MetricFlow widens the constraint to whole periods)")
     period_aggs(model, q)
@@ -197,12 +212,13 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
     rows = exp.Select().from_(source, copy=False)
     for join in joins:
         rows = rows.join(join, copy=False)
-    sub = subdaily.subdaily_group(q)  # metric time by a sub-daily grain: its spine's periods (subdaily.py)
+    sub = subdaily.subdaily_group(q)  # metric time by a sub-daily grain alone: its spine's periods (subdaily.py)
     row_period = (exp.Cast(this=row_time, to=exp.DataType.build("DATE")) if sub is None else exp.func(
         "DATE_TRUNC", exp.Literal.string(sub.grain or ""), exp.Cast(this=row_time, to=exp.DataType.build("TIMESTAMP"))))
     rows = rows.select(exp.alias_(row_period, "baton_row_day"), copy=False)
+    keys = spine_keys(model, q) if sub is None else []
     for dim, value, name in zip(dims, dim_values, names):
-        if dim != TIME and (sub is None or dim != sub.name):
+        if all(k.name != dim for k in keys) and (sub is None or dim != sub.name):  # metric time is the spine's, below
             rows = rows.select(exp.alias_(value.copy(), name), copy=False)
     for i, (_, value) in enumerate(values.values()):
         rows = rows.select(exp.alias_(value.copy(), f"baton_v{i}"), copy=False)
@@ -223,33 +239,34 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
             this=exp.Literal.string(str(count)), unit=exp.Var(this=unit.upper()))))]
     elif kind == "to_grain" and sub is not None:  # offset_to_grain of a sub-daily grain: its period's start
         on = [exp.EQ(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy()))]
-    elif kind == "to_grain" and months_earlier(spec):  # offset_window of months: the rows of that day less the months
-        earlier = exp.Sub(this=day.copy(), expression=exp.Interval(this=exp.Literal.string(str(months_earlier(spec))),
-                                                                   unit=exp.Var(this="MONTH")))  # month-end clamped
-        on = [exp.EQ(this=row_day.copy(), expression=exp.Cast(this=earlier, to=exp.DataType.build("DATE")))]
-    elif kind == "to_grain":  # offset_to_grain: the rows of the first day of the spine day's period
-        on = [exp.EQ(this=row_day.copy(), expression=exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy()),
-                                                             to=exp.DataType.build("DATE")))]
+    elif kind == "to_grain":  # offset_to_grain, or an offset_window of months: spine_keys.offset_join
+        on = [offset_join(keys, spec, day, row_day)]
     elif kind == "to_date":
         on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
     spine_time = TimeColumn(column, "native")
-    spine = spine_source(model, "spine", dialect) if sub is None else exp.alias_(exp.to_table(subdaily.spine_for(
-        model, sub.grain or "", exact=True)[0]), "spine", table=True)
+    if sub is not None:  # the spine of exactly the query's sub-daily grain
+        spine = exp.alias_(exp.to_table(subdaily.spine_for(model, sub.grain or "", exact=True)[0]), "spine", table=True)
+    elif kind == "to_grain" and custom_offset(spec):  # a custom offset_window: each day moved (custom_offsets.py)
+        spine = moved_spine(model, spec, "spine", dialect)
+    else:
+        spine = spine_source(model, "spine", dialect)
     part = exp.Select().from_(spine, copy=False).join(
         exp.alias_(exp.Subquery(this=rows), "baton_rows", table=True), on=exp.and_(*on), join_type="INNER", copy=False)
-    label = grain_expression(day.copy(), spine_time, q.grain or "day" if sub is None else sub.grain or "", dialect)
-    if kind == "to_grain" and not months_earlier(spec) and q.grain not in (None, "day"):  # a coarser period: its first day's value (MetricFlow's)
-        first = exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(q.grain), day.copy()), to=exp.DataType.build("DATE"))
-        part = part.where(exp.EQ(this=first, expression=day.copy()), copy=False)
-    keys = []
+    if sub is None and kind == "to_grain" and (first := first_days(keys, spec, day)) is not None:  # one spine day per period
+        part = part.where(first, copy=False)
+    group = []
     for dim, name in zip(dims, names):
-        value = label.copy() if dim == TIME or (sub and dim == sub.name) else exp.column(name, table="baton_rows")
+        key = next((k for k in keys if k.name == dim), None)  # metric time: the spine day's (spine_keys.py)
+        if sub is not None and dim == sub.name:
+            value = grain_expression(day.copy(), spine_time, sub.grain or "", dialect)
+        else:
+            value = exp.column(name, table="baton_rows") if key is None else key_value(key, day, "spine", spine_time, dialect)
         part = part.select(exp.alias_(value, name), copy=False)
-        keys.append(value.copy())
-    coarse = kind != "to_grain" and q.grain in COARSER  # each day's value, then the period's (period_agg.py)
-    if coarse:
+        group.append(value.copy())
+    by_days = kind != "to_grain" and coarse(keys)  # each day's value, then the period's (period_agg.py)
+    if by_days:
         part = part.select(exp.alias_(day.copy(), DAY_COLUMN), copy=False)
-        keys.append(day.copy())
+        group.append(day.copy())
     mine = {use: i for i, use in enumerate(values)}
     for use, column_name in stacked:
         if use in mine:
@@ -267,8 +284,8 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         for value in days:
             ranges = [period_condition(value, spine_time, p) for p in q.periods]
             part = part.where(ranges[0] if len(ranges) == 1 else exp.or_(*ranges), copy=False)
-    part = part.group_by(*keys, copy=False)
-    if coarse:
+    part = part.group_by(*group, copy=False)
+    if by_days:
         aggs = period_aggs(model, q)
         return over_days(part, names, [(column_name, aggs.get(use, "first") if use in mine else None)
                                        for use, column_name in stacked])
