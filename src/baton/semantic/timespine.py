@@ -181,8 +181,13 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     if subdaily.subdaily_group(q) is not None:
         return
     if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
-        raise SemanticQueryError(f"a cumulative metric on {dialect}, which Baton does not compute yet (it does on DuckDB "
-                                 "and PostgreSQL)")
+        offsets = all(c.startswith("to_grain:") for _, _, c in uses)  # read over the spine as cumulative ones are
+        what = ("an offset_to_grain, or an offset_window of months, years or custom periods," if offsets
+                else "a cumulative metric")
+        if model.time_spine is None:
+            raise SemanticQueryError(f"{what} in a semantic model without a time spine (its days are what it is read over)")
+        raise SemanticQueryError(f"{what} on {dialect}, which Baton does not compute yet (it does on DuckDB and "
+                                 "PostgreSQL: the time spine's date arithmetic is written for them)")
     customs = [c.partition(":")[2] for _, _, c in uses if custom_offset(c.partition(":")[2])]
     check_spine_keys(model, q, parts=len(customs) == len(uses))
     keys = spine_keys(model, q)
