@@ -229,7 +229,7 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         rows = rows.select(exp.alias_(value.copy(), f"baton_v{i}"), copy=False)
     if conditions:
         rows = rows.where(exp.and_(*conditions), copy=False)
-    _, column = model.time_spine if sub is None else subdaily.spine_for(model, sub.grain or "", exact=True)  # type: ignore[misc]
+    table, column = model.time_spine if sub is None else subdaily.spine_for(model, sub.grain or "", exact=True)  # type: ignore[misc]
     day = exp.Cast(this=exp.column(column, table="spine"), to=exp.DataType.build("DATE" if sub is None else "TIMESTAMP"))
     row_day = exp.column("baton_row_day", table="baton_rows")
     on: list[exp.Expr] = [exp.LTE(this=row_day.copy(), expression=day.copy())]
@@ -250,7 +250,7 @@ def cumulative_part(model: SemanticModel, q: SemanticQuery, source: exp.Expr, jo
         on.append(exp.GTE(this=row_day.copy(), expression=exp.func("DATE_TRUNC", exp.Literal.string(spec), day.copy())))
     spine_time = TimeColumn(column, "native")
     if sub is not None:  # the spine of exactly the query's sub-daily grain
-        spine = exp.alias_(exp.to_table(subdaily.spine_for(model, sub.grain or "", exact=True)[0]), "spine", table=True)
+        spine = exp.alias_(exp.to_table(table), "spine", table=True)
     elif kind == "to_grain" and custom_offset(spec):  # a custom offset_window: each day moved (custom_offsets.py)
         spine = moved_spine(model, spec, "spine", dialect)
     else:
