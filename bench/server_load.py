@@ -13,17 +13,44 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Outcome:
-    """One load's results: latencies of answered questions, refusals (503) with their
-    ``Retry-After`` values, and failures (anything else, or a broken connection)."""
+    """One load's results in its measuring window: latencies of the questions asked in it and
+    answered (whenever: a slow last answer is not left out), how many answers arrived in it,
+    refusals (503) with their ``Retry-After`` values, failures (anything else, or a broken
+    connection); and the refusals met before the window opened (while clients were starting)."""
 
     latencies: list[float] = field(default_factory=list)
+    answered: int = 0
     refused: int = 0
     failed: int = 0
     retry_after: list[int] = field(default_factory=list)
+    refused_before: int = 0
 
     @property
     def asked(self) -> int:
         return len(self.latencies) + self.refused + self.failed
+
+
+@dataclass(frozen=True)
+class Window:
+    """When a load is measured (``time.monotonic``): clients start over ``ramp_s`` from
+    ``started`` (a steady arrival rate, as users arrive, not all in the same millisecond),
+    answers and refusals count from ``opens`` (once every client has had a whole chain) to
+    ``closes``. A ``ramp_s`` of 0 with ``opens == started`` is a burst: all at once."""
+
+    started: float
+    ramp_s: float
+    opens: float
+    closes: float
+    tail: bool = False  # count the answers arriving after it closes (a burst's whole last round)
+
+    @classmethod
+    def after(cls, ramp_s: float, warmup_s: float, seconds: float, tail: bool = False) -> Window:
+        started = time.monotonic()
+        return cls(started, ramp_s, started + warmup_s, started + warmup_s + seconds, tail)
+
+    @property
+    def seconds(self) -> float:
+        return self.closes - self.opens
 
 
 class Client:
@@ -71,35 +98,50 @@ class Client:
             self.writer = None
 
 
-async def load(port: int, question: str, concurrency: int, seconds: float, key: str) -> Outcome:
-    """``concurrency`` clients, each asking its next question when its answer arrives, until
-    ``seconds`` have passed; a refused client waits its ``Retry-After``, as a well-behaved one does."""
+async def load(port: int, question: str, concurrency: int, window: Window | float, key: str) -> Outcome:
+    """``concurrency`` clients, each asking its next question when its answer arrives, started
+    evenly over the window's ramp, until it closes (a number: a burst for that many seconds,
+    its last answers counted); a refused client waits its ``Retry-After``, as a well-behaved
+    one does. Only what ends inside the window is counted: rates over its seconds are steady."""
+    if not isinstance(window, Window):
+        window = Window.after(0.0, 0.0, window, tail=True)
     outcome = Outcome()
-    stop = time.monotonic() + seconds
+    stop = window.closes
 
-    async def one_client() -> None:
+    async def one_client(n: int) -> None:
+        await asyncio.sleep(max(0.0, window.started + window.ramp_s * n / concurrency - time.monotonic()))
         client = Client(port, key)
-        while time.monotonic() < stop:
-            started = time.perf_counter()
-            try:
-                status, headers = await client.ask(question)
-            except (ConnectionError, asyncio.IncompleteReadError, OSError):
-                outcome.failed += 1
-                client.writer = None
-                await asyncio.sleep(0.1)
-                continue
-            if status == 200:
-                outcome.latencies.append(time.perf_counter() - started)
-            elif status == 503:
-                outcome.refused += 1
-                wait = int(headers.get(b"retry-after", b"0") or 0)
-                outcome.retry_after.append(wait)
-                await asyncio.sleep(max(0.0, min(max(wait, 1), stop - time.monotonic())))  # not past the run's end
-            else:
-                outcome.failed += 1
-        client.close()
+        try:
+            while (asked := time.monotonic()) < stop:
+                started = time.perf_counter()
+                try:
+                    status, headers = await client.ask(question)
+                except (ConnectionError, asyncio.IncompleteReadError, OSError):
+                    if window.opens <= asked:
+                        outcome.failed += 1
+                    client.writer = None
+                    await asyncio.sleep(0.1)
+                    continue
+                now = time.monotonic()
+                counted = window.opens <= now and (now < stop or window.tail)
+                if status == 200:
+                    outcome.answered += counted
+                    if window.opens <= asked:
+                        outcome.latencies.append(time.perf_counter() - started)
+                elif status == 503:
+                    wait = int(headers.get(b"retry-after", b"0") or 0)
+                    if counted:
+                        outcome.refused += 1
+                        outcome.retry_after.append(wait)
+                    elif time.monotonic() < window.opens:
+                        outcome.refused_before += 1
+                    await asyncio.sleep(max(0.0, min(max(wait, 1), stop - time.monotonic())))  # not past the run's end
+                elif window.opens <= asked:
+                    outcome.failed += 1
+        finally:
+            client.close()
 
-    await asyncio.gather(*(one_client() for _ in range(concurrency)))
+    await asyncio.gather(*(one_client(n) for n in range(concurrency)))
     return outcome
 
 

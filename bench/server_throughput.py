@@ -16,13 +16,21 @@ Two kinds of question:
 - *verified question*: matched by the orchestrator, no model call at all.
 
 For each model latency, each ``--workers`` and ``--concurrency`` (closed loop: each client
-sends its next question when the previous answer arrives; all start at once) for
-``--seconds`` (a whole number of chains, at least two): questions/s against the ideal
+sends its next question when the previous answer arrives). Clients start evenly over
+``--ramp`` chains (1 by default: they arrive at the rate they will keep, as users do, not in
+the same millisecond; ``--ramp 0`` starts them all at once, a burst, measured from the
+start, its last answers included). The measuring window opens a chain after the last client
+started and lasts ``--seconds`` (a whole number of chains, at least two); it counts the
+answers that arrive in it, the latencies of the questions asked in it (however late they
+end) and the refusals met in it; refusals met before it opened (while clients were
+starting) are printed apart (``ramp ref``). Printed: questions/s against the ideal
 (concurrency / chain), p50/p99 of admitted questions and p99 over the chain, refusals (503
 ``overloaded``; the client then waits its ``Retry-After``, printed: the median), failures,
 the server's CPU per answered question (user + system CPU of the whole server process tree
-/ answers; the CPU spent refusing is in it) and its CPU share (CPU seconds / wall seconds:
-1.0 is one core). Verified questions run at the first latency only (they call no model).
+in the window / answers; the CPU spent refusing is in it) and its CPU share (CPU seconds /
+window seconds: 1.0 is one core). Verified questions (chain 0) ramp over a second and run at
+the first latency only (they call no model). A load generator over 0.8 of a core is said:
+then the clients, not the server, may set the pace.
 
 Scenarios (``--scenarios``, at ``--scenario-latency``, 2 s by default):
 - ``mixed``: concurrency 500, half verified questions, half model questions: neither starves;
@@ -174,11 +182,11 @@ def _start_stub(port: int, latency: float) -> subprocess.Popen:
 
 
 HEADER = (f"{'workers':>7} {'chain s':>7} {'question':>12} {'conc':>5} {'q/s':>8} {'ideal':>8} {'of ideal':>8} {'p50 ms':>8} "
-          f"{'p99 ms':>8} {'p99/chain':>9} {'refused':>8} {'RA s':>4} {'failed':>6} {'CPU ms/q':>9} {'CPU share':>9}")
+          f"{'p99 ms':>8} {'p99/chain':>9} {'refused':>8} {'RA s':>4} {'failed':>6} {'CPU ms/q':>9} {'CPU share':>9} {'ramp ref':>8}")
 
 
 def _row(workers: int, chain: float, kind: str, concurrency: int, outcome: server_load.Outcome, wall: float, cpu: float) -> str:
-    rate = len(outcome.latencies) / wall
+    rate = outcome.answered / wall
     ideal = concurrency / chain if chain else float("nan")
     share = f"{100 * rate / ideal:7.1f}%" if chain else "      -"
     p99 = pct(outcome.latencies, 0.99)
@@ -186,22 +194,43 @@ def _row(workers: int, chain: float, kind: str, concurrency: int, outcome: serve
     retry = f"{statistics.median(outcome.retry_after):4.0f}" if outcome.retry_after else "   -"
     return (f"{workers:>7} {chain:7g} {kind:>12} {concurrency:>5} {rate:8.1f} {ideal:8.1f} {share:>8} "
             f"{1000 * pct(outcome.latencies, 0.5):8.1f} {1000 * p99:8.1f} {ratio} {outcome.refused:>8} {retry} {outcome.failed:>6} "
-            f"{1000 * cpu / max(1, len(outcome.latencies)):9.2f} {cpu / wall:9.2f}")
+            f"{1000 * cpu / max(1, outcome.answered):9.2f} {cpu / wall:9.2f} {outcome.refused_before:>8}")
 
 
-def _measured(server: subprocess.Popen, loads) -> tuple[list[server_load.Outcome], float, float]:
-    """Run ``loads`` (coroutines) together: their outcomes, the wall time and the server's CPU seconds."""
+def _measured(server: subprocess.Popen, window: server_load.Window, loads) -> tuple[list[server_load.Outcome], float, float]:
+    """Run ``loads`` (coroutines over ``window``) together: their outcomes, the window's seconds
+    and the server's CPU seconds in it (read when it opens and when it closes, or when the
+    last answer of a burst arrived)."""
+    def reading() -> tuple[float, float, float]:
+        return tree_cpu(server.pid), time.process_time(), time.perf_counter()
+
+    async def at(moment: float) -> tuple[float, float, float]:
+        await asyncio.sleep(max(0.0, moment - time.monotonic()))
+        return reading()
+
     async def together():
-        return await asyncio.gather(*loads)
+        opened = asyncio.ensure_future(at(window.opens))
+        closed = None if window.tail else asyncio.ensure_future(at(window.closes))
+        outcomes = await asyncio.gather(*loads)
+        return outcomes, await opened, (await closed if closed else reading())
 
-    before, started = tree_cpu(server.pid), time.perf_counter()
-    outcomes = asyncio.run(together())
-    return outcomes, time.perf_counter() - started, tree_cpu(server.pid) - before
+    outcomes, start, end = asyncio.run(together())
+    cpu, own, wall = (b - a for a, b in zip(start, end, strict=True))
+    if own / wall > 0.8:
+        print(f"{'':>12}(the load generator was {own / wall:.2f} of a core busy: the clients, not the server, may set the pace)")
+    return outcomes, wall, cpu
 
 
-def _duration(seconds: float, chain: float) -> float:
-    """A whole number of chains, at least two (a closed-loop client asks once per chain)."""
-    return max(2, round(seconds / chain)) * chain if chain >= 1 else seconds
+def _window(args, chain: float) -> server_load.Window:
+    """Clients start over ``--ramp`` chains (a burst when 0), the window opens a chain after the
+    last has started and lasts ``--seconds``: a whole number of chains, at least two (a
+    closed-loop client asks once per chain). Questions that call no model ramp over a second."""
+    pace = chain if chain >= 1 else 1.0
+    seconds = max(2, round(args.seconds / chain)) * chain if chain >= 1 else args.seconds
+    ramp = args.ramp * pace
+    if not ramp:
+        return server_load.Window.after(0.0, 0.0, seconds, tail=True)
+    return server_load.Window.after(ramp, ramp + pace, seconds)
 
 
 def _latency_runs(args, latency: float, port: int, server: subprocess.Popen, workers: int, results: dict) -> None:
@@ -209,8 +238,8 @@ def _latency_runs(args, latency: float, port: int, server: subprocess.Popen, wor
     for kind, question, chain in kinds:
         asyncio.run(server_load.load(port, question, 4 * workers, 1.0, KEY))  # warm-up: imports, pools, connections
         for concurrency in args.concurrency:
-            seconds = _duration(args.seconds, chain)
-            (outcome,), wall, cpu = _measured(server, [server_load.load(port, question, concurrency, seconds, KEY)])
+            window = _window(args, chain)
+            (outcome,), wall, cpu = _measured(server, window, [server_load.load(port, question, concurrency, window, KEY)])
             results[(workers, kind, latency, concurrency)] = (outcome, wall, cpu)
             print(_row(workers, chain, kind, concurrency, outcome, wall, cpu), flush=True)
             if concurrency >= 200:
@@ -219,24 +248,26 @@ def _latency_runs(args, latency: float, port: int, server: subprocess.Popen, wor
 
 def _scenarios(args, port: int, server: subprocess.Popen) -> None:
     chain = args.scenario_latency
-    seconds = _duration(args.seconds, chain)
     if "mixed" in args.scenarios:
-        loads = [server_load.load(port, VERIFIED, 250, seconds, KEY), server_load.load(port, ROUTED, 250, seconds, KEY)]
-        (verified, model), wall, cpu = _measured(server, loads)
+        window = _window(args, chain)
+        loads = [server_load.load(port, VERIFIED, 250, window, KEY), server_load.load(port, ROUTED, 250, window, KEY)]
+        (verified, model), wall, cpu = _measured(server, window, loads)
         print(f"mixed, concurrency 500 (250 verified + 250 model questions, {chain:g} s chain):")
         print(_row(1, 0.0, "verified", 250, verified, wall, cpu))
         print(_row(1, chain, "model", 250, model, wall, cpu))
     if "fairness" in args.scenarios:
-        loads = [server_load.load(port, ROUTED, 900, seconds, KEY), server_load.load(port, ROUTED, 10, seconds, KEY_B)]
-        (a, b), wall, cpu = _measured(server, loads)
+        window = _window(args, chain)
+        loads = [server_load.load(port, ROUTED, 900, window, KEY), server_load.load(port, ROUTED, 10, window, KEY_B)]
+        (a, b), wall, cpu = _measured(server, window, loads)
         print(f"fairness: key A at concurrency 900, key B at 10 (model questions, {chain:g} s chain; CPU columns: both keys):")
         print(_row(1, chain, "key A", 900, a, wall, cpu))
         print(_row(1, chain, "key B", 10, b, wall, cpu))
         print(f"key B refused {100 * b.refused / max(1, b.asked):.1f}% of {b.asked} asked; key A {100 * a.refused / max(1, a.asked):.1f}% of {a.asked}")
     if "slow-headers" in args.scenarios:
         slow_for = 15.0  # longer than the default header timeout (10 s)
-        loads = [server_load.slow_headers(port, args.slow_clients, slow_for), server_load.load(port, ROUTED, 10, slow_for, KEY)]
-        ((closed, still_open), normal), wall, cpu = _measured(server, loads)
+        window = server_load.Window.after(0.0, 0.0, slow_for, tail=True)
+        loads = [server_load.slow_headers(port, args.slow_clients, slow_for), server_load.load(port, ROUTED, 10, window, KEY)]
+        ((closed, still_open), normal), wall, cpu = _measured(server, window, loads)
         print(f"slow headers: {args.slow_clients} clients trickling a header byte a second for {slow_for:g} s: {closed} answered "
               f"408 / closed by the server, {still_open} still open; beside them 10 normal clients:")
         print(_row(1, chain, "model", 10, normal, wall, cpu))
@@ -283,6 +314,8 @@ def main() -> None:
     parser.add_argument("--scenarios", nargs="*", default=["mixed", "fairness", "slow-headers", "streams"],
                         choices=["mixed", "fairness", "slow-headers", "streams"])
     parser.add_argument("--scenario-latency", type=float, default=2.0)
+    parser.add_argument("--ramp", type=float, default=1.0,
+                        help="chains over which the clients start (0: all at once, a burst, measured from the start)")
     parser.add_argument("--streams", type=int, default=5000)
     parser.add_argument("--stream-ramp", type=float, default=30.0, help="seconds over which the streams start")
     parser.add_argument("--slow-clients", type=int, default=50)
@@ -291,7 +324,7 @@ def main() -> None:
 
     files = server_load.raise_open_files(3 * max([*args.concurrency, args.streams, 1000]) + 1024)
     home = make_home()
-    env = {**os.environ, "BENCH_HOME": str(home), "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
+    env = {**os.environ, "BENCH_HOME": str(home), "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": os.environ.get("BATON_LOG_LEVEL", "warning")}
     results: dict = {}
     print(f"{args.seconds:g} s per run (a whole number of chains); {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f} at the start; {files}")

@@ -82,6 +82,35 @@ def test_a_loop_late_by_the_machines_own_lateness_is_not_saturation():
     assert a.why is not None and "late" in a.why
 
 
+def test_questions_that_wait_long_on_their_model_bear_a_later_loop():
+    """The lag bound follows what questions take (in flight over finished a second): 1,000
+    questions finishing 100 a second take 10 s, and bear a loop 80 ms late (2 % of it each
+    turn) that would be saturation for questions of 200 ms; 300 ms late is saturation anyway."""
+    a = admission()
+    clock = FakeClock(a)
+    tickets = take_all(a, 1000)
+    for _ in range(40):  # 5 of them finish (and 5 more arrive) each 50 ms tick: 100 a second
+        for ticket in tickets[:5]:
+            ticket.release()
+        tickets = tickets[5:] + take_all(a, 5)
+        clock.tick(lag=0.08, busy=0.4)
+    assert 0.15 <= a.headroom.lag_bound(a.in_flight) <= 0.2
+    assert a.why is None and a.refusal("a") is None and a.refused == 0
+    clock.tick(lag=0.3, busy=0.4, n=10)
+    assert a.why is not None and "late" in a.why
+    quick = admission()
+    clock = FakeClock(quick)
+    tickets = take_all(quick, 20)
+    for _ in range(40):  # 20 in flight, 100 finished a second: 200 ms each
+        for ticket in tickets[:5]:
+            ticket.release()
+        tickets = tickets[5:] + take_all(quick, 5)
+        clock.tick(lag=0.08, busy=0.4)
+        if quick.why is not None:
+            break
+    assert quick.why is not None and "late" in quick.why
+
+
 async def test_the_sentinel_measures_how_late_an_idle_thread_wakes():
     import asyncio
 
@@ -318,7 +347,7 @@ def test_retry_after_backs_off_while_refusals_outnumber_what_drains_and_is_jitte
             a.count_refusal("the CPU is saturated")
         if n % 2:
             tickets.pop().release()
-        clock.tick(lag=0.2, busy=0.8)
+        clock.tick(lag=0.3, busy=0.8)  # later than any question bears (``MAX_LAG_BOUND``)
     assert a.backoff > 2
     a.headroom.drain_per_s = 1000.0  # what is over the limit drains at once: the backoff alone decides
     given = {a.refusal("a")[1] for _ in range(200)}
@@ -345,6 +374,30 @@ async def test_at_the_limit_a_released_slot_goes_to_the_first_in_line_not_to_who
     with pytest.raises(Overloaded, match="no slot within"):
         await again  # nothing else ends within the wait
     assert a.in_flight == 10 and not a._line and a._handed == 0
+
+
+async def test_the_line_waits_longer_for_questions_that_take_longer():
+    """A tenth of what a question takes now (in flight over finished a second), between 0.1 s
+    and 1 s: questions waiting 10 s on their model wait up to a second for a slot rather than
+    be refused after 0.1 s and come back after a Retry-After of seconds."""
+    import asyncio
+
+    from baton.server.waiting import LINE_WAIT_S, MAX_LINE_WAIT_S
+
+    a = admission()
+    held = take_all(a, 10)
+    a.limit = 10.0
+    assert a.line_wait_s() == LINE_WAIT_S  # nothing finished yet: how long questions take is unknown
+    a.headroom.drain_per_s = 1.0  # 10 in flight, 1 finishing a second: 10 s each
+    assert a.line_wait_s() == MAX_LINE_WAIT_S
+    waiting = asyncio.ensure_future(a.admit("a"))
+    await asyncio.sleep(0.3)  # longer than the shortest wait
+    assert not waiting.done()
+    held.pop().release()
+    ticket = await asyncio.wait_for(waiting, 1)
+    assert ticket.cost == 1 and a.refused == 0
+    a.headroom.drain_per_s = 1000.0  # 1 ms each: the shortest wait
+    assert a.line_wait_s() == LINE_WAIT_S
 
 
 async def test_a_light_key_skips_the_line_a_heavy_key_waits_in():

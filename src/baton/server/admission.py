@@ -5,7 +5,9 @@ Headroom is measured (``headroom.py``), not counted: every ``TICK_S`` while two 
 questions are in flight, the event loop's lag (how late a timer fires, less how late the
 machine wakes an idle thread: the delay Baton's own queued work adds to every step of every
 answer) and the interpreter's busy share (the loop's thread and the threads sharing its
-interpreter lock). Over ``max_lag_s`` or ``max_busy`` the CPU is saturated. A bulkhead
+interpreter lock). Over ``max_busy``, or a lag over what the questions in flight can bear
+(``Headroom.lag_bound``: ``max_lag_s``, more for questions that wait long on a model), the
+CPU is saturated. A bulkhead
 whose queue is nearly full (``watch``) is saturation too: the questions admitted would
 wait for it.
 
@@ -175,6 +177,10 @@ class Admission(Waiting):
             return self.cap
         return max(int(MIN_LIMIT), min(self.cap, int(self.memory_bytes / self.headroom.bytes_per_unit)))
 
+    def question_s(self) -> float:
+        """How long a question takes now (``Headroom.question_s``)."""
+        return self.headroom.question_s(self.in_flight)
+
     def refusal(self, key: str | None = None, cost: int = QUESTION) -> tuple[str, int] | None:
         """Why a request of ``key`` costing ``cost`` units would be refused now, and its
         ``Retry-After``; None when it would be admitted (module docstring)."""
@@ -289,10 +295,13 @@ class Admission(Waiting):
         # many have drained. At the fixed point the refusals per second match the drain (multiplicative, smoothed)
         target = self.refused_per_s * self.backoff / max(1.0, self.headroom.drain_per_s)
         self.backoff = min(float(MAX_RETRY_AFTER_S) / 2, max(1.0, 0.9 * self.backoff + 0.1 * target))
-        why = self.headroom.saturated()
+        why = self.headroom.saturated(self.in_flight)
         for name, load in self._loads:
             if why is None and load() >= PRESSURE:
                 why = f"{name}'s queue is full"
+        if (why is None) != (self.why is None):
+            log.warning("admission: %s (%d units in flight, limit %.0f, lag %.0f ms, busy %.0f%%)", why or "headroom again",
+                     self.in_flight, self.limit, self.headroom.lag_s * 1000, self.headroom.busy * 100)
         self.why = why
         top = self.memory_cap() * (1 - FAIR_RESERVE)
         if why is not None:  # no growth, and gently under what is in flight now (module docstring)

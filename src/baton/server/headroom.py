@@ -23,6 +23,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+LAG_SHARE = 0.02  # the loop may be late by this share of what a question takes (``lag_bound``)
+MAX_LAG_BOUND = 0.2  # ... but never more than this late, however long the questions take
 LOCK_BOUND_LOOP = 0.5  # busy_share: a loop thread this busy shares the interpreter lock with its threads
 MIN_UNITS_FOR_MEMORY = 64  # fewer in flight: RSS noise (allocator arenas, caches) outweighs them
 DEFAULT_BYTES_PER_UNIT = 64 << 10  # until measured (bench/server_throughput.py measures 20-40 KiB per open stream)
@@ -146,11 +148,26 @@ class Headroom:
         self.lag_s = 0.0
         self._last = None
 
-    def saturated(self) -> str | None:
+    def question_s(self, in_flight: float) -> float:
+        """How long a question takes now, by Little's law: units in flight over units finished
+        a second; 0 when nothing finished lately (unknown)."""
+        return in_flight / self.drain_per_s if self.drain_per_s > 0 else 0.0
+
+    def lag_bound(self, in_flight: float) -> float:
+        """How late the loop may run: ``max_lag_s``, or a share (``LAG_SHARE``) of what a
+        question takes now (``question_s``) when that is more, at most ``MAX_LAG_BOUND``. A
+        question spans about ten turns of the loop, so each pays about ten times the lag:
+        25 ms keeps CPU-bound answers near 250 ms, and questions that wait 10 s on their model
+        lose at most a fifth of it at 200 ms. A fixed 25 ms refused a third of the questions
+        at a 10 s model and concurrency 1,000 (the loop 25-80 ms late, bunched answers, at
+        25-50 % busy), which cost them a Retry-After of seconds to save a few hundredths."""
+        return max(self.max_lag_s, min(MAX_LAG_BOUND, LAG_SHARE * self.question_s(in_flight)))
+
+    def saturated(self, in_flight: float = 0.0) -> str | None:
         """Why the process has no headroom now, or None. The loop's lag counts beyond what
-        the machine makes any thread wait (``Reading.os_lag``)."""
+        the machine makes any thread wait (``Reading.os_lag``), over ``lag_bound``."""
         if self.busy > self.max_busy:
             return f"the event loop and its threads are {self.busy:.0%} busy: the CPU is saturated"
-        if self.lag_s > self.max_lag_s:
+        if self.lag_s > self.lag_bound(in_flight):
             return f"the event loop runs {self.lag_s * 1000:.0f} ms late with work queued: the CPU is saturated"
         return None

@@ -9,8 +9,11 @@ the process saturated meanwhile (a key under its share of what is in flight skip
 wait). With a 10 s model, 1,000 questions arriving at once are all admitted within a
 few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
 
-At the adaptive limit (saturated or not), a question waits in line, first come first served, at most ``LINE_WAIT_S``, and a released slot goes to the
-first in line, not to whoever asks next. Without the line, clients whose questions take
+At the adaptive limit (saturated or not), a question waits in line, first come first served,
+at most ``line_wait_s``: ``LINE_WAIT_S``, or a tenth of what a question takes now when that is
+more (up to ``MAX_LINE_WAIT_S``: a second for questions that wait 10 s on their model, which
+were refused after 0.1 s in line and then waited seconds for their ``Retry-After``); and a
+released slot goes to the first in line, not to whoever asks next. Without the line, clients whose questions take
 2 ms, asking again the moment they are answered, took every slot they freed, and questions
 waiting on a 2 s model were refused at every try (measured: 0 of 750 admitted in a mix of
 both at concurrency 500).
@@ -29,7 +32,9 @@ if TYPE_CHECKING:
 
 START = 16  # units admitted before the first measurement; then in flight may at most triple per tick (slow start)
 WAIT_TICKS = 6  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
-LINE_WAIT_S = 0.1  # a question at the adaptive limit waits at most this long in line for a released slot (p99 pays it)
+LINE_WAIT_S = 0.1  # a question at the adaptive limit waits at least this long in line for a released slot (p99 pays it)
+LINE_WAIT_SHARE = 0.1  # ... or this share of what a question takes now (``line_wait_s``)
+MAX_LINE_WAIT_S = 1.0
 
 
 class Waiting:
@@ -54,6 +59,13 @@ class Waiting:
 
     def memory_cap(self) -> int:
         raise NotImplementedError
+
+    def question_s(self) -> float:
+        raise NotImplementedError
+
+    def line_wait_s(self) -> float:
+        """How long a question may wait in line (module docstring)."""
+        return max(LINE_WAIT_S, min(MAX_LINE_WAIT_S, LINE_WAIT_SHARE * self.question_s()))
 
     def _refuse(self, why: str, cost: int) -> NoReturn:
         raise NotImplementedError
@@ -82,8 +94,8 @@ class Waiting:
             if cost > self.allowance:
                 self._refuse(f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements", cost)
         if self._joins_line(key, cost) and not await self._wait_in_line(key, cost):
-            self._refuse(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within {LINE_WAIT_S:g} s",
-                         cost)
+            self._refuse(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within "
+                         f"{self.line_wait_s():.1f} s", cost)
         return self.take(key, cost)
 
     def _joins_line(self, key: str | None, cost: int) -> bool:
@@ -102,10 +114,10 @@ class Waiting:
         return self.limit < after <= self.memory_cap()  # at the limit, saturated or not: freed slots go in order
 
     async def _wait_in_line(self, key: str | None, cost: int) -> bool:
-        """Wait (at most ``LINE_WAIT_S``) until a released slot is handed to this question:
+        """Wait (at most ``line_wait_s``) until a released slot is handed to this question:
         True with it (or with a refusal of another kind for ``take`` to give), False without."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + LINE_WAIT_S
+        deadline = loop.time() + self.line_wait_s()
         front = False
         while True:
             turn = loop.create_future()
