@@ -71,7 +71,8 @@ def wait_ready(port: int, timeout: float = 60) -> None:
 
 def start_server(port: int, workers: int, env: dict[str, str]) -> subprocess.Popen:
     code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from baton.cli.serving import serve_factory; "
-            f"serve_factory('server_throughput:app_factory', '127.0.0.1', {port}, workers={workers}, log_level='warning')")
+            f"serve_factory('server_throughput:app_factory', '127.0.0.1', {port}, workers={workers}, "
+            f"log_level={env.get('BENCH_LOG_LEVEL', 'warning')!r})")  # info: admission's saturation, as it comes and goes
     return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
 
 

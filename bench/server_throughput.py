@@ -324,7 +324,7 @@ def main() -> None:
 
     files = server_load.raise_open_files(3 * max([*args.concurrency, args.streams, 1000]) + 1024)
     home = make_home()
-    env = {**os.environ, "BENCH_HOME": str(home), "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": os.environ.get("BATON_LOG_LEVEL", "warning")}
+    env = {**os.environ, "BENCH_HOME": str(home), "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
     results: dict = {}
     print(f"{args.seconds:g} s per run (a whole number of chains); {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f} at the start; {files}")

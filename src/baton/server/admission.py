@@ -300,7 +300,7 @@ class Admission(Waiting):
             if why is None and load() >= PRESSURE:
                 why = f"{name}'s queue is full"
         if (why is None) != (self.why is None):
-            log.warning("admission: %s (%d units in flight, limit %.0f, lag %.0f ms, busy %.0f%%)", why or "headroom again",
+            log.info("admission: %s (%d units in flight, limit %.0f, lag %.0f ms, busy %.0f%%)", why or "headroom again",
                      self.in_flight, self.limit, self.headroom.lag_s * 1000, self.headroom.busy * 100)
         self.why = why
         top = self.memory_cap() * (1 - FAIR_RESERVE)
