@@ -38,3 +38,21 @@ async def test_the_served_app_is_frozen_once_started_and_serves_as_before(monkey
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://t") as client:
         response = await client.get("/")
     assert response.status_code == 200 and response.text == "ok" and frozen == [True]
+
+
+def test_a_worker_logs_at_the_level_its_supervisor_was_given():
+    """``serve_factory``'s workers are new processes (spawned): the supervisor's logging set-up
+    is not theirs, so each worker sets up its own at the level passed on (admission's
+    saturation lines, at info, were lost in every worker)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import logging, os; from baton.cli.serving import served_app; served_app(); "
+            "print(logging.getLogger().getEffectiveLevel(), logging.getLogger().handlers != [])")
+    env = {**os.environ, "BATON_SERVED_FACTORY": "builtins:object", "BATON_SERVED_LOG_LEVEL": "debug"}
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert shown.stdout.split() == ["10", "True"]
+    env["BATON_SERVED_LOG_LEVEL"] = "warning"
+    shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert shown.stdout.split() == ["30", "True"]

@@ -227,6 +227,7 @@ def connection_options() -> dict[str, Any]:
 
 SERVE_CONFIG = "BATON_SERVE_CONFIG"
 SERVED_FACTORY = "BATON_SERVED_FACTORY"
+SERVED_LOG_LEVEL = "BATON_SERVED_LOG_LEVEL"
 
 
 def frozen_after_startup(app: Any) -> Any:
@@ -268,6 +269,7 @@ def served_app() -> Any:
     frozen after startup (``frozen_after_startup``)."""
     from uvicorn.importer import import_from_string
 
+    configure_logging(os.environ.get(SERVED_LOG_LEVEL) or "info")  # a worker is a new process: the supervisor's set-up is not its own
     return frozen_after_startup(import_from_string(os.environ[SERVED_FACTORY])())
 
 
@@ -283,6 +285,7 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
 
     configure_logging(log_level)
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
+    os.environ[SERVED_LOG_LEVEL] = log_level  # ... and logs as asked
     listener = listener or bind_listener(host, port)
     config = uvicorn.Config("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers,
                             log_level="warning", log_config=None, backlog=BACKLOG, **proxy_options(), **connection_options())
