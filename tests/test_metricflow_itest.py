@@ -4,7 +4,6 @@ Baton computes stay computed. The whole set on DuckDB and PostgreSQL: ``bench/me
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections import Counter
 
 import pytest
@@ -15,19 +14,14 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, ROW_CAP, all_cases, ask, load_tables
+from itest_cases import MODELS, ROW_CAP, all_cases, ask, duckdb_copies
 
 PASSED_AT_LEAST = 260  # DuckDB's figure when this floor was set; raise it as constructs are computed
 
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("itest")
-    made = sa.create_engine(f"duckdb:///{folder / 'itest.duckdb'}")
-    load_tables(made)
-    made.dispose()
-    shutil.copy(folder / "itest.duckdb", folder / "check.duckdb")
-    return f"duckdb:///{folder / 'itest.duckdb'}", f"duckdb:///{folder / 'check.duckdb'}"
+    return duckdb_copies(tmp_path_factory.mktemp("itest"))
 
 
 def test_every_case_is_passed_or_refused_by_name(database):

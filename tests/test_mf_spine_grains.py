@@ -16,7 +16,7 @@ from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
 from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes
-from metricflow_projects import PROJECTS, cases, load, outcome
+from metricflow_projects import PROJECTS, cases, duckdb_file, load, outcome
 
 ITEST = {"all_time_metric_with_non_default_grains", "window_metric_with_non_default_grains",  # week + quarter; week + month
          "grain_to_date_metric_with_non_default_grains", "derived_cumulative_metric_with_non_default_grains",
@@ -71,9 +71,6 @@ def test_postgres_metricflow_cases(state_db):
 
 
 async def _parity(url: str) -> dict[str, tuple[str, str]]:
-    engine = sa.create_engine(url)
-    load(engine, "simple_manifest", time_spine=True)
-    engine.dispose()
     layer = SemanticLayer(load_model(PROJECTS["simple_manifest"]),
                           SQLConnection(url, id="simple_manifest", allow_privileged_role=True))
     try:
@@ -84,11 +81,14 @@ async def _parity(url: str) -> dict[str, tuple[str, str]]:
 
 
 async def test_duckdb_month_offsets_by_month_as_metricflow_recorded(tmp_path):
-    answers = await _parity(f"duckdb:///{tmp_path / 'simple.duckdb'}")
+    answers = await _parity(duckdb_file(tmp_path, "simple_manifest", time_spine=True))
     assert set(answers) == PARITY and all(kind == "exact" for kind, _ in answers.values()), answers
 
 
 async def test_postgres_month_offsets_by_month_as_metricflow_recorded(state_db):
+    engine = sa.create_engine(state_db)
+    load(engine, "simple_manifest", time_spine=True)
+    engine.dispose()
     answers = await _parity(state_db)
     assert set(answers) == PARITY and all(kind == "exact" for kind, _ in answers.values()), answers
 
