@@ -13,7 +13,8 @@ from baton.semantic.compiler import compile_query
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, params_of, render, same_rows
+from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, params_of, render, same_rows
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_granularity_and_join",
             "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity",
@@ -39,12 +40,11 @@ def test_the_time_spine_declares_alien_day(model):
     assert model.custom_grains == (("alien_day", "alien_day"),)
 
 
-def test_metricflow_custom_grain_cases_pass(database, model):
-    url, check_url = database
+def test_metricflow_custom_grain_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

@@ -17,7 +17,8 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, render
+from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, render
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {
     "simple_scd_grouped_metric", "basic_scd_constrained_metric", "scd_constrained_metric_with_nulls",
@@ -37,12 +38,11 @@ def database(tmp_path_factory):
     return duckdb_copies(tmp_path_factory.mktemp("joins"))
 
 
-def test_metricflow_join_cases_pass(database):
-    url, check_url = database
+def test_metricflow_join_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

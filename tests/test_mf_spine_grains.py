@@ -15,7 +15,8 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes
+from itest_cases import MODELS, all_cases, load_tables, outcomes
+from itest_duckdb import duckdb_outcomes
 from metricflow_projects import PROJECTS, cases, duckdb_file, load, outcome
 
 ITEST = {"all_time_metric_with_non_default_grains", "window_metric_with_non_default_grains",  # week + quarter; week + month
@@ -56,9 +57,8 @@ def _cases() -> list[dict]:
     return [*found, START_OF_MONTH]
 
 
-def test_duckdb_metricflow_cases(tmp_path):
-    url, check_url = duckdb_copies(tmp_path)
-    results = outcomes(url, check_url, _cases(), "duckdb")
+def test_duckdb_metricflow_cases():
+    results = duckdb_outcomes(_cases())
     assert [kind for _, kind, _ in results] == ["passed"] * len(results), results
 
 

@@ -14,7 +14,8 @@ from baton.semantic.compiler import compile_query
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, params_of, render, same_rows
+from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, params_of, render, same_rows
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {"test_ambiguous_metric_time_in_query_filter", "test_metric_time_in_dimension_jinja", "test_metric_time_in_where",
             "cumulative_metric_with_non_adjustable_filter", "nested_derived_metric_offset_with_where_constraint",
@@ -32,12 +33,11 @@ def model():
     return load_metricflow(MODELS["SIMPLE_MODEL"])
 
 
-def test_metricflow_time_filter_cases_pass(database, model):
-    url, check_url = database
+def test_metricflow_time_filter_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 
