@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-import duckdb_templates
+import db_templates
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metricflow_itest"
 _MANIFESTS = {"SIMPLE_MODEL": "simple_manifest", "SIMPLE_MODEL_NON_DS": "non_sm_manifest",
@@ -91,8 +91,13 @@ def _typed(value: Any, sql_type: str) -> Any:
 def duckdb_copies(folder: Path) -> tuple[str, str]:
     """The snapshots in a DuckDB file in ``folder``, and a copy of it for the check queries: the
     URLs (Baton's connection, the checker's). Each a copy of one file filled once per process."""
-    return (duckdb_templates.copy_of("itest", load_tables, folder / "itest.duckdb"),
-            duckdb_templates.copy_of("itest", load_tables, folder / "check.duckdb"))
+    return (db_templates.copy_of("itest", load_tables, folder / "itest.duckdb"),
+            db_templates.copy_of("itest", load_tables, folder / "check.duckdb"))
+
+
+def sqlite_copy(folder: Path) -> str:
+    """The URL of a SQLite file in ``folder`` holding the snapshots: a copy of one filled once per process."""
+    return db_templates.copy_of("itest", load_tables, folder / "itest.sqlite", "sqlite")
 
 
 def load_tables(engine) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-import duckdb_templates
+import db_templates
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metricflow"
 PROJECTS = {"tutorial": FIXTURES / "tutorial", "simple_manifest": FIXTURES / "simple_manifest",
@@ -74,7 +74,7 @@ def _tables(project: str, time_spine: bool) -> dict[str, tuple[dict[str, str], l
 def duckdb_file(folder: Path, project: str, time_spine: bool = False) -> str:
     """The URL of a DuckDB file in ``folder`` holding a project's tables (``load``): a copy of one
     filled once per process."""
-    return duckdb_templates.copy_of(f"{project}:{time_spine}", lambda engine: load(engine, project, time_spine),
+    return db_templates.copy_of(f"{project}:{time_spine}", lambda engine: load(engine, project, time_spine),
                                     folder / f"{project}.duckdb")
 
 

@@ -17,7 +17,7 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, ROW_CAP, all_cases, ask, load_tables
+from itest_cases import MODELS, ROW_CAP, all_cases, ask, sqlite_copy
 from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {
@@ -126,9 +126,8 @@ def test_a_month_offset_reads_the_day_months_earlier_month_ends_clamped(model):
 
 def test_a_filtered_semi_additive_measure_is_portable_to_sqlite(tmp_path):
     """The day among the filtered rows is a row-value IN over the same rows: SQLite answers as MetricFlow."""
-    url = f"sqlite:///{tmp_path / 'itest.sqlite'}"
+    url = sqlite_copy(tmp_path)
     engine = sa.create_engine(url)
-    load_tables(engine)
     cases = [c for c in all_cases() if c["name"] in SQLITE]
 
     async def run() -> list[tuple[str, str, str]]:
