@@ -11,6 +11,7 @@ its rows are the expected answer. The case itself becomes MetricFlow's structure
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import functools
 import gzip
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+import db_templates
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metricflow_itest"
 _MANIFESTS = {"SIMPLE_MODEL": "simple_manifest", "SIMPLE_MODEL_NON_DS": "non_sm_manifest",
@@ -33,21 +36,28 @@ MODELS = {key: FIXTURES / "manifests" / folder for key, folder in _MANIFESTS.ite
 ROW_CAP = 100_000
 _TYPES = {"TIME": "TIMESTAMP", "DATE": "DATE", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN",
           "INT": "BIGINT"}
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe parser when present: the same documents, faster
 _CASE_KEYS = {"name", "description", "model", "check_query", "metrics", "group_bys", "group_by_objs", "where_filter",
               "time_constraint", "order_bys", "limit", "check_order", "allow_empty", "min_max_only", "apply_group_by",
               "saved_query_name", "required_features"}
 
 
 def all_cases() -> list[dict[str, Any]]:
-    """Every case, in file order, with its file's name."""
+    """Every case, in file order, with its file's name (a fresh copy: a caller may change its own)."""
+    return list(copy.deepcopy(_parsed_cases()))
+
+
+@functools.cache
+def _parsed_cases() -> tuple[dict[str, Any], ...]:
+    """The case files parsed once per process (a second a parse; many tests and parametrizations ask)."""
     out = []
     for path in sorted((FIXTURES / "cases").glob("itest_*.yaml")):
-        for document in yaml.safe_load_all(path.read_text()):
+        for document in yaml.load_all(path.read_text(), Loader=_LOADER):
             if document:
                 case = document["integration_test"]
                 assert set(case) <= _CASE_KEYS, set(case) - _CASE_KEYS
                 out.append({**case, "file": path.name})
-    return out
+    return tuple(out)
 
 
 # --- the tables -----------------------------------------------------------------------------------
@@ -55,11 +65,10 @@ def all_cases() -> list[dict[str, Any]]:
 @functools.cache
 def _snapshots() -> tuple[dict[str, Any], ...]:
     """Every table snapshot, parsed once per process (31 files: seconds of YAML, read by many tests)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present: the same documents, faster
     out = []
     for path in sorted((FIXTURES / "tables").rglob("*.yaml*")):
         text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
-        out.append(yaml.load(text, Loader=loader)["table_snapshot"])
+        out.append(yaml.load(text, Loader=_LOADER)["table_snapshot"])
     return tuple(out)
 
 
@@ -80,17 +89,15 @@ def _typed(value: Any, sql_type: str) -> Any:
 
 
 def duckdb_copies(folder: Path) -> tuple[str, str]:
-    """The snapshots loaded into a DuckDB file in ``folder``, and a copy of it for the check
-    queries: the URLs (Baton's connection, the checker's)."""
-    import shutil
+    """The snapshots in a DuckDB file in ``folder``, and a copy of it for the check queries: the
+    URLs (Baton's connection, the checker's). Each a copy of one file filled once per process."""
+    return (db_templates.copy_of("itest", load_tables, folder / "itest.duckdb"),
+            db_templates.copy_of("itest", load_tables, folder / "check.duckdb"))
 
-    import sqlalchemy as sa
 
-    made = sa.create_engine(f"duckdb:///{folder / 'itest.duckdb'}")
-    load_tables(made)
-    made.dispose()
-    shutil.copy(folder / "itest.duckdb", folder / "check.duckdb")
-    return f"duckdb:///{folder / 'itest.duckdb'}", f"duckdb:///{folder / 'check.duckdb'}"
+def sqlite_copy(folder: Path) -> str:
+    """The URL of a SQLite file in ``folder`` holding the snapshots: a copy of one filled once per process."""
+    return db_templates.copy_of("itest", load_tables, folder / "itest.sqlite", "sqlite")
 
 
 def load_tables(engine) -> None:

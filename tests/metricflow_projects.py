@@ -14,8 +14,10 @@ expected rows of every parity case were recorded from MetricFlow itself
 
 from __future__ import annotations
 
+import copy
 import csv
 import datetime as dt
+import functools
 import gzip
 import json
 import math
@@ -25,11 +27,14 @@ from typing import Any
 
 import yaml
 
+import db_templates
+
 FIXTURES = Path(__file__).parent / "fixtures" / "metricflow"
 PROJECTS = {"tutorial": FIXTURES / "tutorial", "simple_manifest": FIXTURES / "simple_manifest",
             "llm_benchmarking": FIXTURES / "llm_benchmarking", "time_expressions": FIXTURES / "time_expressions"}
 _SNAPSHOTS = {"simple_manifest": "simple_model_tables", "llm_benchmarking": "llm_benchmarking_tables",
               "time_expressions": "simple_model_tables"}
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe parser when present: the same documents, faster
 _TYPES = {"TIME": "TIMESTAMP", "DATE": "DATE", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN",
           "INT": "BIGINT"}
 _TUTORIAL = {  # table -> (seed, {column: type}); dbt-duckdb's seed types, as the oracle's database has them
@@ -43,7 +48,13 @@ _TUTORIAL = {  # table -> (seed, {column: type}); dbt-duckdb's seed types, as th
 
 def tables(project: str, time_spine: bool = False) -> dict[str, tuple[dict[str, str], list[list[Any]]]]:
     """Each table of a project: its columns with SQL types, and its rows (``time_spine``: also
-    MetricFlow's time spine tables, which only MetricFlow reads: for recording its answers)."""
+    MetricFlow's time spine tables, which only MetricFlow reads: for recording its answers). A fresh
+    copy of what was read once per process (the time spine's YAML alone took seconds a parse)."""
+    return {table: (dict(columns), [list(row) for row in rows]) for table, (columns, rows) in _tables(project, time_spine).items()}
+
+
+@functools.cache
+def _tables(project: str, time_spine: bool) -> dict[str, tuple[dict[str, str], list[list[Any]]]]:
     out: dict[str, tuple[dict[str, str], list[list[Any]]]] = {}
     if project == "tutorial":
         for table, (seed, columns) in _TUTORIAL.items():
@@ -53,11 +64,18 @@ def tables(project: str, time_spine: bool = False) -> dict[str, tuple[dict[str, 
         return out
     folders = [_SNAPSHOTS[project], *(["simple_model_time_spine"] if time_spine and project == "simple_manifest" else [])]
     for path in sorted(p for folder in folders for p in (FIXTURES / folder).glob("*.yaml")):
-        snapshot = yaml.safe_load(path.read_text())["table_snapshot"]
+        snapshot = yaml.load(path.read_text(), Loader=_LOADER)["table_snapshot"]
         columns = {c["name"]: _TYPES[c["type"]] for c in snapshot["column_definitions"]}
         rows = [[_value(v) for v in row] for row in snapshot["rows"]]
         out[snapshot["table_name"]] = (columns, rows)
     return out
+
+
+def duckdb_file(folder: Path, project: str, time_spine: bool = False) -> str:
+    """The URL of a DuckDB file in ``folder`` holding a project's tables (``load``): a copy of one
+    filled once per process."""
+    return db_templates.copy_of(f"{project}:{time_spine}", lambda engine: load(engine, project, time_spine),
+                                    folder / f"{project}.duckdb")
 
 
 def _value(value: Any) -> Any:
@@ -105,8 +123,14 @@ ROW_CAP = 20_000
 
 def cases() -> list[dict[str, Any]]:
     """Every parity case (``fixtures/metricflow/cases.yaml``) with MetricFlow's recorded answer (the rows of
-    answers over 2,000 rows kept apart, compressed: ``oracle/<project>.long.json.gz``)."""
-    data = yaml.safe_load((FIXTURES / "cases.yaml").read_text())
+    answers over 2,000 rows kept apart, compressed: ``oracle/<project>.long.json.gz``). A fresh copy of
+    what was read once per process."""
+    return list(copy.deepcopy(_cases()))
+
+
+@functools.cache
+def _cases() -> tuple[dict[str, Any], ...]:
+    data = yaml.load((FIXTURES / "cases.yaml").read_text(), Loader=_LOADER)
     out = []
     for project, listed in data.items():
         oracle = {r["id"]: r for r in json.loads((FIXTURES / "oracle" / f"{project}.json").read_text())}
@@ -115,7 +139,7 @@ def cases() -> list[dict[str, Any]]:
             oracle[key] = {**oracle[key], **kept}
         for case in listed:
             out.append({**case, "project": project, "oracle": oracle.get(case["id"])})
-    return out
+    return tuple(out)
 
 
 # --- comparing rows as MetricFlow's -------------------------------------------------------------

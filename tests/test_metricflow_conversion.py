@@ -11,7 +11,8 @@ from baton.semantic.conversion import compile_conversion
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQuery, SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, outcomes
+from itest_cases import MODELS, all_cases, duckdb_copies
+from itest_duckdb import duckdb_outcomes
 
 
 @pytest.fixture(scope="module")
@@ -19,12 +20,11 @@ def database(tmp_path_factory):
     return duckdb_copies(tmp_path_factory.mktemp("conversion"))
 
 
-def test_metricflow_conversion_cases_pass(database):
-    url, check_url = database
+def test_metricflow_conversion_cases_pass():
     cases = [c for c in all_cases() if c["file"] == "itest_conversion_metric.yaml"]
     assert len(cases) == 6
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

@@ -9,23 +9,18 @@ from baton.semantic.compiler import compile_query
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, outcomes
+from itest_cases import MODELS, all_cases
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {"derived_metric_with_offset_to_grain", "derived_metric_with_offset_to_grain_and_granularity",
             "offset_to_grain_with_agg_time_dim", "nested_derived_metric_outer_offset_multiple_input_metrics"}
 
 
-@pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    return duckdb_copies(tmp_path_factory.mktemp("to_grain"))
-
-
-def test_metricflow_offset_to_grain_cases_pass(database):
-    url, check_url = database
+def test_metricflow_offset_to_grain_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

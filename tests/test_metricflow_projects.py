@@ -19,7 +19,7 @@ from baton.semantic.loading import load_model
 from baton.semantic.parser import AskBack
 from baton.semantic.spine_source import GENERATED, GENERATED_COLUMN
 from baton.specialists.sql.engines import SQLConnection
-from metricflow_projects import FIXTURES, PROJECTS, ROW_CAP, cases, load, outcome
+from metricflow_projects import FIXTURES, PROJECTS, ROW_CAP, cases, duckdb_file, load, outcome
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 
 COMPUTED = {"simple", "time grain", "join dimension", "multi-hop dimension", "sum_boolean", "ratio", "small ratio",
@@ -51,12 +51,8 @@ async def _outcomes(url: str, project: str) -> list[tuple[dict, str, str, str]]:
 
 
 def _loaded(tmp_path, project: str) -> str:
-    """A DuckDB file holding ``project``'s tables."""
-    url = f"duckdb:///{tmp_path / f'{project}.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, project, time_spine=True)  # the project's time spine: Baton joins it (join_to_timespine)
-    engine.dispose()
-    return url
+    """A DuckDB file holding ``project``'s tables, its time spine too: Baton joins it (join_to_timespine)."""
+    return duckdb_file(tmp_path, project, time_spine=True)
 
 
 def _refusing(tmp_path) -> Path:

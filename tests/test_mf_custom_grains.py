@@ -13,7 +13,8 @@ from baton.semantic.compiler import compile_query
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, params_of, render, same_rows
+from itest_cases import MODELS, all_cases, duckdb_copies, params_of, render, same_rows, sqlite_copy
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {"simple_metric_with_custom_granularity", "simple_metric_with_custom_granularity_and_join",
             "derived_offset_metric_with_custom_granularity", "multiple_metrics_with_custom_granularity",
@@ -39,20 +40,18 @@ def test_the_time_spine_declares_alien_day(model):
     assert model.custom_grains == (("alien_day", "alien_day"),)
 
 
-def test_metricflow_custom_grain_cases_pass(database, model):
-    url, check_url = database
+def test_metricflow_custom_grain_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 
 @pytest.mark.parametrize("name", ["simple_metric_with_custom_granularity_and_join", "derived_offset_metric_with_custom_granularity"])
 def test_on_sqlite_a_custom_grain_answers_as_metricflow_does(tmp_path, database, model, name):
     case = next(c for c in all_cases() if c["name"] == name)
-    lite = sa.create_engine(f"sqlite:///{tmp_path / 'itest.sqlite'}")
-    load_tables(lite)
+    lite = sa.create_engine(sqlite_copy(tmp_path))
     compiled = compile_query(model, query_from_params(model, params_of(case, "duckdb", "main")), "sqlite")
     with lite.connect() as conn:
         ours = [tuple(row) for row in conn.execute(sa.text(compiled.sql))]

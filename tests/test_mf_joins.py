@@ -17,7 +17,8 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, render
+from itest_cases import MODELS, all_cases, duckdb_copies, render, sqlite_copy
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {
     "simple_scd_grouped_metric", "basic_scd_constrained_metric", "scd_constrained_metric_with_nulls",
@@ -37,12 +38,11 @@ def database(tmp_path_factory):
     return duckdb_copies(tmp_path_factory.mktemp("joins"))
 
 
-def test_metricflow_join_cases_pass(database):
-    url, check_url = database
+def test_metricflow_join_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 
@@ -140,10 +140,7 @@ def test_an_entity_several_models_hold_is_read_where_metricflow_reads_it():
 def test_no_metric_over_several_models_on_sqlite(tmp_path, database):
     """SQLite (3.39 and later) joins FULL OUTER too: the rows of MetricFlow's check query."""
     case = next(c for c in all_cases() if c["name"] == "query_dimensions_from_different_tables")
-    sqlite_url = f"sqlite:///{tmp_path / 'itest.sqlite'}"
-    engine = sa.create_engine(sqlite_url)
-    load_tables(engine)
-    engine.dispose()
+    sqlite_url = sqlite_copy(tmp_path)
     check = sa.create_engine(database[1])
     with check.connect() as conn:
         expected = {tuple(row) for row in conn.execute(sa.text(render(case["check_query"], "duckdb", "main")))}

@@ -17,7 +17,8 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, ROW_CAP, all_cases, ask, duckdb_copies, load_tables
+from itest_cases import MODELS, ROW_CAP, all_cases, ask, sqlite_copy
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {
     # percentile and median measures
@@ -43,31 +44,16 @@ SQLITE = ("semi_additive_measure_query_with_where_filter", "semi_additive_measur
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory):
-    return duckdb_copies(tmp_path_factory.mktemp("definitions"))
-
-
-@pytest.fixture(scope="module")
 def model():
     return load_metricflow(MODELS["SIMPLE_MODEL"])
 
 
-def test_metricflow_cases_pass(database):
-    url, check_url = database
+def test_metricflow_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
+    assert {c["model"] for c in cases} == {"SIMPLE_MODEL"}
 
-    async def run() -> list[tuple[str, str, str]]:
-        connection = SQLConnection(url, id="definitions", allow_privileged_role=True, row_cap=ROW_CAP)
-        layer = SemanticLayer(load_metricflow(MODELS["SIMPLE_MODEL"]), connection)
-        check = sa.create_engine(check_url)
-        try:
-            return [(case["name"], *await ask(layer, case, "duckdb", check)) for case in cases]
-        finally:
-            await connection.aclose()
-            check.dispose()
-
-    results = asyncio.run(run())
+    results = duckdb_outcomes(cases)
     assert [r for r in results if r[1] != "passed"] == []
 
 
@@ -140,9 +126,8 @@ def test_a_month_offset_reads_the_day_months_earlier_month_ends_clamped(model):
 
 def test_a_filtered_semi_additive_measure_is_portable_to_sqlite(tmp_path):
     """The day among the filtered rows is a row-value IN over the same rows: SQLite answers as MetricFlow."""
-    url = f"sqlite:///{tmp_path / 'itest.sqlite'}"
+    url = sqlite_copy(tmp_path)
     engine = sa.create_engine(url)
-    load_tables(engine)
     cases = [c for c in all_cases() if c["name"] in SQLITE]
 
     async def run() -> list[tuple[str, str, str]]:

@@ -13,7 +13,7 @@ from baton.semantic.loading import load_model
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from metricflow_projects import PROJECTS, cases, load, outcome
+from metricflow_projects import PROJECTS, cases, duckdb_file, load, outcome
 
 # s66: trailing_2_months_revenue (period_agg: average) by month; s69: bookings_all_time (first) by month
 PERIOD_AGG = {"s66", "s69"}
@@ -30,11 +30,7 @@ async def _answers(url: str) -> dict[str, tuple[str, str]]:
 
 
 async def test_duckdb_period_agg_as_metricflow(tmp_path):
-    url = f"duckdb:///{tmp_path / 'simple.duckdb'}"
-    engine = sa.create_engine(url)
-    load(engine, "simple_manifest", time_spine=True)
-    engine.dispose()
-    answers = await _answers(url)
+    answers = await _answers(duckdb_file(tmp_path, "simple_manifest", time_spine=True))
     assert set(answers) == PERIOD_AGG
     assert all(kind == "exact" for kind, _ in answers.values()), answers
 

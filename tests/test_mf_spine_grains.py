@@ -15,8 +15,9 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
 from baton.specialists.sql.engines import SQLConnection
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes
-from metricflow_projects import PROJECTS, cases, load, outcome
+from itest_cases import MODELS, all_cases, load_tables, outcomes
+from itest_duckdb import duckdb_outcomes
+from metricflow_projects import PROJECTS, cases, duckdb_file, load, outcome
 
 ITEST = {"all_time_metric_with_non_default_grains", "window_metric_with_non_default_grains",  # week + quarter; week + month
          "grain_to_date_metric_with_non_default_grains", "derived_cumulative_metric_with_non_default_grains",
@@ -56,9 +57,8 @@ def _cases() -> list[dict]:
     return [*found, START_OF_MONTH]
 
 
-def test_duckdb_metricflow_cases(tmp_path):
-    url, check_url = duckdb_copies(tmp_path)
-    results = outcomes(url, check_url, _cases(), "duckdb")
+def test_duckdb_metricflow_cases():
+    results = duckdb_outcomes(_cases())
     assert [kind for _, kind, _ in results] == ["passed"] * len(results), results
 
 
@@ -71,9 +71,6 @@ def test_postgres_metricflow_cases(state_db):
 
 
 async def _parity(url: str) -> dict[str, tuple[str, str]]:
-    engine = sa.create_engine(url)
-    load(engine, "simple_manifest", time_spine=True)
-    engine.dispose()
     layer = SemanticLayer(load_model(PROJECTS["simple_manifest"]),
                           SQLConnection(url, id="simple_manifest", allow_privileged_role=True))
     try:
@@ -84,11 +81,14 @@ async def _parity(url: str) -> dict[str, tuple[str, str]]:
 
 
 async def test_duckdb_month_offsets_by_month_as_metricflow_recorded(tmp_path):
-    answers = await _parity(f"duckdb:///{tmp_path / 'simple.duckdb'}")
+    answers = await _parity(duckdb_file(tmp_path, "simple_manifest", time_spine=True))
     assert set(answers) == PARITY and all(kind == "exact" for kind, _ in answers.values()), answers
 
 
 async def test_postgres_month_offsets_by_month_as_metricflow_recorded(state_db):
+    engine = sa.create_engine(state_db)
+    load(engine, "simple_manifest", time_spine=True)
+    engine.dispose()
     answers = await _parity(state_db)
     assert set(answers) == PARITY and all(kind == "exact" for kind, _ in answers.values()), answers
 

@@ -15,7 +15,8 @@ from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.periods import Period
 from baton.semantic.query import SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes
+from itest_cases import MODELS, all_cases, load_tables, outcomes
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {
     "subdaily_cumulative_window_metric", "subdaily_cumulative_grain_to_date_metric",  # window: 3 hours; grain_to_date: hour
@@ -39,9 +40,8 @@ def _cases() -> list[dict]:
     return cases
 
 
-def test_duckdb_answers_the_subdaily_cases_as_metricflow(tmp_path):
-    url, check_url = duckdb_copies(tmp_path)
-    results = outcomes(url, check_url, _cases())
+def test_duckdb_answers_the_subdaily_cases_as_metricflow():
+    results = duckdb_outcomes(_cases())
     assert all(kind == "passed" for _, kind, _ in results), results
 
 

@@ -14,7 +14,8 @@ from baton.semantic.compiler import compile_query
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from itest_cases import MODELS, all_cases, duckdb_copies, load_tables, outcomes, params_of, render, same_rows
+from itest_cases import MODELS, all_cases, duckdb_copies, params_of, render, same_rows, sqlite_copy
+from itest_duckdb import duckdb_outcomes
 
 COMPUTED = {"test_ambiguous_metric_time_in_query_filter", "test_metric_time_in_dimension_jinja", "test_metric_time_in_where",
             "cumulative_metric_with_non_adjustable_filter", "nested_derived_metric_offset_with_where_constraint",
@@ -32,12 +33,11 @@ def model():
     return load_metricflow(MODELS["SIMPLE_MODEL"])
 
 
-def test_metricflow_time_filter_cases_pass(database, model):
-    url, check_url = database
+def test_metricflow_time_filter_cases_pass():
     cases = [c for c in all_cases() if c["name"] in COMPUTED]
     assert len(cases) == len(COMPUTED)
 
-    results = outcomes(url, check_url, cases)
+    results = duckdb_outcomes(cases)
     assert all(kind == "passed" for _, kind, _ in results), results
 
 
@@ -100,8 +100,7 @@ def test_what_a_time_filter_does_not_read_is_refused_by_name(model, where):
 
 def test_on_sqlite_the_periods_answer_as_metricflow_does(tmp_path, database, model):
     case = next(c for c in all_cases() if c["name"] == "test_metric_time_in_where")
-    lite = sa.create_engine(f"sqlite:///{tmp_path / 'itest.sqlite'}")
-    load_tables(lite)
+    lite = sa.create_engine(sqlite_copy(tmp_path))
     query = query_from_params(model, params_of(case, "duckdb", "main"))
     compiled = compile_query(model, query, "sqlite")
     with lite.connect() as conn:
@@ -126,10 +125,7 @@ def test_on_sqlite_the_periods_answer_as_metricflow_does(tmp_path, database, mod
 def test_an_open_ended_filter_keeps_every_later_or_earlier_row(tmp_path, database, model, where, dialect):
     query = query_from_params(model, {"metrics": ["bookings"], "group_by": ["metric_time__day"], "where": [where]})
     assert len(query.periods) == 1 and query.periods[0].label in ("from 2020-01-03", "before 2020-02-01")
-    url = database[0] if dialect == "duckdb" else f"sqlite:///{tmp_path / 'itest.sqlite'}"
-    engine = sa.create_engine(url)
-    if dialect == "sqlite":
-        load_tables(engine)
+    engine = sa.create_engine(database[0] if dialect == "duckdb" else sqlite_copy(tmp_path))
     compiled = compile_query(model, query, dialect)
     with engine.connect() as conn:
         ours = [(row[compiled.columns.index("bookings")], row[compiled.columns.index("day")])

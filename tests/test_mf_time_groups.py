@@ -17,7 +17,8 @@ from baton.semantic.mf_query import query_from_params
 from baton.semantic.model import TIME, TimeColumn
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.timegrain import DATE_PARTS, SUBDAILY, date_part_expression, grain_expression
-from itest_cases import MODELS, all_cases, duckdb_copies, outcomes
+from itest_cases import MODELS, all_cases
+from itest_duckdb import duckdb_outcomes
 from sql_test_databases import KINDS, make_db  # noqa: F401  (fixture)
 
 CASES = [  # this cluster's cases Baton computes
@@ -34,12 +35,11 @@ CASES = [  # this cluster's cases Baton computes
 ]
 
 
-def test_the_cluster_answers_as_metricflow_on_duckdb(tmp_path):
-    url, check_url = duckdb_copies(tmp_path)
+def test_the_cluster_answers_as_metricflow_on_duckdb():
     cases = [c for c in all_cases() if c["name"] in CASES]
     assert {c["name"] for c in cases} == set(CASES)
 
-    assert [f"{name}: {kind} {detail}" for name, kind, detail in outcomes(url, check_url, cases) if kind != "passed"] == []
+    assert [f"{name}: {kind} {detail}" for name, kind, detail in duckdb_outcomes(cases) if kind != "passed"] == []
 
 
 def test_time_groups_as_metricflow_names_them():
