@@ -174,6 +174,12 @@ class AnswerMetadata(TypedDict, total=False):
     retry_after_s: float
 
 
+def new_turn_id() -> str:
+    """A new answer's ``turn_id`` (what ``AIMessage()`` gets): for a caller that needs only
+    the id, without building a whole message for it."""
+    return uuid.uuid4().hex
+
+
 @dataclass
 class AIMessage:
     """The one rich answer type. ``content`` is the text; everything else is optional.
@@ -191,7 +197,7 @@ class AIMessage:
     source_documents: list[SourceDocument] = field(default_factory=list)
     metadata: Annotated[dict[str, Any], TAGGED] = field(default_factory=dict)
     session_id: str | None = None
-    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    turn_id: str = field(default_factory=new_turn_id)
     input: str | None = None
     # seed 002 AgentResponse
     query: str | None = None

@@ -59,7 +59,7 @@ from baton.llm.scoped import with_policy
 from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
-from baton.response import AIMessage, ResponseType
+from baton.response import AIMessage, ResponseType, new_turn_id
 from baton.verified import VerifiedQuestion, find_verified
 
 DEFAULT_PROMPT = (
@@ -312,7 +312,7 @@ class OrchestratorAgent(BaseAgent):
                 _fail(message, "model_bad_response", f"the routing model's tool calls could not be run: {malformed[-1].output.text[:300]}")
         elif is_passthrough(results):
             only = next(r for r in results if r.ok)
-            message = passthrough(only, input=question, session_id=None, turn_id=AIMessage().turn_id, extra_metadata=extra)
+            message = passthrough(only, input=question, session_id=None, turn_id=new_turn_id(), extra_metadata=extra)
         else:
             message = synthesis(loop.content, results, extra_metadata=extra)
             _mark_failures(message, results)

@@ -18,10 +18,12 @@ busy timeout for a store that prefers failing fast (conversations: 5 s).
 from __future__ import annotations
 
 import os
+import sqlite3
 from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
 BUSY_TIMEOUT_MS = 30000
@@ -69,6 +71,17 @@ def sqlite_engine(url: str, *, busy_timeout_ms: int | None = None) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("baton_write") else "BEGIN")
+        _begin(conn, "BEGIN IMMEDIATE" if conn.get_execution_options().get("baton_write") else "BEGIN")
 
     return engine
+
+
+def _begin(conn: Connection, statement: str) -> None:
+    """``statement`` on the driver's connection itself: through ``exec_driver_sql`` (its
+    events, execution context and result) it was most of a BEGIN's cost, on every
+    transaction of every store. A failure (a lock not had within the busy timeout) is
+    SQLAlchemy's typed error, as from any other statement."""
+    try:
+        conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc

@@ -143,7 +143,8 @@ class RequestGuard:
             return
         path = scope.get("path", "")
         try:
-            body = await asyncio.wait_for(self._read_body(scope, receive, self._limit_for(path)), self.limits.body_timeout_s)
+            async with asyncio.timeout(self.limits.body_timeout_s):  # in this task: no task per request to read a body
+                body = await self._read_body(scope, receive, self._limit_for(path))
             if body and _is_json(scope):
                 check_json(body, self.limits.max_json_depth)
         except TimeoutError:
@@ -199,6 +200,9 @@ class RequestGuard:
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _run(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
+        """The app in its own task, beside a watcher that cancels it when the client leaves
+        before its response is complete (or the watcher ends any other way); awaited directly,
+        not through ``asyncio.wait``: its waiter and callbacks were a share of every request."""
         gone = asyncio.Event()
         complete = False
         delivered = False
@@ -218,26 +222,28 @@ class RequestGuard:
             await send(message)
 
         async def watch() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    gone.set()
-                    return
+            try:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        gone.set()
+                        return
+            finally:
+                if not complete and not task.done():  # the client left mid-answer: stop the work
+                    task.cancel()
 
         task = asyncio.ensure_future(self.app(scope, app_receive, app_send))
         watcher = asyncio.ensure_future(watch())
         try:
-            done, _ = await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-            if task not in done and not complete:  # the client left mid-answer: stop the work
-                task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-            except Exception:
-                if not complete:
-                    raise
-                # the error handler answered (and logged it) already
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this request itself was cancelled, not only its work
+        except Exception:
+            if not complete:
+                raise
+            # the error handler answered (and logged it) already
         finally:
             watcher.cancel()
             if not task.done():
