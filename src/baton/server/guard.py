@@ -40,6 +40,7 @@ from typing import Any
 from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
 from baton.server.errors import OPENAI_PATHS, overloaded_body
 from baton.server.limits import Limits
+from baton.server.slots import WATCHED
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -199,7 +200,8 @@ class RequestGuard:
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _run(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
-        gone = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        gone = loop.create_future()  # the client left (a future, not an Event: one per open stream)
         complete = False
         delivered = False
 
@@ -208,7 +210,7 @@ class RequestGuard:
             if not delivered:
                 delivered = True
                 return {"type": "http.request", "body": body, "more_body": False}
-            await gone.wait()
+            await asyncio.shield(gone)
             return {"type": "http.disconnect"}
 
         async def app_send(message: Message) -> None:
@@ -221,9 +223,11 @@ class RequestGuard:
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
-                    gone.set()
+                    if not gone.done():
+                        gone.set_result(None)
                     return
 
+        scope[WATCHED] = True  # a streamed response need not listen for the client leaving itself (``slots.py``)
         task = asyncio.ensure_future(self.app(scope, app_receive, app_send))
         watcher = asyncio.ensure_future(watch())
         try:
