@@ -72,7 +72,7 @@ class EventLine:
     """An unbounded queue with one consumer: what ``QueueTracker`` needs of ``asyncio.Queue``
     (``put_nowait``, ``get``, ``get_nowait``, ``empty``, ``qsize``). Every open stream holds
     one for its whole life, waiting on its model: ``asyncio.Queue`` costs about 2.5 KiB (three
-    deques and an event), this a list and at most one future."""
+    deques and an event, by tracemalloc), this a list and at most one future."""
 
     __slots__ = ("_items", "_waiter")
 

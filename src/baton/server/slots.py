@@ -47,8 +47,8 @@ _STREAMING: Any = None
 def streaming_response(content: Any, **kwargs: Any) -> Any:
     """A ``StreamingResponse`` of ``content`` that, behind ``RequestGuard`` (the scope says
     ``WATCHED``), sends its frames in the request's own task: Starlette's listens for the
-    client leaving in a task group of its own (a task, a cancel scope, an event: about 5 KiB
-    an open stream), which the guard's watch already does. Anywhere else, Starlette's own
+    client leaving in a task group of its own (a task, a cancel scope, an event and their
+    coroutines, for the stream's whole life), which the guard's watch already does. Anywhere else, Starlette's own
     way. Its ``slot`` (if set) is released when it ends, however it ends. One class, made
     once (a class per stream cost a kilobyte each)."""
     global _STREAMING
