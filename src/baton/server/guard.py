@@ -219,20 +219,11 @@ class RequestGuard:
                 complete = True
             await send(message)
 
-        async def watch() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    if not gone.done():
-                        gone.set_result(None)
-                    return
-
         scope[WATCHED] = True  # a streamed response need not listen for the client leaving itself (``slots.py``)
         task = asyncio.ensure_future(self.app(scope, app_receive, app_send))
-        watcher = asyncio.ensure_future(watch())
         try:
-            done, _ = await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-            if task not in done and not complete:  # the client left mid-answer: stop the work
+            await self._watch(receive, task, gone)
+            if not task.done() and not complete:  # the client left mid-answer: stop the work
                 task.cancel()
             try:
                 await task
@@ -243,9 +234,42 @@ class RequestGuard:
                     raise
                 # the error handler answered (and logged it) already
         finally:
-            watcher.cancel()
             if not task.done():
                 task.cancel()
+
+    @staticmethod
+    async def _watch(receive: Receive, task: asyncio.Future[Any], gone: asyncio.Future[None]) -> None:
+        """Until the client leaves (``gone`` resolved) or the app's ``task`` ends, in this
+        task: no watcher task of its own (thousands of streams stay open). The server's
+        ``receive`` waits until the client leaves or the response completes; a task that ends
+        without completing it interrupts that wait, which is the only place it can land."""
+        current = asyncio.current_task()
+        interrupted = reading = False
+
+        def ended(_: Any) -> None:
+            nonlocal interrupted
+            if reading and current is not None:
+                interrupted = True
+                current.cancel()
+
+        task.add_done_callback(ended)
+        try:
+            while not task.done():
+                reading = True
+                try:
+                    message = await receive()
+                except asyncio.CancelledError:
+                    if interrupted and current is not None and current.uncancel() == 0:
+                        return  # the app's task ended: nothing else asked to cancel this one
+                    raise
+                finally:
+                    reading = False
+                if message["type"] == "http.disconnect":
+                    if not gone.done():
+                        gone.set_result(None)
+                    return
+        finally:
+            task.remove_done_callback(ended)
 
 
 async def _overloaded(send: Send, path: str, retry_after: int) -> None:
