@@ -19,6 +19,11 @@ connections *or* tasks pass it, and closes nothing. h11 and httptools only parse
   who is served, with its own ``Retry-After``; the socket layer only stops what admission
   could not see (connections that hold no question).
 
+- **Lean waits**: uvicorn gives every connection an ``asyncio.Event`` for its writes
+  (``FlowControl``) and every request one for its messages; an asyncio Event holds a deque
+  (about 700 B). Thousands of open streams each hold both for their whole life, so here
+  they are ``Signal`` (a flag and a list of waiters, made when someone waits).
+
 Behind a reverse proxy (README "Running Baton at scale") the proxy's own header timeout and
 connection limits come first; these are the process's own floor when it is exposed directly.
 """
@@ -101,6 +106,7 @@ class BatonHttpProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.flow._is_writable_event = Signal(True)  # type: ignore[assignment]  # (module docstring: lean waits)
         if len(self.connections) > self.max_connections:
             self.app = _over_the_limit  # its first request is answered 503 and the connection closed
         self._arm()
@@ -116,7 +122,10 @@ class BatonHttpProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        before = self.cycle
         super().on_headers_complete()
+        if self.cycle is not None and self.cycle is not before:  # a new request's: nothing waits on it yet (lean waits)
+            self.cycle.message_event = Signal(self.cycle.message_event.is_set())  # type: ignore[assignment]
 
     def _arm(self) -> None:
         self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_timed_out)
@@ -135,3 +144,41 @@ class BatonHttpProtocol(HttpToolsProtocol):
             return
         self.transport.write(TIMED_OUT)
         self.transport.close()
+
+
+class Signal:
+    """What uvicorn uses of ``asyncio.Event`` (``set``, ``clear``, ``is_set``, ``wait``),
+    without its deque: a flag, and a list of waiting futures only while someone waits."""
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self, value: bool = False) -> None:
+        self._set = value
+        self._waiters: list[asyncio.Future[bool]] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if self._set:
+            return
+        self._set = True
+        for waiter in self._waiters or ():
+            if not waiter.done():
+                waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self) -> bool:
+        if self._set:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+            return True
+        finally:
+            self._waiters.remove(waiter)

@@ -40,6 +40,7 @@ from typing import Any
 from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
 from baton.server.errors import OPENAI_PATHS, overloaded_body
 from baton.server.limits import Limits
+from baton.server.slots import WATCHED
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -200,10 +201,8 @@ class RequestGuard:
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _run(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
-        """The app in its own task, beside a watcher that cancels it when the client leaves
-        before its response is complete (or the watcher ends any other way); awaited directly,
-        not through ``asyncio.wait``: its waiter and callbacks were a share of every request."""
-        gone = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        gone = loop.create_future()  # the client left (a future, not an Event: one per open stream)
         complete = False
         delivered = False
 
@@ -212,7 +211,7 @@ class RequestGuard:
             if not delivered:
                 delivered = True
                 return {"type": "http.request", "body": body, "more_body": False}
-            await gone.wait()
+            await asyncio.shield(gone)
             return {"type": "http.disconnect"}
 
         async def app_send(message: Message) -> None:
@@ -221,33 +220,59 @@ class RequestGuard:
                 complete = True
             await send(message)
 
-        async def watch() -> None:
-            try:
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        gone.set()
-                        return
-            finally:
-                if not complete and not task.done():  # the client left mid-answer: stop the work
-                    task.cancel()
-
+        scope[WATCHED] = True  # a streamed response need not listen for the client leaving itself (``slots.py``)
         task = asyncio.ensure_future(self.app(scope, app_receive, app_send))
-        watcher = asyncio.ensure_future(watch())
         try:
-            await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # this request itself was cancelled, not only its work
-        except Exception:
-            if not complete:
-                raise
-            # the error handler answered (and logged it) already
+            await self._watch(receive, task, gone)
+            if not task.done() and not complete:  # the client left mid-answer: stop the work
+                task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # this request itself was cancelled, not only its work
+            except Exception:
+                if not complete:
+                    raise
+                # the error handler answered (and logged it) already
         finally:
-            watcher.cancel()
             if not task.done():
                 task.cancel()
+
+    @staticmethod
+    async def _watch(receive: Receive, task: asyncio.Future[Any], gone: asyncio.Future[None]) -> None:
+        """Until the client leaves (``gone`` resolved) or the app's ``task`` ends, in this
+        task: no watcher task of its own (thousands of streams stay open). The server's
+        ``receive`` waits until the client leaves or the response completes; a task that ends
+        without completing it interrupts that wait, which is the only place it can land."""
+        current = asyncio.current_task()
+        interrupted = reading = False
+
+        def ended(_: Any) -> None:
+            nonlocal interrupted
+            if reading and current is not None:
+                interrupted = True
+                current.cancel()
+
+        task.add_done_callback(ended)
+        try:
+            while not task.done():
+                reading = True
+                try:
+                    message = await receive()
+                except asyncio.CancelledError:
+                    if interrupted and current is not None and current.uncancel() == 0:
+                        return  # the app's task ended: nothing else asked to cancel this one
+                    raise
+                finally:
+                    reading = False
+                if message["type"] == "http.disconnect":
+                    if not gone.done():
+                        gone.set_result(None)
+                    return
+        finally:
+            task.remove_done_callback(ended)
 
 
 async def _overloaded(send: Send, path: str, retry_after: int) -> None:

@@ -33,6 +33,7 @@ from baton.server.public_errors import public_answer, public_event, public_run
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
 from baton.server.shutdown import stopping_event, until_shutdown
+from baton.server.slots import streaming_response
 from baton.server.sse import sse, sse_error
 from baton.workspace import SessionNotFound
 from baton.workspace.pipelines import PipelineNotFound
@@ -98,8 +99,8 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
                 yield sse_error(exc)
 
         # the server stopping ends the stream with a final event; the run goes on (reconnect to any replica)
-        return StreamingResponse(until_shutdown(stream(), getattr(request.app.state, "shutdown", None), stopping_event),
-                                 media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return streaming_response(until_shutdown(stream(), getattr(request.app.state, "shutdown", None), stopping_event),
+                                  media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     def _resume_point(header: str | None, after: int | None) -> int:
         """Where a resumed stream starts: ASCII digits only (``int`` would take '+1', ' 1'
