@@ -44,6 +44,16 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has spent busy (every core; /proc/stat: all but idle and iowait)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_listening(port: int, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -69,6 +69,7 @@ import server_load
 from server_processes import (
     admission,
     free_port,
+    machine_cpu,
     make_home,
     pct,
     start_server,
@@ -201,10 +202,10 @@ def _measured(server: subprocess.Popen, window: server_load.Window, loads) -> tu
     """Run ``loads`` (coroutines over ``window``) together: their outcomes, the window's seconds
     and the server's CPU seconds in it (read when it opens and when it closes, or when the
     last answer of a burst arrived)."""
-    def reading() -> tuple[float, float, float]:
-        return tree_cpu(server.pid), time.process_time(), time.perf_counter()
+    def reading() -> tuple[float, float, float, float]:
+        return tree_cpu(server.pid), time.process_time(), machine_cpu(), time.perf_counter()
 
-    async def at(moment: float) -> tuple[float, float, float]:
+    async def at(moment: float) -> tuple[float, float, float, float]:
         await asyncio.sleep(max(0.0, moment - time.monotonic()))
         return reading()
 
@@ -215,9 +216,10 @@ def _measured(server: subprocess.Popen, window: server_load.Window, loads) -> tu
         return outcomes, await opened, (await closed if closed else reading())
 
     outcomes, start, end = asyncio.run(together())
-    cpu, own, wall = (b - a for a, b in zip(start, end, strict=True))
-    if own / wall > 0.8:
-        print(f"{'':>12}(the load generator was {own / wall:.2f} of a core busy: the clients, not the server, may set the pace)")
+    cpu, own, machine, wall = (b - a for a, b in zip(start, end, strict=True))
+    cores = os.cpu_count() or 1
+    print(f"{'':>12}the machine's {cores} cores {100 * machine / wall / cores:.0f}% busy in the window, the load generator "
+          f"{own / wall:.2f} of a core" + (": the clients, not the server, may set the pace" if own / wall > 0.8 else ""), flush=True)
     return outcomes, wall, cpu
 
 

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-LAG_SHARE = 0.02  # the loop may be late by this share of what a question takes (``lag_bound``)
+LAG_SHARE = 0.01  # the loop may be late by this share of what a question takes (``lag_bound``)
 MAX_LAG_BOUND = 0.2  # ... but never more than this late, however long the questions take
 LOCK_BOUND_LOOP = 0.5  # busy_share: a loop thread this busy shares the interpreter lock with its threads
 MIN_UNITS_FOR_MEMORY = 64  # fewer in flight: RSS noise (allocator arenas, caches) outweighs them
@@ -157,10 +157,10 @@ class Headroom:
         """How late the loop may run: ``max_lag_s``, or a share (``LAG_SHARE``) of what a
         question takes now (``question_s``) when that is more, at most ``MAX_LAG_BOUND``. A
         question spans about ten turns of the loop, so each pays about ten times the lag:
-        25 ms keeps CPU-bound answers near 250 ms, and questions that wait 10 s on their model
-        lose at most a fifth of it at 200 ms. A fixed 25 ms refused a third of the questions
-        at a 10 s model and concurrency 1,000 (the loop 25-80 ms late, bunched answers, at
-        25-50 % busy), which cost them a Retry-After of seconds to save a few hundredths."""
+        25 ms keeps CPU-bound answers near 250 ms, and a question that waits 10 s on its model
+        loses a tenth of that at 100 ms. A fixed 25 ms refused a third of the questions at a
+        10 s model and concurrency 1,000 (the loop 25-80 ms late, bunched answers, at 25-50 %
+        busy), which cost them a Retry-After of seconds to save a few hundredths."""
         return max(self.max_lag_s, min(MAX_LAG_BOUND, LAG_SHARE * self.question_s(in_flight)))
 
     def saturated(self, in_flight: float = 0.0) -> str | None:

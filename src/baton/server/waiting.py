@@ -10,9 +10,9 @@ wait). With a 10 s model, 1,000 questions arriving at once are all admitted with
 few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
 
 At the adaptive limit (saturated or not), a question waits in line, first come first served,
-at most ``line_wait_s``: ``LINE_WAIT_S``, or a tenth of what a question takes now when that is
-more (up to ``MAX_LINE_WAIT_S``: a second for questions that wait 10 s on their model, which
-were refused after 0.1 s in line and then waited seconds for their ``Retry-After``); and a
+at most ``line_wait_s``: ``LINE_WAIT_S``, or a twentieth of what a question takes now when that
+is more (up to ``MAX_LINE_WAIT_S``: half a second for questions that wait 10 s on their model,
+which were refused after 0.1 s in line and then waited seconds for their ``Retry-After``); and a
 released slot goes to the first in line, not to whoever asks next. Without the line, clients whose questions take
 2 ms, asking again the moment they are answered, took every slot they freed, and questions
 waiting on a 2 s model were refused at every try (measured: 0 of 750 admitted in a mix of
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 START = 16  # units admitted before the first measurement; then in flight may at most triple per tick (slow start)
 WAIT_TICKS = 6  # a question past the tick's allowance waits at most this many ticks for the next, then is refused
 LINE_WAIT_S = 0.1  # a question at the adaptive limit waits at least this long in line for a released slot (p99 pays it)
-LINE_WAIT_SHARE = 0.1  # ... or this share of what a question takes now (``line_wait_s``)
+LINE_WAIT_SHARE = 0.05  # ... or this share of what a question takes now (``line_wait_s``)
 MAX_LINE_WAIT_S = 1.0
 
 
