@@ -303,7 +303,9 @@ def _streams(args, env: dict[str, str]) -> None:
         print(f"streams: {opened} opened over {args.stream_ramp:g} s ({refusals} refusals met, retried after Retry-After; {never} never opened); the worker's RSS {before / 2**20:.0f} MiB -> "
               f"{during / 2**20:.0f} MiB: {grown / max(1, opened) / 1024:.1f} KiB per open stream; {state}")
     finally:
-        stop(server, 30)
+        began = time.monotonic()
+        stop(server, float(os.environ.get("BENCH_STOP_S", "30")))
+        print(f"the server ended {time.monotonic() - began:.1f} s after SIGTERM")
         stop(stub, 10)
 
 
