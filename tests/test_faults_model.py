@@ -22,6 +22,7 @@ import openai
 import pytest
 
 from baton.server import ApiKeys, Workspaces, create_app
+from baton.server.limits import Limits
 from fault_rig import EXPECTED, FAST_POLICY, SECRET_KEY, FaultyProvider, faulty_workspace
 from live_server import serve
 from stub_llm_server import running_stub
@@ -46,7 +47,10 @@ def provider(stub):
 @pytest.fixture
 async def client(stub, provider, tmp_path):
     ws = faulty_workspace(stub, tmp_path, planning=True)
-    app = create_app(Workspaces([ws]), ApiKeys({"key-faults": ws.name}))
+    # this process runs the clients, the stub provider and the app on one interpreter: its busy
+    # share is the test's own doing, not a server's load, so admission (tested on its own) admits all
+    admit_all = Limits(admission_max_busy=2.0, admission_max_lag_s=60.0)
+    app = create_app(Workspaces([ws]), ApiKeys({"key-faults": ws.name}), limits=admit_all)
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=30) as c:
             c.workspace = ws
