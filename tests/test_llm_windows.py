@@ -83,7 +83,7 @@ async def test_provider_beats_the_floor_and_is_fetched_once(stub, caplog):
         windows.append(await r.context_window(served(stub)))
     assert windows == [32768] * 11
     assert model_lists(stub) == 1 and r.fetch_count == 1
-    assert not caplog.records
+    assert not [rec for rec in caplog.records if rec.name == "baton.llm.windows"]  # not another test's garbage, collected here
 
 
 async def test_floor_with_a_warning_naming_the_model(stub, caplog):
