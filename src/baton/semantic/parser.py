@@ -50,6 +50,7 @@ from baton.semantic.preference import loose, names_one, unjoined_count
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.render import render_question
 from baton.semantic.segmentation import segmentations
+from baton.semantic.word_roles import counted, names_period_grain, names_value_type
 
 MAX_READINGS = 3
 _QUALIFIER_GAP = frozenset({"the", "of", "a", "an"})
@@ -216,12 +217,12 @@ class QuestionParser:
                 listed = values.setdefault(sense.name, [])
                 if sense.value not in listed:
                     listed.append(sense.value)
-            elif sense.kind == "dimension" and not _qualifies(meaningful, index):
+            elif sense.kind == "dimension" and not names_value_type(meaningful, index):
                 if sense.name not in by:
                     by.append(sense.name)
-                if _counted(seq, sense):
+                if counted(seq, sense):
                     shared.problems.append(f"“how many {words[sense.start]}” counts them; it does not list them")
-            elif sense.kind == "grain" and not _grain_qualifies(meaningful, index):
+            elif sense.kind == "grain" and not names_period_grain(meaningful, index):
                 grains.append((index, sense.name))
         explicit = sorted({g for _, g in grains if g})
         if len(explicit) > 1:
@@ -368,29 +369,6 @@ def _with_companions(model: SemanticModel, by: list[str]) -> list[str]:
         if name != TIME and model.has_dimension(name):
             out += [c for c in model.dimension(name).shown_with if c not in by and c not in out]
     return out
-
-
-def _counted(seq: tuple[Sense, ...], sense: Sense) -> bool:
-    """"how many tracks were sold": the words after "how many" are what is counted, never a breakdown."""
-    i = seq.index(sense)
-    return i >= 2 and [s.name.lower() for s in seq[i - 2:i] if s.kind == "filler"] == ["how", "many"]
-
-
-def _neighbours(meaningful: list[Sense], index: int) -> list[Sense]:
-    return [meaningful[j] for j in (index - 1, index + 1) if 0 <= j < len(meaningful)]
-
-
-def _qualifies(meaningful: list[Sense], index: int) -> bool:
-    """A dimension word next to one of its own values names the value's type, not a breakdown."""
-    sense = meaningful[index]
-    return any(n.kind == "value" and n.name == sense.name for n in _neighbours(meaningful, index))
-
-
-def _grain_qualifies(meaningful: list[Sense], index: int) -> bool:
-    """"the month of March 2025", "the year 2025": a grain word next to its own period."""
-    sense = meaningful[index]
-    kinds = {"month": ("month", "range"), "quarter": ("quarter",), "year": ("year",)}.get(sense.name, ())
-    return any(n.kind in kinds for n in _neighbours(meaningful, index))
 
 
 def _distinct(queries: list[SemanticQuery]) -> list[SemanticQuery]:
