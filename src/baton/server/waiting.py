@@ -93,9 +93,11 @@ class Waiting:
         else:
             if cost > self.allowance:
                 self._refuse(f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements", cost)
-        if self._joins_line(key, cost) and not await self._wait_in_line(key, cost):
-            self._refuse(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within "
-                         f"{self.line_wait_s():.1f} s", cost)
+        if self._joins_line(key, cost):
+            wait = self.line_wait_s()
+            if not await self._wait_in_line(cost, wait):
+                self._refuse(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within "
+                             f"{wait:.1f} s", cost)
         return self.take(key, cost)
 
     def _joins_line(self, key: str | None, cost: int) -> bool:
@@ -113,11 +115,11 @@ class Waiting:
         after = self.in_flight + cost
         return self.limit < after <= self.memory_cap()  # at the limit, saturated or not: freed slots go in order
 
-    async def _wait_in_line(self, key: str | None, cost: int) -> bool:
-        """Wait (at most ``line_wait_s``) until a released slot is handed to this question:
+    async def _wait_in_line(self, cost: int, wait_s: float) -> bool:
+        """Wait (at most ``wait_s``: ``line_wait_s``) until a released slot is handed to this question:
         True with it (or with a refusal of another kind for ``take`` to give), False without."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.line_wait_s()
+        deadline = loop.time() + wait_s
         front = False
         while True:
             turn = loop.create_future()
