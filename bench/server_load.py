@@ -48,10 +48,6 @@ class Window:
         started = time.monotonic()
         return cls(started, ramp_s, started + warmup_s, started + warmup_s + seconds, tail)
 
-    @property
-    def seconds(self) -> float:
-        return self.closes - self.opens
-
 
 class Client:
     def __init__(self, port: int, key: str) -> None:
@@ -102,7 +98,8 @@ async def load(port: int, question: str, concurrency: int, window: Window | floa
     """``concurrency`` clients, each asking its next question when its answer arrives, started
     evenly over the window's ramp, until it closes (a number: a burst for that many seconds,
     its last answers counted); a refused client waits its ``Retry-After``, as a well-behaved
-    one does. Only what ends inside the window is counted: rates over its seconds are steady."""
+    one does. Answers and refusals count when they arrive inside the window (rates over its
+    seconds are steady); latencies are those of the questions asked inside it."""
     if not isinstance(window, Window):
         window = Window.after(0.0, 0.0, window, tail=True)
     outcome = Outcome()
@@ -133,7 +130,7 @@ async def load(port: int, question: str, concurrency: int, window: Window | floa
                     if counted:
                         outcome.refused += 1
                         outcome.retry_after.append(wait)
-                    elif time.monotonic() < window.opens:
+                    elif now < window.opens:
                         outcome.refused_before += 1
                     await asyncio.sleep(max(0.0, min(max(wait, 1), stop - time.monotonic())))  # not past the run's end
                 elif window.opens <= asked:

@@ -29,8 +29,9 @@ starting) are printed apart (``ramp ref``). Printed: questions/s against the ide
 the server's CPU per answered question (user + system CPU of the whole server process tree
 in the window / answers; the CPU spent refusing is in it) and its CPU share (CPU seconds /
 window seconds: 1.0 is one core). Verified questions (chain 0) ramp over a second and run at
-the first latency only (they call no model). A load generator over 0.8 of a core is said:
-then the clients, not the server, may set the pace.
+the first latency only (they call no model). Each window also says how busy the machine's
+cores and the load generator were (over 0.8 of a core: the clients, not the server, may set
+the pace).
 
 Scenarios (``--scenarios``, at ``--scenario-latency``, 2 s by default):
 - ``mixed``: concurrency 500, half verified questions, half model questions: neither starves;
