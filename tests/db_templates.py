@@ -1,4 +1,5 @@
-"""DuckDB and SQLite files filled once per process and copied per test.
+"""DuckDB and SQLite files filled once per process and copied per test, and the YAML loader
+their fixtures are read with.
 
 Loading MetricFlow's table snapshots through SQLAlchemy takes seconds each time (a row at a time
 into DuckDB); a test that only needs the tables gets its own copy of the file, a few milliseconds,
@@ -14,6 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe parser when present: the same documents, faster
 _built: dict[str, Path] = {}
 
 

@@ -36,7 +36,6 @@ MODELS = {key: FIXTURES / "manifests" / folder for key, folder in _MANIFESTS.ite
 ROW_CAP = 100_000
 _TYPES = {"TIME": "TIMESTAMP", "DATE": "DATE", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN",
           "INT": "BIGINT"}
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe parser when present: the same documents, faster
 _CASE_KEYS = {"name", "description", "model", "check_query", "metrics", "group_bys", "group_by_objs", "where_filter",
               "time_constraint", "order_bys", "limit", "check_order", "allow_empty", "min_max_only", "apply_group_by",
               "saved_query_name", "required_features"}
@@ -52,7 +51,7 @@ def _parsed_cases() -> tuple[dict[str, Any], ...]:
     """The case files parsed once per process (a second a parse; many tests and parametrizations ask)."""
     out = []
     for path in sorted((FIXTURES / "cases").glob("itest_*.yaml")):
-        for document in yaml.load_all(path.read_text(), Loader=_LOADER):
+        for document in yaml.load_all(path.read_text(), Loader=db_templates.YAML_LOADER):
             if document:
                 case = document["integration_test"]
                 assert set(case) <= _CASE_KEYS, set(case) - _CASE_KEYS
@@ -68,7 +67,7 @@ def _snapshots() -> tuple[dict[str, Any], ...]:
     out = []
     for path in sorted((FIXTURES / "tables").rglob("*.yaml*")):
         text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
-        out.append(yaml.load(text, Loader=_LOADER)["table_snapshot"])
+        out.append(yaml.load(text, Loader=db_templates.YAML_LOADER)["table_snapshot"])
     return tuple(out)
 
 

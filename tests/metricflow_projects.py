@@ -34,7 +34,6 @@ PROJECTS = {"tutorial": FIXTURES / "tutorial", "simple_manifest": FIXTURES / "si
             "llm_benchmarking": FIXTURES / "llm_benchmarking", "time_expressions": FIXTURES / "time_expressions"}
 _SNAPSHOTS = {"simple_manifest": "simple_model_tables", "llm_benchmarking": "llm_benchmarking_tables",
               "time_expressions": "simple_model_tables"}
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe parser when present: the same documents, faster
 _TYPES = {"TIME": "TIMESTAMP", "DATE": "DATE", "STRING": "VARCHAR(255)", "FLOAT": "DOUBLE PRECISION", "BOOLEAN": "BOOLEAN",
           "INT": "BIGINT"}
 _TUTORIAL = {  # table -> (seed, {column: type}); dbt-duckdb's seed types, as the oracle's database has them
@@ -64,7 +63,7 @@ def _tables(project: str, time_spine: bool) -> dict[str, tuple[dict[str, str], l
         return out
     folders = [_SNAPSHOTS[project], *(["simple_model_time_spine"] if time_spine and project == "simple_manifest" else [])]
     for path in sorted(p for folder in folders for p in (FIXTURES / folder).glob("*.yaml")):
-        snapshot = yaml.load(path.read_text(), Loader=_LOADER)["table_snapshot"]
+        snapshot = yaml.load(path.read_text(), Loader=db_templates.YAML_LOADER)["table_snapshot"]
         columns = {c["name"]: _TYPES[c["type"]] for c in snapshot["column_definitions"]}
         rows = [[_value(v) for v in row] for row in snapshot["rows"]]
         out[snapshot["table_name"]] = (columns, rows)
@@ -130,7 +129,7 @@ def cases() -> list[dict[str, Any]]:
 
 @functools.cache
 def _cases() -> tuple[dict[str, Any], ...]:
-    data = yaml.load((FIXTURES / "cases.yaml").read_text(), Loader=_LOADER)
+    data = yaml.load((FIXTURES / "cases.yaml").read_text(), Loader=db_templates.YAML_LOADER)
     out = []
     for project, listed in data.items():
         oracle = {r["id"]: r for r in json.loads((FIXTURES / "oracle" / f"{project}.json").read_text())}
