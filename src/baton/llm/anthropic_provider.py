@@ -26,6 +26,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from baton.dependency_waits import timed_chunks, waiting_on_dependency
 from baton.errors import ConfigurationError, ProviderError
 from baton.llm.arguments import parse_tool_call
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
@@ -168,7 +169,8 @@ class Anthropic:
     ) -> LLMResponse:
         params = self._request(messages, tools, temperature, max_tokens)
         try:
-            message = await self._client.messages.create(**params)
+            with waiting_on_dependency():
+                message = await self._client.messages.create(**params)
         except self._sdk_errors as exc:
             raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         if not hasattr(message, "content"):
@@ -206,11 +208,12 @@ class Anthropic:
         stop: str | None = None
         served_model = self.model
         try:
-            sdk_stream = await self._client.messages.create(**params)
+            with waiting_on_dependency():
+                sdk_stream = await self._client.messages.create(**params)
         except self._sdk_errors as exc:
             raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         try:
-            async for event in sdk_stream:
+            async for event in timed_chunks(sdk_stream):
                 kind = event.type
                 if kind == "message_start":
                     served_model = event.message.model or served_model

@@ -34,6 +34,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from baton.dependency_waits import timed_chunks, waiting_on_dependency
 from baton.errors import ConfigurationError, ProviderConnectionError, ProviderError
 from baton.llm.arguments import parse_tool_call, wire_arguments
 from baton.llm.errors_map import map_sdk_error, transport_errors, unexpected_response
@@ -181,7 +182,8 @@ class OpenAICompatible:
     ) -> LLMResponse:
         params = self._request(messages, tools, temperature, max_tokens)
         try:
-            completion = await self._create(params)
+            with waiting_on_dependency():
+                completion = await self._create(params)
         except self._sdk_errors as exc:
             raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         if not hasattr(completion, "choices"):
@@ -222,11 +224,12 @@ class OpenAICompatible:
         finish: str | None = None
         served_model = self.model
         try:
-            sdk_stream = await self._create(params)
+            with waiting_on_dependency():
+                sdk_stream = await self._create(params)
         except self._sdk_errors as exc:
             raise self._error(exc) from None  # the SDK's exception holds the whole body: never chained
         try:
-            async for chunk in sdk_stream:
+            async for chunk in timed_chunks(sdk_stream):
                 served_model = chunk.model or served_model
                 if chunk.usage is not None:
                     usage = _usage(chunk.usage)

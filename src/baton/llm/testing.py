@@ -13,6 +13,7 @@ import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+from baton.dependency_waits import waiting_on_dependency
 from baton.errors import ScriptExhaustedError
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
 
@@ -105,7 +106,8 @@ class FunctionModel:
         self.call_count += 1
         result = self.fn(list(messages), list(tools or ()))
         if inspect.isawaitable(result):
-            result = await result
+            with waiting_on_dependency():  # an async function stands in for a model's wait (``baton.dependency_waits``)
+                result = await result
         return _as_response(result, self.model, self.provider)
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[Tool] | None = None, *,

@@ -7,7 +7,8 @@ machine wakes an idle thread: the delay Baton's own queued work adds to every st
 answer) and the interpreter's busy share (the loop's thread and the threads sharing its
 interpreter lock). Over ``max_busy``, or a lag over what the questions in flight can bear
 (``Headroom.lag_bound``: ``max_lag_s``, more for questions that wait long on a model), the
-CPU is saturated. A bulkhead
+CPU is saturated; so it is when the admitted questions' own delays (beyond their model's and
+stores' time) run over what they may bear (``delays.py``). A bulkhead
 whose queue is nearly full (``watch``) is saturation too: the questions admitted would
 wait for it.
 
@@ -87,6 +88,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn
 
 from baton.errors import BatonError
+from baton.server.delays import OwnDelays
 from baton.server.headroom import Headroom, Reading, Sentinel, busy_share
 from baton.server.limits import Limits
 from baton.server.slots import Slot
@@ -143,6 +145,7 @@ class Admission(Waiting):
         self.cap = limits.max_in_flight
         self.memory_bytes = limits.admission_memory_bytes
         self.headroom = Headroom(limits.admission_max_busy, limits.admission_max_lag_s)
+        self.delays = OwnDelays()
         self.measure = measure
         self.limit = float(self.cap)
         self.in_flight = 0  # units
@@ -236,6 +239,11 @@ class Admission(Waiting):
             self._watch_headroom()
         return Ticket(self, name, cost)
 
+    def answered(self, total_s: float, waited_s: float, at: float | None = None) -> None:
+        """An admitted question answered (at ``at``, monotonic: now) ``total_s`` after its
+        admission, ``waited_s`` of it on its dependencies (``delays.py``)."""
+        self.delays.answered(time.monotonic() if at is None else at, total_s, waited_s)
+
     def count_refusal(self, why: str) -> None:
         self.refused += 1
         self.last_refusal = why
@@ -296,7 +304,7 @@ class Admission(Waiting):
         # many have drained. At the fixed point the refusals per second match the drain (multiplicative, smoothed)
         target = self.refused_per_s * self.backoff / max(1.0, self.headroom.drain_per_s)
         self.backoff = min(float(MAX_RETRY_AFTER_S) / 2, max(1.0, 0.9 * self.backoff + 0.1 * target))
-        why = self.headroom.saturated(self.in_flight)
+        why = self.headroom.saturated(self.in_flight) or self.delays.saturated(reading.wall, self.headroom.busy)
         for name, load in self._loads:
             if why is None and load() >= PRESSURE:
                 why = f"{name}'s queue is full"
@@ -320,6 +328,7 @@ class Admission(Waiting):
     def settle(self, reading: Reading) -> None:
         """At most one question in flight: at rest. The limit returns to the cap."""
         self.headroom.idle(reading)
+        self.delays.clear()
         self.why = None
         self.limit = self.memory_cap() * (1 - FAIR_RESERVE)
         self.allowance = float(START)

@@ -34,9 +34,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from baton.dependency_waits import stop_tracking, track
 from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
 from baton.server.errors import OPENAI_PATHS, overloaded_body
 from baton.server.limits import Limits
@@ -168,10 +170,15 @@ class RequestGuard:
             await _overloaded(send, path, refused.retry_after)
             return
         held, called = HELD.set(ticket), CALLER.set(key)  # the route's slot() / hold() find it (the task copies the context)
+        waits, tracking = track()
+        admitted = time.monotonic()
         try:
             await self._run(scope, receive, send, body)
         finally:
+            if cost == QUESTION:  # a stream's life is its reader's pace, not this process's delay
+                admission.answered(time.monotonic() - admitted, waits.seconds)
             ticket.release()
+            stop_tracking(tracking)
             HELD.reset(held)
             CALLER.reset(called)
 

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from baton.dependency_waits import timed_in_thread
 from baton.errors import BatonError
 from baton.outages import OutageLog
 from baton.workspace.advisory_queue import AdvisoryQueue
@@ -119,7 +120,7 @@ class Bulkhead:
             if exc.reason == "down":
                 self.outage.failed(exc)  # refused while the breaker is open: counted in the outage's line
             raise
-        future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, fn, args)
+        future = asyncio.get_running_loop().run_in_executor(self._pool(), self._call, timed_in_thread(fn), args)
         try:
             result = await asyncio.wait_for(asyncio.shield(future), timeout or self.timeout_s)
         except TimeoutError:

@@ -22,6 +22,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
+from baton.dependency_waits import untracked
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
@@ -46,6 +48,7 @@ class GroupCommit(Generic[Item, Result]):
         return await future
 
     async def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        untracked()  # the group's commit is no one request's wait: each waits in this process's queue
         group: list[tuple[Item, asyncio.Future[Result]]] = []
         try:
             while group := self._pending.get(loop, []):

@@ -71,6 +71,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
+from baton.dependency_waits import timed_in_thread
 from baton.errors import ConfigurationError
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
@@ -200,7 +201,7 @@ class SQLConnection:
         return self._executor
 
     async def run_in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), timed_in_thread(fn), *args)
 
     def close(self) -> None:
         """Dispose of the pool and the threads (safe to call twice)."""

@@ -1,0 +1,64 @@
+"""The delay this process adds to its answers: the third sign of saturation, beside the
+event loop's lag and busy share (``headroom.py``).
+
+Why: the lag is an average over the loop's turns, and a question takes many turns and
+several thread hops (its query, its turn's write) whose waits for the interpreter lock the
+lag does not see. Measured at 2 s model latency and concurrency 1,000, with the lag held
+under its 25 ms bound: answers took 2.2 s at the median and 2.8 s at p99 (1.4 x the chain),
+of which the turn's write alone was 60 ms at the median and 410 ms at p99. So admission
+also looks at what the admitted questions actually paid.
+
+Per answered question (``answered``): its time from admission to its reply's end, less
+the time it waited on its dependencies (``baton.dependency_waits``: its model, its database,
+its stores' threads), is this process's own delay. A question that waits 10 s on its model
+adds nothing here, so a mix of 2 ms and 10 s answers does not confuse it (the issue's
+warning about limiters on latency alone). Each delay is scored against what the answer may
+bear: ``FLOOR_S``, or ``SHARE`` of its dependencies' time when that is more (a tenth of a
+second beside a 2 s model call is 5 %). Over the answers of the last ``WINDOW_S``, when
+the ``QUANTILE``'s score is over 1 the process is saturated.
+
+What it does not count: the wait for admission itself (bounded on its own: ``waiting.py``),
+and streamed answers (a stream's life is its reader's pace). A question that is slow on its
+own, with nothing else running, is not saturation: the signal counts only while the
+interpreter is busy (``MIN_BUSY``).
+"""
+
+from __future__ import annotations
+
+import collections
+
+FLOOR_S = 0.075  # a question may take this long beyond its dependencies' time ...
+SHARE = 0.05  # ... or this share of that time, when that is more
+QUANTILE = 0.9
+WINDOW_S = 0.5  # the answers of the last half second
+MIN_ANSWERS = 10  # fewer in the window: too few to say
+MIN_BUSY = 0.25  # the interpreter's busy share under which the delays are not saturation
+MAX_KEPT = 4096
+
+
+class OwnDelays:
+    def __init__(self) -> None:
+        self._recent: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=MAX_KEPT)  # (at, score, own s)
+
+    def answered(self, at: float, total_s: float, waited_s: float) -> None:
+        """A question answered at ``at`` (monotonic) after ``total_s`` since its admission,
+        ``waited_s`` of it on its dependencies."""
+        own = max(0.0, total_s - waited_s)
+        self._recent.append((at, own / max(FLOOR_S, SHARE * waited_s), own))
+
+    def saturated(self, now: float, busy: float) -> str | None:
+        """Why the delays say the process is saturated, or None (module docstring)."""
+        recent = self._recent
+        while recent and recent[0][0] < now - WINDOW_S:
+            recent.popleft()
+        if busy < MIN_BUSY or len(recent) < MIN_ANSWERS:
+            return None
+        ranked = sorted(recent, key=lambda answer: answer[1])
+        _, score, own = ranked[min(len(ranked) - 1, int(QUANTILE * len(ranked)))]
+        if score <= 1.0:
+            return None
+        return (f"answers take {own * 1000:.0f} ms beyond their model and stores (p{QUANTILE * 100:.0f} of "
+                f"{len(ranked)}): the CPU is saturated")
+
+    def clear(self) -> None:
+        self._recent.clear()
