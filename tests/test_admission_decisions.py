@@ -94,7 +94,7 @@ def test_questions_that_wait_long_on_their_model_bear_a_later_loop():
             ticket.release()
         tickets = tickets[13:] + take_all(a, 13)
         clock.tick(lag=0.08, busy=0.4)
-    assert 0.09 <= a.headroom.lag_bound(a.in_flight) <= 0.11
+    assert 0.09 <= a.headroom.lag_bound(a.question_s()) <= 0.11
     assert a.why is None and a.refusal("a") is None and a.refused == 0
     clock.tick(lag=0.3, busy=0.4, n=10)
     assert a.why is not None and "late" in a.why

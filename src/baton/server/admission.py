@@ -182,8 +182,9 @@ class Admission(Waiting):
         return max(int(MIN_LIMIT), min(self.cap, int(self.memory_bytes / self.headroom.bytes_per_unit)))
 
     def question_s(self) -> float:
-        """How long a question takes now (``Headroom.question_s``)."""
-        return self.headroom.question_s(self.in_flight)
+        """How long a question takes now: the median of the last answers' times (``delays.py``),
+        or by Little's law before any (``Headroom.question_s``)."""
+        return self.delays.typical_s() or self.headroom.question_s(self.in_flight)
 
     def refusal(self, key: str | None = None, cost: int = QUESTION) -> tuple[str, int] | None:
         """Why a request of ``key`` costing ``cost`` units would be refused now, and its
@@ -304,7 +305,7 @@ class Admission(Waiting):
         # many have drained. At the fixed point the refusals per second match the drain (multiplicative, smoothed)
         target = self.refused_per_s * self.backoff / max(1.0, self.headroom.drain_per_s)
         self.backoff = min(float(MAX_RETRY_AFTER_S) / 2, max(1.0, 0.9 * self.backoff + 0.1 * target))
-        why = self.headroom.saturated(self.in_flight) or self.delays.saturated(reading.wall, self.headroom.busy)
+        why = self.headroom.saturated(self.question_s()) or self.delays.saturated(reading.wall, self.headroom.busy)
         for name, load in self._loads:
             if why is None and load() >= PRESSURE:
                 why = f"{name}'s queue is full"

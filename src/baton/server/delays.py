@@ -26,6 +26,7 @@ interpreter is busy (``MIN_BUSY``).
 from __future__ import annotations
 
 import collections
+import statistics
 
 FLOOR_S = 0.075  # a question may take this long beyond its dependencies' time ...
 SHARE = 0.05  # ... or this share of that time, when that is more
@@ -34,17 +35,22 @@ WINDOW_S = 0.5  # the answers of the last half second
 MIN_ANSWERS = 10  # fewer in the window: too few to say
 MIN_BUSY = 0.25  # the interpreter's busy share under which the delays are not saturation
 MAX_KEPT = 4096
+TYPICAL_OF = 256  # the typical answer time is the median of this many last answers
 
 
 class OwnDelays:
     def __init__(self) -> None:
         self._recent: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=MAX_KEPT)  # (at, score, own s)
+        self._times: collections.deque[float] = collections.deque(maxlen=TYPICAL_OF)
+        self._typical: float | None = None
 
     def answered(self, at: float, total_s: float, waited_s: float) -> None:
         """A question answered at ``at`` (monotonic) after ``total_s`` since its admission,
         ``waited_s`` of it on its dependencies."""
         own = max(0.0, total_s - waited_s)
         self._recent.append((at, own / max(FLOOR_S, SHARE * waited_s), own))
+        self._times.append(total_s)
+        self._typical = None
 
     def saturated(self, now: float, busy: float) -> str | None:
         """Why the delays say the process is saturated, or None (module docstring)."""
@@ -60,5 +66,13 @@ class OwnDelays:
         return (f"answers take {own * 1000:.0f} ms beyond their model and stores (p{QUANTILE * 100:.0f} of "
                 f"{len(ranked)}): the CPU is saturated")
 
+    def typical_s(self) -> float:
+        """The median time of the last answers (since admission); 0 before any. What a question
+        takes, for the loop's lag bound and the line's wait (``admission.py``, ``waiting.py``)."""
+        if self._typical is None:
+            self._typical = statistics.median(self._times) if self._times else 0.0
+        return self._typical
+
     def clear(self) -> None:
+        """At rest: the load's delays are gone (the typical answer time stays: it is the workload's)."""
         self._recent.clear()

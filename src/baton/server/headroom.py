@@ -150,10 +150,12 @@ class Headroom:
 
     def question_s(self, in_flight: float) -> float:
         """How long a question takes now, by Little's law: units in flight over units finished
-        a second; 0 when nothing finished lately (unknown)."""
+        a second; 0 when nothing finished lately (unknown). Admission prefers the answers'
+        own times (``OwnDelays.typical_s``): this estimate swells whenever the drain falls
+        (measured: a line wait of 1 s for questions of 2 s, while refusals cut the drain)."""
         return in_flight / self.drain_per_s if self.drain_per_s > 0 else 0.0
 
-    def lag_bound(self, in_flight: float) -> float:
+    def lag_bound(self, question_s: float) -> float:
         """How late the loop may run: ``max_lag_s``, or a share (``LAG_SHARE``) of what a
         question takes now (``question_s``) when that is more, at most ``MAX_LAG_BOUND``. A
         question spans about ten turns of the loop, so each pays about ten times the lag:
@@ -161,13 +163,14 @@ class Headroom:
         loses a tenth of that at 100 ms. A fixed 25 ms refused a third of the questions at a
         10 s model and concurrency 1,000 (the loop 25-80 ms late, bunched answers, at 25-50 %
         busy), which cost them a Retry-After of seconds to save a few hundredths."""
-        return max(self.max_lag_s, min(MAX_LAG_BOUND, LAG_SHARE * self.question_s(in_flight)))
+        return max(self.max_lag_s, min(MAX_LAG_BOUND, LAG_SHARE * question_s))
 
-    def saturated(self, in_flight: float = 0.0) -> str | None:
+    def saturated(self, question_s: float = 0.0) -> str | None:
         """Why the process has no headroom now, or None. The loop's lag counts beyond what
-        the machine makes any thread wait (``Reading.os_lag``), over ``lag_bound``."""
+        the machine makes any thread wait (``Reading.os_lag``), over ``lag_bound`` for
+        questions taking ``question_s``."""
         if self.busy > self.max_busy:
             return f"the event loop and its threads are {self.busy:.0%} busy: the CPU is saturated"
-        if self.lag_s > self.lag_bound(in_flight):
+        if self.lag_s > self.lag_bound(question_s):
             return f"the event loop runs {self.lag_s * 1000:.0f} ms late with work queued: the CPU is saturated"
         return None

@@ -4,7 +4,8 @@ A burst is met by slow start (TCP's, as the limiters above have it): the measure
 comes every tick, but a thousand questions can arrive between two ticks, each looking at
 the same stale headroom. So units in flight may at most triple per tick while healthy
 (``START`` before the first one); a question past that waits for the next tick's
-measurement (at most ``WAIT_TICKS``: 300 ms on time) and is then admitted, or refused if
+measurement (at most ``WAIT_TICKS``: 300 ms on time; while the process is saturated, at
+most ``line_wait_s``: it has no allowance until it is not) and is then admitted, or refused if
 the process saturated meanwhile (a key under its share of what is in flight skips the
 wait). With a 10 s model, 1,000 questions arriving at once are all admitted within a
 few ticks; with CPU-bound questions, what the first ticks measured turns the rest away.
@@ -74,9 +75,13 @@ class Waiting:
         """``take``, except that past the tick's allowance (a burst: slow start) a question
         waits for the next tick's measurement, at most ``WAIT_TICKS``, rather than pile on
         before anything was measured; refused when it still has no room."""
+        started = asyncio.get_running_loop().time()
+        deadline = started + self.line_wait_s()
         for _ in range(WAIT_TICKS):
             if cost <= self.allowance or not self.in_flight or self._watch is None or self._watch.done():
                 break
+            if self.why is not None and asyncio.get_running_loop().time() >= deadline:
+                break  # saturated: no allowance until it is not; a question waits for that no longer than in line
             held = self.by_key.get(key or "", 0)
             if held + cost <= self.in_flight / (len(self.by_key) + (held == 0)):
                 break  # a key under its share of what is in flight does not queue behind another's burst
@@ -94,10 +99,10 @@ class Waiting:
             if cost > self.allowance:
                 self._refuse(f"{self.in_flight} units in flight and still growing: no room within {WAIT_TICKS} measurements", cost)
         if self._joins_line(key, cost):
-            wait = self.line_wait_s()
+            wait = max(0.0, deadline - asyncio.get_running_loop().time())  # one wait in all: the line's, less the ticks'
             if not await self._wait_in_line(cost, wait):
                 self._refuse(f"{self.in_flight} units in flight, at the adaptive limit of {self.limit:.0f}: no slot within "
-                             f"{wait:.1f} s", cost)
+                             f"{deadline - started:.1f} s", cost)
         return self.take(key, cost)
 
     def _joins_line(self, key: str | None, cost: int) -> bool:
