@@ -216,7 +216,8 @@ async def test_a_group_commit_is_no_one_requests_wait():
 
 async def test_the_server_scores_a_question_by_its_own_delay_not_its_models():
     """Over HTTP: a question whose model (an async function: a model's stand-in) waits 0.3 s
-    is recorded by the request guard with that wait, so its own delay is the rest."""
+    is recorded by the request guard with that wait, so its own delay is the rest; streamed
+    answers (the event stream, a streamed chat completion) are not recorded."""
     async def route(messages, tools):
         await asyncio.sleep(0.3)
         return "done" if messages[-1].role == "tool" else LLMResponse(tool_calls=[tool_call("units", {"question": "q"})])
@@ -232,8 +233,12 @@ async def test_the_server_scores_a_question_by_its_own_delay_not_its_models():
         reply = await client.post("/v1/ask", json={"question": "q"}, headers={"Authorization": "Bearer k"})
         span = time.perf_counter() - started
         streamed = await client.post("/v1/ask/stream", json={"question": "q"}, headers={"Authorization": "Bearer k"})
-    assert reply.status_code == 200 and streamed.status_code == 200
-    assert len(recorded) == 1  # the stream is not scored: its life is its reader's pace
+        chat = {"model": "o", "messages": [{"role": "user", "content": "q"}]}
+        chat_streamed = await client.post("/v1/chat/completions", json={**chat, "stream": True}, headers={"Authorization": "Bearer k"})
+        assert len(recorded) == 1  # neither stream is scored: a stream's life is its reader's pace
+        chat_whole = await client.post("/v1/chat/completions", json=chat, headers={"Authorization": "Bearer k"})
+    assert [r.status_code for r in (reply, streamed, chat_streamed, chat_whole)] == [200] * 4
+    assert "data:" in chat_streamed.text and len(recorded) == 2
     total, waited = recorded[0]
     assert 0.3 <= waited <= total <= span  # the routing model's call: the specialist's answer passes through
 

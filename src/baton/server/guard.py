@@ -172,10 +172,11 @@ class RequestGuard:
         held, called = HELD.set(ticket), CALLER.set(key)  # the route's slot() / hold() find it (the task copies the context)
         waits, tracking = track()
         admitted = time.monotonic()
+        streamed = True
         try:
-            await self._run(scope, receive, send, body)
+            streamed = await self._run(scope, receive, send, body)
         finally:
-            if cost == QUESTION:  # a stream's life is its reader's pace, not this process's delay
+            if cost == QUESTION and not streamed:  # a stream's life is its reader's pace, not this process's delay
                 admission.answered(time.monotonic() - admitted, waits.seconds)
             ticket.release()
             stop_tracking(tracking)
@@ -207,11 +208,13 @@ class RequestGuard:
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def _run(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> None:
+    async def _run(self, scope: Scope, receive: Receive, send: Send, body: bytes) -> bool:
+        """Run the app for this request; True when its response was streamed (sent in parts)."""
         loop = asyncio.get_running_loop()
         gone = loop.create_future()  # the client left (a future, not an Event: one per open stream)
         complete = False
         delivered = False
+        streamed = False
 
         async def app_receive() -> Message:
             nonlocal delivered
@@ -222,9 +225,12 @@ class RequestGuard:
             return {"type": "http.disconnect"}
 
         async def app_send(message: Message) -> None:
-            nonlocal complete
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                complete = True
+            nonlocal complete, streamed
+            if message["type"] == "http.response.body":
+                if not message.get("more_body", False):
+                    complete = True
+                elif not streamed:
+                    streamed = True
             await send(message)
 
         scope[WATCHED] = True  # a streamed response need not listen for the client leaving itself (``slots.py``)
@@ -246,6 +252,7 @@ class RequestGuard:
         finally:
             if not task.done():
                 task.cancel()
+        return streamed
 
     @staticmethod
     async def _watch(receive: Receive, task: asyncio.Future[Any], gone: asyncio.Future[None]) -> None:
