@@ -51,7 +51,6 @@ import dataclasses
 import datetime as dt
 import functools
 import json
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -60,6 +59,7 @@ from typing import Annotated, Any, NotRequired, TypedDict, cast
 from pydantic import TypeAdapter, ValidationError
 
 from baton.answer_dict import dict_writer
+from baton.ids import random_hex
 from baton.tagged_json import TAGGED, AnswerFormatError, from_jsonable, to_jsonable
 
 __all__ = [
@@ -178,7 +178,7 @@ class AnswerMetadata(TypedDict, total=False):
 def new_turn_id() -> str:
     """A new answer's ``turn_id`` (what ``AIMessage()`` gets): for a caller that needs only
     the id, without building a whole message for it."""
-    return uuid.uuid4().hex
+    return random_hex()
 
 
 @dataclass

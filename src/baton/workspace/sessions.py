@@ -39,7 +39,6 @@ import contextlib
 import datetime as dt
 import hashlib
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +48,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from baton.errors import BatonError
+from baton.ids import random_hex
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkhead
@@ -186,7 +186,7 @@ class SessionStore:
     @staticmethod
     def new_id() -> str:
         """An id for a conversation whose first turn ``append(..., new=True)`` will create."""
-        return uuid.uuid4().hex
+        return random_hex()
 
     async def list(self, workspace: str, limit: int | None = 50) -> list[SessionSummary]:
         """The newest ``limit`` conversations (None: every one)."""
@@ -224,7 +224,7 @@ class SessionStore:
     # --- in the store's threads ---------------------------------------------------------------
 
     def _create(self, workspace: str, title: str) -> str:
-        session_id = uuid.uuid4().hex
+        session_id = random_hex()
         with self._write() as conn, conn.begin():
             conn.execute(_INSERT_SESSION, _session_row(session_id, workspace, title, _now()))
         return session_id
@@ -296,7 +296,7 @@ class SessionStore:
         for workspace, session_id, question, answer, digest, new, answer_json, *_ in turns:
             now = _now()
             if session_id is None or new:
-                session_id = session_id or uuid.uuid4().hex
+                session_id = session_id or random_hex()
                 sessions.append(_session_row(session_id, workspace, question, now))
                 seq = 1
             elif session_id in seqs:

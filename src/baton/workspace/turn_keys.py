@@ -33,7 +33,6 @@ import asyncio
 import functools
 import hashlib
 import json
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -43,6 +42,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from baton.errors import BatonError
+from baton.ids import random_hex
 from baton.workspace.bulkheads import DependencyUnavailable
 
 KEY_RETENTION_S = 86_400.0
@@ -99,7 +99,7 @@ class NewKey(str):
 
 
 def new_key() -> NewKey:
-    return NewKey(uuid.uuid4().hex)
+    return NewKey(random_hex())
 
 
 def chat_key(caller: str, model: str, messages: list[Any]) -> str:
