@@ -52,6 +52,7 @@ from baton.ids import random_hex
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkhead
+from baton.workspace.driver_writes import execute_rows
 from baton.workspace.group_commit import GroupCommit
 from baton.workspace.migrations import migrate
 from baton.workspace.session_tables import FEEDBACK, MIGRATIONS, REPLIES, SESSIONS, TURNS
@@ -312,10 +313,10 @@ class SessionStore:
             replies.append(dict(workspace=workspace, digest=digest, turn_id=answer.turn_id, created_at=now))
             ids.append(session_id)
         if sessions:
-            conn.execute(_INSERT_SESSION, sessions)
+            execute_rows(conn, _INSERT_SESSION, sessions)  # on SQLite's own connection (driver_writes.py)
         if rows:
-            conn.execute(_INSERT_TURN, rows)
-            conn.execute(_INSERT_REPLY, replies)
+            execute_rows(conn, _INSERT_TURN, rows)
+            execute_rows(conn, _INSERT_REPLY, replies)
         if touched:
             conn.execute(_TOUCH, [{"sid": sid, "now": now} for sid, now in touched.items()])
         return ids
