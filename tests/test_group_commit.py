@@ -11,6 +11,8 @@ import sqlalchemy as sa
 
 from baton.response import AIMessage
 from baton.workspace import SessionNotFound, SessionStore
+from baton.workspace import sessions as sessions_module
+from baton.workspace.driver_writes import execute_rows
 from baton.workspace.group_commit import GroupCommit
 
 
@@ -37,20 +39,24 @@ async def test_turns_appended_together_share_transactions_and_keep_their_order(t
         store.close()
 
 
-async def test_a_group_writes_each_table_once_whatever_its_size(tmp_path):
-    """A group's new sessions, turns and reply digests are one statement each (an executemany),
-    so a group costs about one turn's round trips over a slow network, not one per turn."""
+async def test_a_group_writes_each_table_once_whatever_its_size(tmp_path, monkeypatch):
+    """A group's new sessions, turns and reply digests are one statement each (an executemany,
+    ``driver_writes.execute_rows``), so a group costs about one turn's round trips over a slow
+    network, not one per turn."""
     store = SessionStore(tmp_path / "sessions.sqlite")
     try:
         await store.append("acme", None, "warm", AIMessage(content="warm"))
         commits = counted_commits(store)
         inserts: list[str] = []
-        sa.event.listen(store.engine, "before_cursor_execute",
-                        lambda conn, cursor, statement, *rest: inserts.append(statement.split("(")[0].strip())
-                        if statement.startswith("INSERT") else None)
+
+        def counted(conn, statement, rows):
+            inserts.append(statement.table.name)
+            execute_rows(conn, statement, rows)
+
+        monkeypatch.setattr(sessions_module, "execute_rows", counted)
         ids = await asyncio.gather(*(store.append("acme", None, f"q{i}", AIMessage(content=f"a{i}")) for i in range(12)))
         assert len(set(ids)) == 12  # twelve new conversations
-        for table in ("INSERT INTO baton_sessions", "INSERT INTO baton_turns", "INSERT INTO baton_replies"):
+        for table in ("baton_sessions", "baton_turns", "baton_replies"):
             assert inserts.count(table) == len(commits), inserts  # once per transaction, not once per turn
         assert len(commits) < 12
     finally:

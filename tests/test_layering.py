@@ -38,7 +38,7 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.tagged_json", "baton.events", "baton.tools",
+    ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.answer_dict", "baton.ids", "baton.tagged_json", "baton.events", "baton.tools",
                   "baton.files", "baton.numbers", "baton.outages")),
     ("questions", ("baton.phrasing", "baton.verified", "baton.followup_sql")),
     ("models", ("baton.llm",)),

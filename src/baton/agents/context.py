@@ -9,13 +9,13 @@ agent instance, so one agent object serves many concurrent requests.
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from baton.events import NULL_TRACKER, Event, WorkflowTracker
+from baton.ids import random_hex
 from baton.llm.base import ChatModel
 from baton.messages import Message
 
@@ -26,7 +26,7 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    return random_hex()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,10 @@ SQL specialist's ``unsafe_sql``, ``permission_denied``, ``model_not_configured``
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from baton.ids import random_hex
 from baton.response import AIMessage
 
 AgentStatus = Literal["success", "error", "no_result"]
@@ -37,7 +37,7 @@ class AgentResult:
     timestamp: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     call_id: str | None = None
     parent_execution_id: str | None = None
-    execution_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    execution_id: str = field(default_factory=random_hex)
 
     @property
     def ok(self) -> bool:

@@ -26,6 +26,7 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.datastructures import Headers
 
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
@@ -34,6 +35,7 @@ from baton.server.analyst_routes import register_analyst_routes
 from baton.server.auth import ApiKeys, Caller, Principal, check_key_workspaces
 from baton.server.errors import answer_headers, answer_status, register_error_handlers
 from baton.server.guard import RequestGuard
+from baton.server.lean_route import lean_route
 from baton.server.limits import Limits
 from baton.server.login_routes import register_login_routes
 from baton.server.memory_routes import register_memory_routes
@@ -130,17 +132,22 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
             "agents": [{"name": t.agent.name, "tool": t.name, "description": t.spec.description} for t in ws.orchestrator.agent_tools.values()],
         }
 
+    async def answer_ask(body: AskRequest, caller: Principal, headers: Headers) -> Response:
+        ws = workspace_of(caller)
+        key = turn_key(headers, body.turn_id)
+        async with app.state.admission.slot():
+            message = public_answer(await ws.answer(body.question, body.session_id, tracker=app.state.tracker, turn_key=key))
+        return Response(stored_json(message), status_code=answer_status(message), headers=answer_headers(message),
+                        media_type="application/json")
+
     @app.post("/v1/ask", tags=["ask"])
     async def ask(body: AskRequest, caller: Caller, request: Request) -> Response:
         """Answer a question; the body of the response is the AIMessage as JSON: 200 when
         answered (also partly, or with an answer-level error), 502/503/504 when a dependency
         failed and nothing was answered (``errors.py``). Idempotent by key (``turn_keys.py``)."""
-        ws = workspace_of(caller)
-        key = turn_key(request.headers, body.turn_id)
-        async with app.state.admission.slot():
-            message = public_answer(await ws.answer(body.question, body.session_id, tracker=app.state.tracker, turn_key=key))
-        return Response(stored_json(message), status_code=answer_status(message), headers=answer_headers(message),
-                        media_type="application/json")
+        return await answer_ask(body, caller, request.headers)
+
+    lean_route(app, "POST", "/v1/ask", AskRequest, answer_ask)  # a valid body skips FastAPI's machinery (lean_route.py)
 
     @app.post("/v1/ask/stream", tags=["ask"])
     async def ask_stream(body: AskRequest, caller: Caller, request: Request) -> StreamingResponse:

@@ -39,7 +39,6 @@ import contextlib
 import datetime as dt
 import hashlib
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,9 +48,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from baton.errors import BatonError
+from baton.ids import random_hex
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkhead
+from baton.workspace.driver_writes import execute_rows
 from baton.workspace.group_commit import GroupCommit
 from baton.workspace.migrations import migrate
 from baton.workspace.session_tables import FEEDBACK, MIGRATIONS, REPLIES, SESSIONS, TURNS
@@ -186,7 +187,7 @@ class SessionStore:
     @staticmethod
     def new_id() -> str:
         """An id for a conversation whose first turn ``append(..., new=True)`` will create."""
-        return uuid.uuid4().hex
+        return random_hex()
 
     async def list(self, workspace: str, limit: int | None = 50) -> list[SessionSummary]:
         """The newest ``limit`` conversations (None: every one)."""
@@ -224,7 +225,7 @@ class SessionStore:
     # --- in the store's threads ---------------------------------------------------------------
 
     def _create(self, workspace: str, title: str) -> str:
-        session_id = uuid.uuid4().hex
+        session_id = random_hex()
         with self._write() as conn, conn.begin():
             conn.execute(_INSERT_SESSION, _session_row(session_id, workspace, title, _now()))
         return session_id
@@ -296,7 +297,7 @@ class SessionStore:
         for workspace, session_id, question, answer, digest, new, answer_json, *_ in turns:
             now = _now()
             if session_id is None or new:
-                session_id = session_id or uuid.uuid4().hex
+                session_id = session_id or random_hex()
                 sessions.append(_session_row(session_id, workspace, question, now))
                 seq = 1
             elif session_id in seqs:
@@ -312,10 +313,10 @@ class SessionStore:
             replies.append(dict(workspace=workspace, digest=digest, turn_id=answer.turn_id, created_at=now))
             ids.append(session_id)
         if sessions:
-            conn.execute(_INSERT_SESSION, sessions)
+            execute_rows(conn, _INSERT_SESSION, sessions)  # on SQLite's own connection (driver_writes.py)
         if rows:
-            conn.execute(_INSERT_TURN, rows)
-            conn.execute(_INSERT_REPLY, replies)
+            execute_rows(conn, _INSERT_TURN, rows)
+            execute_rows(conn, _INSERT_REPLY, replies)
         if touched:
             conn.execute(_TOUCH, [{"sid": sid, "now": now} for sid, now in touched.items()])
         return ids

@@ -33,7 +33,6 @@ import asyncio
 import functools
 import hashlib
 import json
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -43,7 +42,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from baton.errors import BatonError
+from baton.ids import random_hex
 from baton.workspace.bulkheads import DependencyUnavailable
+from baton.workspace.driver_writes import first_row
 
 KEY_RETENTION_S = 86_400.0
 CHAT_KEY_WINDOW_S = 600.0
@@ -99,7 +100,7 @@ class NewKey(str):
 
 
 def new_key() -> NewKey:
-    return NewKey(uuid.uuid4().hex)
+    return NewKey(random_hex())
 
 
 def chat_key(caller: str, model: str, messages: list[Any]) -> str:
@@ -131,7 +132,7 @@ def claim(conn: Connection, workspace: str, key: str, turn_id: str, session_id: 
     statement = _claim_statement("postgresql" if conn.dialect.name == "postgresql" else "sqlite")
     params = {"claim_workspace": workspace, "claim_key": key, "claim_turn": turn_id, "claim_session": session_id,
               "claim_expires": expires_at, "claim_now": now}
-    if conn.execute(statement, params).first() is not None:  # claimed (rowcount is -1 on psycopg for an upsert)
+    if first_row(conn, statement, params) is not None:  # claimed (rowcount is -1 on psycopg for an upsert)
         return None
     holder = conn.execute(sa.select(TURN_KEYS.c.turn_id, TURN_KEYS.c.session_id).where(
         TURN_KEYS.c.workspace == workspace, TURN_KEYS.c.turn_key == key)).one()
