@@ -1,23 +1,18 @@
 """The serving process moves the objects alive after startup out of the garbage collector's
-way and shortens the interpreter's switch interval (``frozen_after_startup``); requests pass
-through the wrapper unchanged."""
+way (``frozen_after_startup``); requests pass through the wrapper unchanged."""
 
 from __future__ import annotations
 
 import gc
-import sys
 
 import httpx
 
-from baton.cli.serving import SWITCH_INTERVAL_S, frozen_after_startup
+from baton.cli.serving import frozen_after_startup
 
 
 async def test_the_served_app_is_frozen_once_started_and_serves_as_before(monkeypatch):
-    """Frozen, and its threads' waits for the interpreter lock shortened (``SWITCH_INTERVAL_S``)."""
     frozen: list[bool] = []
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
-    intervals: list[float] = []
-    monkeypatch.setattr(sys, "setswitchinterval", intervals.append)
     events: list[str] = []
 
     async def app(scope, receive, send):
@@ -40,7 +35,6 @@ async def test_the_served_app_is_frozen_once_started_and_serves_as_before(monkey
 
     await served({"type": "lifespan"}, receive, send)
     assert frozen == [True] and events == ["lifespan.startup"] and sent == [{"type": "lifespan.startup.complete"}]
-    assert intervals == [SWITCH_INTERVAL_S] and SWITCH_INTERVAL_S < 0.005
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://t") as client:
         response = await client.get("/")
     assert response.status_code == 200 and response.text == "ok" and frozen == [True]
@@ -52,6 +46,7 @@ def test_a_worker_logs_at_the_level_its_supervisor_was_given():
     saturation lines, at info, were lost in every worker)."""
     import os
     import subprocess
+    import sys
 
     code = ("import logging, os; from baton.cli.serving import served_app; served_app(); "
             "print(logging.getLogger().getEffectiveLevel(), logging.getLogger().handlers != [])")

@@ -12,7 +12,6 @@ import inspect
 import json
 import os
 import socket
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -231,21 +230,12 @@ SERVED_FACTORY = "BATON_SERVED_FACTORY"
 SERVED_LOG_LEVEL = "BATON_SERVED_LOG_LEVEL"
 
 
-SWITCH_INTERVAL_S = 0.0005
-
-
 def frozen_after_startup(app: Any) -> Any:
     """``app``, whose objects alive when it has started (modules, the app, its workspaces:
     most of the heap, for as long as the server runs) are then moved out of the cyclic
     garbage collector's way (``gc.freeze``). A full collection otherwise walks them all: a
     pause of about 150 ms, measured under load, that every question in flight waits for.
     Only the serving process does this (never an app a library user or a test builds).
-
-    It also shortens the interpreter's switch interval (``SWITCH_INTERVAL_S``, Python's default is
-    5 ms): a thread that runs a question's query or writes its turn gives the interpreter lock
-    up at every call into SQLite or a driver, and waits up to the interval to get it back from
-    a busy event loop. Measured at 2 s model latency and concurrency 1,000: a turn's group
-    commit took 8.6 ms at the median at 5 ms, 4.3 ms at 0.5 ms (one run each, a shared machine).
 
     Once started, SIGTERM and SIGINT also tell the app's open streams that the server stops
     (``baton.server.shutdown.watch_signals``): they end with a final event at once, rather
@@ -264,7 +254,6 @@ def frozen_after_startup(app: Any) -> Any:
 
                 gc.collect()
                 gc.freeze()
-                sys.setswitchinterval(SWITCH_INTERVAL_S)
                 shutdown = getattr(getattr(app, "state", None), "shutdown", None)
                 if shutdown is not None:  # after uvicorn installed its own handlers: ours runs first, then its
                     watch_signals(shutdown)
