@@ -377,8 +377,8 @@ async def test_at_the_limit_a_released_slot_goes_to_the_first_in_line_not_to_who
 
 
 async def test_the_line_waits_longer_for_questions_that_take_longer():
-    """A twentieth of what a question takes now (in flight over finished a second), between 0.1 s
-    and 1 s: questions waiting 20 s on their model wait up to a second for a slot rather than
+    """A twentieth of what a question takes now (in flight over finished a second, before any
+    answer's time is known), between 50 ms and 1 s: questions waiting 20 s on their model wait up to a second for a slot rather than
     be refused after 0.1 s and come back after a Retry-After of seconds."""
     import asyncio
 

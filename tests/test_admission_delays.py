@@ -94,6 +94,20 @@ def test_admission_refuses_while_delays_say_saturated_and_admits_again_after():
     a.take("a")
 
 
+def test_what_a_question_takes_is_its_answers_time_not_littles_law():
+    """While refusals cut the drain, in flight over finished a second swells (a 1 s line wait
+    was measured for questions of 2 s): the answers' own times say what a question takes."""
+    a = Admission(Limits(), measure=False)
+    held = [a.take("a") for _ in range(300)]
+    a.headroom.drain_per_s = 30.0  # 300 in flight, 30 finishing a second: 10 s by Little's law
+    assert a.question_s() == pytest.approx(10.0)
+    for _ in range(20):
+        a.answered(2.0, 1.9)
+    assert a.question_s() == pytest.approx(2.0) and a.line_wait_s() == pytest.approx(0.1)
+    for ticket in held:
+        ticket.release()
+
+
 # --- what is a dependency's time ----------------------------------------------------------------
 
 
