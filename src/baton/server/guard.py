@@ -40,7 +40,7 @@ from typing import Any
 from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
 from baton.server.errors import OPENAI_PATHS, overloaded_body
 from baton.server.limits import Limits
-from baton.server.slots import WATCHED
+from baton.server.slots import DEFERRED, WATCHED, Deferred
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -220,25 +220,40 @@ class RequestGuard:
                 complete = True
             await send(message)
 
-        scope[WATCHED] = True  # a streamed response need not listen for the client leaving itself (``slots.py``)
-        task = asyncio.ensure_future(self.app(scope, app_receive, app_send))
-        try:
-            await self._watch(receive, task, gone)
-            if not task.done() and not complete:  # the client left mid-answer: stop the work
-                task.cancel()
+        scope[WATCHED] = True  # a streamed response is left to this guard to send (``slots.py``)
+        work: Any = self.app(scope, app_receive, app_send)
+        context = None
+        while True:
+            task = loop.create_task(work, context=context)
             try:
-                await task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # this request itself was cancelled, not only its work
-            except Exception:
-                if not complete:
-                    raise
-                # the error handler answered (and logged it) already
-        finally:
-            if not task.done():
-                task.cancel()
+                await self._watch(receive, task, gone)
+                if not task.done() and not complete:  # the client left mid-answer: stop the work
+                    task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    current = asyncio.current_task()
+                    if current is not None and current.cancelling():
+                        raise  # this request itself was cancelled, not only its work
+                except Exception:
+                    if not complete:
+                        raise
+                    # the error handler answered (and logged it) already
+            except BaseException:
+                _drop(scope)  # a response left to send, never sent: its units released
+                raise
+            finally:
+                if not task.done():
+                    task.cancel()
+            deferred: Deferred | None = scope.pop(DEFERRED, None)
+            if deferred is None:
+                return
+            if gone.done():
+                deferred.drop()
+                return
+            # The app returned a streamed response without sending it: sent here, in a task of
+            # the context the app called it in, its own frames all it holds (``slots.py``).
+            work, context = deferred.send(app_send), deferred.context
 
     @staticmethod
     async def _watch(receive: Receive, task: asyncio.Future[Any], gone: asyncio.Future[None]) -> None:
@@ -273,6 +288,12 @@ class RequestGuard:
                     return
         finally:
             task.remove_done_callback(ended)
+
+
+def _drop(scope: Scope) -> None:
+    deferred: Deferred | None = scope.pop(DEFERRED, None)
+    if deferred is not None:
+        deferred.drop()
 
 
 async def _overloaded(send: Send, path: str, retry_after: int) -> None:
