@@ -1,10 +1,12 @@
 """A streamed response behind ``RequestGuard`` is sent by the guard once the app has returned
-(``slots.DEFERRED``): its frames reach the client and its slot is released after them; one the
+(``slots.DEFERRED``): its frames reach the client and its slot is released after them, and the
+exit stacks the framework left in the scope are not held meanwhile; one the
 client left before it was sent is never produced, and its slot is released all the same."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from baton.server.guard import RequestGuard
@@ -29,6 +31,8 @@ def guarded(ticket: Ticket, produced: list[str]) -> RequestGuard:
             yield frame
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        async with contextlib.AsyncExitStack() as stack:  # as FastAPI's request handler leaves them in the scope
+            scope["framework_stack"] = stack
         await Slot(ticket).streaming(frames(), media_type="text/event-stream")(scope, receive, send)
 
     return RequestGuard(app, limits=Limits())
@@ -55,7 +59,9 @@ async def test_the_guard_sends_a_deferred_stream_and_releases_its_slot_after_it(
         if message["type"] == "http.response.body" and not message.get("more_body", False):
             done.set()
 
-    await guarded(ticket, produced)(dict(SCOPE), receive, send)
+    scope = dict(SCOPE)
+    await guarded(ticket, produced)(scope, receive, send)
+    assert "framework_stack" not in scope  # closed when the app returned: not held while the stream is open
     bodies = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 200
     assert bodies == b"one\ntwo\n" and produced == ["one\n", "two\n"] and ticket.released

@@ -32,6 +32,7 @@ No rejection echoes the input: each says what was wrong, and at most which field
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -252,7 +253,11 @@ class RequestGuard:
                 deferred.drop()
                 return
             # The app returned a streamed response without sending it: sent here, in a task of
-            # the context the app called it in, its own frames all it holds (``slots.py``).
+            # the context the app called it in, its own frames all it holds (``slots.py``). The
+            # exit stacks the framework left in the scope were closed when the app returned
+            # (FastAPI leaves three, each with a deque: about 2.4 KiB an open stream).
+            for name in [name for name, value in scope.items() if isinstance(value, contextlib.AsyncExitStack)]:
+                del scope[name]
             work, context = deferred.send(app_send), deferred.context
 
     @staticmethod
