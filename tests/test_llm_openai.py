@@ -277,3 +277,15 @@ async def test_streamed_tool_call_fragments_without_index_are_one_call(stub):
     _, final = await collect(make(stub).stream([Message.user("q")], [SQL_TOOL]))
     assert [(c.id, c.name, c.arguments) for c in final.tool_calls] == [
         ("call_a", "run_sql", {"query": "select 1"}), ("call_b", "run_sql", {"query": "x"})]
+
+
+def test_the_wire_form_of_the_same_tools_is_made_once_and_again_when_a_tool_changed():
+    from baton.llm.openai_compat import WireTools, to_openai_tools
+
+    wire = WireTools(size=2)
+    lookup = Tool(name="lookup", description="Find a row", parameters=[ToolParameter("key", "string", "the key")])
+    first = wire([lookup])
+    assert first == to_openai_tools([lookup]) and wire([lookup]) is first
+    assert wire([Tool(name="lookup", description="Find a row", parameters=list(lookup.parameters))]) is not first  # another Tool
+    lookup.description = "Find one row"
+    assert wire([lookup])[0]["function"]["description"] == "Find one row"

@@ -14,7 +14,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from baton.server.connections import BatonHttpProtocol, connection_limit
+from baton.server.connections import BatonHttpProtocol, Pipeline, connection_limit
 from baton.server.limits import Limits
 from live_server import free_port, running
 
@@ -118,3 +118,11 @@ def test_the_connection_limit_sits_above_admissions_cap():
     limits = Limits(max_in_flight=1000)
     assert connection_limit(limits) == 1250 > limits.max_in_flight
     assert connection_limit(Limits(max_in_flight=1000, max_connections=2000)) == 2000
+
+
+def test_the_pipeline_list_hands_out_requests_in_the_order_uvicorns_deque_does():
+    pipeline = Pipeline()
+    assert not pipeline
+    pipeline.appendleft("first")
+    pipeline.appendleft("second")
+    assert pipeline and pipeline.pop() == "first" and pipeline.pop() == "second" and not pipeline

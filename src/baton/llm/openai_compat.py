@@ -72,6 +72,32 @@ def to_openai_tools(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     ]
 
 
+class WireTools:
+    """The chat-completions form of the tool lists a model is called with, kept for the same
+    ``Tool`` objects: an agent's tools are made once and offered on every call, and every
+    call in flight held its own copy of their schemas (about 1.4 KiB for one small tool) until
+    its model answered. At most ``size`` lists (the oldest forgotten); a list is made again when
+    a tool's name or description is no longer what it was."""
+
+    __slots__ = ("_lists", "_size")
+
+    def __init__(self, size: int = 16) -> None:
+        self._lists: dict[tuple[int, ...], tuple[Sequence[Tool], tuple[tuple[str, str], ...], list[dict[str, Any]]]] = {}
+        self._size = size
+
+    def __call__(self, tools: Sequence[Tool]) -> list[dict[str, Any]]:
+        key = tuple(map(id, tools))
+        names = tuple((t.name, t.description) for t in tools)
+        kept = self._lists.get(key)
+        if kept is not None and kept[1] == names and all(a is b for a, b in zip(kept[0], tools)):
+            return kept[2]
+        wire = to_openai_tools(tools)
+        if len(self._lists) >= self._size:
+            del self._lists[next(iter(self._lists))]
+        self._lists[key] = (tuple(tools), names, wire)
+        return wire
+
+
 def _finish_reason(reason: str | None, has_tool_calls: bool) -> str:
     if reason == "function_call" or (has_tool_calls and reason in (None, "", "stop")):
         return "tool_calls"
@@ -124,6 +150,7 @@ class OpenAICompatible:
             except openai.OpenAIError as exc:
                 raise ConfigurationError(f"{provider or 'openai'}:{model}: {exc}") from exc
         self._clients = LoopClients(client, fresh)
+        self._wire_tools = WireTools()
         self._direct = _direct_post(client)
         # json.JSONDecodeError: the SDK parses bodies and SSE frames with json.loads
         self._sdk_errors: tuple[type[BaseException], ...] = (openai.OpenAIError, json.JSONDecodeError, *transport_errors())
@@ -148,7 +175,7 @@ class OpenAICompatible:
                  max_tokens: int | None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages)}
         if tools:
-            params["tools"] = to_openai_tools(tools)
+            params["tools"] = self._wire_tools(tools)  # the same list each call: never changed after (``WireTools``)
         temperature = self.temperature if temperature is None else temperature
         if temperature is not None:
             params["temperature"] = temperature

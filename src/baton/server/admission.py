@@ -52,7 +52,7 @@ keys within their share hold at most the limit (and never more than the memory c
 
 What a question costs is counted in units: ``QUESTION`` (1), an open stream ``STREAM`` (2: it holds its connection, buffers,
 tasks and event queue for its whole life; ``bench/server_throughput.py`` measured about
-96 KiB of resident memory per open stream, 74 KiB since (``slots.py``, ``connections.py``),
+96 KiB of resident memory per open stream, 61 KiB since (``slots.py``, ``connections.py``, ``guard.py``),
 against 47-65 KiB per question in flight), a
 pipeline start ``PIPELINE`` (2: it plans with a model, then its run's stages).
 
