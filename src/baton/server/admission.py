@@ -28,13 +28,14 @@ What we took from proven adaptive limiters, and what we did not:
   cutting the limit far under it (we did, by the lag's gradient, 0.5-0.9 a tick) only
   refused more, and the refusals were then the load (measured: 5,000 streams opening at
   42/s, the limit fell to 776 and 27,733 refusals kept the process saturated).
-- Their signal is each request's latency. Ours is not: a question's latency here is
-  mostly the model's, and the model's latency is not this process's load. A 10 s model
+- Their signal is each request's latency. Ours is not that alone: a question's latency here
+  is mostly the model's, and the model's latency is not this process's load. A 10 s model
   answer would read as an overloaded server, a 2 ms verified answer as an idle one, and a
   mix of both (the normal case) would make a latency gradient swing with the mix, not the
   load. Envoy's minimum-RTT probe (pinning concurrency low for a while) would refuse real
-  users to measure a model's speed. So the signal here is the loop's lag and busy
-  share: the delay and CPU that *this process* adds, whatever the model does. A question
+  users to measure a model's speed. So the signals here are the loop's lag and busy
+  share, and each answer's latency *less what it waited on its model and stores*
+  (``delays.py``): the delay and CPU that *this process* adds, whatever the model does. A question
   waiting on its model costs almost nothing while it waits, so thousands may be in flight.
 
 A hard cap protects memory: ``max_in_flight`` units, and ``memory_bytes`` over the

@@ -11,8 +11,8 @@ also looks at what the admitted questions actually paid.
 Per answered question (``answered``): its time from admission to its reply's end, less
 the time it waited on its dependencies (``baton.dependency_waits``: its model, its database,
 its stores' threads), is this process's own delay. A question that waits 10 s on its model
-adds nothing here, so a mix of 2 ms and 10 s answers does not confuse it (the issue's
-warning about limiters on latency alone). Each delay is scored against what the answer may
+adds nothing here, so a mix of 2 ms and 10 s answers does not confuse it (a limiter on
+latency alone would take the model's time for this process's load). Each delay is scored against what the answer may
 bear: ``FLOOR_S``, or ``SHARE`` of its dependencies' time when that is more (a tenth of a
 second beside a 2 s model call is 5 %). Over the answers of the last ``WINDOW_S``, when
 the ``QUANTILE``'s score is over 1 the process is saturated.
@@ -24,6 +24,9 @@ processes cause, taking the cores from this one (as ``Sentinel`` has it for the 
 refusal of ours would change them). So the signal counts only while this process's
 interpreter is itself busy (``MIN_BUSY``): on a machine shared with another busy process,
 own delays of 130-280 ms at the p90 were measured while the interpreter was only 45-60 % busy.
+
+The same answers say what a question takes (``typical_s``: the median of the last answers'
+times), for the loop's lag bound and the wait in line.
 """
 
 from __future__ import annotations
