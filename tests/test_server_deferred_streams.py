@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from baton.server.guard import RequestGuard
@@ -41,9 +42,8 @@ def guarded(ticket: Ticket, produced: list[str]) -> RequestGuard:
 SCOPE = {"type": "http", "method": "GET", "path": "/events", "headers": []}
 
 
-async def test_the_guard_sends_a_deferred_stream_and_releases_its_slot_after_it():
-    ticket, produced, sent = Ticket(), [], []
-    done = asyncio.Event()
+def receiver(until_gone: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """A server's ``receive``: the (empty) request, then a disconnect once ``until_gone()`` returns."""
     calls = 0
 
     async def receive() -> dict[str, Any]:
@@ -51,8 +51,16 @@ async def test_the_guard_sends_a_deferred_stream_and_releases_its_slot_after_it(
         calls += 1
         if calls == 1:
             return {"type": "http.request", "body": b"", "more_body": False}
-        await done.wait()  # the server's receive: returns once the response is complete
+        await until_gone()
         return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def test_the_guard_sends_a_deferred_stream_and_releases_its_slot_after_it():
+    ticket, produced, sent = Ticket(), [], []
+    done = asyncio.Event()
+    receive = receiver(done.wait)  # the server's receive: returns once the response is complete
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -69,15 +77,7 @@ async def test_the_guard_sends_a_deferred_stream_and_releases_its_slot_after_it(
 
 async def test_a_stream_whose_client_left_before_it_was_sent_is_never_produced_and_its_slot_is_released():
     ticket, produced, sent = Ticket(), [], []
-    calls = 0
-
-    async def receive() -> dict[str, Any]:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await asyncio.sleep(0)  # the app returns its response in this turn; the client has gone by the next
-        return {"type": "http.disconnect"}
+    receive = receiver(lambda: asyncio.sleep(0))  # the app returns its response in this turn; the client has gone by the next
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
