@@ -69,7 +69,8 @@ import server_throughput as st  # noqa: E402
 
 # Admission is not measured here (bench/server_throughput.py does): every question is answered,
 # so the CPU per answer holds no refusals' CPU. The environment may still set these.
-ADMIT_ALL = {"BATON_MAX_IN_FLIGHT": "10000", "BATON_ADMISSION_MAX_BUSY": "1.0", "BATON_ADMISSION_MAX_LAG": "100"}
+ADMIT_ALL = {"BATON_MAX_IN_FLIGHT": "10000", "BATON_ADMISSION_MAX_BUSY": "1.0", "BATON_ADMISSION_MAX_LAG": "100",
+             "BATON_ADMISSION_MAX_DELAY": "1000"}
 
 
 def _process_cpu(pid: int) -> float:

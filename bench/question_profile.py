@@ -55,7 +55,8 @@ def build_app(home: Path, model_kind: str, stub_url: str | None):
     """``server_throughput.app_factory``, with the model swapped when ``model_kind`` is ``function``."""
     os.environ.update({"BENCH_HOME": str(home), "BENCH_STUB_URL": stub_url or "http://127.0.0.1:9/v1",
                        "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning",
-                       "BATON_MAX_IN_FLIGHT": "10000", "BATON_ADMISSION_MAX_BUSY": "1.0", "BATON_ADMISSION_MAX_LAG": "100"})
+                       "BATON_MAX_IN_FLIGHT": "10000", "BATON_ADMISSION_MAX_BUSY": "1.0", "BATON_ADMISSION_MAX_LAG": "100",
+                       "BATON_ADMISSION_MAX_DELAY": "1000"})
     if model_kind == "sdk":
         return st.app_factory()
     import baton.llm

@@ -58,6 +58,14 @@ def test_a_quiet_interpreter_too_few_answers_or_old_ones_say_nothing():
     assert delays.saturated(1.0 + WINDOW_S + 0.01, busy=0.9) is None  # the window moved past them
 
 
+def test_the_operator_sets_the_delay_an_answer_may_bear():
+    assert Limits.from_env({"BATON_ADMISSION_MAX_DELAY": "0.2"}).admission_max_delay_s == 0.2
+    lenient = Admission(Limits(admission_max_delay_s=0.5), measure=False).delays
+    for _ in range(MIN_ANSWERS):
+        lenient.answered(1.0, 0.4, 0.0)  # 400 ms of its own: over the default 75 ms, under 0.5 s
+    assert lenient.saturated(1.0, busy=0.9) is None
+
+
 def test_the_floor_lets_short_answers_keep_their_own_few_milliseconds():
     delays = OwnDelays()
     for _ in range(50):

@@ -146,7 +146,7 @@ class Admission(Waiting):
         self.cap = limits.max_in_flight
         self.memory_bytes = limits.admission_memory_bytes
         self.headroom = Headroom(limits.admission_max_busy, limits.admission_max_lag_s)
-        self.delays = OwnDelays()
+        self.delays = OwnDelays(limits.admission_max_delay_s)
         self.measure = measure
         self.limit = float(self.cap)
         self.in_flight = 0  # units

@@ -13,7 +13,7 @@ the time it waited on its dependencies (``baton.dependency_waits``: its model, i
 its stores' threads), is this process's own delay. A question that waits 10 s on its model
 adds nothing here, so a mix of 2 ms and 10 s answers does not confuse it (a limiter on
 latency alone would take the model's time for this process's load). Each delay is scored against what the answer may
-bear: ``FLOOR_S``, or ``SHARE`` of its dependencies' time when that is more (a tenth of a
+bear: ``floor_s`` (``FLOOR_S`` by default), or ``SHARE`` of its dependencies' time when that is more (a tenth of a
 second beside a 2 s model call is 5 %). Over the answers of the last ``WINDOW_S``, when
 the ``QUANTILE``'s score is over 1 the process is saturated.
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 import collections
 import statistics
 
-FLOOR_S = 0.075  # a question may take this long beyond its dependencies' time ...
+FLOOR_S = 0.075  # a question may take this long beyond its dependencies' time (``BATON_ADMISSION_MAX_DELAY``) ...
 SHARE = 0.05  # ... or this share of that time, when that is more
 QUANTILE = 0.9
 WINDOW_S = 0.5  # the answers of the last half second
@@ -45,7 +45,8 @@ TYPICAL_OF = 256  # the typical answer time is the median of this many last answ
 
 
 class OwnDelays:
-    def __init__(self) -> None:
+    def __init__(self, floor_s: float = FLOOR_S) -> None:
+        self.floor_s = floor_s
         self._recent: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=MAX_KEPT)  # (at, score, own s)
         self._times: collections.deque[float] = collections.deque(maxlen=TYPICAL_OF)
         self._typical: float | None = None
@@ -54,7 +55,7 @@ class OwnDelays:
         """A question answered at ``at`` (monotonic) after ``total_s`` since its admission,
         ``waited_s`` of it on its dependencies."""
         own = max(0.0, total_s - waited_s)
-        self._recent.append((at, own / max(FLOOR_S, SHARE * waited_s), own))
+        self._recent.append((at, own / max(self.floor_s, SHARE * waited_s), own))
         self._times.append(total_s)
         self._typical = None
 

@@ -14,6 +14,7 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_ADMISSION_MEMORY`` | 1 GiB | memory for work in flight: the cap is also this over the measured bytes per unit in flight |
 | ``BATON_ADMISSION_MAX_BUSY`` | 0.9 | busy share (the event loop's thread, and the threads sharing its interpreter lock: ``headroom.busy_share``) over which the CPU is saturated |
 | ``BATON_ADMISSION_MAX_LAG`` | 0.025 s | event-loop lag (beyond how late the machine wakes an idle thread) over which the CPU is saturated: a question spans about ten turns of the loop, so 25 ms keeps CPU-bound answers near 250 ms |
+| ``BATON_ADMISSION_MAX_DELAY`` | 0.075 s | the delay the process may add to an answer beyond its model's and stores' time (or 5 % of that time), at the p90 of the last half second's answers, over which the CPU is saturated (``delays.py``) |
 | ``BATON_HEADER_TIMEOUT`` | 10 s | a request's headers must arrive within this of its first byte (of the connection's opening): else 408 and closed (``connections.py``) |
 | ``BATON_MAX_CONNECTIONS`` | cap + 25 % | open connections per process (within the open-files limit); beyond: 503 + ``Retry-After``, closed |
 
@@ -43,6 +44,7 @@ class Limits:
     admission_memory_bytes: int = 1 << 30
     admission_max_busy: float = 0.9
     admission_max_lag_s: float = 0.025
+    admission_max_delay_s: float = 0.075  # the own delay an answer may bear (``delays.py``: or 5 % of its dependencies' time)
     header_timeout_s: float = 10.0
     max_connections: int = 0  # 0: the cap and a quarter (connections.connection_limit)
 
@@ -55,6 +57,7 @@ class Limits:
             "body_timeout_s": "BATON_BODY_TIMEOUT", "max_json_depth": "BATON_MAX_JSON_DEPTH",
             "max_in_flight": "BATON_MAX_IN_FLIGHT", "admission_memory_bytes": "BATON_ADMISSION_MEMORY",
             "admission_max_busy": "BATON_ADMISSION_MAX_BUSY", "admission_max_lag_s": "BATON_ADMISSION_MAX_LAG",
+            "admission_max_delay_s": "BATON_ADMISSION_MAX_DELAY",
             "header_timeout_s": "BATON_HEADER_TIMEOUT", "max_connections": "BATON_MAX_CONNECTIONS",
         }
         for gone in REMOVED:
