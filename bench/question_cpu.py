@@ -16,8 +16,12 @@ For each concurrency (closed loop), three figures per answered question:
   the same body), from this process, with the same number of concurrent callers each calling
   again as its answer arrives, so at the same pace; process CPU over the calls: what the model
   call costs whoever makes it (at concurrency 1 about twice its loaded cost: a cold core);
-- *Baton's own*: server - SDK alone. The *worker* column leaves out uvicorn's supervisor
-  (``serve_factory`` runs one even for one worker; ``baton serve`` without ``--workers`` does not).
+- *Baton's own*: server - SDK alone. The *worker* column is the serving process alone (one
+  worker is served in the process started, as ``baton serve`` serves: no supervisor);
+- *floor*: the same uvicorn worker (``serve_factory``, its config and protocol) serving a bare
+  ASGI app (``floor_app``) that makes the same routing call and answers a small JSON body; no
+  Baton code runs per request. *floor - SDK alone* is what the HTTP server costs; *server -
+  floor* (``over floor``) what Baton's answer path adds: the part Baton's code can cut.
 
 First, what an idle server spends and what waking it costs (``_wake_cost``): the share of
 the concurrency-1 figure that is uvicorn's and the machine's, whatever the question.
@@ -108,28 +112,73 @@ TOOLS = [{"type": "function", "function": {"name": "sales", "description": "Mont
     "required": ["question"], "additionalProperties": False}}}]
 
 
-async def _sdk_load(stub_url: str, concurrency: int, seconds: float) -> tuple[int, float]:
-    """Calls and CPU seconds of ``concurrency`` callers of the bare SDK, each calling again
-    as its answer arrives, for ``seconds`` (nothing else runs in this process meanwhile).
-    The call is made as Baton makes it (``baton.llm.openai_compat``): the same transport
+def floor_app():
+    """The floor (``serve_factory``'s factory, as ``question_cpu:floor_app``): the same uvicorn
+    worker as Baton's (its config, protocol and supervisor), serving a bare ASGI app that reads
+    the question, makes the routing call Baton makes (``_routing_call``) and answers a small
+    JSON body. No Baton code runs per request: server - floor is what Baton's answer path adds."""
+    import json
+
+    call = _routing_call(os.environ["BENCH_STUB_URL"])
+
+    async def app(scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        reply = b"{}"
+        if scope["path"] != "/health":
+            completion = await call()
+            reply = json.dumps({"question": json.loads(body)["question"],
+                                "routed": completion.choices[0].message.tool_calls[0].function.arguments}).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
+        await send({"type": "http.response.body", "body": reply})
+
+    return app
+
+
+def _routing_call(stub_url: str):
+    """The routing call as Baton makes it (``baton.llm.openai_compat``): the same transport
     (``baton.llm.transport.sdk_http_client``: the SDK's aiohttp client when installed), the
-    same body, ``post`` to ``/chat/completions`` with a ``ChatCompletion`` back."""
+    same body, ``post`` to ``/chat/completions`` with a ``ChatCompletion`` back. The client
+    is made on the first call, inside the loop that runs it."""
     import openai
     from openai._base_client import make_request_options
     from openai.types.chat import ChatCompletion
 
     from baton.llm.transport import sdk_http_client
 
-    client = openai.AsyncOpenAI(api_key="stub", base_url=stub_url, max_retries=0, http_client=sdk_http_client(openai))
     options = make_request_options(security={"bearer_auth": True})
     body = {"model": "stub-model", "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": st.ROUTED}],
             "tools": TOOLS}
+    clients: list[openai.AsyncOpenAI] = []
+
+    async def call() -> ChatCompletion:
+        if not clients:
+            clients.append(openai.AsyncOpenAI(api_key="stub", base_url=stub_url, max_retries=0, http_client=sdk_http_client(openai)))
+        return await clients[0].post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
+
+    call.clients = clients  # type: ignore[attr-defined]  (closed by whoever made it)
+    return call
+
+
+async def _sdk_load(stub_url: str, concurrency: int, seconds: float) -> tuple[int, float]:
+    """Calls and CPU seconds of ``concurrency`` callers of the bare SDK (``_routing_call``),
+    each calling again as its answer arrives, for ``seconds`` (nothing else runs in this
+    process meanwhile)."""
+    call = _routing_call(stub_url)
     calls = 0
 
     async def caller(stop: float) -> None:
         nonlocal calls
         while time.monotonic() < stop:
-            await client.post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
+            await call()
             calls += 1
 
     await asyncio.gather(*(caller(time.monotonic() + 1.0) for _ in range(min(concurrency, 8))))  # connections, imports
@@ -137,7 +186,7 @@ async def _sdk_load(stub_url: str, concurrency: int, seconds: float) -> tuple[in
     stop = time.monotonic() + seconds
     await asyncio.gather(*(caller(stop) for _ in range(concurrency)))
     cpu = time.process_time() - cpu
-    await client.close()
+    await call.clients[0].close()  # type: ignore[attr-defined]
     return calls, cpu
 
 
@@ -199,34 +248,40 @@ def main() -> None:
            "BATON_HOME": str(home / "state"), "BATON_LOG_LEVEL": "warning"}
     for name, value in ADMIT_ALL.items():
         env.setdefault(name, value)
-    port = sp.free_port()
+    port, floor_port = sp.free_port(), sp.free_port()
     server = sp.start_server(port, 1, env)
-    rows: dict[int, list[tuple[float, float]]] = {c: [] for c in args.concurrency}
+    floor = sp.start_server(floor_port, 1, env, "question_cpu:floor_app")
+    rows: dict[int, list[tuple[float, float, float]]] = {c: [] for c in args.concurrency}
     print(f"stub model latency {args.latency * 1000:.0f} ms; {args.seconds:g} s per run; {os.cpu_count()} cores; "
           "CPU ms per pass-through model question")
-    print(f"{'conc':>5} {'run':>4} {'answers':>8} {'refused':>8} {'server':>8} {'worker':>8} {'SDK calls':>10} "
-          f"{'SDK alone':>10} {'Baton own':>10}")
+    print(f"{'conc':>5} {'run':>4} {'answers':>8} {'refused':>8} {'server':>8} {'worker':>8} {'floor':>8} {'SDK calls':>10} "
+          f"{'SDK alone':>10} {'Baton own':>10} {'over floor':>10}")
     try:
         sp.wait_listening(stub_port)
-        sp.wait_ready(port)
-        _ask(port, 4, 2.0)  # warm-up: imports, pools, connections
-        pids = [server.pid, *_children(server.pid)]
+        for ready in (port, floor_port):
+            sp.wait_ready(ready)
+            _ask(ready, 4, 2.0)  # warm-up: imports, pools, connections
+        pids, floor_pids = [server.pid, *_children(server.pid)], [floor.pid, *_children(floor.pid)]
         _wake_cost(pids, port, args.latency, args.seconds)
         for run in range(1, args.repeats + 1):
             for concurrency in args.concurrency:
-                before, worker_before = _tree_cpu(pids), _tree_cpu(pids[1:])
+                before, worker_before = _tree_cpu(pids), _tree_cpu(pids[-1:])
                 answers, refused = _ask(port, concurrency, args.seconds)
-                total, worker = _tree_cpu(pids) - before, _tree_cpu(pids[1:]) - worker_before
+                total, worker = _tree_cpu(pids) - before, _tree_cpu(pids[-1:]) - worker_before
+                before = _tree_cpu(floor_pids)
+                floor_answers, _ = _ask(floor_port, concurrency, args.seconds)
+                floor_ms = 1000 * (_tree_cpu(floor_pids) - before) / max(1, floor_answers)
                 calls, sdk_cpu = asyncio.run(_sdk_load(stub_url, concurrency, args.seconds))
                 server_ms, worker_ms = 1000 * total / max(1, answers), 1000 * worker / max(1, answers)
                 sdk_ms = 1000 * sdk_cpu / max(1, calls)
-                rows[concurrency].append((server_ms, sdk_ms))
-                print(f"{concurrency:>5} {run:>4} {answers:>8} {refused:>8} {server_ms:8.2f} {worker_ms:8.2f} "
-                      f"{calls:>10} {sdk_ms:10.2f} {server_ms - sdk_ms:10.2f}", flush=True)
+                rows[concurrency].append((server_ms, sdk_ms, floor_ms))
+                print(f"{concurrency:>5} {run:>4} {answers:>8} {refused:>8} {server_ms:8.2f} {worker_ms:8.2f} {floor_ms:8.2f} "
+                      f"{calls:>10} {sdk_ms:10.2f} {server_ms - sdk_ms:10.2f} {server_ms - floor_ms:10.2f}", flush=True)
         default_sdk = asyncio.run(st._sdk_call_cpu(stub_url, args.seconds))
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
+        for process in (server, floor):
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
         os.killpg(stub.pid, signal.SIGTERM)
         stub.wait(10)
     print(f"for comparison, the SDK's default call (chat.completions.create, its own httpx transport), one at a time at "
@@ -238,7 +293,10 @@ def main() -> None:
         server_ms = statistics.median(r[0] for r in runs)
         sdk_ms = statistics.median(r[1] for r in runs)
         own = statistics.median(r[0] - r[1] for r in runs)
-        print(f"  concurrency {concurrency:>4}: server {server_ms:.2f} ms, SDK alone {sdk_ms:.2f} ms, Baton's own {own:.2f} ms")
+        floor_ms = statistics.median(r[2] for r in runs)
+        over = statistics.median(r[0] - r[2] for r in runs)
+        print(f"  concurrency {concurrency:>4}: server {server_ms:.2f} ms, SDK alone {sdk_ms:.2f} ms, Baton's own {own:.2f} ms; "
+              f"floor {floor_ms:.2f} ms (its HTTP server {floor_ms - sdk_ms:.2f} ms), Baton's answer path {over:.2f} ms")
     print("targets: Baton's own <= 1 ms at concurrency 1, 50 and 200; server <= 3 ms at 50 and 200")
 
 

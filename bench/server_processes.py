@@ -79,9 +79,9 @@ def wait_ready(port: int, timeout: float = 60) -> None:
     raise RuntimeError("server did not start")
 
 
-def start_server(port: int, workers: int, env: dict[str, str]) -> subprocess.Popen:
+def start_server(port: int, workers: int, env: dict[str, str], factory: str = "server_throughput:app_factory") -> subprocess.Popen:
     code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); from baton.cli.serving import serve_factory; "
-            f"serve_factory('server_throughput:app_factory', '127.0.0.1', {port}, workers={workers}, "
+            f"serve_factory({factory!r}, '127.0.0.1', {port}, workers={workers}, "
             f"log_level={env.get('BENCH_LOG_LEVEL', 'warning')!r})")  # info: admission's saturation, as it comes and goes
     return subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
 
@@ -102,10 +102,11 @@ def pct(values: list[float], q: float) -> float:
 
 
 def worker_rss(server_pid: int) -> int:
-    """Resident bytes of the server's worker: the largest of uvicorn's supervisor's children."""
+    """Resident bytes of the server's worker: the largest of uvicorn's supervisor's children,
+    or the server itself when it has none (one worker serves in the process it was started in)."""
     largest = 0
     try:
-        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+        children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split() or [str(server_pid)]
     except OSError:
         return 0
     for child in children:

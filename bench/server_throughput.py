@@ -5,7 +5,8 @@
 
 A stub model server (its own process, asyncio, answering every call after ``--latency``
 seconds) plays the provider. The server under test runs in its own process tree through
-``baton.cli.serving.serve_factory`` — what ``baton serve --workers N`` runs — with one
+``baton.cli.serving.serve_factory`` — what ``baton serve --workers N`` runs; one worker is
+served in the process started, as ``baton serve`` does without ``--workers`` — with one
 workspace: a routing model (the real ``openai`` SDK against the stub) and a SQL specialist
 over a SQLite file holding a verified question, conversations on SQLite; two keys.
 

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 
 import uvicorn
 
+from baton.cli.quiet_server import QuietServer
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -20,7 +22,7 @@ def free_port() -> int:
 @contextmanager
 def running(config: uvicorn.Config) -> Iterator[int]:
     """A uvicorn server of ``config`` in a thread until the block ends: its port."""
-    server = uvicorn.Server(config)
+    server = QuietServer(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

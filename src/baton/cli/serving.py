@@ -185,13 +185,20 @@ def log_level_number(level: str) -> int:
 def serve_app(app, host: str, port: int, log_level: str = "info", listener: socket.socket | None = None) -> None:
     """Serve ``app`` on ``listener`` (bound by the caller before it printed a link; bound here
     when not given: ``baton.cli.listening``)."""
+    configure_logging(log_level)
+    _serve_here(frozen_after_startup(app), host, port, listener)
+
+
+def _serve_here(app: Any, host: str, port: int, listener: socket.socket | None) -> None:
+    """Serve ``app`` (already ``frozen_after_startup``) in this process (``QuietServer``)."""
     import uvicorn
 
-    configure_logging(log_level)
+    from baton.cli.quiet_server import QuietServer
+
     listener = listener or bind_listener(host, port)
-    config = uvicorn.Config(frozen_after_startup(app), host=host, port=port, log_level="warning", log_config=None,
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None,
                             backlog=BACKLOG, **proxy_options(), **connection_options())
-    server = uvicorn.Server(config)
+    server = QuietServer(config)
     with listener, contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[listener])
     if not server.started:  # the app's startup failed (uvicorn logged why): uvicorn's own exit status
@@ -286,6 +293,9 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
     configure_logging(log_level)
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
     os.environ[SERVED_LOG_LEVEL] = log_level  # ... and logs as asked
+    if workers == 1:  # as ``baton serve`` without ``--workers``: no supervisor (its pings wake the worker twice a second)
+        _serve_here(served_app(), host, port, listener)
+        return
     listener = listener or bind_listener(host, port)
     config = uvicorn.Config("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers,
                             log_level="warning", log_config=None, backlog=BACKLOG, **proxy_options(), **connection_options())
