@@ -42,6 +42,7 @@ MIN_ANSWERS = 10  # fewer in the window: too few to say
 MIN_BUSY = 0.6  # the interpreter's busy share under which the delays are not saturation (module docstring)
 MAX_KEPT = 4096
 TYPICAL_OF = 256  # the typical answer time is the median of this many last answers
+RETAKE_SHARE = 8  # ... taken again when 1/8 of them are new
 
 
 class OwnDelays:
@@ -50,6 +51,7 @@ class OwnDelays:
         self._recent: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=MAX_KEPT)  # (at, score, own s)
         self._times: collections.deque[float] = collections.deque(maxlen=TYPICAL_OF)
         self._typical: float | None = None
+        self._unranked = 0  # answers since the median was taken
 
     def answered(self, at: float, total_s: float, waited_s: float) -> None:
         """A question answered at ``at`` (monotonic) after ``total_s`` since its admission,
@@ -57,7 +59,7 @@ class OwnDelays:
         own = max(0.0, total_s - waited_s)
         self._recent.append((at, own / max(self.floor_s, SHARE * waited_s), own))
         self._times.append(total_s)
-        self._typical = None
+        self._unranked += 1
 
     def saturated(self, now: float, busy: float) -> str | None:
         """Why the delays say the process is saturated, or None (module docstring)."""
@@ -75,9 +77,12 @@ class OwnDelays:
 
     def typical_s(self) -> float:
         """The median time of the last answers (since admission); 0 before any. What a question
-        takes, for the loop's lag bound and the line's wait (``admission.py``, ``waiting.py``)."""
-        if self._typical is None:
+        takes, for the loop's lag bound and the line's wait (``admission.py``, ``waiting.py``).
+        Asked for every question: the median is taken again once an eighth of the answers it
+        ranks are new (every 32 at 256), not on every answer (a sort of 256 each time)."""
+        if self._typical is None or self._unranked * RETAKE_SHARE >= len(self._times):
             self._typical = statistics.median(self._times) if self._times else 0.0
+            self._unranked = 0
         return self._typical
 
     def clear(self) -> None:
