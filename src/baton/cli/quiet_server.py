@@ -1,9 +1,9 @@
 """uvicorn's server, waking once a second when there is nothing to do, instead of ten times.
 
 uvicorn's main loop sleeps 0.1 s at a time to notice that it should stop (and, every tenth
-tick, to renew its ``date`` header). On a quiet server those ten wakes a second were most of
-what the process spent: 2-3 ms of CPU a second measured on a 2-core VM (each wake of an idle
-process pays for cold caches), about 0.5 ms per question at one question every 200 ms.
+tick, to renew its ``date`` header). On an idle server those ten wakes a second were most of
+what the process spent: 2-3 ms of CPU a second on a 2-core VM (each wake of an idle process
+pays for cold caches); with this server, 0.4 ms a second (``bench/question_cpu.py``'s idle line).
 
 ``QuietServer`` renews the header on a 1 s tick and notices a stop at once: setting
 ``should_exit`` (uvicorn's signal handler does, and so may whoever runs a server in a thread)
