@@ -26,6 +26,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
+from baton.sqlite_wal import write_ahead_log
+
 BUSY_TIMEOUT_MS = 30000
 
 
@@ -65,8 +67,10 @@ def sqlite_engine(url: str, *, busy_timeout_ms: int | None = None) -> Engine:
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
         cur = dbapi_conn.cursor()
-        for pragma in ("secure_delete=ON", f"busy_timeout={busy}", "synchronous=NORMAL") + (() if memory else ("journal_mode=WAL",)):
+        for pragma in ("secure_delete=ON", f"busy_timeout={busy}", "synchronous=NORMAL"):
             cur.execute(f"PRAGMA {pragma}")
+        if not memory:
+            write_ahead_log(cur, busy / 1000)
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -25,10 +25,12 @@ import numpy as np
 
 from baton.specialists.knowledge.embeddings import EmbeddingModelInfo
 from baton.specialists.knowledge.vector_store import check_store_model
+from baton.sqlite_wal import write_ahead_log
 
 T = TypeVar("T")
 
 SCHEMA_VERSION = "1"
+OPEN_WAIT_S = 5.0  # sqlite3's own busy timeout (``timeout``): how long opening waits for another writer
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -91,7 +93,7 @@ class SQLiteDatabase:
         with self._lock:
             self._conn.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode = WAL")
+                write_ahead_log(self._conn, OPEN_WAIT_S)  # another process may be opening this new file too
             self._conn.executescript(_SCHEMA)
             self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
 
