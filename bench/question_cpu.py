@@ -9,15 +9,15 @@ asyncio stub answering after ``--latency``) that sends the question to a SQL spe
 answering from its verified SQL (no second model call).
 
 For each concurrency (closed loop), three figures per answered question:
-- *server*: CPU of the server's process tree (the worker and uvicorn's supervisor), read with
+- *server*: CPU of the server's process tree (the serving process and any children it has), read with
   ``clock_gettime`` on each process's CPU clock (nanoseconds, every thread, dead ones too;
   ``/proc``'s 10 ms ticks are too coarse at concurrency 1), over the answers;
 - *SDK alone*: the bare ``openai`` SDK calling the same stub as Baton calls it (its transport,
   the same body), from this process, with the same number of concurrent callers each calling
   again as its answer arrives, so at the same pace; process CPU over the calls: what the model
   call costs whoever makes it (at concurrency 1 about twice its loaded cost: a cold core);
-- *Baton's own*: server - SDK alone. The *worker* column is the serving process alone (one
-  worker is served in the process started, as ``baton serve`` serves: no supervisor);
+- *Baton's own*: server - SDK alone (one worker is served in the process started, as
+  ``baton serve`` serves: no supervisor);
 - *floor*: the same uvicorn worker (``serve_factory``, its config and protocol) serving a bare
   ASGI app (``floor_app``) that makes the same routing call and answers a small JSON body; no
   Baton code runs per request. *floor - SDK alone* is what the HTTP server costs; *server -
@@ -69,6 +69,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -120,12 +121,12 @@ TOOLS = [{"type": "function", "function": {"name": "sales", "description": "Mont
 
 def floor_app():
     """The floor (``serve_factory``'s factory, as ``question_cpu:floor_app``): the same uvicorn
-    worker as Baton's (its config, protocol and supervisor), serving a bare ASGI app that reads
-    the question, makes the routing call Baton makes (``_routing_call``) and answers a small
-    JSON body. No Baton code runs per request: server - floor is what Baton's answer path adds."""
+    worker as Baton's (its config and protocol), serving a bare ASGI app that reads the
+    question, makes the routing call Baton makes (``RoutingCall``) and answers a small JSON
+    body. No Baton code runs per request: server - floor is what Baton's answer path adds."""
     import json
 
-    call = _routing_call(os.environ["BENCH_STUB_URL"])
+    call = RoutingCall(os.environ["BENCH_STUB_URL"])
 
     async def app(scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -149,36 +150,42 @@ def floor_app():
     return app
 
 
-def _routing_call(stub_url: str):
+class RoutingCall:
     """The routing call as Baton makes it (``baton.llm.openai_compat``): the same transport
     (``baton.llm.transport.sdk_http_client``: the SDK's aiohttp client when installed), the
     same body, ``post`` to ``/chat/completions`` with a ``ChatCompletion`` back. The client
     is made on the first call, inside the loop that runs it."""
-    import openai
-    from openai._base_client import make_request_options
-    from openai.types.chat import ChatCompletion
 
-    from baton.llm.transport import sdk_http_client
+    def __init__(self, stub_url: str) -> None:
+        from openai._base_client import make_request_options
 
-    options = make_request_options(security={"bearer_auth": True})
-    body = {"model": "stub-model", "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": st.ROUTED}],
-            "tools": TOOLS}
-    clients: list[openai.AsyncOpenAI] = []
+        self.stub_url = stub_url
+        self.options = make_request_options(security={"bearer_auth": True})
+        self.body = {"model": "stub-model", "messages": [{"role": "system", "content": SYSTEM},
+                                                         {"role": "user", "content": st.ROUTED}], "tools": TOOLS}
+        self.client: Any = None
 
-    async def call() -> ChatCompletion:
-        if not clients:
-            clients.append(openai.AsyncOpenAI(api_key="stub", base_url=stub_url, max_retries=0, http_client=sdk_http_client(openai)))
-        return await clients[0].post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
+    async def __call__(self) -> Any:
+        import openai
+        from openai.types.chat import ChatCompletion
 
-    call.clients = clients  # type: ignore[attr-defined]  (closed by whoever made it)
-    return call
+        from baton.llm.transport import sdk_http_client
+
+        if self.client is None:
+            self.client = openai.AsyncOpenAI(api_key="stub", base_url=self.stub_url, max_retries=0,
+                                             http_client=sdk_http_client(openai))
+        return await self.client.post("/chat/completions", body=self.body, cast_to=ChatCompletion, options=self.options)
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.close()
 
 
 async def _sdk_load(stub_url: str, concurrency: int, seconds: float) -> tuple[int, float]:
-    """Calls and CPU seconds of ``concurrency`` callers of the bare SDK (``_routing_call``),
+    """Calls and CPU seconds of ``concurrency`` callers of the bare SDK (``RoutingCall``),
     each calling again as its answer arrives, for ``seconds`` (nothing else runs in this
     process meanwhile)."""
-    call = _routing_call(stub_url)
+    call = RoutingCall(stub_url)
     calls = 0
 
     async def caller(stop: float) -> None:
@@ -192,7 +199,7 @@ async def _sdk_load(stub_url: str, concurrency: int, seconds: float) -> tuple[in
     stop = time.monotonic() + seconds
     await asyncio.gather(*(caller(stop) for _ in range(concurrency)))
     cpu = time.process_time() - cpu
-    await call.clients[0].close()  # type: ignore[attr-defined]
+    await call.close()
     return calls, cpu
 
 
@@ -260,7 +267,7 @@ def main() -> None:
     rows: dict[int, list[tuple[float, float, float]]] = {c: [] for c in args.concurrency}
     print(f"stub model latency {args.latency * 1000:.0f} ms; {args.seconds:g} s per run; {os.cpu_count()} cores; "
           "CPU ms per pass-through model question")
-    print(f"{'conc':>5} {'run':>4} {'answers':>8} {'refused':>8} {'server':>8} {'worker':>8} {'floor':>8} {'SDK calls':>10} "
+    print(f"{'conc':>5} {'run':>4} {'answers':>8} {'refused':>8} {'server':>8} {'floor':>8} {'SDK calls':>10} "
           f"{'SDK alone':>10} {'Baton own':>10} {'over floor':>10}")
     try:
         sp.wait_listening(stub_port)
@@ -271,17 +278,17 @@ def main() -> None:
         _wake_cost(pids, port, args.latency, args.seconds)
         for run in range(1, args.repeats + 1):
             for concurrency in args.concurrency:
-                before, worker_before = _tree_cpu(pids), _tree_cpu(pids[-1:])
+                before = _tree_cpu(pids)
                 answers, refused = _ask(port, concurrency, args.seconds)
-                total, worker = _tree_cpu(pids) - before, _tree_cpu(pids[-1:]) - worker_before
+                total = _tree_cpu(pids) - before
                 before = _tree_cpu(floor_pids)
                 floor_answers, _ = _ask(floor_port, concurrency, args.seconds)
                 floor_ms = 1000 * (_tree_cpu(floor_pids) - before) / max(1, floor_answers)
                 calls, sdk_cpu = asyncio.run(_sdk_load(stub_url, concurrency, args.seconds))
-                server_ms, worker_ms = 1000 * total / max(1, answers), 1000 * worker / max(1, answers)
+                server_ms = 1000 * total / max(1, answers)
                 sdk_ms = 1000 * sdk_cpu / max(1, calls)
                 rows[concurrency].append((server_ms, sdk_ms, floor_ms))
-                print(f"{concurrency:>5} {run:>4} {answers:>8} {refused:>8} {server_ms:8.2f} {worker_ms:8.2f} {floor_ms:8.2f} "
+                print(f"{concurrency:>5} {run:>4} {answers:>8} {refused:>8} {server_ms:8.2f} {floor_ms:8.2f} "
                       f"{calls:>10} {sdk_ms:10.2f} {server_ms - sdk_ms:10.2f} {server_ms - floor_ms:10.2f}", flush=True)
         default_sdk = asyncio.run(st._sdk_call_cpu(stub_url, args.seconds))
     finally:

@@ -286,16 +286,18 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
     one port (uvicorn's supervisor; the kernel spreads connections over them). Each worker
     builds its own app: its own workspaces over the same state URL, so any worker continues
     any conversation (``baton serve --workers N``). The workers inherit ``listener`` (bound by
-    the caller before it printed a link; bound here when not given)."""
-    import uvicorn
-    from uvicorn.supervisors import Multiprocess
-
+    the caller before it printed a link; bound here when not given). One worker is served in
+    this process, as ``baton serve`` without ``--workers`` serves: no supervisor, whose pings
+    would wake it twice a second."""
     configure_logging(log_level)
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
     os.environ[SERVED_LOG_LEVEL] = log_level  # ... and logs as asked
-    if workers == 1:  # as ``baton serve`` without ``--workers``: no supervisor (its pings wake the worker twice a second)
+    if workers == 1:
         _serve_here(served_app(), host, port, listener)
         return
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
     listener = listener or bind_listener(host, port)
     config = uvicorn.Config("baton.cli.serving:served_app", factory=True, host=host, port=port, workers=workers,
                             log_level="warning", log_config=None, backlog=BACKLOG, **proxy_options(), **connection_options())

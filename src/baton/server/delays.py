@@ -50,7 +50,7 @@ class OwnDelays:
         self.floor_s = floor_s
         self._recent: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=MAX_KEPT)  # (at, score, own s)
         self._times: collections.deque[float] = collections.deque(maxlen=TYPICAL_OF)
-        self._typical: float | None = None
+        self._typical = 0.0
         self._unranked = 0  # answers since the median was taken
 
     def answered(self, at: float, total_s: float, waited_s: float) -> None:
@@ -80,7 +80,7 @@ class OwnDelays:
         takes, for the loop's lag bound and the line's wait (``admission.py``, ``waiting.py``).
         Asked for every question: the median is taken again once an eighth of the answers it
         ranks are new (every 32 at 256), not on every answer (a sort of 256 each time)."""
-        if self._typical is None or self._unranked * RETAKE_SHARE >= len(self._times):
+        if self._unranked * RETAKE_SHARE >= len(self._times):  # also before any answer: 0 >= 0
             self._typical = statistics.median(self._times) if self._times else 0.0
             self._unranked = 0
         return self._typical

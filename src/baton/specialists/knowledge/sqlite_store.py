@@ -30,7 +30,7 @@ from baton.sqlite_wal import write_ahead_log
 T = TypeVar("T")
 
 SCHEMA_VERSION = "1"
-OPEN_WAIT_S = 5.0  # sqlite3's own busy timeout (``timeout``): how long opening waits for another writer
+OPEN_WAIT_S = 5.0  # the busy timeout: how long a statement, and opening the file, waits for another writer
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,7 +88,7 @@ class SQLiteDatabase:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=OPEN_WAIT_S)
         self._lock = threading.Lock()
         with self._lock:
             self._conn.execute("PRAGMA foreign_keys = ON")
