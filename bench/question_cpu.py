@@ -57,6 +57,11 @@ serve`` serves it: an idle server spends 0.37-0.39 ms of CPU a second (3.72 befo
 5.48 / 3.04 / 2.40 ms at concurrency 1 / 50 / 200; SDK alone 2.03 / 0.89 / 0.73; Baton's own
 3.45 / 2.14 / 1.67. The floor is 2.49 / 1.25 / 0.89 ms: its HTTP server costs 0.46 / 0.36 /
 0.16 ms beyond the SDK, and Baton's answer path adds 2.99 / 1.79 / 1.52 ms over it.
+On another machine of the same kind (load 0.1, 2 runs, medians): server 4.02 / 2.13 / 1.77 ms,
+SDK alone 1.65 / 0.75 / 0.58, Baton's own 2.38 / 1.38 / 1.19 (its two runs: 1.76 and 2.99 at
+concurrency 1, 40 questions each; 1.13 and 1.62 at 50; 1.13 and 1.25 at 200), floor 1.87 / 0.74 /
+0.66. Concurrency 1 is a cold core's figure: ``question_profile.py --pace 0.2`` shows the same
+answer path, in process, at about 2.5 times its CPU back to back.
 """
 
 from __future__ import annotations
