@@ -274,10 +274,15 @@ def frozen_after_startup(app: Any) -> Any:
 def served_app() -> Any:
     """What each worker of ``serve_factory`` serves: the app ``BATON_SERVED_FACTORY`` builds,
     frozen after startup (``frozen_after_startup``)."""
+    configure_logging(os.environ.get(SERVED_LOG_LEVEL) or "info")  # a worker is a new process: the supervisor's set-up is not its own
+    return _built(os.environ[SERVED_FACTORY])
+
+
+def _built(factory: str) -> Any:
+    """The app ``factory`` (``"module:function"``) builds, frozen after startup."""
     from uvicorn.importer import import_from_string
 
-    configure_logging(os.environ.get(SERVED_LOG_LEVEL) or "info")  # a worker is a new process: the supervisor's set-up is not its own
-    return frozen_after_startup(import_from_string(os.environ[SERVED_FACTORY])())
+    return frozen_after_startup(import_from_string(factory)())
 
 
 def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_level: str = "info",
@@ -290,11 +295,11 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
     this process, as ``baton serve`` without ``--workers`` serves: no supervisor, whose pings
     would wake it twice a second."""
     configure_logging(log_level)
+    if workers == 1:
+        _serve_here(_built(factory), host, port, listener)
+        return
     os.environ[SERVED_FACTORY] = factory  # each worker builds it through served_app
     os.environ[SERVED_LOG_LEVEL] = log_level  # ... and logs as asked
-    if workers == 1:
-        _serve_here(served_app(), host, port, listener)
-        return
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
