@@ -115,6 +115,7 @@ def test_what_a_question_takes_is_its_answers_time_not_littles_law():
     for ticket in held:
         ticket.release()
 
+
 def test_the_typical_answer_time_follows_a_new_workload_without_a_sort_per_answer():
     """The median is taken again once an eighth of the answers it ranks are new: a workload
     that changed shows within 32 answers at 256 kept, and the first answers count at once."""
@@ -128,9 +129,8 @@ def test_the_typical_answer_time_follows_a_new_workload_without_a_sort_per_answe
     while delays.typical_s() != 3.0:
         delays.answered(0.0, 3.0, 2.9)
         changed += 1
-        assert changed <= 128 + 32, "the typical time did not follow answers that doubled"
+        assert changed <= 128 + 32, "the typical time did not follow answers that tripled"
     assert 128 <= changed <= 128 + 32  # the median moves once half the kept answers are new, seen within 32 more
-
 
 
 # --- what is a dependency's time ----------------------------------------------------------------

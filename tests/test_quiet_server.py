@@ -71,4 +71,3 @@ def test_every_tick_renews_the_date_header(monkeypatch):
     assert len(server.ticks) >= 4 and all(counter % 10 == 0 for counter in server.ticks)
     assert server.ticks[:3] == [0, 10, 20]
     assert "date" in response.headers and not thread.is_alive()
-
