@@ -4,11 +4,20 @@ import dataclasses
 import pytest
 
 from agent_doubles import FlakyAgent, TableAgent, TextAgent
-from baton.agents import AgentContext, AgentRegistry, AgentResult, BaseAgent, ExecutionMemory, UnknownAgentError
+from baton.agents import (
+    AgentContext,
+    AgentRegistry,
+    AgentResult,
+    BaseAgent,
+    ExecutionMemory,
+    OrchestratorAgent,
+    UnknownAgentError,
+)
 from baton.agents.agent_tool import MAX_SUB_AGENT_RETRIES, AgentTool
 from baton.errors import AgentFatalError, AgentRetryableError, AgentTimeoutError, AgentValidationError, ConfigurationError
 from baton.events import RecordingTracker
-from baton.messages import Message, ToolCall
+from baton.llm import ScriptedModel
+from baton.messages import LLMResponse, Message, ToolCall
 
 
 def request(question="q", **kw):
@@ -178,3 +187,46 @@ async def test_the_optional_context_argument_reaches_the_agent_as_extra_context(
     ctx = request()
     out = await call(AgentTool(Echo("echo")), ctx, "c1", question="q", context="facts from step 1")
     assert out.text == "ok" and seen == {"question": "q", "extra_context": "facts from step 1"}
+
+
+async def test_an_unknown_registry_name_is_a_value_error_as_seed_000_raises():
+    registry = AgentRegistry()
+    registry.register("epson_finance", lambda: TableAgent("epson_finance"))
+    with pytest.raises(ValueError, match="no agent named 'roadshows'") as caught:
+        await registry.get_instance("roadshows")
+    assert isinstance(caught.value, UnknownAgentError) and isinstance(caught.value, ConfigurationError)
+    orchestrator = OrchestratorAgent(agent_names=["epson_finance", "roadshows"], registry=registry)
+    with pytest.raises(ValueError, match="'roadshows'"):
+        await orchestrator.configure()
+
+
+async def test_every_result_carries_the_agent_id_seed_000_names():
+    class Anonymous(BaseAgent):  # leaves agent_name (and so agent_id) to the AgentTool
+        async def run(self, context, **kwargs):
+            return AgentResult(result="ok")
+
+    class OwnId(BaseAgent):
+        async def run(self, context, **kwargs):
+            return AgentResult(agent_name=self.name, agent_id="own-7", result="ok")
+
+    ctx = request()
+    await call(AgentTool(TableAgent("epson_finance")), ctx, "c1", question="x")
+    await call(AgentTool(Anonymous("anon")), ctx, "c2", question="x")
+    await call(AgentTool(OwnId("own")), ctx, "c3", question="x")
+    await call(AgentTool(FlakyAgent("flaky", [AgentRetryableError("busy")] * 3)), ctx, "c4", question="x")
+    await call(AgentTool(FlakyAgent("buggy", [KeyError("oops")])), ctx, "c5", question="x")
+    ids = {key: (r.agent_id, r.agent_name) for key, r in ctx.execution_memory.results.items()}
+    assert ids == {"c1": ("epson_finance", "epson_finance"), "c2": ("anon", "anon"), "c3": ("own-7", "own"),
+                   "c4": ("flaky", "flaky"), "c5": ("buggy", "buggy")}
+    assert ctx.execution_memory.results["c4"].status == "error"
+    assert AgentResult(agent_name="a").agent_id == "a" and AgentResult().agent_id == ""
+
+
+async def test_the_orchestrators_own_results_carry_its_agent_id():
+    orchestrator = OrchestratorAgent("FinanceOrchestrator", model=ScriptedModel([
+        LLMResponse(tool_calls=[ToolCall("c1", "epson_finance", {"question": "q"})]), "done"]))
+    orchestrator.add_agent(TableAgent("epson_finance"))
+    result = await orchestrator.run(AgentContext(user_question="q"))
+    assert result.agent_id == result.agent_name == "FinanceOrchestrator"
+    failed = await OrchestratorAgent("Lonely").run(AgentContext(user_question="q"))  # no model: an error result
+    assert failed.status == "error" and failed.agent_id == "Lonely"

@@ -93,6 +93,7 @@ class AgentTool:
         context.emit(AgentStart(agent=self.agent.name, call_id=call_id, question=question))
         result = await self._run_with_retry(context, question, extra_context)
         result.agent_name = result.agent_name or self.agent.name
+        result.agent_id = result.agent_id or result.agent_name
         result.task = result.task or question
         result.execution_time = time.perf_counter() - started
         result.parent_execution_id = context.workflow_id

@@ -18,8 +18,10 @@ from baton.errors import ConfigurationError
 AgentFactory = Callable[[], BaseAgent]
 
 
-class UnknownAgentError(ConfigurationError):
-    """Asked for an agent name nobody registered; the message lists the registered ones."""
+class UnknownAgentError(ConfigurationError, ValueError):
+    """Asked for an agent name nobody registered; the message lists the registered ones.
+    Also a ``ValueError``, the type seed 000's registry raises for an unknown name, so code
+    written against the seed catches it."""
 
 
 class AgentRegistry:

@@ -8,6 +8,13 @@ fields (``SQLAgentResult`` adds the query, rows and attempts).
 (``AgentRetryableError``, ``AgentTimeoutError``, ``KeyError``, ... as recorded by
 ``AgentTool``), or a specialist's own failure class when it returned an error itself (the
 SQL specialist's ``unsafe_sql``, ``permission_denied``, ``model_not_configured``, ...).
+
+``agent_id`` is seed 000's id of the agent that produced the result. Baton identifies an
+agent by its name (the registry's keys, the orchestrator's specialists, the keys of a
+synthesis's ``data``), so it is ``agent_name`` unless the agent sets its own: a result made
+with an ``agent_name`` gets it at construction, and ``AgentTool`` fills both from the agent
+it wraps when the agent left them empty. It comes last so positional construction keeps
+its meaning.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ class AgentResult:
     call_id: str | None = None
     parent_execution_id: str | None = None
     execution_id: str = field(default_factory=random_hex)
+    agent_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.agent_id:
+            self.agent_id = self.agent_name
 
     @property
     def ok(self) -> bool:
