@@ -15,7 +15,7 @@ import pytest
 from baton.agents import OrchestratorAgent
 from baton.demo.data import build_demo_database
 from baton.demo.verified import VERIFIED_QUESTIONS
-from baton.demo.workspace import DOCUMENT_EXAMPLES, build_demo_workspace
+from baton.demo.workspace import DOCUMENT_EXAMPLES, build_demo_workspace, demo_database
 from baton.response import AIMessage, QueryResult
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
 from baton.workspace.export import answer_csv
@@ -94,7 +94,7 @@ async def test_the_schema_lists_tables_columns_and_row_counts(client, demo):
     tables = {t["name"]: t for t in connection["tables"]}
     assert {"business_units", "products", "monthly_revenue", "roadshow_events", "sales_transactions"} <= set(tables)
     events = tables["roadshow_events"]
-    assert events["rows"] == rows_of(demo.database, "SELECT COUNT(*) FROM roadshow_events")[0][0]
+    assert events["rows"] == rows_of(demo_database(demo), "SELECT COUNT(*) FROM roadshow_events")[0][0]
     assert {"city", "tickets_sold", "deleted_at"} <= {c["name"] for c in events["columns"]}
     products = {c["name"]: c for c in tables["products"]["columns"]}
     assert products["id"]["primary_key"] is True
@@ -104,7 +104,7 @@ async def test_the_schema_lists_tables_columns_and_row_counts(client, demo):
 
 async def test_edited_sql_runs_through_the_same_checks_and_joins_the_conversation(client, demo):
     first = await ask(client, TICKETS)
-    before = rows_of(demo.database, "SELECT COUNT(*) FROM roadshow_events")
+    before = rows_of(demo_database(demo), "SELECT COUNT(*) FROM roadshow_events")
     hostile = ["DELETE FROM roadshow_events", "SELECT 1; DROP TABLE roadshow_events", "UPDATE products SET name = 'x'",
                "ATTACH DATABASE '/tmp/x.sqlite' AS x", "PRAGMA query_only = OFF", "SELECT load_extension('x')"]
     for sql in hostile:
@@ -112,8 +112,8 @@ async def test_edited_sql_runs_through_the_same_checks_and_joins_the_conversatio
         assert refused.status_code == 422, sql
         body = refused.json()
         assert body["error_code"] == "unsafe_sql" and body["rule"] and body["detail"].startswith("unsafe SQL refused"), sql
-    assert rows_of(demo.database, "SELECT COUNT(*) FROM roadshow_events") == before
-    assert rows_of(demo.database, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'roadshow_events'") == [(1,)]
+    assert rows_of(demo_database(demo), "SELECT COUNT(*) FROM roadshow_events") == before
+    assert rows_of(demo_database(demo), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'roadshow_events'") == [(1,)]
     invalid = await client.post("/v1/sql/run", json={"turn_id": first["turn_id"], "sql": "SELECT nope FROM roadshow_events"}, headers=H)
     assert invalid.status_code == 422 and invalid.json()["error_code"] == "column_not_found"
     turns = (await client.get(f"/v1/sessions/{first['session_id']}", headers=H)).json()["turns"]
@@ -123,7 +123,7 @@ async def test_edited_sql_runs_through_the_same_checks_and_joins_the_conversatio
     edited = ran.json()
     assert edited["session_id"] == first["session_id"] and edited["query"] == EVENTS_SQL
     assert edited["metadata"]["fast_path"] == "edited_sql" and edited["metadata"]["llm_calls"] == 0
-    expected = rows_of(demo.database, EVENTS_SQL)
+    expected = rows_of(demo_database(demo), EVENTS_SQL)
     assert [(r["city"], r["events"]) for r in AIMessage.from_dict(edited).results.records()] == expected
     assert edited["viz_config"] and edited["suggested_followups"]
     turns = (await client.get(f"/v1/sessions/{first['session_id']}", headers=H)).json()["turns"]
@@ -166,7 +166,7 @@ async def test_csv_of_an_answer_has_every_row_and_cannot_smuggle_formulas(client
     text = response.content.decode("utf-8-sig")
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == ["city", "tickets"]
-    assert [(c, int(n)) for c, n in rows[1:]] == rows_of(demo.database, VERIFIED_QUESTIONS[4].sql)
+    assert [(c, int(n)) for c, n in rows[1:]] == rows_of(demo_database(demo), VERIFIED_QUESTIONS[4].sql)
     assert (await client.get(f"/v1/turns/{first['turn_id']}/csv", headers={"Authorization": f"Bearer {OTHER}"})).status_code == 404
     refusal = await ask(client, "Write a poem about spring")
     assert (await client.get(f"/v1/turns/{refusal['turn_id']}/csv", headers=H)).status_code == 404

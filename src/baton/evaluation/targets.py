@@ -133,10 +133,10 @@ def _gold_connection(url: str, *, allow_privileged_role: bool = False) -> SQLCon
 
 def demo_target(state: State, model: Any) -> Target:
     """The demo workspace on ``state`` (built in ``state.home / "demo"`` when missing)."""
-    from baton.demo.workspace import build_demo_workspace
+    from baton.demo.workspace import build_demo_workspace, demo_database
 
     ws = build_demo_workspace(state.home / "demo", model=model, state_url=state.url)
-    return Target(ws, _gold_connection(f"sqlite:///{ws.database}"))
+    return Target(ws, _gold_connection(f"sqlite:///{demo_database(ws)}"))
 
 
 def workspace_name_for(url: str) -> str:
@@ -168,11 +168,7 @@ def workspace_target(ws: Workspace, gold: SQLConnection | None = None) -> Target
     """A workspace you opened (not closed by the evaluation). Gold queries run on ``gold``,
     else on the connection of its first SQL specialist."""
     if gold is None:
-        for tool in ws.orchestrator.agent_tools.values():
-            connection = getattr(tool.agent, "connection", None)
-            if connection is not None and hasattr(connection, "query"):
-                gold = connection
-                break
+        gold = next(iter(ws.catalog.databases()), None)
     if gold is None:
         raise TargetError(f"workspace {ws.name!r} has no SQL specialist to run gold queries on: pass gold=SQLConnection(...)")
     return Target(ws, gold, owns_workspace=False, owns_gold=False)
