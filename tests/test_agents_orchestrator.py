@@ -253,3 +253,46 @@ async def test_synthesis_keeps_each_datasets_chart_under_its_key():
     answer = await orchestrator.ask("compare epson_finance and general_finance")
     assert answer.metadata["charts"] == {"epson_finance": {"mark": "bar", "title": "epson_finance"},
                                          "general_finance": {"mark": "bar", "title": "general_finance"}}
+
+
+def usage_model(*, final: bool = True) -> ScriptedModel:
+    """Routes to epson_finance on a 100-token prompt; answers on a 300-token one."""
+    turns = [LLMResponse(tool_calls=[tool_call("epson_finance", {"question": "q"})], usage={"input_tokens": 100})]
+    return ScriptedModel(turns + ([LLMResponse(content="done", usage={"input_tokens": 300})] if final else []))
+
+
+async def test_pass_through_answers_report_context_usage_pct():
+    early = OrchestratorAgent(model=usage_model(final=False), context_window=1000)  # early exit: one routing call
+    full = OrchestratorAgent(model=usage_model(), context_window=1000, early_exit=False)
+    streamed = OrchestratorAgent(model=usage_model(), context_window=1000, early_exit=False)
+    for orchestrator in (early, full, streamed):
+        orchestrator.add_agent(TableAgent("epson_finance"))
+    first = await early.ask("q")
+    second = await full.ask("q")
+    third = [item async for item in streamed.ask_stream("q")][-1]
+    assert [a.metadata["mode"] for a in (first, second, third)] == ["passthrough"] * 3
+    assert (first.context_usage_pct, second.context_usage_pct, third.context_usage_pct) == (10, 30, 30)
+    assert first.to_dict()["context_usage_pct"] == 10  # on the wire too
+
+
+async def test_a_specialists_own_fuller_context_is_the_answers_context_usage_pct():
+    class Pressed(TableAgent):  # a specialist that ran its own loop (an MCP specialist, a nested orchestrator)
+        def __init__(self, name, pct):
+            super().__init__(name)
+            self.pct = pct
+
+        async def run(self, context, *, question, **kw):
+            result = await super().run(context, question=question)
+            result.ai_message.context_usage_pct = self.pct
+            return result
+
+    for pct, expected in ((55, 55), (4, 10)):
+        orchestrator = OrchestratorAgent(model=usage_model(final=False), context_window=1000)
+        orchestrator.add_agent(Pressed("epson_finance", pct))
+        answer = await orchestrator.ask("q")
+        assert answer.metadata["mode"] == "passthrough" and answer.context_usage_pct == expected
+    synthesis = OrchestratorAgent(model=FunctionModel(router))
+    synthesis.add_agent(Pressed("epson_finance", 41))
+    synthesis.add_agent(Pressed("general_finance", 7))
+    answer = await synthesis.ask("compare epson_finance and general_finance")
+    assert answer.metadata["mode"] == "synthesis" and answer.context_usage_pct == 41

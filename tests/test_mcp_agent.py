@@ -226,3 +226,25 @@ def test_configuration_requires_an_allowlist_and_reads_the_command_line():
         parse_mcp_options(["files=uvx my-server"], ["files=read", "other=x"])
     with pytest.raises(ConfigurationError, match="NAME=VALUE"):
         parse_mcp_options(["just-a-command"], [])
+
+
+async def test_the_mcp_specialists_own_context_usage_reaches_its_answer_and_the_pass_through(finance):
+    make, _ = finance
+
+    def fn(messages, tools):  # its own loop: a 200-token prompt, then a 600-token one
+        if messages[-1].role == "tool":
+            return LLMResponse(content="Pokemon revenue for two months.", usage={"input_tokens": 600})
+        return LLMResponse(tool_calls=[tool_call("revenue", {"unit": "pokemon", "year": 2025})], usage={"input_tokens": 200})
+
+    agent = make(["revenue"], model=FunctionModel(fn), context_window=1000)
+    orchestrator = OrchestratorAgent("Finance", context_window=1000, model=ScriptedModel([
+        LLMResponse(tool_calls=[tool_call("finance_mcp", {"question": "Pokemon revenue in 2025"})], usage={"input_tokens": 100}),
+    ]))
+    orchestrator.add_agent(agent)
+    try:
+        routed = await orchestrator.ask("Pokemon revenue in 2025?")
+        direct = await agent.ask("Pokemon revenue in 2025?")
+    finally:
+        await agent.aclose()
+    assert routed.metadata["mode"] == "passthrough" and routed.context_usage_pct == 60  # not the routing call's 10
+    assert direct.context_usage_pct == 60

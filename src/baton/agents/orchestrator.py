@@ -320,7 +320,7 @@ class OrchestratorAgent(BaseAgent):
         message.token_usage = usage
         message.llm_provider = message.llm_provider or loop.provider
         message.llm_model = message.llm_model or loop.model
-        message.context_usage_pct = loop.context_usage_pct
+        message.context_usage_pct = _context_usage(loop, results)
         message.tool_call_log = [_log_entry(r) for r in loop.tool_calls]
         message.workflow_id = context.workflow_id
         return message
@@ -377,6 +377,15 @@ def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
         message.content = explanation(code)
     retry_after = first.metadata.get("retry_after_s")
     _fail(message, code, f"{first.agent_name}: {first.error or first.error_type}", retry_after=retry_after)
+
+
+def _context_usage(loop: LoopResult, results: list[AgentResult]) -> int:
+    """Seed 002's ``context_usage_pct`` of an answer: its fullest prompt, in percent of that
+    model's window — the routing model's last prompt, or a specialist's own when it reports
+    a fuller one (a pass-through answer keeps its specialist's figure: an MCP specialist's
+    loop, a nested orchestrator)."""
+    own = max((r.ai_message.context_usage_pct for r in results if r.ai_message is not None), default=0)
+    return max(loop.context_usage_pct, own)
 
 
 def _log_entry(record: ToolCallRecord) -> dict[str, Any]:

@@ -185,8 +185,11 @@ class MCPAgent(BaseAgent):
                 failures.append(payload)
             elif record.error is not None:
                 failures.append(self._loop_failure(record.error))
-        return self._result(question, loop.content, outcomes, failures, started,
-                            usage=dict(loop.usage), extra={"llm_calls": loop.llm_calls, "iterations": loop.iterations})
+        result = self._result(question, loop.content, outcomes, failures, started,
+                              usage=dict(loop.usage), extra={"llm_calls": loop.llm_calls, "iterations": loop.iterations})
+        if result.ai_message is not None:  # its own loop's context pressure (seed 002), kept through a pass-through
+            result.ai_message.context_usage_pct = loop.context_usage_pct
+        return result
 
     async def _without_model(self, context: AgentContext, question: str, tools: dict[str, Any], started: float) -> AgentResult:
         """The LLM-free path (module docstring): one tool taking one required string."""
