@@ -347,3 +347,14 @@ async def test_a_hardened_index_searches_vectors_on_its_own_runner_not_the_defau
     index.run_blocking_on(runner)
     hits = await index.search_vector("How long do refunds take?", k=2)
     assert hits and "_search_sync" in ran
+
+
+async def test_a_cited_chunk_is_found_by_its_id_until_its_text_changes():
+    index = await filled()
+    hit = (await index.search_lexical("refunds", 1))[0]
+    assert await index.get_chunk(hit.chunk.id) == hit.chunk
+    assert await index.get_chunk("refunds.md#99-00000000") is None
+    await index.add_text("# Refunds\n\nRefunds now take 30 days.\n", source="refunds.md")
+    assert await index.get_chunk(hit.chunk.id) is None
+    fresh = (await index.search_lexical("refunds", 1))[0]
+    assert (await index.get_chunk(fresh.chunk.id)).text == fresh.chunk.text and "30 days" in fresh.chunk.text

@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import logging
 import threading
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -176,8 +175,3 @@ def ensure_system_database(config: DurableConfig) -> None:
         sys_db.run_migrations()
     finally:
         sys_db.destroy()
-
-
-def with_config(host: PipelineHost, **changes: Any) -> None:
-    """Change the host's ``DurableConfig`` before it starts (tests, ``baton worker`` flags)."""
-    host.config = replace(host.config, **changes)

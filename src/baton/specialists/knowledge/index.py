@@ -296,6 +296,9 @@ class KnowledgeIndex:
         return hits[:k]
 
     async def get_chunk(self, chunk_id: str) -> Chunk | None:
+        """The chunk an answer cites (``SourceDocument.chunk_id``, ``SearchHit.chunk.id``), or
+        None when no chunk has that id any more (its document changed and was re-indexed:
+        an id names one text of one place in one source)."""
         row = await self._db.run(lambda c: c.execute(f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE id = ?", (chunk_id,)).fetchone())
         return _row_to_chunk(row) if row else None
 

@@ -64,7 +64,3 @@ class SchemaInfo:
 
     def table(self, name: str) -> TableInfo | None:
         return self.tables.get(name.lower())
-
-    def to_sqlglot_schema(self) -> dict[str, dict[str, str]]:
-        """``{table: {column: type}}`` as sqlglot's optimizer expects."""
-        return {t.name: {c.name: (c.type or "UNKNOWN") for c in t.columns} for t in self.tables.values()}
