@@ -296,3 +296,38 @@ async def test_a_specialists_own_fuller_context_is_the_answers_context_usage_pct
     synthesis.add_agent(Pressed("general_finance", 7))
     answer = await synthesis.ask("compare epson_finance and general_finance")
     assert answer.metadata["mode"] == "synthesis" and answer.context_usage_pct == 41
+
+
+async def test_earlier_results_reach_later_calls_of_the_same_request():
+    """Seed 000's cross-pollination, Baton's way (the orchestrator's docstring): the routing
+    model reads every earlier string result and passes what a later specialist needs in
+    ``context``; the later specialist can also read the request's results itself."""
+    read_by_model: list[list[str]] = []
+    seen: dict = {}
+
+    class Reader(TableAgent):
+        async def run(self, context, *, question, **kw):
+            memory = context.execution_memory
+            seen.update(earlier=[r.to_text() for r in memory.successful()], extra=kw.get("extra_context"),
+                        by_agent={name: [r.task for r in rs] for name, rs in memory.by_agent().items()})
+            return await super().run(context, question=question)
+
+    def model(messages, tools):
+        earlier = [m.content for m in messages if m.role == "tool"]
+        read_by_model.append(earlier)
+        if not earlier:
+            return LLMResponse(tool_calls=[tool_call("epson_finance", {"question": "Epson 2025?"})])
+        if len(earlier) == 1:
+            return LLMResponse(tool_calls=[tool_call("general_finance", {"question": "Share?", "context": earlier[0]})])
+        return "Epson is part of the total."
+
+    orchestrator = OrchestratorAgent(model=FunctionModel(model), early_exit=False)
+    orchestrator.add_agent(TableAgent("epson_finance"))
+    orchestrator.add_agent(Reader("general_finance"))
+    answer = await orchestrator.ask("Epson's share of the total?")
+    assert read_by_model == [[], ["epson_finance: 1 rows"], ["epson_finance: 1 rows", "general_finance: 1 rows"]]
+    assert seen == {"earlier": ["epson_finance: 1 rows"], "extra": "epson_finance: 1 rows",
+                    "by_agent": {"epson_finance": ["Epson 2025?"]}}
+    assert answer.metadata["mode"] == "synthesis" and set(answer.data) == {"epson_finance", "general_finance"}
+    again = await orchestrator.ask("Epson's share of the total?")  # a new request starts with no earlier results
+    assert again.metadata["agents_consulted"] == ["epson_finance", "general_finance"] and seen["by_agent"] == {"epson_finance": ["Epson 2025?"]}

@@ -230,3 +230,14 @@ async def test_the_orchestrators_own_results_carry_its_agent_id():
     assert result.agent_id == result.agent_name == "FinanceOrchestrator"
     failed = await OrchestratorAgent("Lonely").run(AgentContext(user_question="q"))  # no model: an error result
     assert failed.status == "error" and failed.agent_id == "Lonely"
+
+
+def test_execution_memory_groups_results_by_agent_in_call_order():
+    memory = ExecutionMemory("q")
+    first, second, third = (AgentResult(agent_name=n, task=t, status=s) for n, t, s in
+                            (("epson", "2024", "success"), ("general", "total", "error"), ("epson", "2025", "success")))
+    for call_id, result in zip(("c1", "c2", "c1"), (first, second, third)):
+        memory.record(call_id, result)
+    assert list(memory.results) == ["c1", "c2", "c1#2"]
+    assert memory.by_agent() == {"epson": [first, third], "general": [second]}
+    assert memory.successful() == [first, third]

@@ -3,6 +3,11 @@
 Created per ``ask()`` and reached through the request's context, never stored on the
 orchestrator or on an AgentTool, so concurrent requests can't see each other's results. Keyed
 by call id, a specialist called twice in one request keeps both results.
+
+It is also how a specialist reads what ran before it in the same request (seed 000's
+cross-pollination context, which Baton offers rather than injects: ``OrchestratorAgent``'s
+docstring): ``successful()`` in call order, ``by_agent()`` grouped by agent name. Calls of
+one model turn run concurrently, so only earlier turns' results are sure to be there.
 """
 
 from __future__ import annotations
@@ -29,9 +34,11 @@ class ExecutionMemory:
         return key
 
     def successful(self) -> list[AgentResult]:
+        """The results that succeeded, in call order."""
         return [r for r in self.results.values() if r.ok]
 
     def by_agent(self) -> dict[str, list[AgentResult]]:
+        """Every result grouped by ``agent_name``, each group in call order."""
         grouped: dict[str, list[AgentResult]] = {}
         for result in self.results.values():
             grouped.setdefault(result.agent_name, []).append(result)

@@ -20,6 +20,16 @@ Planning (``planning=``): a question that needs several steps is answered by a p
 layer by layer (``baton.pipeline.PipelinePlanning``); its answer is the pipeline's
 (``stage_checkpoint``, ``stage_failed`` or ``pipeline_complete``).
 
+Cross-pollination (seed 000: earlier agents' string results offered to the LLM on later
+calls of the same request) is done another way, and nothing is injected: each specialist's
+string result is a tool message of the routing model's conversation, so its later calls read
+every earlier one, and it passes what a later specialist needs in the tool's ``context``
+argument (``extra_context``); a specialist may also read the request's results from
+``context.execution_memory``. Injecting them into every later specialist's prompt would put
+one specialist's untrusted text (a passage, an MCP reply) into another's prompt, make a
+question's SQL depend on what ran before it, and depend on timing within a turn, whose calls
+run concurrently (docs/concepts/orchestra.md, "What later calls of a question see").
+
 Failures (``baton.agents.failures``): ``ask`` answers inside a question scope
 (``baton.llm.policy``): every model call — routing, specialists, planner, repair — gets the
 same retries, fallback and per-call timeout, and the whole question a deadline (``policy``
