@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("models", ("baton.llm",)),
     ("loop", ("baton.loop",)),
     ("agents", ("baton.agents",)),
-    ("presentation", ("baton.viz", "baton.suggest")),
+    ("presentation", ("baton.viz",)),
     ("specialists", ("baton.specialists", "baton.semantic")),
     ("pipelines", ("baton.pipeline",)),
     ("memory", ("baton.memory",)),

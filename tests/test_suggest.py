@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from baton.suggest import generate_followups, has_aggregate_keywords
+from baton.viz.suggest import generate_followups, has_aggregate_keywords
 
 PLAIN = "SELECT name, city FROM customers"
 AGGREGATE = "SELECT region, SUM(amount) AS revenue FROM orders GROUP BY region"
@@ -95,7 +95,7 @@ def test_k_bounds():
 # --- suggestions that fit the result (issue 14) ---------------------------------------------
 
 from baton.response import QueryResult  # noqa: E402
-from baton.suggest import fitting_followups  # noqa: E402
+from baton.viz.suggest import fitting_followups  # noqa: E402
 
 MONTHLY_SQL = "SELECT month, ROUND(SUM(revenue_cents) / 100.0, 2) AS revenue FROM monthly_revenue GROUP BY month ORDER BY month"
 MONTHS = QueryResult(["month", "revenue"], [[f"2025-{m:02d}", 100.0 + (m % 5) * 10] for m in range(1, 13)])

@@ -11,9 +11,9 @@ import pytest
 
 import baton.viz.presentation as presentation
 from baton.response import AIMessage, QueryResult, ResponseType
-from baton.suggest import generate_followups
 from baton.viz import choose_chart
 from baton.viz.presentation import present, present_async
+from baton.viz.suggest import generate_followups
 
 RESULT = QueryResult(["region", "revenue"], [["North", 500], ["South", 200], ["East", 150], ["West", 150]],
                      ["VARCHAR", "BIGINT"])
@@ -111,7 +111,7 @@ def test_presented_answer_round_trips_through_json():
 
 def test_presentation_layer_imports_nothing_above_the_protocol_layer():
     code = (
-        "import sys, baton.viz.presentation, baton.viz, baton.suggest, baton.viz.insights\n"
+        "import sys, baton.viz.presentation, baton.viz, baton.viz.suggest, baton.viz.insights\n"
         "bad = [m for m in sys.modules if m.startswith(('baton.agents', 'baton.specialists', 'baton.loop',"
         " 'baton.memory', 'baton.pipeline', 'baton.llm', 'baton.server'))]\n"
         "print(bad)\n"

@@ -27,7 +27,7 @@ gets no comparison (``followups.py`` blanks it).
 Every SQL built here is run by the specialist that answered, through the same safety check,
 pre-validation and read-only engine as any other query (``baton.workspace.followups``). It
 lives at the top of the package, beside ``baton.verified.sql``, because the suggestions
-(``baton.suggest``, below the workspace) offer only what these rewrites can answer.
+(``baton.viz.suggest``, below the workspace) offer only what these rewrites can answer.
 """
 
 from __future__ import annotations

@@ -41,13 +41,13 @@ import re
 import shlex
 from collections.abc import AsyncIterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Protocol
 
+from baton.agents.capabilities import AnswersWithoutModel
 from baton.agents.document_routing import documents_win, probe
 from baton.llm.base import ChatModel, RoutingStandIn
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
 from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
-from baton.verified import VerifiedQuestion, closest_verified, content_words
+from baton.verified import VerifiedQuestion, VerifiedSet, closest_verified, content_words
 
 NO_MODEL_ANSWER = (
     "No language model is configured, so I answer only what this workspace knows without one. "
@@ -90,15 +90,7 @@ def _relay(model: ChatModel, tool_message: Message) -> LLMResponse:
     return LLMResponse(content=tool_message.content, model=model.model, provider=model.provider, finish_reason="stop")
 
 
-class ClaimsQuestions(Protocol):
-    """A semantic-layer agent as the router asks it (``baton.semantic.agent.SemanticAgent``)."""
-
-    async def claims(self, question: str) -> bool: ...
-
-    async def examples(self, limit: int = 6) -> list[str]: ...
-
-
-async def _examples(agent: ClaimsQuestions, limit: int) -> list[str]:
+async def _examples(agent: AnswersWithoutModel, limit: int) -> list[str]:
     """An agent's example questions; none when it cannot say (the fallback must still answer)."""
     try:
         return list(await agent.examples(limit))
@@ -116,24 +108,32 @@ class LexicalRouter(RoutingStandIn):
 
     def __init__(self, examples: Mapping[str, Sequence[str]] | None = None, *, min_score: float = 0.2,
                  no_match_answer: str = NO_MODEL_ANSWER, generic_name_words: frozenset[str] = GENERIC_NAME_WORDS,
-                 verified: Sequence[VerifiedQuestion] = (), documents: Mapping[str, object] | None = None,
+                 verified: Sequence[VerifiedQuestion] | VerifiedSet = (), documents: Mapping[str, object] | None = None,
                  catalog: bool = False, database: str | None = None) -> None:
         """``generic_name_words``: words of tool names that say nothing about the topic
         (``finance`` in ``pokemon_finance`` when every specialist is a finance one).
-        ``verified``, ``documents`` and ``catalog``: see the module docstring; the
-        workspace replaces ``verified`` (a tuple) when a verified question is added.
+        ``verified``, ``documents`` and ``catalog``: see the module docstring; in a workspace
+        ``verified_set`` is its Catalog's one set, read on each question.
         ``database``: the URL of the workspace's database, for the ``verified add`` hint."""
         self.examples = {name: [words(q) for q in qs] for name, qs in (examples or {}).items()}
         self.min_score = min_score
         self.no_match_answer = no_match_answer
         self.generic_name_words = frozenset(generic_name_words)
-        self.verified: tuple[VerifiedQuestion, ...] = tuple(verified)
+        self.verified_set = verified if isinstance(verified, VerifiedSet) else VerifiedSet(verified)  # a workspace's: its Catalog's
         self.documents: dict[str, object] = dict(documents or {})
         self.catalog = catalog or bool(self.verified)
         self.vocabulary: Vocabulary | None = None  # how the workspace reads questions (``baton.phrasing``), when it has its own
-        self.semantic: dict[str, ClaimsQuestions] = {}  # tool name -> semantic-layer agent
+        self.semantic: dict[str, AnswersWithoutModel] = {}  # tool name -> semantic-layer agent
         self.document_questions: list[str] = []  # questions the workspace's documents answer (its page's examples)
         self.database = database
+
+    @property
+    def verified(self) -> tuple[VerifiedQuestion, ...]:
+        return self.verified_set.questions
+
+    @verified.setter
+    def verified(self, questions: Sequence[VerifiedQuestion]) -> None:
+        self.verified_set = VerifiedSet(questions)  # its own set from now on
 
     def score(self, question: str, tool: Tool) -> float:
         q = words(question)
@@ -149,16 +149,17 @@ class LexicalRouter(RoutingStandIn):
             return _relay(self, last)
         question = last.content
         names = {t.name for t in tools or ()}
-        closest = closest_verified(question, self.verified) if self.verified else []
+        verified = self.verified_set.questions
+        closest = closest_verified(question, verified) if verified else []
         document_tool = await self._document_tool(question, names, closest[0][0] if closest else 0.0)
         if document_tool is not None:
             return self._call(document_tool, question)
         for name, agent in self.semantic.items():
             if name in names and await agent.claims(question):
                 return self._call(name, question)
-        if self.catalog or self.verified:
+        if self.catalog or verified:
             metrics = await self.metric_examples(names)
-            return self._answer(did_you_mean(closest, verified_count=len(self.verified), metrics=metrics,
+            return self._answer(did_you_mean(closest, verified_count=len(verified), metrics=metrics,
                                              documents=self.document_questions, database=self.database))
         scored = sorted(((self.score(question, t), t.name) for t in tools or ()), reverse=True)
         if not scored or scored[0][0] < self.min_score:

@@ -70,7 +70,7 @@ from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
 from baton.response import AIMessage, ResponseType, new_turn_id
-from baton.verified import VerifiedQuestion, find_verified
+from baton.verified import VerifiedQuestion, VerifiedSet, find_verified
 
 DEFAULT_PROMPT = (
     "You are {name}, an orchestrator that answers questions about the user's data by "
@@ -110,7 +110,7 @@ class OrchestratorAgent(BaseAgent):
         settings: LoopSettings | None = None,
         context_window: int | None = None,  # None: resolved per model (configuration, provider, floor)
         early_exit: bool = True,
-        verified: Sequence[VerifiedQuestion] = (),
+        verified: Sequence[VerifiedQuestion] | VerifiedSet = (),
         planning: Planning | None = None,
         policy: RetryPolicy | None = None,
         deadline_s: float | None = None,
@@ -122,7 +122,8 @@ class OrchestratorAgent(BaseAgent):
         self.settings = settings or LoopSettings()
         self.context_window = context_window
         self.early_exit = early_exit
-        self.verified = tuple(verified)
+        self.verified_set = verified if isinstance(verified, VerifiedSet) else VerifiedSet(verified)  # a workspace's: its Catalog's
+        self.revision = 0  # +1 on every change of the specialists (what a Catalog's cached views are checked against)
         self.planning = planning
         self.policy = policy  # None: the process's (baton.llm.policy.default_policy)
         self.deadline_s = deadline_s
@@ -145,10 +146,24 @@ class OrchestratorAgent(BaseAgent):
             self._pending_names.clear()
             self._configured = True
 
+    @property
+    def verified(self) -> tuple[VerifiedQuestion, ...]:
+        """The verified questions routed without a model (read from ``verified_set``)."""
+        return self.verified_set.questions
+
+    @verified.setter
+    def verified(self, questions: Sequence[VerifiedQuestion]) -> None:
+        self.verified_set = VerifiedSet(questions)  # its own set from now on (a workspace shares its Catalog's)
+
     def add_agent(self, agent: BaseAgent, *, tool_name: str | None = None, description: str | None = None, **tool_options: Any) -> AgentTool:
         tool = AgentTool(agent, tool_name=tool_name, description=description, **tool_options)
         self.agent_tools[tool.name] = tool
+        self.revision += 1
         return tool
+
+    def specialist_tools(self) -> tuple[AgentTool, ...]:
+        """The specialists as the routing model sees them, in the order they were added."""
+        return tuple(self.agent_tools.values())
 
     async def add_agent_by_name(self, agent_name: str, *, tool_name: str | None = None, description: str | None = None, **tool_options: Any) -> AgentTool:
         if self.registry is None:
@@ -160,6 +175,7 @@ class OrchestratorAgent(BaseAgent):
         for key, tool in list(self.agent_tools.items()):
             if key == name or tool.agent.name == name:
                 del self.agent_tools[key]
+                self.revision += 1
                 return
         raise KeyError(f"{self.name} has no specialist {name!r} (has: {', '.join(self.list_agents()) or 'none'})")
 
@@ -300,7 +316,8 @@ class OrchestratorAgent(BaseAgent):
 
     def _verified_route(self, question: str) -> str | None:
         """The tool of the specialist owning a verified question that asks the same thing."""
-        match = find_verified(question, self.verified) if self.verified else None
+        verified = self.verified_set.questions
+        match = find_verified(question, verified) if verified else None
         if match is None:
             return None
         return next((name for name, tool in self.agent_tools.items() if tool.agent.name == match.agent), None)

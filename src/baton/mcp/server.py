@@ -163,8 +163,7 @@ def _register_tools(server: MCPServer, ws: Any) -> None:
     @server.tool(name="list_specialists", annotations=READ_ONLY)
     def list_specialists() -> CallToolResult:
         """The specialists this workspace's orchestrator routes questions to."""
-        agents = [{"name": t.agent.name, "tool": t.name, "description": t.spec.description, "kind": type(t.agent).__name__}
-                  for t in ws.orchestrator.agent_tools.values()]
+        agents = [{"name": s.name, "tool": s.tool, "description": s.description, "kind": s.kind} for s in ws.catalog.specialists()]
         return _json_result({"workspace": ws.name, "orchestrator": ws.orchestrator.name, "specialists": agents})
 
     @server.tool(name="check_sql", annotations=READ_ONLY)

@@ -139,7 +139,7 @@ def _periods(meaningful: list[Sense]) -> list[Period] | None:
 
 
 def offers(query: SemanticQuery, parser: Any, limit: int = 3) -> list[str]:
-    """Edits of ``query`` to offer beside the SQL follow-ups (``baton.suggest``), for what only
+    """Edits of ``query`` to offer beside the SQL follow-ups (``baton.viz.suggest``), for what only
     the model can do: a finer period ("Break this down by month" after by year: the rows to
     add up are not in the result) and time added to a single value. Each is kept only when
     ``edit`` reads it as an edit that the model can answer, so an offer is never refused."""

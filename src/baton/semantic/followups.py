@@ -29,26 +29,16 @@ from baton.semantic.edits import edit
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 
 
-def _layer(orchestrator: Any) -> Any:
-    """The semantic agent and its layer; else an SQL specialist the layer is attached to
-    (its answers are then named for it: the semantic agent is preferred, so a follow-up is
-    answered under the name of the agent that answered before it)."""
-    for attribute in ("layer", "semantic"):
-        for tool in orchestrator.agent_tools.values():
-            layer = getattr(tool.agent, attribute, None)
-            if layer is not None and hasattr(layer, "compile"):
-                return tool.agent, layer
-    return None, None
-
-
-async def semantic_followup(orchestrator: Any, previous: Any, question: str, context: Any) -> Any:
-    """The follow-up's answer (an ``AIMessage``) when it edits the previous semantic query, else None."""
+async def semantic_followup(agent: Any, layer: Any, previous: Any, question: str, context: Any) -> Any:
+    """The follow-up's answer (an ``AIMessage``) when it edits the previous semantic query, else
+    None. ``agent`` and ``layer``: the workspace's semantic agent and its layer, else an SQL
+    specialist the layer is attached to (``Catalog.semantic_answerer``: the semantic agent is
+    preferred, so a follow-up is answered under the name of the agent that answered before it)."""
     from baton.semantic.agent import SemanticAgent
 
     saved = previous.meta.get("semantic_query") if previous is not None else None
     if not isinstance(saved, dict):
         return None
-    agent, layer = _layer(orchestrator)
     if layer is None:
         return None
     try:

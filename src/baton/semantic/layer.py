@@ -32,7 +32,9 @@ from baton.semantic.query import SemanticQuery, SemanticQueryError
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from baton.messages import Tool
     from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.semantic_port import SemanticCandidate
     from baton.specialists.sql.validation import AttemptReport
 
 log = logging.getLogger(__name__)
@@ -169,6 +171,20 @@ class SemanticLayer:
         if len(query.metrics) == 1 and reads_conversion(self.model, query.metrics[0]):
             return compile_conversion(self.model, query, self.dialect)
         return compile_query(self.model, query, self.dialect, literal=self.literal)
+
+    async def offer(self) -> tuple[Tool, str]:
+        """The ``semantic_query`` tool and the prompt's catalog of the model, for the SQL
+        specialist (``baton.specialists.sql.semantic_port.SemanticTools``)."""
+        from baton.semantic.tool import PROMPT_NOTE, catalog, semantic_tool
+
+        await self.ready()
+        return semantic_tool(self), f"{catalog(self)}\n{PROMPT_NOTE}"
+
+    def candidate(self, arguments: Any) -> SemanticCandidate | str:
+        """A ``semantic_query`` call compiled, or why it was refused (``SemanticTools``)."""
+        from baton.semantic.tool import compiled_call
+
+        return compiled_call(arguments, self)
 
     async def run(self, query: SemanticQuery, *, number: int = 1) -> tuple[CompiledQuery, AttemptReport]:
         """Compile and run ``query`` through the validation pass (safety check, schema

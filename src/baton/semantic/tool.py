@@ -14,15 +14,18 @@ same validation pass as any SQL the model writes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.messages import LLMResponse, Tool, ToolCall, ToolParameter
-from baton.semantic.layer import SemanticLayer
 from baton.semantic.model import GRAINS, TIME
 from baton.semantic.periods import Period
 from baton.semantic.query import SemanticQuery, SemanticQueryError
+from baton.specialists.sql.semantic_port import TOOL_NAME, SemanticCandidate
 
-NAME = "semantic_query"
+if TYPE_CHECKING:
+    from baton.semantic.layer import SemanticLayer
+
+NAME = TOOL_NAME
 SAMPLE_VALUES = 8
 
 
@@ -103,7 +106,19 @@ def query_from_arguments(arguments: Any, layer: SemanticLayer) -> SemanticQuery:
     return query.check(layer.model)
 
 
+def compiled_call(arguments: Any, layer: SemanticLayer) -> SemanticCandidate | str:
+    """A tool call's arguments compiled for the SQL specialist (``SemanticTools.candidate``),
+    or why they were refused, said so the model can fix them."""
+    try:
+        compiled = layer.compile(query_from_arguments(arguments, layer))
+    except SemanticQueryError as exc:
+        return f"Semantic query refused: {exc}. Fix it, or use run_sql for what the semantic model cannot express."
+    described = compiled.query.describe(layer.model)
+    given = arguments.get("explanation") if isinstance(arguments, Mapping) else None
+    return SemanticCandidate(compiled.sql, str(given or "") or f"Semantic query: {described}", described, compiled.query.to_dict())
+
+
 PROMPT_NOTE = ("Prefer the semantic_query tool: it computes the workspace's defined metrics correctly. Use run_sql only "
                "for what the semantic model cannot express, and say so in your answer.")
 
-__all__ = ["NAME", "PROMPT_NOTE", "catalog", "query_from_arguments", "semantic_call", "semantic_tool"]
+__all__ = ["NAME", "PROMPT_NOTE", "catalog", "compiled_call", "query_from_arguments", "semantic_call", "semantic_tool"]

@@ -129,7 +129,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
         return {
             "workspace": ws.name,
             "orchestrator": ws.orchestrator.name,
-            "agents": [{"name": t.agent.name, "tool": t.name, "description": t.spec.description} for t in ws.orchestrator.agent_tools.values()],
+            "agents": [{"name": s.name, "tool": s.tool, "description": s.description} for s in ws.catalog.specialists()],
         }
 
     async def answer_ask(body: AskRequest, caller: Principal, headers: Headers) -> Response:

@@ -1,5 +1,7 @@
 """Charts for query results: choose a type from the data's shape, build a Vega-Lite v5 spec
-with the data inlined, validate a requested type, and render SVG/PNG offline.
+with the data inlined, validate a requested type, and render SVG/PNG offline; and the
+follow-ups a data answer offers (``suggest``), which read the same profile of the result
+(one package, so charts and suggestions never import each other across packages).
 
 Depends only on the protocol layer (``baton.response``), so any specialist may use it.
 """

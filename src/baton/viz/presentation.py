@@ -2,7 +2,7 @@
 
 ``present(message)`` is the one call a specialist makes on an ``AIMessage`` that carries
 ``results``. It returns a copy with ``viz_type``/``viz_config`` (``baton.viz``),
-``suggested_followups`` (``baton.suggest``) and ``insights`` (``baton.viz.insights``) filled in;
+``suggested_followups`` (``baton.viz.suggest``) and ``insights`` (``baton.viz.insights``) filled in;
 the message passed in is never changed.
 
 The presentation layer depends only on the protocol layer (``baton.response``, plus
@@ -18,7 +18,7 @@ Decisions:
   match the rows.
 - The chart's title is the user's question (``message.input``) when there is one.
 - Follow-ups use ``message.query`` (the SQL), the result and the chart drawn, so only those
-  that fit this result and can be answered are offered (``baton.suggest``); ``seed``
+  that fit this result and can be answered are offered (``baton.viz.suggest``); ``seed``
   makes them reproducible.
 - The same result dressed for the same question is dressed once (issue 13: it was the
   largest share of a verified answer's CPU): the chart, follow-ups and insights are kept
@@ -42,9 +42,9 @@ from collections import OrderedDict
 from typing import Any
 
 from baton.response import AIMessage
-from baton.suggest import generate_followups
 from baton.viz.choose import choose_chart
 from baton.viz.insights import find_insights
+from baton.viz.suggest import generate_followups
 
 _DRESSED: OrderedDict[tuple, tuple[str, dict[str, Any], list[str], list[dict[str, Any]]]] = OrderedDict()
 _DRESSED_LOCK = threading.Lock()

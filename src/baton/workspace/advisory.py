@@ -113,8 +113,8 @@ def harden(ws: Workspace) -> None:
     if ws.hardened:
         return
     ws.hardened = True
-    for tool in ws.orchestrator.agent_tools.values():
-        agent = tool.agent
+    for specialist in ws.catalog.specialists():
+        agent = specialist.agent
         if isinstance(agent, SQLAgent) and isinstance(agent.memory, SQLMemory):
             agent.memory = AdvisoryMemory(agent.memory, ws.bulkheads)
         elif isinstance(agent, KnowledgeAgent):

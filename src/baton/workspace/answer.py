@@ -88,7 +88,7 @@ async def _followup(ws: Workspace, question: str, session_id: str, previous: AIM
     if previous is None:
         return None
     context = AgentContext(user_question=question, workspace=ws.name, tracker=tracker or NULL_TRACKER)
-    message = await answer_followup(ws.orchestrator, previous, question, context)
+    message = await answer_followup(ws.catalog, previous, question, context)
     if message is not None:
         message.session_id = session_id
         message.input = question

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from baton.events import NULL_TRACKER, Event, FanOutTracker, WorkflowTracker
 from baton.response import AIMessage
 from baton.workspace.bulkheads import Bulkheads
+from baton.workspace.catalog import Catalog
 from baton.workspace.charts import ChartRenderer
 from baton.workspace.pipelines import as_service
 from baton.workspace.sessions import SessionStore
@@ -81,8 +82,7 @@ class Workspace:
         self.bulkheads = Bulkheads(name)
         self.deadline_s: float | None = None  # per-question deadline (None: the process's, baton.llm.policy)
         self.hardened = False  # memory ports and document indexes put behind the bulkheads (advisory.harden)
-        self.vocabulary: Vocabulary | None = None  # how questions are read, once install_verified is given one
-        self.semantic: SemanticLayer | None = None  # the semantic layer, once attach_semantic wires one in
+        self.catalog = Catalog(orchestrator)  # its specialists, databases, semantic layer, verified questions (catalog.py)
         self._owns_tracker = owns_tracker and tracker is not None
         self._closers: list[Callable[[], Any]] = []
         self._closed = False
@@ -102,6 +102,35 @@ class Workspace:
     @property
     def no_model(self) -> bool:
         return self.model is None
+
+    # --- parts kept in the catalog (set by whoever assembles the workspace) ---------------
+
+    @property
+    def semantic(self) -> SemanticLayer | None:
+        """The semantic layer (``catalog.semantic``)."""
+        return self.catalog.semantic
+
+    @semantic.setter
+    def semantic(self, layer: SemanticLayer | None) -> None:
+        self.catalog.semantic = layer
+
+    @property
+    def vocabulary(self) -> Vocabulary | None:
+        """How questions are read (``catalog.vocabulary``)."""
+        return self.catalog.vocabulary
+
+    @vocabulary.setter
+    def vocabulary(self, vocabulary: Vocabulary | None) -> None:
+        self.catalog.vocabulary = vocabulary
+
+    @property
+    def document_examples(self) -> tuple[str, ...]:
+        """Questions its documents answer, when named (``catalog.document_examples``)."""
+        return self.catalog.document_examples
+
+    @document_examples.setter
+    def document_examples(self, questions: Any) -> None:
+        self.catalog.document_examples = tuple(questions or ())
 
     async def start(self) -> Workspace:
         """Start what runs in the background (durable pipelines: this process's part),

@@ -73,13 +73,7 @@ def range_query(sql: str, dialect: str | None) -> tuple[str, str, str] | None:
 
 
 def _connection(ws: Workspace, message: AIMessage) -> Any:
-    wanted = message.meta.get("connection_id")
-    for tool in ws.orchestrator.agent_tools.values():
-        agent = tool.agent
-        for connection in (getattr(agent, "connection", None), getattr(getattr(agent, "layer", None), "connection", None)):
-            if connection is not None and getattr(connection, "id", None) == wanted:
-                return connection
-    return None
+    return ws.catalog.connection(message.meta.get("connection_id"))
 
 
 async def note_data_range(ws: Workspace, message: AIMessage) -> None:

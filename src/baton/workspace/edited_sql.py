@@ -50,12 +50,10 @@ class EditedSQLRefused(BatonError):
 
 
 def _specialist(ws: Workspace, answer: AIMessage) -> Any:
-    from baton.workspace.examples import sql_connections
-
     wanted = answer.meta.get("routed_to") or answer.meta.get("agent")
-    agents = [t.agent for t in ws.orchestrator.agent_tools.values() if hasattr(t.agent, "connection")]
+    agents = ws.catalog.sql_specialists()
     found = next((a for a in agents if a.name == wanted), None)
-    if found is None and len(sql_connections(ws)) == 1 and agents:
+    if found is None and len(ws.catalog.databases()) == 1 and agents:
         found = agents[0]  # one database: any of its specialists runs it the same way
     if found is None:
         raise EditedSQLRefused("this answer did not come from a SQL specialist of this workspace", "not_sql")

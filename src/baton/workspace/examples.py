@@ -7,7 +7,7 @@
 - **metrics** (``metric_questions``, async: the model's values are read first): questions its
   semantic model answers, each checked to read back to its query;
 - **documents**: questions the workspace's documents answer. A workspace may name its own
-  (``ws.document_examples``, as the demo does: questions its tests prove are answered);
+  (``ws.catalog.document_examples``, as the demo does: questions its tests prove are answered);
   otherwise they are made from the section headings (``##``, ``###``) of the Markdown in its
   document folders, as
   "Tell me about <heading>", a definition question the no-model router sends to the
@@ -49,15 +49,8 @@ _HEADING = re.compile(r"^#{2,3}\s+(.{3,60}?)\s*#*\s*$", re.MULTILINE)  # section
 
 
 def sql_connections(ws: Workspace) -> list[Any]:
-    """The workspace's SQL connections, through its specialists, each once (by id)."""
-    from baton.specialists.sql.engines import SQLConnection
-
-    found: dict[str, Any] = {}
-    for tool in ws.orchestrator.agent_tools.values():
-        connection = getattr(tool.agent, "connection", None)
-        if isinstance(connection, SQLConnection):
-            found.setdefault(connection.id, connection)
-    return list(found.values())
+    """The workspace's SQL connections, through its specialists, each once (``Catalog.databases``)."""
+    return list(ws.catalog.databases())
 
 
 def _topic(heading: str) -> str:
@@ -82,13 +75,12 @@ def _headings(folder: Path) -> list[str]:
 
 
 def document_examples(ws: Workspace) -> list[str]:
-    given = getattr(ws, "document_examples", None)
+    given = ws.catalog.document_examples
     if given:
         return [str(q) for q in given][:MAX_DOCUMENT]
     questions: list[str] = []
-    for tool in ws.orchestrator.agent_tools.values():
-        folder = getattr(tool.agent, "folder", None)
-        if isinstance(folder, Path) and folder.is_dir():
+    for folder in ws.catalog.document_folders():
+        if folder.is_dir():
             questions.extend(f"Tell me about {_topic(h)}" for h in _headings(folder))
     return list(dict.fromkeys(questions))[:MAX_DOCUMENT]
 
@@ -107,7 +99,7 @@ def example_questions(ws: Workspace) -> dict[str, Any]:
 async def metric_questions(ws: Workspace) -> list[str]:
     """Questions the workspace's semantic model answers (``baton.semantic.examples``, each checked
     to read back); none without a model, or when its values cannot be read."""
-    layer = getattr(ws, "semantic", None)
+    layer = ws.catalog.semantic
     if layer is None:
         return []
     from baton.agents.lexical_routing import LexicalRouter

@@ -36,16 +36,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from baton.agents import AgentContext
-from baton.agents.orchestrator import OrchestratorAgent
 from baton.errors import BatonError
 from baton.followup_sql import ROWS, SHARE, TOTAL, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
-from baton.llm.base import is_language_model
 from baton.response import AIMessage, QueryResult, ResponseType
 from baton.workspace.followup_intents import Intent, is_new_question, read_followup
 
 if TYPE_CHECKING:
     from baton.viz.choose import ChartChoice
     from baton.viz.profile import ResultProfile
+    from baton.workspace.catalog import Catalog
 
 NEEDS_MODEL = "This follow-up needs a language model, and none is configured"
 # metadata["followup"]: rechart, top_n, bottom_n, sort, filter, share, regroup, compare, needs_model
@@ -168,8 +167,8 @@ def _blank_non_adjacent(result: QueryResult) -> int:
 def _dress(answer: AIMessage, previous: AIMessage, question: str, kind: str, view: View, what: str) -> AIMessage:
     """Strip the hidden totals, then chart (titled with the conversation's question),
     insights over the full result and suggestions that fit."""
-    from baton.suggest import fitting_followups
     from baton.viz.insights import find_insights
+    from baton.viz.suggest import fitting_followups
 
     raw = answer.results
     assert raw is not None
@@ -227,8 +226,8 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
     results = previous.results
     if results is None or not results.rows:
         return None
-    from baton.suggest import fitting_followups
     from baton.viz import choose_chart
+    from baton.viz.suggest import fitting_followups
 
     title = _title(previous)
     choice = choose_chart(results, question=title or None, requested=requested)
@@ -252,7 +251,7 @@ def rechart(previous: AIMessage, question: str, requested: str) -> AIMessage | N
 def needs_model(previous: AIMessage, question: str, reason: str) -> AIMessage:
     """A follow-up nothing here can answer, with no model configured: say so, and offer what
     can be done on this result."""
-    from baton.suggest import fitting_followups
+    from baton.viz.suggest import fitting_followups
 
     result = previous.results
     offers = fitting_followups(result, query=previous.query, dialect=previous.meta.get("dialect"),
@@ -261,10 +260,6 @@ def needs_model(previous: AIMessage, question: str, reason: str) -> AIMessage:
         " To ask anything else, set BATON_MODEL and restart."
     return AIMessage(content=text, input=question, response_type=ResponseType.TEXT, suggested_followups=offers[:3],
                      metadata={"followup": "needs_model", "based_on": previous.turn_id, "llm_calls": 0, "mode": "direct"})
-
-
-def _semantic_runner(agent: Any) -> bool:
-    return hasattr(agent, "layer") and not hasattr(agent, "connection")
 
 
 async def _run_on_layer(agent: Any, question: str, sql: str, context: AgentContext) -> AIMessage:
@@ -283,11 +278,7 @@ async def _run_on_layer(agent: Any, question: str, sql: str, context: AgentConte
                                "fast_path": "given_sql", "llm_calls": 0, "attempts": [report.attempt.to_dict()]})
 
 
-def _has_model(orchestrator: OrchestratorAgent) -> bool:
-    return is_language_model(orchestrator.model)
-
-
-async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
+async def answer_followup(catalog: Catalog, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
     """The follow-up's answer, or None when the question is not such a follow-up (or a
     model should answer it). ``context`` is the request's; a failure is an error answer."""
     if is_new_question(question):  # "How many orders by month in 2025?" asks anew, whatever came before
@@ -295,7 +286,7 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
     if previous is not None and previous.meta.get("semantic_query"):  # an edit of its semantic query (baton.semantic)
         from baton.semantic.followups import semantic_followup
 
-        edited: AIMessage | None = await semantic_followup(orchestrator, previous, question, context)
+        edited: AIMessage | None = await semantic_followup(*catalog.semantic_answerer(), previous, question, context)
         if edited is not None:
             return edited
     if previous is None or previous.results is None:
@@ -306,22 +297,22 @@ async def answer_followup(orchestrator: OrchestratorAgent, previous: AIMessage |
     if intent.kind == "chart":
         return await asyncio.to_thread(rechart, previous, question, intent.chart or "bar")  # charting a large result: off the loop
     if intent.kind == "other":
-        return None if _has_model(orchestrator) else needs_model(previous, question, "it asks more than a chart, a ranking, "
+        return None if catalog.routes_with_model() else needs_model(previous, question, "it asks more than a chart, a ranking, "
                                                                   "a sort, a filter, a share, a re-grouping or a comparison")
     try:
         view, what = plan(intent, previous)
         sql = build(view)
     except RewriteError as exc:
-        return None if _has_model(orchestrator) else needs_model(previous, question, str(exc))
+        return None if catalog.routes_with_model() else needs_model(previous, question, str(exc))
     agent_name = previous.meta.get("routed_to") or previous.meta.get("agent")
-    tool = next((t for t in orchestrator.agent_tools.values() if t.agent.name == agent_name), None)
-    if tool is None:
+    specialist = catalog.specialist(agent_name)
+    if specialist is None:
         return None
     try:
-        if _semantic_runner(tool.agent):  # a semantic answer: its layer runs the rewrite, on its connection
-            answer = await _run_on_layer(tool.agent, question, sql, context)
+        if specialist.semantic_layer is not None and not specialist.runs_sql:  # a semantic answer: its layer runs the rewrite
+            answer = await _run_on_layer(specialist.agent, question, sql, context)
         else:
-            answer = await tool.agent.ask(question, context=context.derive(user_question=question), sql=sql)
+            answer = await specialist.agent.ask(question, context=context.derive(user_question=question), sql=sql)
     except BatonError as exc:
         answer = AIMessage(content=f"The follow-up query failed: {exc}", error=str(exc), response_type=ResponseType.ERROR)
     if answer.error or answer.results is None:

@@ -1,6 +1,6 @@
 """A document answer offers the workspace's known questions on the same subject.
 
-A data answer offers follow-ups that rewrite its SQL (``baton.suggest``); a passage from the
+A data answer offers follow-ups that rewrite its SQL (``baton.viz.suggest``); a passage from the
 documents has no table to rewrite, so it offered nothing, and the conversation stopped there.
 It now offers up to three questions this workspace is known to answer — its verified
 questions and the questions its documents answer (``baton.workspace.examples``, the page's
@@ -28,10 +28,6 @@ OFFERED = 3
 log = logging.getLogger(__name__)
 
 
-def _document_agents(ws: Workspace) -> set[str]:
-    return {t.agent.name for t in ws.orchestrator.agent_tools.values() if hasattr(t.agent, "index")}
-
-
 def may_offer(ws: Workspace, message: AIMessage) -> bool:
     """Whether ``message`` is a document answer that ``offer_related`` may fill: checked on
     the event loop (no file is read), so that every other answer skips the thread hop that
@@ -56,7 +52,7 @@ def _is_document_answer(ws: Workspace, message: AIMessage) -> bool:
     if message.results is not None or message.error or message.suggested_followups or not message.input:
         return False
     consulted = set(message.metadata.get("agents_consulted") or ())
-    return bool(consulted) and consulted <= _document_agents(ws)
+    return bool(consulted) and consulted <= ws.catalog.document_names()
 
 
 def _offer(ws: Workspace, message: AIMessage) -> None:

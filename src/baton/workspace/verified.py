@@ -120,20 +120,21 @@ def current_verified(ws: Workspace, builtins: Sequence[VerifiedQuestion] = ()) -
 
 
 def installed(ws: Workspace) -> tuple[VerifiedQuestion, ...]:
-    return tuple(getattr(ws.orchestrator, "verified", ()) or ())
+    """The workspace's verified questions (its catalog's one set)."""
+    return ws.catalog.verified.questions
 
 
 def sql_agents(ws: Workspace) -> list[Any]:
-    """The workspace's SQL specialists (what holds a connection and verified questions)."""
-    return [tool.agent for tool in ws.orchestrator.agent_tools.values()
-            if hasattr(tool.agent, "verified") and hasattr(tool.agent, "connection")]
+    """The workspace's SQL specialists (``RunsSQL``: a connection and verified questions)."""
+    return list(ws.catalog.sql_specialists())
 
 
 def install_verified(ws: Workspace, verified: Iterable[VerifiedQuestion], vocabulary: Vocabulary | None = None) -> tuple[VerifiedQuestion, ...]:
-    """Put ``verified`` in place: the orchestrator's fast path, each SQL specialist's own
-    (its questions, or every question without an owner when it is the only one), and the
-    no-model router's catalog. Each gets ``vocabulary`` (else keeps its own)."""
-    agents = sql_agents(ws)
+    """Make ``verified`` the workspace's one set (``Catalog.set_verified``), read by the
+    orchestrator's fast path, each SQL specialist (its own questions; every question without
+    an owner goes to the only one, when there is one) and the no-model router. Each gets
+    ``vocabulary`` (else keeps its own)."""
+    agents = ws.catalog.sql_specialists()
     only = agents[0].name if len(agents) == 1 else None
     final = []
     for v in verified:
@@ -142,18 +143,7 @@ def install_verified(ws: Workspace, verified: Iterable[VerifiedQuestion], vocabu
         if not v.agent and only:
             v = replace(v, agent=only)
         final.append(v)
-    result = tuple(final)
-    if vocabulary is not None:
-        ws.vocabulary = vocabulary
-    ws.orchestrator.verified = result  # one assignment: a running request keeps the tuple it read
-    for agent in agents:
-        agent.verified = tuple(v for v in result if v.agent == agent.name)
-    router = ws.orchestrator.model
-    if isinstance(router, LexicalRouter):
-        router.verified = result
-        if vocabulary is not None:
-            router.vocabulary = vocabulary
-    return result
+    return ws.catalog.set_verified(final, vocabulary)  # one assignment: a running request keeps the tuple it read
 
 
 def docs_vocabulary(folder: Any = None) -> Vocabulary:
@@ -175,7 +165,7 @@ def docs_vocabulary(folder: Any = None) -> Vocabulary:
 
 
 def _vocabulary(ws: Workspace) -> Vocabulary | None:
-    return next((v.vocabulary for v in installed(ws) if v.vocabulary is not None), getattr(ws, "vocabulary", None))
+    return next((v.vocabulary for v in installed(ws) if v.vocabulary is not None), ws.catalog.vocabulary)
 
 
 def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
@@ -184,9 +174,10 @@ def _owner(ws: Workspace, agent: str | None, answer: AIMessage | None) -> Any:
     if wanted:
         found = next((a for a in agents if a.name == wanted), None)
         if found is None:  # an answer of the semantic layer: the SQL specialist on its connection keeps it
-            layer = getattr(next((t.agent for t in ws.orchestrator.agent_tools.values() if t.agent.name == wanted), None), "layer", None)
+            answered = ws.catalog.specialist(wanted)
+            layer = answered.semantic_layer if answered is not None else None
             if layer is None and answer is not None and answer.meta.get("semantic_query"):
-                layer = getattr(ws, "semantic", None)  # the workspace's model, however its agent is wired now
+                layer = ws.catalog.semantic  # the workspace's model, however its agent is wired now
             found = _closest(ws, [a for a in agents if layer is not None and a.connection is getattr(layer, "connection", None)],
                              answer)
         if found is None:
@@ -210,7 +201,7 @@ def _closest(ws: Workspace, agents: list[Any], answer: AIMessage | None) -> Any:
     router = ws.orchestrator.model
     if not isinstance(router, LexicalRouter):
         router = LexicalRouter({a.name: [v.checked_question for v in getattr(a, "verified", ())] for a in agents})
-    tools = {t.agent.name: t.spec for t in ws.orchestrator.agent_tools.values()}
+    tools = {s.name: s.spec for s in ws.catalog.specialists()}
     scored = [(router.score(question, tools[a.name]), -i, a) for i, a in enumerate(agents) if a.name in tools]
     return max(scored, key=lambda s: s[:2])[2] if scored else agents[0]
 

@@ -104,6 +104,11 @@ class MCPAgent(BaseAgent):
         self.max_argument_bytes = max_argument_bytes
         self.max_result_bytes = max_result_bytes
 
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools of its server it may call (``baton.agents.capabilities.OffersTools``)."""
+        return tuple(self.config.allowed_tools)
+
     @classmethod
     def from_config(cls, config: MCPServerConfig, **options: Any) -> MCPAgent:
         return cls(config.name, config, **options)

@@ -21,15 +21,17 @@ handed to the memory port when there is one. Active learnings (``learnings=`` on
 or per call, plus whatever the memory bundle says as text) steer the prompt and drive the
 deterministic rewrites. Every candidate emits a ``sql.attempt`` event.
 
-Semantic layer (``semantic=``, a ``baton.semantic.SemanticLayer``; set by
-``baton.workspace.semantic``): with a model, the agent also offers the ``semantic_query`` tool
-(``baton.semantic.tool``) and a catalog of the model's metrics and dimensions in the prompt.
+Semantic layer (``semantic``, a ``semantic_port.SemanticTools`` such as
+``baton.semantic.SemanticLayer``; set by ``baton.workspace.semantic``): with a model, the agent
+also offers the ``semantic_query`` tool and a catalog of the model's metrics and dimensions in
+the prompt (both from the layer: this package never imports ``baton.semantic``).
 The model fills metrics, dimensions and filters; the compiler writes the SQL, which then
 takes the same validation pass as any candidate. ``run_sql`` stays offered as the fallback
 for what the semantic model cannot express. An answer from a semantic query carries it in
 ``metadata["semantic_query"]`` and says it in the text.
 
-Verified questions (``verified=``): a question asking the same thing as one of them (same
+Verified questions (``verified=``; in a workspace, its own questions of the workspace's one
+``VerifiedSet``, ``share_verified``): a question asking the same thing as one of them (same
 content words, ``baton.verified``) runs that question's checked SQL through the same safety
 check, pre-validation and read-only engine, with no LLM call. Without any model, every other
 question gets an error answer saying how to configure one (``model_not_configured``).
@@ -61,10 +63,11 @@ from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings
 from baton.specialists.sql.memory_port import MemoryPort
 from baton.specialists.sql.prompts import RUN_SQL, extract_sql, relevant_tables, schema_text, system_prompt
 from baton.specialists.sql.result import QueryAttempt, SQLAgentResult
+from baton.specialists.sql.semantic_port import TOOL_NAME, SemanticCandidate, SemanticTools
 from baton.specialists.sql.table_embeddings import TableEmbeddings
 from baton.specialists.sql.validation import AttemptReport, validate_and_run
 from baton.specialists.sql.value_index import value_index_for
-from baton.verified import VerifiedQuestion, find_verified
+from baton.verified import VerifiedQuestion, VerifiedSet, find_verified
 from baton.viz.presentation import present_async
 
 log = logging.getLogger(__name__)
@@ -99,8 +102,22 @@ class SQLAgent(BaseAgent):
         self.max_attempts = max_attempts
         self.answer_with_model = answer_with_model
         self.present = present
-        self.verified = tuple(verified)
-        self.semantic: Any = None  # a baton.semantic.SemanticLayer: the semantic_query tool (module docstring)
+        self._verified: tuple[VerifiedSet, str | None] = (VerifiedSet(verified), None)  # (the set, whose questions: None = all)
+        self.semantic: SemanticTools | None = None  # the semantic_query tool (module docstring)
+
+    @property
+    def verified(self) -> tuple[VerifiedQuestion, ...]:
+        """The verified questions this agent answers from."""
+        shared, owner = self._verified
+        return shared.of(owner)
+
+    @verified.setter
+    def verified(self, questions: Sequence[VerifiedQuestion]) -> None:
+        self._verified = (VerifiedSet(questions), None)  # its own set from now on
+
+    def share_verified(self, verified: VerifiedSet) -> None:
+        """Answer from ``verified`` (a workspace's one set), its own questions in it."""
+        self._verified = (verified, self.name)
 
     async def configure(self) -> None:
         await self.connection.schema()
@@ -165,10 +182,8 @@ class SQLAgent(BaseAgent):
         samples = await self._samples(tables) if conn.options.include_sample_rows else None
         tools, semantic_note = [RUN_SQL], ""
         if self.semantic is not None:
-            from baton.semantic.tool import PROMPT_NOTE, catalog, semantic_tool
-
-            await self.semantic.ready()
-            tools, semantic_note = [semantic_tool(self.semantic), RUN_SQL], f"\n\n{catalog(self.semantic)}\n{PROMPT_NOTE}"
+            semantic_tool, note = await self.semantic.offer()
+            tools, semantic_note = [semantic_tool, RUN_SQL], f"\n\n{note}"
         messages = [
             Message.system(system_prompt(conn.dialect, schema_text(schema, tables, samples), memory_text, learnings_text(active))
                            + semantic_note),
@@ -176,7 +191,7 @@ class SQLAgent(BaseAgent):
             Message.user(question),
         ]
         best: tuple[QueryAttempt, QueryResult, str, str | None] | None = None
-        best_semantic: Any = None  # the semantic query behind ``best``, when it came from the tool
+        best_semantic: SemanticCandidate | None = None  # the semantic query behind ``best``, when it came from the tool
         plan_warned: set[str] = set()
         answer = ""
         nudged = False
@@ -188,11 +203,11 @@ class SQLAgent(BaseAgent):
                 messages += [Message.assistant(response.content, tool_calls=response.tool_calls or None),
                              *self._answer_calls(response, semantic)]
                 continue
+            query: SemanticCandidate | None = None
             if semantic is not None:
                 sql, explanation, viz, call, query = semantic
             else:
                 sql, explanation, viz, call = extract_sql(response)
-                query = None
             if sql is None:
                 if best is not None or nudged:
                     answer = response.content.strip()
@@ -241,9 +256,8 @@ class SQLAgent(BaseAgent):
         out.result = answer or _summary(result, explanation)
         out.ai_message = await self._message(out, question, viz, context)
         if best_semantic is not None:
-            said = best_semantic.describe(self.semantic.model)
-            out.ai_message.meta["semantic_query"] = best_semantic.to_dict()
-            out.ai_message.content = out.result = f"{out.result}\n\nSemantic query: {said}."
+            out.ai_message.meta["semantic_query"] = best_semantic.query
+            out.ai_message.content = out.result = f"{out.result}\n\nSemantic query: {best_semantic.described}."
         return self._finish(out, started)
 
     def _semantic_candidate(self, response: Any) -> Any:
@@ -251,23 +265,16 @@ class SQLAgent(BaseAgent):
         was refused (a string), or None when the model did not call it."""
         if self.semantic is None:
             return None
-        from baton.semantic.query import SemanticQueryError
-        from baton.semantic.tool import query_from_arguments, semantic_call
-
-        call = semantic_call(response)
+        call = next((c for c in response.tool_calls if c.name == TOOL_NAME), None)
         if call is None:
             return None
-        try:
-            query = query_from_arguments(call.arguments, self.semantic)
-            compiled = self.semantic.compile(query)
-        except SemanticQueryError as exc:
-            return f"Semantic query refused: {exc}. Fix it, or use run_sql for what the semantic model cannot express."
-        args = call.arguments if isinstance(call.arguments, dict) else {}
-        explanation = str(args.get("explanation") or "") or f"Semantic query: {compiled.query.describe(self.semantic.model)}"
-        return compiled.sql, explanation, None, call, compiled.query
+        found = self.semantic.candidate(call.arguments)
+        if isinstance(found, str):
+            return found
+        return found.sql, found.explanation, None, call, found
 
     def _answer_calls(self, response: Any, text: str) -> list[Message]:
-        return [Message.tool(c, text if c.name == "semantic_query" else "Not run: send one call per turn.")
+        return [Message.tool(c, text if c.name == TOOL_NAME else "Not run: send one call per turn.")
                 for c in response.tool_calls]
 
     async def _record(self, memory: MemoryPort, question: str, out: SQLAgentResult, model: ChatModel) -> None:
