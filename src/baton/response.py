@@ -64,10 +64,13 @@ from baton.tagged_json import TAGGED, AnswerFormatError, from_jsonable, to_jsona
 
 __all__ = [
     "AIMessage", "AgentError", "AnswerFormatError", "AnswerMetadata", "DataFreshness", "QueryResult", "ResponseType",
-    "RAGSource", "SourceDocument", "from_jsonable", "html_renderer", "staleness_warning", "to_jsonable",
+    "MODEL_NOT_CONFIGURED", "RAGSource", "SourceDocument", "from_jsonable", "html_renderer", "staleness_warning", "to_jsonable",
 ]
 
 RENDERERS_GROUP = "baton.renderers"
+# The code of the answer given because no language model is configured (the no-model reply,
+# ``baton.agents.lexical_routing``, and a specialist's own): how every reader recognises it.
+MODEL_NOT_CONFIGURED = "model_not_configured"
 
 
 class ResponseType(StrEnum):
@@ -228,6 +231,25 @@ class AIMessage:
     def __post_init__(self) -> None:
         if self.data is None and self.results is not None:
             self.data = self.results.records()
+
+    @classmethod
+    def failed(cls, code: str, error: str, content: str | None = None, *, retry_after_s: float | None = None,
+               response_type: ResponseType = ResponseType.ERROR, **fields: Any) -> AIMessage:
+        """The one way to make an error answer: ``error_code`` ``code`` (``baton.agents.failures``),
+        ``error`` the short reason, ``content`` what the person reads (the reason when not
+        given). Every producer uses it, so no error answer is ever without a code."""
+        message = cls(content=error if content is None else content, **fields)
+        return message.fail(code, error, retry_after_s=retry_after_s, response_type=response_type)
+
+    def fail(self, code: str, error: str, *, retry_after_s: float | None = None,
+             response_type: ResponseType = ResponseType.ERROR) -> AIMessage:
+        """Make this answer an error answer in place (``failed``'s work, for an answer that
+        already holds what it keeps: a synthesis whose every specialist failed); returns it.
+        ``response_type``: ``error``, or ``stage_failed`` for a pipeline's failed stage."""
+        self.error, self.error_code, self.response_type = error, code, response_type
+        if retry_after_s is not None:
+            self.meta["retry_after_s"] = retry_after_s
+        return self
 
     @property
     def output(self) -> str:

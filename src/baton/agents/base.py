@@ -12,12 +12,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from baton.agents.context import AgentContext
+from baton.agents.failures import code_of_result
 from baton.agents.result import AgentResult
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel, is_language_model
 from baton.llm.scoped import with_policy
 from baton.messages import add_usage
-from baton.response import AIMessage, ResponseType
+from baton.response import AIMessage
 
 
 class BaseAgent(ABC):
@@ -85,10 +86,11 @@ class BaseAgent(ABC):
         message = result.ai_message
         if message is None:
             message = AIMessage(content=result.to_text())
-        if not result.ok:
+        if result.status == "error":  # a failed run is an error answer, with its code
+            message.fail(message.error_code or code_of_result(result.error_type, result.metadata),
+                         message.error or result.error or result.error_type or "the agent failed")
+        elif not result.ok:
             message.error = message.error or result.error
-            if result.status == "error":
-                message.response_type = ResponseType.ERROR
         message.input = question
         message.session_id = session_id if session_id is not None else message.session_id
         message.workflow_id = context.workflow_id

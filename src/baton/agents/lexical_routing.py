@@ -22,7 +22,9 @@ here: the orchestrator routes it straight to its specialist, ``baton.verified``.
    (``document_questions``, set by the workspace); then the exact command that teaches it
    this question (``baton verified add ... --database URL`` for a workspace over a database,
    its password masked) and how to set a model. The answer starts with ``NO_MODEL_ANSWER``'s
-   first sentence (``is_no_model_answer``).
+   first sentence; it carries ``error_code: model_not_configured`` (its model response's
+   ``finish_reason``, which the orchestrator turns into the answer's code), by which every
+   reader recognises it (``is_no_model_answer``), never by its text.
 4. Otherwise (specialists that can answer without a model, e.g. table doubles) it calls
    the one tool whose name, description and example questions share the most words with
    the question; when nothing matches well enough it answers that no model is configured.
@@ -47,6 +49,7 @@ from baton.agents.document_routing import documents_win, probe
 from baton.llm.base import ChatModel, RoutingStandIn
 from baton.messages import LLMResponse, Message, StreamChunk, Tool, ToolCall
 from baton.phrasing import DEFAULT_VOCABULARY, Vocabulary
+from baton.response import MODEL_NOT_CONFIGURED, AIMessage
 from baton.verified import VerifiedQuestion, VerifiedSet, closest_verified, content_words
 
 NO_MODEL_ANSWER = (
@@ -58,11 +61,11 @@ NO_MODEL_SENTENCE = NO_MODEL_ANSWER.split(". ")[0] + "."
 SET_A_MODEL = NO_MODEL_ANSWER[len(NO_MODEL_SENTENCE):].strip()
 
 
-def is_no_model_answer(content: str | None) -> bool:
-    """Whether an answer's text is the no-model answer (``NO_MODEL_ANSWER`` or a
-    ``did_you_mean`` list): the one place its shape is recognised (the verified-questions
-    hook, ``baton eval``)."""
-    return (content or "").lstrip().startswith(NO_MODEL_SENTENCE)
+def is_no_model_answer(message: AIMessage) -> bool:
+    """Whether an answer is the no-model answer (``NO_MODEL_ANSWER`` or a ``did_you_mean``
+    list, or a specialist's own ``model_not_configured``): recognised by its code (the
+    verified-questions hook, ``baton eval``)."""
+    return message.error_code == MODEL_NOT_CONFIGURED
 
 
 ADD_VERIFIED = 'To teach it one, run: baton verified add "<question>" "<SQL that answers it>"{database} (or save an answer as a verified question).'
@@ -194,7 +197,8 @@ class LexicalRouter(RoutingStandIn):
         return None
 
     def _answer(self, text: str) -> LLMResponse:
-        return LLMResponse(content=text, model=self.model, provider=self.provider, finish_reason="stop")
+        """The router's own answer, always the no-model reply: its finish reason is its code."""
+        return LLMResponse(content=text, model=self.model, provider=self.provider, finish_reason=MODEL_NOT_CONFIGURED)
 
     def _call(self, tool: str, question: str) -> LLMResponse:
         call = ToolCall(id=f"lexical_{next(_ids)}", name=tool, arguments={"question": question})

@@ -69,7 +69,7 @@ from baton.llm.scoped import with_policy
 from baton.llm.windows import context_window as resolve_context_window
 from baton.loop import LoopResult, LoopSettings, ToolCallRecord, run_loop
 from baton.messages import Message, add_usage
-from baton.response import AIMessage, ResponseType, new_turn_id
+from baton.response import MODEL_NOT_CONFIGURED, AIMessage, ResponseType, new_turn_id
 from baton.verified import VerifiedQuestion, VerifiedSet, find_verified
 
 DEFAULT_PROMPT = (
@@ -334,9 +334,11 @@ class OrchestratorAgent(BaseAgent):
             extra["partial"] = True
         if not results:
             message = AIMessage(content=loop.content, metadata={**extra, "orchestrated": True, "mode": "direct"})
+            if loop.finish_reason == MODEL_NOT_CONFIGURED:  # the no-model reply (``LexicalRouter``): information, said by its code
+                message.error_code = MODEL_NOT_CONFIGURED
             malformed = [r for r in loop.tool_calls if r.output.is_error]
             if malformed:  # the model only ever asked for tools wrongly: nothing was answered
-                _fail(message, "model_bad_response", f"the routing model's tool calls could not be run: {malformed[-1].output.text[:300]}")
+                message.fail("model_bad_response", f"the routing model's tool calls could not be run: {malformed[-1].output.text[:300]}")
         elif is_passthrough(results):
             only = next(r for r in results if r.ok)
             message = passthrough(only, input=question, session_id=None, turn_id=new_turn_id(), extra_metadata=extra)
@@ -367,20 +369,10 @@ class OrchestratorAgent(BaseAgent):
             message.partial = True
             message.metadata["orchestrator_error"] = {"error_type": type(exc).__name__, "error_code": code, "error": reason}
         else:
-            message = AIMessage(content=note, metadata={"orchestrated": True, "mode": "error"})
-            _fail(message, code, reason, retry_after=retry_after_of(exc))
+            message = AIMessage.failed(code, reason, note, retry_after_s=retry_after_of(exc), metadata={"orchestrated": True, "mode": "error"})
         message.workflow_id = context.workflow_id
         return AgentResult(agent_name=self.name, task=question, status="error" if message.error else "success", result=note,
                            ai_message=message, error=message.error, error_type=type(exc).__name__, metadata={"error_code": code})
-
-
-def _fail(message: AIMessage, code: str, reason: str, *, retry_after: float | None = None) -> None:
-    """Make ``message`` the error answer of a question that failed with ``code``."""
-    message.error = reason
-    message.error_code = code
-    message.response_type = ResponseType.ERROR
-    if retry_after is not None:
-        message.meta["retry_after_s"] = retry_after
 
 
 def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
@@ -403,7 +395,7 @@ def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
     if is_dependency_failure(code):
         message.content = explanation(code)
     retry_after = first.metadata.get("retry_after_s")
-    _fail(message, code, f"{first.agent_name}: {first.error or first.error_type}", retry_after=retry_after)
+    message.fail(code, f"{first.agent_name}: {first.error or first.error_type}", retry_after_s=retry_after)
 
 
 def _context_usage(loop: LoopResult, results: list[AgentResult]) -> int:

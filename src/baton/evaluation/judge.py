@@ -106,7 +106,7 @@ def produced_table(message: AIMessage) -> tuple[list[str], list[list[Any]], bool
 
 
 def needs_model(message: AIMessage, facts: TraceFacts) -> bool:
-    return facts.needs_model or is_no_model_answer(message.content)
+    return facts.needs_model or is_no_model_answer(message)
 
 
 def judge(q: GoldenQuestion, result: QuestionResult, message: AIMessage, facts: TraceFacts, *,

@@ -54,7 +54,7 @@ def _base(state: PipelineState, workflow_id: str, response_type: ResponseType, c
 
 def failed_message(state: PipelineState, workflow_id: str, result: StageResult) -> AIMessage:
     message = _base(state, workflow_id, ResponseType.STAGE_FAILED, f"Stage {result.stage_id!r} failed: {result.error}")
-    message.error = result.error
+    message.fail("stage_failed", result.error or f"stage {result.stage_id!r} failed", response_type=ResponseType.STAGE_FAILED)
     message.metadata["failed_stage"] = result.stage_id
     return message
 

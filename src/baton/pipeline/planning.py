@@ -19,7 +19,7 @@ from baton.pipeline.errors import PlanDefect, PlanValidationError
 from baton.pipeline.executor import PipelineExecutor
 from baton.pipeline.planner import Planner
 from baton.pipeline.state import CheckpointDecision
-from baton.response import AIMessage, ResponseType
+from baton.response import AIMessage
 
 if TYPE_CHECKING:
     from baton.agents import AgentContext
@@ -43,9 +43,9 @@ class PipelinePlanning:
             run = await self.executor.start(plan, staged)
         except (PlanValidationError, PlanDefect) as exc:
             problems = getattr(exc, "problems", None) or [str(exc)]
-            return AIMessage(
-                content="I could not build a valid plan for this question: " + "; ".join(problems),
-                error=str(exc), response_type=ResponseType.ERROR, input=question, workflow_id=context.workflow_id,
+            return AIMessage.failed(
+                "invalid_plan", str(exc), "I could not build a valid plan for this question: " + "; ".join(problems),
+                input=question, workflow_id=context.workflow_id,
                 metadata={"mode": "pipeline", "plan_problems": problems, "error_type": type(exc).__name__},
             )
         return self._stamp(run.message, question, run.workflow_id)

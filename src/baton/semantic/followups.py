@@ -64,10 +64,11 @@ async def semantic_followup(agent: Any, layer: Any, previous: Any, question: str
                                         "semantic_query_before": before.to_dict()})
     message = result.ai_message
     if message is None:
-        from baton.response import AIMessage, ResponseType
+        from baton.agents.failures import code_of_result
+        from baton.response import AIMessage
 
-        message = AIMessage(content=result.result, error=result.error, error_code=result.error_type,
-                            response_type=ResponseType.ERROR, metadata={"followup": "semantic_edit", "llm_calls": 0})
+        message = AIMessage.failed(code_of_result(result.error_type, result.metadata), result.error or result.result, result.result,
+                                   metadata={"followup": "semantic_edit", "llm_calls": 0})
     message.metadata.setdefault("routed_to", runner.name)
     _retitle(message, edited.describe(layer.model))
     return message

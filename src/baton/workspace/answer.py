@@ -50,7 +50,7 @@ from baton.agents.failures import explanation
 from baton.events import NULL_TRACKER, Event, Followup, WorkflowTracker
 from baton.llm.policy import QuestionScope, question_scope
 from baton.messages import Message
-from baton.response import AIMessage, ResponseType
+from baton.response import AIMessage
 from baton.workspace.advisory import harden, remember_insights
 from baton.workspace.bulkheads import DependencyUnavailable
 from baton.workspace.followups import answer_followup
@@ -157,9 +157,8 @@ def stored_json(message: AIMessage) -> str:
 
 def deadline_answer(question: str, scope: QuestionScope) -> AIMessage:
     """The answer of a question that ran out of time."""
-    return AIMessage(content=explanation("deadline_exceeded"), input=question, response_type=ResponseType.ERROR,
-                     error=f"the question's deadline of {scope.deadline_s:g} s passed before it was answered",
-                     error_code="deadline_exceeded", metadata={"mode": "error"})
+    return AIMessage.failed("deadline_exceeded", f"the question's deadline of {scope.deadline_s:g} s passed before it was answered",
+                            explanation("deadline_exceeded"), input=question, metadata={"mode": "error"})
 
 
 async def _within(scope: QuestionScope, question: str, work: Awaitable[T]) -> T | AIMessage:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from baton.agents import AgentContext
+from baton.agents.failures import code_of
 from baton.errors import BatonError
 from baton.followup_sql import ROWS, SHARE, TOTAL, RewriteError, View, build, coarser, compare_sql, regroup_sql, strip_hidden
 from baton.response import AIMessage, QueryResult, ResponseType
@@ -270,12 +271,17 @@ async def _run_on_layer(agent: Any, question: str, sql: str, context: AgentConte
     context.emit(report.attempt.event(layer.connection.id))
     if report.result is None:
         error = f"the follow-up query failed: {report.attempt.error}"
-        return AIMessage(content=f"The follow-up query failed: {report.attempt.error}", error=error,
-                         error_code=report.attempt.error_class or "sql_failed", response_type=ResponseType.ERROR)
+        return AIMessage.failed(report.attempt.error_class or "sql_failed", error, f"The follow-up query failed: {report.attempt.error}")
     return AIMessage(content="", data=report.result.records(), results=report.result, query=report.attempt.sql, input=question,
                      response_type=ResponseType.SQL_RESULT,
                      metadata={"agent": agent.name, "connection_id": layer.connection.id, "dialect": layer.dialect,
                                "fast_path": "given_sql", "llm_calls": 0, "attempts": [report.attempt.to_dict()]})
+
+
+def _followup_code(exc: BaseException) -> str:
+    """A failed follow-up query's code: a dependency's (the database down) or the SQL's own error class."""
+    code = code_of(exc)
+    return code if code != "agent_failed" else str(getattr(exc, "error_class", None) or "sql_failed")
 
 
 async def answer_followup(catalog: Catalog, previous: AIMessage | None, question: str, context: AgentContext) -> AIMessage | None:
@@ -314,7 +320,7 @@ async def answer_followup(catalog: Catalog, previous: AIMessage | None, question
         else:
             answer = await specialist.agent.ask(question, context=context.derive(user_question=question), sql=sql)
     except BatonError as exc:
-        answer = AIMessage(content=f"The follow-up query failed: {exc}", error=str(exc), response_type=ResponseType.ERROR)
+        answer = AIMessage.failed(_followup_code(exc), str(exc), f"The follow-up query failed: {exc}")
     if answer.error or answer.results is None:
         answer.metadata.update(followup=KIND_NAMES.get(intent.kind, intent.kind), based_on=previous.turn_id, routed_to=agent_name,
                                llm_calls=0)

@@ -34,6 +34,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
+from baton.agents.failures import code_of
 from baton.errors import BatonError
 from baton.events import NULL_TRACKER, Event, LLMToken, PipelineStatus, QueueTracker, WorkflowTracker, read_event
 from baton.pipeline import CheckpointDecision, CheckpointDecisionError, ExecutionPlan, PipelineRun, PipelineState
@@ -307,7 +308,7 @@ class LocalPipelines:
             run = await work
             self._runs[wid].update(status=run.status, checkpoint_stage=run.checkpoint_stage, outcome=run.message.to_dict())
         except Exception as exc:  # the run's failure is its status
-            self._runs[wid].update(status="failed", outcome=AIMessage(content=str(exc), error=str(exc)).to_dict())
+            self._runs[wid].update(status="failed", outcome=AIMessage.failed(code_of(exc), str(exc)).to_dict())
         self._publish(wid, PipelineStatus(status=self._runs[wid]["status"], workflow_id=wid))
 
     def _publish(self, wid: str, event: Event) -> None:

@@ -297,7 +297,7 @@ async def remove_verified_question(ws: Workspace, question: str) -> VerifiedQues
 def _could_not_answer(message: AIMessage) -> bool:
     from baton.agents.lexical_routing import is_no_model_answer
 
-    return message.data is None and is_no_model_answer(message.content)
+    return message.data is None and is_no_model_answer(message)
 
 
 async def annotate_answer(ws: Workspace, message: AIMessage) -> None:

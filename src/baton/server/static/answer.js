@@ -211,7 +211,7 @@ function metaView(answer) {
     m.fast_path === "semantic_layer" && "semantic model",
     m.fast_path || m.llm_calls === 0 ? "no LLM call" : null,
     m.partial && "partial answer",
-    answer.error_code && "error: " + answer.error_code,
+    answer.error_code && !isNoModelAnswer(answer) && "error: " + answer.error_code,
     answer.staleness_warning,
   ].filter(Boolean);
   return parts.length ? el("div", { class: "meta" }, parts.join(" · ")) : null;

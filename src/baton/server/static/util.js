@@ -120,9 +120,10 @@ function isRefusal(answer) {
 }
 
 function isFailure(answer) {
-  return Boolean(answer.error || answer.error_code || answer.response_type === "error");
+  return !isNoModelAnswer(answer) && Boolean(answer.error || answer.error_code || answer.response_type === "error");
 }
 
+// The answer given because no model is configured: said by its code, never by its text.
 function isNoModelAnswer(answer) {
-  return !answer.data && String(answer.content || "").startsWith("No language model is configured");
+  return !answer.data && answer.error_code === "model_not_configured";
 }

@@ -34,12 +34,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from baton.agents import AgentContext, AgentResult, BaseAgent
+from baton.agents.failures import code_of
 from baton.errors import AgentFatalError, ConfigurationError, ToolArgumentsError, UnknownToolError
 from baton.events import MCPCallEnd, MCPCallStart, MCPProgress
 from baton.llm.base import ChatModel
 from baton.loop import LoopSettings, run_loop
 from baton.messages import Message
-from baton.response import AIMessage, ResponseType
+from baton.response import AIMessage
 from baton.specialists.mcp.config import DEFAULT_CALL_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S, MCPServerConfig
 from baton.specialists.mcp.errors import (
     MCPProtocolError,
@@ -228,8 +229,7 @@ class MCPAgent(BaseAgent):
         if not outcomes and failures:
             last = failures[-1]
             text = reply.strip() or f"{self.name} could not answer: {last}"
-            message = AIMessage(content=text, error=str(last), response_type=ResponseType.ERROR, metadata=metadata,
-                                token_usage=dict(usage or {}))
+            message = AIMessage.failed(code_of(last), str(last), text, metadata=metadata, token_usage=dict(usage or {}))
             return AgentResult(agent_name=self.name, task=question, status="error", result=text, ai_message=message,
                                error=str(last), error_type=type(last).__name__, token_usage=dict(usage or {}),
                                metadata=metadata, execution_time=elapsed)
