@@ -106,9 +106,9 @@ def test_your_own_database_with_documents_keeps_its_conversation_and_memory(home
 def test_serve_with_a_database_serves_only_that_workspace(tmp_path, monkeypatch):
     import sqlite3
 
-    from rich.console import Console
-
     from baton.cli.serving import server_app
+    from baton.cli.specs import with_flags
+    from baton.workspace.state import State
 
     monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("BATON_API_KEYS", raising=False)
@@ -116,10 +116,7 @@ def test_serve_with_a_database_serves_only_that_workspace(tmp_path, monkeypatch)
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
 
-    def no_demo(**_):
-        raise AssertionError("the demo must not be built")
-
-    app, printed = server_app(f"sqlite:///{db}", None, no_demo, Console())
+    app, printed = server_app([with_flags(None, database=f"sqlite:///{db}")], None, State(tmp_path / "home"))
     assert [name for _, name in printed] == ["database"]
     assert app.state.workspaces.names() == {"database"}
     assert not (tmp_path / "home" / "demo").exists()

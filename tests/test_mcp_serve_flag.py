@@ -5,22 +5,22 @@ test's MCP server over stdio; the structured result comes back intact."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import httpx
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from rich.console import Console
 from typer.testing import CliRunner
 
-from baton.agents import OrchestratorAgent
 from baton.cli import build_app
 from baton.cli.mcp_specialists import mcp_specialists
 from baton.cli.serving import server_app
-from baton.demo.workspace import build_demo_workspace
+from baton.cli.specs import with_flags
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
-from baton.workspace import SessionStore, Workspace
+from baton.workspace.state import State
 from mcp_test_servers import calls_in, finance_command, served
 
 KEY = "bt_serve_flag_test_key"
@@ -50,16 +50,15 @@ def oracle_model(messages, tools):
 
 async def test_serve_with_an_mcp_specialist_answers_through_it_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("BATON_API_KEYS", f"{KEY}=demo")
+    monkeypatch.setenv("BATON_API_KEYS", f"{KEY}=database")
     monkeypatch.delenv("BATON_MODEL", raising=False)
     command, calls = finance_command(tmp_path)
     servers = mcp_specialists([f"oracle={' '.join(command[:2])} {command[2]} '{command[3]}'"], ["oracle=lookup"])
-
-    def workspace(state=None, **options):  # what `baton serve` would build, with a scripted model
-        return Workspace("demo", OrchestratorAgent("Oracle", model=FunctionModel(oracle_model)),
-                         SessionStore(tmp_path / "sessions.sqlite"))
-
-    app, printed = server_app(None, None, workspace, Console(), mcp_servers=servers)
+    with sqlite3.connect(tmp_path / "shop.sqlite") as db:
+        db.execute("CREATE TABLE orders (id INTEGER)")
+    # what `baton serve --database ... --mcp ...` builds, with a scripted model
+    spec = with_flags(None, database=f"sqlite:///{tmp_path / 'shop.sqlite'}", mcp=servers).model_copy(update={"pipelines": "off"})
+    app, printed = server_app([spec], FunctionModel(oracle_model), State(tmp_path / "home"))
     question = "What is the answer?"
     async with served(app, lifespan="on") as url:
         async with httpx.AsyncClient() as raw:
@@ -67,21 +66,20 @@ async def test_serve_with_an_mcp_specialist_answers_through_it_end_to_end(tmp_pa
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=httpx2.Timeout(60.0, read=120.0))
         async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=120) as mcp:
             answer = await mcp.call_tool("ask", {"question": question})
-    assert [a["name"] for a in agents["agents"]] == ["oracle"]
+    assert [a["name"] for a in agents["agents"]] == ["database", "oracle"]
     assert not answer.is_error, answer.content
     result = answer.structured_content
     assert result["routed_to"] == "oracle" and result["mode"] == "passthrough"
     assert result["data"] == {"question": question, "answer": 42} and result["text"] == "The oracle says 42."
     assert calls_in(calls) == [{"tool": "lookup", "arguments": {"question": question}}]
-    assert app.state.workspaces.get("demo").closed  # and with it the MCP specialist's server process
+    assert app.state.workspaces.get("database").closed  # and with it the MCP specialist's server process
 
 
 async def test_an_mcp_server_may_not_take_a_specialists_name(tmp_path):
-    from baton.cli.mcp_specialists import attach_mcp_specialists
+    from baton.cli.specs import open_spec
     from baton.errors import ConfigurationError
 
     servers = mcp_specialists(["pokemon_finance=python server.py"], ["pokemon_finance=lookup"])
-    async with build_demo_workspace(tmp_path / "demo") as ws:
-        with pytest.raises(ConfigurationError, match="already has a specialist"):
-            attach_mcp_specialists(ws, servers)
-        assert type(ws.orchestrator.agent_tools["pokemon_finance"].agent).__name__ == "SQLAgent"
+    with pytest.raises(ConfigurationError, match="already has a specialist"):
+        open_spec(with_flags(None, mcp=servers), State(tmp_path / "home"), None)
+    assert not (tmp_path / "home" / "demo" / "sessions.sqlite-wal").exists()  # what it opened is closed

@@ -119,14 +119,14 @@ def test_eval_with_semantic_answers_metric_questions_of_a_golden_set(home):
 
 async def test_serve_with_semantic_answers_metric_questions_over_http(home, monkeypatch):
     import httpx
-    from rich.console import Console
 
     from baton.cli.serving import server_app
+    from baton.cli.specs import with_flags
     from baton.workspace.state import State
 
     monkeypatch.setenv("BATON_API_KEYS", "k-semantic=database")
-    app, printed = server_app(f"sqlite:///{home / 'finance.sqlite'}", None, lambda **_: None, Console(), None,
-                              state=State.from_env(env={}, home=home / "state"), semantic=demo_model_path())
+    spec = with_flags(None, database=f"sqlite:///{home / 'finance.sqlite'}", semantic=demo_model_path())
+    app, printed = server_app([spec], None, State.from_env(env={}, home=home / "state"))
     assert printed == []
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         response = await client.post("/v1/ask", json={"question": "How many tickets were sold in Paris?"},

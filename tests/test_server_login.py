@@ -143,17 +143,16 @@ async def test_baton_serve_with_environment_keys_shares_login_sessions_across_it
     ``server_app``; a session made on one is accepted by another (the embedded state holds it)."""
     import sqlite3
 
-    from rich.console import Console
-
     from baton.cli.serving import server_app
+    from baton.cli.specs import with_flags
     from baton.workspace.state import State
 
     with sqlite3.connect(tmp_path / "shop.sqlite") as db:
         db.execute("CREATE TABLE orders (id INTEGER)")
     monkeypatch.setenv("BATON_API_KEYS", f"{KEY}=database")
     state = State(home=tmp_path / "home")
-    workers = [server_app(f"sqlite:///{tmp_path / 'shop.sqlite'}", None, lambda **_: None, Console(quiet=True),
-                          state=state)[0] for _ in range(2)]
+    spec = with_flags(None, database=f"sqlite:///{tmp_path / 'shop.sqlite'}")
+    workers = [server_app([spec], None, state)[0] for _ in range(2)]
     try:
         async with client(workers[0]) as a, client(workers[1]) as b:
             assert (await a.post("/login", json={"key": KEY})).status_code == 204

@@ -213,15 +213,11 @@ async def _run(golden_set: Any, model: Any, meter: Any, options: Any, state: Any
     default_url, privileged = settings["database"], settings["privileged"]
 
     async def opener(database: str | None):
+        semantic = settings.get("semantic")  # --semantic FILE (baton.semantic)
         if database is None and default_url is None:
-            target = await asyncio.to_thread(demo_target, state, model)
-        else:
-            target = await asyncio.to_thread(database_target, database or default_url, state, model, allow_privileged_role=privileged)
-        if settings.get("semantic") is not None:  # --semantic FILE (baton.semantic)
-            from baton.workspace.semantic import attach_semantic
-
-            attach_semantic(target.workspace, settings["semantic"])
-        return target
+            return await asyncio.to_thread(demo_target, state, model, semantic=semantic)
+        return await asyncio.to_thread(database_target, database or default_url, state, model, allow_privileged_role=privileged,
+                                       semantic=semantic)
 
     async with Targets(opener) as targets:
         if golden_set is None:

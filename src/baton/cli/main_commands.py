@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -15,6 +14,7 @@ from rich.markup import escape
 from baton.cli.db import AllowFunctionOption, allowed_functions
 from baton.cli.mcp_specialists import McpAllowOption, McpOption, mcp_specialists
 from baton.cli.render import check_chart_path, print_answer, write_chart
+from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec
 
 console = Console()
 notes = Console(stderr=True)  # progress and notices: stdout stays the answer (`ask --json` pipes into a parser)
@@ -70,11 +70,12 @@ MaxDataAgeOption = typer.Option(None, "--max-data-age", help="How old the data m
 
 
 def _freshness(database: str | None, sql: str | None, column: str | None, max_age: str | None):
-    """The ``--freshness-*`` options as a ``Freshness``, its query checked against the
+    """The ``--freshness-*`` options as a ``FreshnessSpec``, its query checked against the
     database now (one line and exit 2 for anything unusable); None when none was given."""
     from baton.errors import ConfigurationError
     from baton.specialists.sql.engines import SQLConnection
-    from baton.specialists.sql.freshness import Freshness, parse_age
+    from baton.workspace.assembly import freshness_of
+    from baton.workspace.spec import DatabaseSpec, FreshnessSpec
 
     if sql is None and column is None:
         if max_age is not None:
@@ -86,43 +87,23 @@ def _freshness(database: str | None, sql: str | None, column: str | None, max_ag
             raise ConfigurationError("--freshness-sql and --freshness-column need --database")
         if sql is not None and column is not None:
             raise ConfigurationError("give --freshness-sql or --freshness-column, not both")
-        age = parse_age(max_age or "1d")
-        if column is not None:
-            table, _, name = column.rpartition(".")
-            if not table:
-                raise ConfigurationError(f"--freshness-column {column!r} is not TABLE.COLUMN")
-            freshness = Freshness.column(table, name, age)
-        else:
-            freshness = Freshness(sql or "", age)
-        SQLConnection(database, freshness=freshness)  # the safety check, with no connection opened
+        if column is not None and not column.rpartition(".")[0]:
+            raise ConfigurationError(f"--freshness-column {column!r} is not TABLE.COLUMN")
+        given = FreshnessSpec(sql=sql, column=column, max_age=max_age or "1d")
+        SQLConnection(database, freshness=freshness_of(DatabaseSpec(url=database, freshness=given)))  # the safety check, no connection opened
     except ConfigurationError as exc:
         console.print(f"[red]Freshness error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from exc
-    return freshness
+    return given
 
 
-def _demo_workspace(rebuild: bool = False, state=None, **options):
-    """The demo workspace under ``$BATON_HOME/demo`` (built on first use), its sessions and
-    memory on ``state`` (default: ``BATON_STATE_URL``, else files beside the database). With a
-    model its pipelines run durably (``options["pipelines"]``, else this process's own host)."""
-    from baton.cli.serving import _pipeline_host
-    from baton.demo.workspace import DATABASE_FILE, build_demo_workspace
-    from baton.workspace.planning import durable_pipelines
+def _demo_workspace(rebuild: bool = False, state=None):
+    """The demo workspace under ``$BATON_HOME/demo`` (built on first use), on ``state``
+    (default: ``BATON_STATE_URL``, else files beside the database)."""
+    from baton.cli.serving import open_workspace
+    from baton.cli.specs import with_flags
 
-    state = state or _state(None)
-    model = _model()
-    host = None if "pipelines" in options else _pipeline_host(state, model)
-    if host is not None:
-        options["pipelines"] = durable_pipelines(host)
-    directory = state.home / "demo"
-    fresh = rebuild or not (directory / DATABASE_FILE).exists()
-    with notes.status("Building the demo workspace (finance database, four specialists)...", spinner="dots") if fresh else _nullcontext():
-        workspace = build_demo_workspace(directory, model=model, rebuild=rebuild, state_url=state.url, **options)
-    if host is not None:
-        workspace.own(host)
-    if workspace.no_model:
-        notes.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
-    return workspace
+    return open_workspace(with_flags(None), _model(), state or _state(None), rebuild=rebuild)
 
 
 def _report_running_demo(running, rebuild: bool, where) -> int:
@@ -169,28 +150,13 @@ def _semantic_file(path: Path | None) -> Path | None:
 
 
 def app_from_config():
-    """The app of one ``baton serve --workers N`` worker (``serve_workers``)."""
+    """The app of one ``baton serve --workers N`` worker (``serve_workers``): the same specs."""
     from baton.cli.serving import SERVE_CONFIG, server_app
+    from baton.cli.specs import specs_from_json
 
     config = json.loads(os.environ[SERVE_CONFIG])
-    servers: Any = ()
-    if config.get("mcp"):
-        servers = mcp_specialists(config["mcp"], config.get("mcp_allow") or [])
-    docs = Path(config["docs"]) if config.get("docs") else None
-    freshness = _freshness(config.get("database"), *(config.get("freshness") or (None, None, None)))
-    app, _ = server_app(config.get("database"), _model(), _demo_workspace, Console(stderr=True), docs,
-                        state=_state(config.get("state")), allow_privileged_role=bool(config.get("privileged")),
-                        mcp_servers=servers, semantic=Path(config["semantic"]) if config.get("semantic") else None,
-                        freshness=freshness, allow_functions=tuple(config.get("allow_functions") or ()))
+    app, _ = server_app(specs_from_json(config["specs"]), _model(), _state(config.get("state")))
     return app
-
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def register(app: typer.Typer) -> None:
@@ -246,6 +212,8 @@ def register(app: typer.Typer) -> None:
         freshness_sql: str | None = FreshnessSQLOption,
         freshness_column: str | None = FreshnessColumnOption,
         max_data_age: str | None = MaxDataAgeOption,
+        config: Path | None = ConfigOption,
+        workspace: str | None = WorkspaceOption,
     ) -> None:
         """Ask one question and print the answer, its table and its SQL."""
         from baton.cli.db import unsafe_privileged_role_opt_in
@@ -261,10 +229,11 @@ def register(app: typer.Typer) -> None:
             refuse_unusable_database(database, allow_privileged_role=privileged)
         freshness = _freshness(database, freshness_sql, freshness_column, max_data_age)
 
+        spec = cli_spec(config, workspace, database=database, docs=docs, semantic=_semantic_file(semantic), privileged=privileged,
+                        freshness=freshness, allow_functions=allowed_functions(allow_function, database), state=state)
+
         async def run() -> int:
-            async with local_workspace(database, _model(), _demo_workspace, docs, observe=True, state=_state(state),
-                                       allow_privileged_role=privileged, semantic=_semantic_file(semantic),
-                                       freshness=freshness, allow_functions=allowed_functions(allow_function, database)) as ws:
+            async with local_workspace(spec, _model(), _state(spec.state), observe=True) as ws:
                 with notes.status("Thinking...", spinner="dots"):
                     try:
                         answer = await ws.answer(question, session)
@@ -300,13 +269,17 @@ def register(app: typer.Typer) -> None:
         freshness_sql: str | None = FreshnessSQLOption,
         freshness_column: str | None = FreshnessColumnOption,
         max_data_age: str | None = MaxDataAgeOption,
+        config: Path | None = ConfigOption,
+        workspace: str | None = WorkspaceOption,
     ) -> None:
-        """Serve the HTTP API and the web page: the workspace over --database, else the demo.
+        """Serve the HTTP API and the web page: every workspace of --config, the workspace over
+        --database, else the demo.
         Keys: BATON_API_KEYS="key=workspace,..."; without it each workspace's key kept in the
         state (made on first start, the same on every replica) is printed."""
         from baton.cli.db import unsafe_privileged_role_opt_in
         from baton.cli.listening import bind_listener
-        from baton.cli.serving import log_level_number, serve_app, server_app
+        from baton.cli.serving import log_level_number, one_state, serve_app, server_app
+        from baton.cli.specs import project_specs, specs_to_json, with_flags
 
         log_level_number(log_level)  # a bad --log-level is one line, before anything starts
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
@@ -316,22 +289,20 @@ def register(app: typer.Typer) -> None:
             refuse_unusable_database(database, allow_privileged_role=privileged)
         freshness = _freshness(database, freshness_sql, freshness_column, max_data_age)
         servers = mcp_specialists(mcp, mcp_allow)  # --mcp NAME=COMMAND_OR_URL --mcp-allow NAME=TOOL,...
+        flags = dict(database=database, docs=docs, semantic=_semantic_file(semantic), mcp=servers, privileged=privileged,
+                     freshness=freshness, allow_functions=allowed_functions(allow_function, database), state=state)
+        specs = [with_flags(s, **flags) for s in project_specs(config, workspace)] or [with_flags(None, **flags)]
+        where = _state(one_state(specs, state))
         with bind_listener(host, port) as listener:  # before any link is printed: a taken port is one line and exit 2
             if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
                 from baton.cli.serving import check_before_workers, printed_keys, serve_workers
 
-                check_before_workers(docs, _model())
-                for key, name in printed_keys(database, _state(state)):
+                check_before_workers(specs, _model())
+                for key, name in printed_keys(specs, where):
                     console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
-                config = {"database": database, "docs": str(docs) if docs else None, "state": state, "privileged": privileged,
-                          "mcp": list(mcp), "mcp_allow": list(mcp_allow), "semantic": str(_semantic_file(semantic) or "") or None,
-                          "freshness": [freshness_sql, freshness_column, max_data_age],
-                          "allow_functions": list(allowed_functions(allow_function, database))}
-                serve_workers(config, host, port, workers, log_level, listener)
+                serve_workers({"specs": specs_to_json(specs), "state": state or specs[0].state}, host, port, workers, log_level, listener)
                 return
-            app, printed = server_app(database, _model(), _demo_workspace, console, docs, state=_state(state), allow_privileged_role=privileged,
-                                      mcp_servers=servers, semantic=_semantic_file(semantic), freshness=freshness,
-                                      allow_functions=allowed_functions(allow_function, database))
+            app, printed = server_app(specs, _model(), where)
             for key, name in printed:
                 console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
             if not printed:  # keys from BATON_API_KEYS: say where, never which key
@@ -339,7 +310,8 @@ def register(app: typer.Typer) -> None:
             serve_app(app, host, port, log_level, listener)
 
     @app.command()
-    def agents(database: str | None = typer.Option(None, help="List the agents of a database workspace instead of the demo.")) -> None:
+    def agents(database: str | None = typer.Option(None, help="List the agents of a database workspace instead of the demo."),
+               config: Path | None = ConfigOption, workspace: str | None = WorkspaceOption) -> None:
         """List the specialists a workspace's orchestrator routes to."""
         from rich.table import Table
 
@@ -350,8 +322,10 @@ def register(app: typer.Typer) -> None:
 
             refuse_unusable_database(database)
 
+        spec = cli_spec(config, workspace, database=database)
+
         async def run():
-            async with local_workspace(database, _model(), _demo_workspace, state=_state(None)) as ws:
+            async with local_workspace(spec, _model(), _state(spec.state)) as ws:
                 return ws
 
         ws = asyncio.run(run())

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import typer
 
-from baton.cli.mcp_specialists import McpAllowOption, McpOption, attach_mcp_specialists, err, mcp_specialists
+from baton.cli.mcp_specialists import McpAllowOption, McpOption, err, mcp_specialists
+from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec
 
 
 class _StdoutToStderr:
@@ -47,14 +48,6 @@ class _StdoutToStderr:
         self.restore()
 
 
-def _quiet_demo(state=None, **options):
-    """The demo workspace, built without printing to stdout (it is the protocol's)."""
-    from baton.demo.workspace import build_demo_workspace
-    from baton.llm import model_from_env
-
-    return build_demo_workspace(state.home / "demo", model=model_from_env(), state_url=state.url, **options)
-
-
 def register(app: typer.Typer) -> None:
     @app.command("mcp")
     def mcp_command(
@@ -67,6 +60,8 @@ def register(app: typer.Typer) -> None:
         unsafe_allow_privileged_role: bool = typer.Option(
             False, "--unsafe-allow-privileged-role",
             help="Run model-written SQL even if the --database role can read server files, run programs or read secrets."),
+        config: Path | None = ConfigOption,
+        workspace: str | None = WorkspaceOption,
     ) -> None:
         """Serve a workspace as an MCP server over stdio (tools: ask, list_specialists,
         check_sql, search_memory, list_verified_questions; resources: schema, verified questions)."""
@@ -75,6 +70,7 @@ def register(app: typer.Typer) -> None:
         from baton.errors import ConfigurationError
         from baton.llm import model_from_env
         from baton.mcp import serve_stdio
+        from baton.workspace.assembly import model_for
         from baton.workspace.state import State
 
         configure_logging(log_level)
@@ -84,17 +80,17 @@ def register(app: typer.Typer) -> None:
             from baton.cli.database_check import refuse_unusable_database
 
             refuse_unusable_database(database, allow_privileged_role=privileged)
+        spec = cli_spec(config, workspace, database=database, docs=docs, mcp=servers, privileged=privileged, state=state)
         try:
-            model = model_from_env()
-            where = State.from_env(url=state).check_versions()
+            model = model_for(spec) if spec.model else model_from_env()
+            where = State.from_env(url=spec.state).check_versions()
         except ConfigurationError as exc:
             err.print(f"[red]Configuration error:[/red] {exc}")
             raise typer.Exit(2) from exc
 
         async def run() -> None:
             with _StdoutToStderr() as stdout:
-                async with local_workspace(database, model, _quiet_demo, docs, state=where, allow_privileged_role=privileged) as ws:
-                    attach_mcp_specialists(ws, servers)
+                async with local_workspace(spec, model, where, quiet=True) as ws:
                     if ws.no_model:
                         err.print("No model configured (BATON_MODEL unset): verified questions are answered without an LLM.")
                     stdout.restore()

@@ -12,9 +12,9 @@ import inspect
 import json
 import os
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 
@@ -22,11 +22,8 @@ from baton.cli.listening import BACKLOG, bind_listener
 from baton.errors import StartupRefusal
 from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
 from baton.workspace.login_tokens import LoginTokens
-from baton.workspace.planning import durable_pipelines
+from baton.workspace.spec import WorkspaceSpec
 from baton.workspace.state import State
-
-if TYPE_CHECKING:
-    from baton.specialists.sql.freshness import Freshness
 
 SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
 
@@ -53,78 +50,83 @@ def _tracker():
 
 
 @contextlib.asynccontextmanager
-async def local_workspace(database: str | None, model, demo_factory: Callable[..., Workspace], docs: Path | None = None, *,
-                          observe: bool = False, allow_privileged_role: bool = False, state: State | None = None,
-                          semantic: Path | None = None, freshness: Freshness | None = None,
-                          allow_functions: tuple[str, ...] = ()) -> AsyncIterator[Workspace]:
-    """The demo workspace, or one over ``database`` (and ``docs``, ``freshness``), on ``state``,
-    closed on exit. With ``observe`` it has its own tracker (spans or JSON logs, as the environment says)."""
-    from baton.workspace.database import open_database_workspace
-
+async def local_workspace(spec: WorkspaceSpec, model, state: State, *, observe: bool = False,
+                          quiet: bool = False) -> AsyncIterator[Workspace]:
+    """The workspace ``spec`` declares, on ``state``, closed on exit (``baton.cli.specs.open_spec``).
+    With ``observe`` it has its own tracker (spans or JSON logs, as the environment says);
+    ``quiet``: nothing said while the demo is built (``baton mcp``: stdout is the protocol's)."""
     options: dict[str, Any] = {"tracker": _tracker(), "owns_tracker": True} if observe else {}
-    docs = check_docs(docs)
-    state = state or State.from_env()
-    host = _pipeline_host(state, model)
-    if host is not None:
-        options["pipelines"] = durable_pipelines(host)
-    if semantic is not None:  # --semantic FILE (baton.semantic): the demo's own model otherwise
-        options["semantic"] = semantic
-    if database:
-        ws = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state,
-                                     freshness=freshness, allow_functions=allow_functions, **options)
-    else:
-        ws = demo_factory(state=state, **options)
-    if host is not None:
-        ws.own(host)
+    ws = open_workspace(spec, model, state, quiet=quiet, **options)
     async with ws:
         yield ws
 
 
-def _pipeline_host(state: State, model, run_pipelines: bool | None = None):
-    """This process's part in durable pipelines, when there can be any (they need a model):
-    stages run here when the state is embedded (or ``run_pipelines``), else on workers."""
-    if model is None:
-        return None
-    from baton.workspace.pipeline_host import PipelineHost
+def open_workspace(spec: WorkspaceSpec, model, state: State, *, quiet: bool = False, rebuild: bool = False,
+                   **parts: Any) -> Workspace:
+    """``open_spec`` with the CLI's manners: the documents folder checked first (one line), a
+    spinner while the demo's database is first built, and a notice when no model is set."""
+    from baton.cli.specs import open_spec
 
-    return PipelineHost.for_state(state, run_stages=run_pipelines)
+    if spec.documents is not None:
+        check_docs(Path(spec.documents.folder))
+    if not spec.demo:
+        return open_spec(spec, state, model, **parts)
+    from baton.demo.workspace import DATABASE_FILE
 
-
-def server_app(database: str | None, model, demo_factory: Callable[..., Workspace], console: Console, docs: Path | None = None, *,
-               allow_privileged_role: bool = False, state: State | None = None,
-               run_pipelines: bool | None = None, mcp_servers: Sequence[Any] = (),
-               semantic: Path | None = None, freshness: Freshness | None = None,
-               allow_functions: tuple[str, ...] = ()) -> tuple[Any, list[tuple[str, str]]]:
-    """The app serving the workspace over ``database`` (with ``docs``, ``freshness``), or the demo when no
-    database is given, on ``state``; and the keys to print (see ``api_keys``). Pipelines run
-    durably: their stages in this process when the state is embedded (or ``run_pipelines``),
-    else on ``baton worker``s. ``mcp_servers`` (``MCPServerConfig``s) join as specialists."""
-    from baton.server import create_app
-    from baton.workspace.database import open_database_workspace
-
-    docs = check_docs(docs)
-    state = state or State.from_env()
-    host = _pipeline_host(state, model, run_pipelines)
-    options: dict[str, Any] = {"pipelines": durable_pipelines(host)} if host is not None else {}
-    if semantic is not None:  # --semantic FILE (baton.semantic)
-        options["semantic"] = semantic
-    if database:
-        workspace = open_database_workspace(database, model, docs=docs, allow_privileged_role=allow_privileged_role, state=state,
-                                            freshness=freshness, allow_functions=allow_functions, **options)
+    fresh = rebuild or not (state.home / "demo" / DATABASE_FILE).exists()
+    if fresh and not quiet:
+        with _notes.status("Building the demo workspace (finance database, four specialists)...", spinner="dots"):
+            ws = open_spec(spec, state, model, rebuild=rebuild, **parts)
     else:
-        workspace = demo_factory(state=state, **options)
-    if host is not None:
-        workspace.own(host)
-    if mcp_servers:  # --mcp: MCP servers as specialists (baton.specialists.mcp)
-        from baton.cli.mcp_specialists import attach_mcp_specialists
+        ws = open_spec(spec, state, model, rebuild=rebuild, **parts)
+    if ws.no_model and not quiet:
+        _notes.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
+    return ws
 
-        attach_mcp_specialists(workspace, mcp_servers)
-    workspaces = Workspaces([workspace])
-    keys, printed = api_keys(workspaces, state)
+
+_notes = Console(stderr=True)
+
+
+def server_app(specs: Sequence[WorkspaceSpec], model, state: State, *, run_pipelines: bool | None = None,
+               workspaces: Sequence[Workspace] = ()) -> tuple[Any, list[tuple[str, str]]]:
+    """The app serving the workspaces ``specs`` declare (one server, one state: each with its own
+    keys, conversations and page), and the keys to print (see ``api_keys``). Pipelines run
+    durably: their stages in this process when the state is embedded (or ``run_pipelines``),
+    else on ``baton worker``s. ``workspaces``: ones already opened, served beside them."""
+    from baton.server import create_app
+
+    opened: list[Workspace] = list(workspaces)
+    try:
+        for spec in specs:
+            opened.append(open_workspace(spec, model, state, run_stages=run_pipelines))
+    except BaseException:
+        for ws in opened[len(workspaces):]:
+            _close_quietly(ws)
+        raise
+    served = Workspaces(opened)
+    keys, printed = api_keys(served, state)
     # keys from BATON_API_KEYS have no store: login sessions still live in the state, so that
     # every process of `serve --workers N` and every restart accepts them
     tokens = None if getattr(keys, "store", None) is not None else LoginTokens(state.keys().engine, owns_engine=True)
-    return create_app(workspaces, keys, login_tokens=tokens), printed
+    return create_app(served, keys, login_tokens=tokens), printed
+
+
+def _close_quietly(ws: Workspace) -> None:
+    import asyncio
+
+    try:
+        asyncio.run(ws.aclose())
+    except Exception:
+        pass
+
+
+def one_state(specs: Sequence[WorkspaceSpec], flag: str | None) -> str | None:
+    """The state URL every workspace of one server shares (a refusal when the specs disagree)."""
+    urls = {flag or s.state for s in specs}
+    if len(urls) > 1:
+        raise StartupRefusal("the workspaces name different states: one server keeps its workspaces in one state",
+                             "give the state once, at the top of baton.yaml, or with --state")
+    return next(iter(urls), flag)
 
 
 def api_keys(workspaces: Workspaces, state: State | None = None) -> tuple[ApiKeys, list[tuple[str, str]]]:
@@ -315,20 +317,21 @@ def serve_factory(factory: str, host: str, port: int, *, workers: int = 1, log_l
 
 def serve_workers(config: dict[str, Any], host: str, port: int, workers: int, log_level: str,
                   listener: socket.socket | None = None) -> None:
-    """``baton serve --workers N``: the serve options travel to each worker in
-    ``BATON_SERVE_CONFIG``; ``baton.cli.main_commands.app_from_config`` rebuilds the same
-    app there (beside the ``serve`` command whose options it reads back)."""
+    """``baton serve --workers N``: the specs (and the state) travel to each worker in
+    ``BATON_SERVE_CONFIG``; ``baton.cli.main_commands.app_from_config`` assembles the same
+    workspaces there."""
     os.environ[SERVE_CONFIG] = json.dumps(config)
     serve_factory("baton.cli.main_commands:app_from_config", host, port, workers=workers, log_level=log_level,
                   listener=listener)
 
 
-def check_before_workers(docs: Path | None, model: Any) -> None:
+def check_before_workers(specs: Sequence[WorkspaceSpec], model: Any) -> None:
     """What every worker of ``serve --workers N`` would refuse at start, refused once here,
     before any starts (each worker would print its own traceback, and be started again): the
     ``--docs`` folder, and a Redis event bus that does not answer (pipelines need a model).
     ``printed_keys`` checks ``BATON_API_KEYS`` and the state's schema."""
-    check_docs(docs)
+    for spec in specs:
+        check_docs(Path(spec.documents.folder) if spec.documents is not None else None)
     events = os.environ.get("BATON_EVENTS_URL", "")
     if model is not None and events.startswith(("redis://", "rediss://")):
         from baton.workspace.bus_redis import RedisBus
@@ -336,20 +339,19 @@ def check_before_workers(docs: Path | None, model: Any) -> None:
         RedisBus(events).check()
 
 
-def printed_keys(database: str | None, state: State) -> list[tuple[str, str]]:
+def printed_keys(specs: Sequence[WorkspaceSpec], state: State) -> list[tuple[str, str]]:
     """The keys ``baton serve --workers N`` prints before its workers start (the same each
     worker's key store holds): none when ``BATON_API_KEYS`` names them."""
     from baton.server.auth import check_key_workspaces
-    from baton.workspace.database import DATABASE_WORKSPACE
 
-    name = DATABASE_WORKSPACE if database else "demo"
+    names = [spec.name for spec in specs]
     configured = environment_keys()
     if configured:  # refused here, once, rather than by every worker with a traceback each
-        check_key_workspaces(set(configured.values()), {name})
+        check_key_workspaces(set(configured.values()), set(names))
         return []
     store = state.keys()
     try:
-        return [(store.default_key(name), name)]
+        return [(store.default_key(name), name) for name in names]
     finally:
         store.close()
 

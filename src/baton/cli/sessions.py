@@ -25,11 +25,11 @@ def sessions(
     from rich.markup import escape
 
     from baton.cli.serving import local_workspace
+    from baton.cli.specs import with_flags
     from baton.workspace.sessions import SessionNotFound
 
     async def run() -> int:
-        async with local_workspace(None, main_commands._model(), main_commands._demo_workspace,
-                                   state=main_commands._state(state)) as ws:
+        async with local_workspace(with_flags(None), main_commands._model(), main_commands._state(state)) as ws:
             if show is None:
                 listed = await ws.sessions.list(ws.name, None if every else limit)
                 if not listed:

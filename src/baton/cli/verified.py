@@ -45,14 +45,11 @@ err = Console(stderr=True, soft_wrap=True)
 async def _workspace(database: str | None, state: str | None, docs: Path | None = None,
                      privileged: bool = False) -> AsyncIterator[Any]:
     from baton.cli.main_commands import _state
-    from baton.demo.workspace import build_demo_workspace
-    from baton.workspace.database import open_database_workspace
+    from baton.cli.specs import open_spec, with_flags
 
-    where = _state(state)
-    if database:
-        ws = open_database_workspace(database, None, docs=docs, state=where, allow_privileged_role=privileged, pipelines=None)
-    else:
-        ws = await asyncio.to_thread(build_demo_workspace, where.home / "demo", state_url=where.url, pipelines=None)
+    spec = with_flags(None, database=database, docs=docs, privileged=privileged, state=state).model_copy(update={"pipelines": "off"})
+    where = _state(spec.state)
+    ws = await asyncio.to_thread(open_spec, spec, where, None)
     async with ws:
         yield ws
 

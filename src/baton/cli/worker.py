@@ -1,7 +1,9 @@
 """``baton worker``: run the stages of durable pipelines, for any replica to start and follow.
 
-A worker builds the same workspace ``baton serve`` does (``--database`` and ``--docs``, or the
-demo) on the same state (``--state`` / ``BATON_STATE_URL``), then consumes the pipeline
+A worker builds the same workspace ``baton serve`` does, from the same spec (``--config`` and
+``--workspace``, or ``--database`` and ``--docs``, or the demo: ``baton.cli.specs``), so its
+stages answer with the same semantic model, MCP servers, freshness and role decision, on the
+same state (``--state`` / ``BATON_STATE_URL``), then consumes the pipeline
 queue: at most ``--concurrency`` runs at once, each stage with the workspace's agents. Live
 events go out on the state database (``LISTEN/NOTIFY``), so a client following a run on any
 replica sees them. Workers keep heartbeats and watch each other's: the runs of a worker
@@ -23,6 +25,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec
+
 console = Console()
 
 
@@ -37,28 +41,27 @@ def register(app: typer.Typer) -> None:
         heartbeat: float = typer.Option(5.0, help="Heartbeat interval, seconds."),
         lapse: float = typer.Option(30.0, help="A worker whose heartbeat has not moved for this long is taken over, seconds."),
         poll: float = typer.Option(1.0, help="Queue polling interval, seconds."),
+        config: Path | None = ConfigOption,
+        workspace: str | None = WorkspaceOption,
     ) -> None:
         """Run pipeline stages from the queue until stopped."""
-        from baton.cli.main_commands import _demo_workspace, _model, _state
-        from baton.cli.serving import check_docs
-        from baton.workspace.database import open_database_workspace
-        from baton.workspace.pipeline_host import PipelineHost
-        from baton.workspace.planning import durable_pipelines
+        from baton.cli.main_commands import _model, _state
+        from baton.cli.serving import open_workspace
+        from baton.workspace.assembly import model_for
 
-        model = _model()
-        if model is None:
-            console.print("[red]A worker runs pipeline stages, which need a model:[/red] set BATON_MODEL.")
+        spec = cli_spec(config, workspace, database=database, docs=docs, state=state)
+        model = model_for(spec) if spec.model else _model()
+        if model is None or spec.pipelines != "durable":
+            console.print("[red]A worker runs the stages of durable pipelines, which need a model:[/red] set BATON_MODEL "
+                          "(and leave the workspace's pipelines durable).")
             raise typer.Exit(2)
-        where = _state(state)
+        where = _state(spec.state)
         overrides: dict[str, Any] = {"heartbeat_interval_s": heartbeat, "heartbeat_lapse_s": lapse, "queue_polling_interval_s": poll,
                      "worker_concurrency": concurrency}
         if executor_id:
             overrides["executor_id"] = executor_id
-        host = PipelineHost.for_state(where, run_stages=True, **overrides)
-        if database:
-            ws = open_database_workspace(database, model, docs=check_docs(docs), state=where, pipelines=durable_pipelines(host))
-        else:
-            ws = _demo_workspace(False, where, pipelines=durable_pipelines(host))
+        ws = open_workspace(spec, model, where, run_stages=True, host_options=overrides)
+        host = ws.pipelines.host
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: stop.set())
@@ -68,5 +71,4 @@ def register(app: typer.Typer) -> None:
                           f"for workspace {ws.name} (state: {where.describe()})", soft_wrap=True)
             stop.wait()
         finally:
-            ws.own(host)
             asyncio.run(ws.aclose())

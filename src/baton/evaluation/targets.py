@@ -131,11 +131,12 @@ def _gold_connection(url: str, *, allow_privileged_role: bool = False) -> SQLCon
     return SQLConnection(url, id="eval-gold", **extra)
 
 
-def demo_target(state: State, model: Any) -> Target:
-    """The demo workspace on ``state`` (built in ``state.home / "demo"`` when missing)."""
+def demo_target(state: State, model: Any, *, semantic: Any = None) -> Target:
+    """The demo workspace on ``state`` (built in ``state.home / "demo"`` when missing), with
+    ``semantic`` as its semantic model when given."""
     from baton.demo.workspace import build_demo_workspace, demo_database
 
-    ws = build_demo_workspace(state.home / "demo", model=model, state_url=state.url)
+    ws = build_demo_workspace(state.home / "demo", model=model, state_url=state.url, semantic=semantic)
     return Target(ws, _gold_connection(f"sqlite:///{demo_database(ws)}"))
 
 
@@ -150,14 +151,15 @@ def workspace_name_for(url: str) -> str:
     return "database"
 
 
-def database_target(url: str, state: State, model: Any, *, allow_privileged_role: bool = False, name: str | None = None) -> Target:
+def database_target(url: str, state: State, model: Any, *, allow_privileged_role: bool = False, name: str | None = None,
+                    semantic: Any = None) -> Target:
     """A workspace over ``url``, as ``baton ask --database`` builds it, on ``state``."""
     from baton.workspace.database import open_database_workspace
 
     gold = _gold_connection(url, allow_privileged_role=allow_privileged_role)
     try:
         ws = open_database_workspace(url, model, state=state, name=name or workspace_name_for(url),
-                                     allow_privileged_role=allow_privileged_role)
+                                     allow_privileged_role=allow_privileged_role, semantic=semantic)
     except BaseException:
         gold.close()
         raise

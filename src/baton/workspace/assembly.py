@@ -211,7 +211,7 @@ def _add_documents(ws: Workspace, spec: WorkspaceSpec, place: Place, router: Any
     ws.own(knowledge.index)
     router.documents[ws.orchestrator.add_agent(knowledge).name] = knowledge
     if documents.examples:
-        ws.document_examples = tuple(documents.examples)  # type: ignore[attr-defined]
+        ws.document_examples = tuple(documents.examples)
     from baton.workspace.examples import document_examples
 
     router.document_questions = document_examples(ws)  # the fallback lists what the documents answer

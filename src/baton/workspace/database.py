@@ -36,6 +36,7 @@ from baton.workspace.core import Workspace
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
     from baton.specialists.sql.freshness import Freshness
+    from baton.workspace.spec import PipelinesMode
     from baton.workspace.state import State
 
 DATABASE_WORKSPACE = "database"
@@ -61,7 +62,7 @@ def open_database_workspace(url: str, model: ChatModel | None, *, docs: str | Pa
                     executor_factory=factory, freshness=freshness)
 
 
-def pipelines_argument(pipelines: Any) -> tuple[str, Any]:
+def pipelines_argument(pipelines: Any) -> tuple[PipelinesMode, Any]:
     """The builders' ``pipelines`` argument as a spec's mode and an executor factory:
     ``"auto"`` is ``local``, ``None`` is ``off``, a factory runs them its way."""
     if pipelines == "auto":
