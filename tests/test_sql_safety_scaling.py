@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -97,7 +96,10 @@ async def test_the_mcp_check_sql_tool_refuses_a_statement_over_the_cap():
 
     sql = "SELECT " + ", ".join(["1"] * 30_000)
     assert MAX_STATEMENT_LENGTH < len(sql) <= MAX_SQL_CHARS  # the tool's own limit is not what refuses it
-    no_connections = SimpleNamespace(orchestrator=SimpleNamespace(agent_tools={}))  # a workspace without SQL
+    from baton.agents import OrchestratorAgent
+    from baton.workspace.core import Workspace
+
+    no_connections = Workspace("w", OrchestratorAgent("o"))  # a workspace without SQL
     result = await _check_sql(no_connections, sql, "sqlite", None)
     assert not result.is_error
     assert result.structured_content["safe"] is False and result.structured_content["rule"] == "too_long"
