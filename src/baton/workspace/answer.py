@@ -9,7 +9,8 @@ follow-up handling, the same insight memory and the same logs everywhere:
 2. a follow-up that refers to the previous answer ("Show this as a pie chart", "Show only
    the top 5") is answered without an LLM (``followups.py``); anything else goes to the
    orchestrator with the conversation as history;
-3. the turn is stored, the answer's insights go to memory, one log line is written.
+3. the turn is stored, the answer's insights go to memory, one log line is written
+   (``record_turn``: also how edited SQL and pipeline decisions store their turns).
 
 ``answer_stream`` yields every event as it happens and then the answer, after step 3: a
 client that saw the answer can continue the session at once. Steps 1-3 are the same for
@@ -110,6 +111,16 @@ async def _finish(ws: Workspace, question: str, session_id: str, message: AIMess
     await annotate_answer(ws, message)  # "Did you mean", llm_calls with no model, verified-question use
     if may_offer(ws, message):  # a document answer: known questions on its subject (reads the documents: a thread)
         await asyncio.to_thread(offer_related, ws, message)
+    return await record_turn(ws, session_id, question, message, new=new, key=key)
+
+
+async def record_turn(ws: Workspace, session_id: str, question: str, message: AIMessage, *, new: bool = False,
+                      key: tuple[str, float] | None = None) -> AIMessage:
+    """Record one turn, the one way every turn is stored (an answer's, edited SQL's, a pipeline
+    decision's): the answer serialised once (the stored row and the HTTP reply,
+    ``stored_json``), its insights to memory (advice, never awaited), one log line. ``key``:
+    the turn's idempotency key and how long it is held (a turn stored first under it is returned instead)."""
+    message.session_id = session_id
     stored = _ANSWER_JSON.encode(message.to_dict())  # serialised once: the stored turn, and the HTTP reply (``stored_json``)
     try:
         await ws.sessions.append(ws.name, session_id, question, message, new=new, answer_json=stored,

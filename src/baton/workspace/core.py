@@ -216,9 +216,10 @@ class Workspace:
         if message is not None:
             message.workflow_id = message.workflow_id or workflow_id
             if session_id is not None:
+                from baton.workspace.answer import record_turn
+
                 label = f"[{decision.action}] {decision.question or ''}".strip()
-                await self.sessions.append(self.name, session_id, label, message)
-                message.session_id = session_id
+                message = await record_turn(self, session_id, label, message)  # stored, remembered and logged as any answer
         return message
 
     async def feedback(self, turn_id: str, *, thumbs: str | None = None, verdict: str | None = None,

@@ -15,8 +15,9 @@ Outcomes:
 - refused by pre-validation or the engine (an unknown column, a syntax error, a timeout):
   ``EditedSQLRefused`` with the error class as ``code``;
 - otherwise an answer dressed like any SQL answer (chart, follow-ups, insights,
-  ``baton.viz.presentation.present``), stored as a new turn of the same conversation, so its
-  follow-ups ("Show only the top 5") and "Save as verified question" work on it.
+  ``baton.viz.presentation.present``), stored as a new turn of the same conversation
+  (``record_turn``, as any answer), so its follow-ups ("Show only the top 5") and "Save as
+  verified question" work on it.
 
 Decisions: the edited answer's chart has its own title, "<the question> — edited SQL" (also
 ``metadata["title"]``, which its follow-ups' titles start from). A refused edit is not
@@ -70,6 +71,7 @@ async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     from baton.specialists.sql.freshness import mark_freshness
     from baton.specialists.sql.validation import validate_and_run
     from baton.viz.presentation import present_async
+    from baton.workspace.answer import record_turn
 
     sql = (sql or "").strip()
     if not sql:
@@ -103,9 +105,7 @@ async def run_edited_sql(ws: Workspace, turn_id: str, sql: str) -> AIMessage:
     ))
     message.input = original
     await mark_freshness(message, connection)  # data older than the database's freshness limit: said
-    message.session_id = session_id
-    await ws.sessions.append(ws.name, session_id, label, message)
-    return message
+    return await record_turn(ws, session_id, label, message)  # stored, remembered and logged as any answer
 
 
 def _attempt(attempt: Any) -> dict[str, Any]:
