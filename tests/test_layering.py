@@ -40,7 +40,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.answer_dict", "baton.ids", "baton.tagged_json", "baton.events", "baton.tools",
                   "baton.dependency_waits", "baton.sqlite_wal",
-                  "baton.files", "baton.numbers", "baton.outages")),
+                  "baton.files", "baton.numbers", "baton.outages", "baton.settings")),
     ("questions", ("baton.phrasing", "baton.verified", "baton.followup_sql")),
     ("models", ("baton.llm",)),
     ("loop", ("baton.loop",)),

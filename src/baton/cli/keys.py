@@ -20,7 +20,6 @@ Operator mistakes are one line on stderr and exit 2, as elsewhere in the CLI.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, NoReturn
 
 import typer
@@ -110,7 +109,9 @@ def create(workspace: str = typer.Option(..., "--workspace", "-w", help="The wor
     print(key)
     err.print(f"Key {digest(key)[:12]} for workspace {escape(workspace)}: shown only now (Baton keeps its digest); "
               "servers on this state accept it from their next request.")
-    if os.environ.get("BATON_API_KEYS", "").strip():
+    from baton.settings import Settings
+
+    if Settings.from_env().api_keys:
         err.print("Note: BATON_API_KEYS is set here; servers started with it accept only those keys, not this one.")
 
 

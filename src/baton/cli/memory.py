@@ -43,9 +43,10 @@ def default_url() -> str:
 
 def _state() -> str | None:
     from baton.errors import ConfigurationError
+    from baton.settings import Settings
     from baton.workspace.state import normalise_url
 
-    url = _state_url or os.environ.get("BATON_STATE_URL")
+    url = _state_url or Settings.from_env().state_url
     try:
         return normalise_url(url) if url else None
     except ConfigurationError as exc:
@@ -55,8 +56,9 @@ def _state() -> str | None:
 
 def _store(db: str | None):
     from baton.memory import MemoryStore, TrustedAuthenticator
+    from baton.settings import Settings
 
-    url = db or os.environ.get("BATON_MEMORY_URL") or _state() or default_url()
+    url = db or Settings.from_env().memory_url or _state() or default_url()
     if url.startswith("sqlite:///") and not os.path.exists(url[len("sqlite:///"):]):
         Console(stderr=True).print(f"[red]no memory database at {url}[/red]")
         raise typer.Exit(2)

@@ -25,7 +25,6 @@ Decisions (the issue was silent):
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextvars import ContextVar
@@ -34,6 +33,7 @@ from typing import Any
 
 from baton.errors import ConfigurationError
 from baton.llm.base import is_language_model
+from baton.settings import Settings
 
 ENV_PRICES = "BATON_MODEL_PRICES"
 
@@ -83,9 +83,11 @@ class Prices:
         return cls(_price(default, "--price") if default else None, table)
 
     @classmethod
-    def from_env(cls, default: str | None = None, env: Mapping[str, str] | None = None) -> Prices:
-        env = os.environ if env is None else env
-        return cls.parse(default, env.get(ENV_PRICES))
+    def from_env(cls, default: str | None = None, env: Mapping[str, str] | None = None, *,
+                 settings: Settings | None = None) -> Prices:
+        """``default`` and ``BATON_MODEL_PRICES`` (``settings``, else ``Settings.from_env(env)``)."""
+        settings = settings if settings is not None else Settings.from_env(env)
+        return cls.parse(default, settings.model_prices)
 
     def price_for(self, provider: str, model: str) -> Price | None:
         return self.per_model.get(f"{provider}:{model}") or self.per_model.get(model) or self.default

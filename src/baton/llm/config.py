@@ -11,7 +11,9 @@ the fallbacks.
 
 ``BATON_MODEL`` holds one of these, or several separated by commas: ``"a,b"`` is an
 ``LLMRouter`` that falls back from ``a`` to ``b``. ``BATON_LLM_TIMEOUT`` (seconds) sets
-the request timeout of every model built here.
+the request timeout of every model built here. Keys, URLs and the timeout come from a
+``baton.settings.Settings`` (the caller's, else ``Settings.from_env(env)``): nothing here
+reads the environment.
 
 Decisions: the split is on the FIRST colon, so model ids may contain colons and slashes
 (``ollama:qwen2.5:7b``, ``openrouter:anthropic/claude-3.5-sonnet``). Keys are read when
@@ -21,13 +23,13 @@ the model is built, never at import. A missing key or malformed string is a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel
+from baton.settings import Settings
 
 PROVIDERS = ("openai", "anthropic", "openrouter", "ollama", "openai-compatible")
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -36,21 +38,11 @@ ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 EXAMPLE = "openai:gpt-4o-mini"
 
 
-def _timeout(env: Mapping[str, str]) -> dict[str, float]:
-    raw = env.get("BATON_LLM_TIMEOUT")
-    if not raw:
-        return {}
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"BATON_LLM_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigurationError(f"BATON_LLM_TIMEOUT must be positive, got {raw!r}")
-    return {"timeout": value}
+def _timeout(settings: Settings) -> dict[str, float]:
+    return {} if settings.llm_timeout_s is None else {"timeout": settings.llm_timeout_s}
 
 
-def _key(env: Mapping[str, str], var: str, spec: str) -> str:
-    value = env.get(var, "").strip()
+def _key(value: str | None, var: str, spec: str) -> str:
     if not value:
         raise ConfigurationError(f"{spec!r} needs an API key: set {var}")
     return value
@@ -67,18 +59,19 @@ def ollama_base_url(host: str | None) -> str:
     return f"{parts.scheme}://{netloc}{path if path.endswith('/v1') else path + '/v1'}"
 
 
-def model_from_string(spec: str, *, env: Mapping[str, str] | None = None, **options: Any) -> ChatModel:
+def model_from_string(spec: str, *, env: Mapping[str, str] | None = None, settings: Settings | None = None,
+                      **options: Any) -> ChatModel:
     """The model a model string names; ``"a,b"`` gives an ``LLMRouter`` over both.
     ``options`` (``timeout``, ``max_tokens``, ``temperature``, ``context_window``) go to
-    each provider's constructor."""
-    env = os.environ if env is None else env
+    each provider's constructor. Keys and URLs: ``settings``, else ``Settings.from_env(env)``."""
+    settings = settings if settings is not None else Settings.from_env(env)
     parts = [p.strip() for p in (spec or "").split(",") if p.strip()]
     if not parts:
         raise ConfigurationError(f"empty model string: use provider:model, e.g. {EXAMPLE}")
     if len(parts) > 1:
         from baton.llm.router import LLMRouter
 
-        return LLMRouter([model_from_string(p, env=env, **options) for p in parts])
+        return LLMRouter([model_from_string(p, settings=settings, **options) for p in parts])
     spec = parts[0]
     provider, sep, model = spec.partition(":")
     provider = provider.strip().lower()
@@ -91,16 +84,17 @@ def model_from_string(spec: str, *, env: Mapping[str, str] | None = None, **opti
     builder = _BUILDERS.get(provider)
     if builder is None:
         raise ConfigurationError(f"unknown provider {provider!r} in {spec!r}: use one of {', '.join(PROVIDERS)}")
-    return builder(model, spec, env, {**_timeout(env), **options})
+    return builder(model, spec, settings, {**_timeout(settings), **options})
 
 
-def model_from_env(env: Mapping[str, str] | None = None, **options: Any) -> ChatModel | None:
-    """The model ``BATON_MODEL`` names, or None when it is unset or empty."""
-    env = os.environ if env is None else env
-    spec = env.get("BATON_MODEL", "").strip()
-    if not spec:
+def model_from_env(env: Mapping[str, str] | None = None, *, settings: Settings | None = None,
+                   **options: Any) -> ChatModel | None:
+    """The model ``BATON_MODEL`` names (``settings.model``, else ``Settings.from_env(env)``'s),
+    or None when it is unset or empty."""
+    settings = settings if settings is not None else Settings.from_env(env)
+    if not settings.model:
         return None
-    return model_from_string(spec, env=env, **options)
+    return model_from_string(settings.model, settings=settings, **options)
 
 
 def model_choice(model: str | None, preferred_provider: str | None = None) -> str | None:
@@ -117,28 +111,28 @@ def model_choice(model: str | None, preferred_provider: str | None = None) -> st
     return f"{preferred_provider.strip().lower()}:{model}"
 
 
-def _openai(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
+def _openai(model: str, spec: str, settings: Settings, options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OPENAI_BASE_URL, OpenAICompatible
 
-    return OpenAICompatible(model, provider="openai", api_key=_key(env, "OPENAI_API_KEY", spec),
-                            base_url=env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL, **options)
+    return OpenAICompatible(model, provider="openai", api_key=_key(settings.openai_api_key, "OPENAI_API_KEY", spec),
+                            base_url=settings.openai_base_url or OPENAI_BASE_URL, **options)
 
 
-def _openrouter(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
+def _openrouter(model: str, spec: str, settings: Settings, options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OpenAICompatible
 
-    return OpenAICompatible(model, provider="openrouter", api_key=_key(env, "OPENROUTER_API_KEY", spec),
-                            base_url=env.get("OPENROUTER_BASE_URL") or OPENROUTER_BASE_URL, **options)
+    return OpenAICompatible(model, provider="openrouter", api_key=_key(settings.openrouter_api_key, "OPENROUTER_API_KEY", spec),
+                            base_url=settings.openrouter_base_url or OPENROUTER_BASE_URL, **options)
 
 
-def _ollama(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
+def _ollama(model: str, spec: str, settings: Settings, options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OpenAICompatible
 
-    return OpenAICompatible(model, provider="ollama", api_key="ollama", base_url=ollama_base_url(env.get("OLLAMA_HOST")),
+    return OpenAICompatible(model, provider="ollama", api_key="ollama", base_url=ollama_base_url(settings.ollama_host),
                             **options)
 
 
-def _compatible(rest: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
+def _compatible(rest: str, spec: str, settings: Settings, options: dict[str, Any]) -> ChatModel:
     from baton.llm.openai_compat import OpenAICompatible
 
     base_url, sep, model = rest.rpartition("#")
@@ -148,17 +142,17 @@ def _compatible(rest: str, spec: str, env: Mapping[str, str], options: dict[str,
             "e.g. openai-compatible:http://localhost:8000/v1#my-model"
         )
     return OpenAICompatible(model.strip(), provider="openai-compatible", base_url=base_url.strip(),
-                            api_key=env.get("OPENAI_COMPATIBLE_API_KEY") or "not-needed", **options)
+                            api_key=settings.openai_compatible_api_key or "not-needed", **options)
 
 
-def _anthropic(model: str, spec: str, env: Mapping[str, str], options: dict[str, Any]) -> ChatModel:
+def _anthropic(model: str, spec: str, settings: Settings, options: dict[str, Any]) -> ChatModel:
     from baton.llm.anthropic_provider import Anthropic
 
-    return Anthropic(model, api_key=_key(env, "ANTHROPIC_API_KEY", spec),
-                     base_url=env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL, **options)
+    return Anthropic(model, api_key=_key(settings.anthropic_api_key, "ANTHROPIC_API_KEY", spec),
+                     base_url=settings.anthropic_base_url or ANTHROPIC_BASE_URL, **options)
 
 
-_BUILDERS: dict[str, Callable[[str, str, Mapping[str, str], dict[str, Any]], ChatModel]] = {
+_BUILDERS: dict[str, Callable[[str, str, Settings, dict[str, Any]], ChatModel]] = {
     "openai": _openai,
     "anthropic": _anthropic,
     "openrouter": _openrouter,

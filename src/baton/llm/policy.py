@@ -24,21 +24,21 @@ provider) models are used as given: the policy belongs to answering a question.
 The tool-calling loop's own "refunds" (retrying a retryable provider error) would be a
 second policy on top of this one; the orchestrator turns them off for policy models.
 
-Defaults are read from the environment once, on first use (never at import).
+Defaults come from a ``baton.settings.Settings`` once, on first use (never at import):
+``configure_defaults(settings)`` at start-up, else ``Settings.from_env()``. Never per question.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
-import os
 import random
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from baton.errors import ConfigurationError, ProviderError, ProviderTimeoutError
+from baton.settings import Settings
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 DEFAULT_QUESTION_DEADLINE_S = 120.0
@@ -103,34 +103,26 @@ _SCOPE: contextvars.ContextVar[QuestionScope | None] = contextvars.ContextVar("b
 _defaults: tuple[RetryPolicy, float] | None = None
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not value > 0 or math.isinf(value):
-        raise ConfigurationError(f"{name} must be a positive number of seconds, got {raw!r}")
-    return value
+def policy_from_settings(settings: Settings) -> tuple[RetryPolicy, float]:
+    """(the retry policy of every model call, the question deadline in seconds) from
+    ``BATON_LLM_TIMEOUT``, ``BATON_LLM_ATTEMPTS`` and ``BATON_QUESTION_DEADLINE``."""
+    timeout = settings.llm_timeout_s if settings.llm_timeout_s is not None else DEFAULT_CALL_TIMEOUT_S
+    return RetryPolicy(attempts=settings.llm_attempts, call_timeout=timeout), settings.question_deadline_s
 
 
 def policy_from_env(env: Mapping[str, str] | None = None) -> tuple[RetryPolicy, float]:
-    """(the retry policy of every model call, the question deadline in seconds) from
-    ``BATON_LLM_TIMEOUT``, ``BATON_LLM_ATTEMPTS`` and ``BATON_QUESTION_DEADLINE``."""
-    env = os.environ if env is None else env
-    attempts_raw = (env.get("BATON_LLM_ATTEMPTS") or "").strip()
-    try:
-        attempts = int(attempts_raw) if attempts_raw else DEFAULT_ATTEMPTS
-    except ValueError:
-        raise ConfigurationError(f"BATON_LLM_ATTEMPTS must be a whole number, got {attempts_raw!r}") from None
-    policy = RetryPolicy(attempts=attempts, call_timeout=_seconds(env, "BATON_LLM_TIMEOUT", DEFAULT_CALL_TIMEOUT_S))
-    return policy, _seconds(env, "BATON_QUESTION_DEADLINE", DEFAULT_QUESTION_DEADLINE_S)
+    """``policy_from_settings(Settings.from_env(env))``."""
+    return policy_from_settings(Settings.from_env(env))
+
+
+def configure_defaults(settings: Settings) -> None:
+    """Make ``settings``' policy and deadline the process's (the CLI and the server, at start-up)."""
+    global _defaults
+    _defaults = policy_from_settings(settings)
 
 
 def default_policy() -> tuple[RetryPolicy, float]:
-    """``policy_from_env()`` of this process, read once."""
+    """The process's policy: ``configure_defaults``', else ``policy_from_env()``, read once."""
     global _defaults
     if _defaults is None:
         _defaults = policy_from_env()

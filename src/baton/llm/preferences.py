@@ -26,6 +26,7 @@ from baton.llm.base import ChatModel
 from baton.llm.config import model_from_string
 from baton.llm.policy import RetryPolicy
 from baton.llm.router import LLMRouter, Sleep
+from baton.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +46,17 @@ class ModelPreferences:
     app: ModelChoice = None
     preferred_provider: str | None = None
 
-    def chain(self, env: Mapping[str, str] | None = None) -> list[ChatModel]:
-        """The ordered, de-duplicated models; ``ConfigurationError`` when none can be built."""
+    def chain(self, env: Mapping[str, str] | None = None, *, settings: Settings | None = None) -> list[ChatModel]:
+        """The ordered, de-duplicated models; ``ConfigurationError`` when none can be built.
+        Model strings take their keys from ``settings``, else ``Settings.from_env(env)``."""
+        settings = settings if settings is not None else Settings.from_env(env)
         models: list[ChatModel] = []
         problems: list[str] = []
         for level, choice in (("user", self.user), ("project", self.project), ("app", self.app)):
             for item in _flatten(choice):
                 if isinstance(item, str):
                     try:
-                        built = model_from_string(item, env=env)
+                        built = model_from_string(item, settings=settings)
                     except ConfigurationError as exc:
                         log.warning("skipping %s model preference %r: %s", level, item, exc)
                         problems.append(f"{level} {item!r}: {exc}")
@@ -75,9 +78,9 @@ class ModelPreferences:
             raise ConfigurationError(f"no usable model: {detail}. Set BATON_MODEL, e.g. BATON_MODEL=openai:gpt-4o-mini")
         return unique
 
-    def router(self, env: Mapping[str, str] | None = None, *, policy: RetryPolicy | None = None,
-               sleep: Sleep | None = None) -> LLMRouter:
-        return LLMRouter(self.chain(env), policy=policy, sleep=sleep)
+    def router(self, env: Mapping[str, str] | None = None, *, settings: Settings | None = None,
+               policy: RetryPolicy | None = None, sleep: Sleep | None = None) -> LLMRouter:
+        return LLMRouter(self.chain(env, settings=settings), policy=policy, sleep=sleep)
 
 
 def _flatten(choice: ModelChoice) -> Iterable[ChatModel | str]:

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, Generic, Protocol, TypeVar
 
-from baton.errors import ConfigurationError
+from baton.settings import TRANSPORTS, Settings
 
-TRANSPORTS = ("aiohttp", "httpx")
+__all__ = ["TRANSPORTS", "LoopClients", "sdk_http_client", "transport_choice"]
 CLOSE_ELSEWHERE_S = 2.0  # aclose waits this long for a client to close on another thread's loop
 
 
@@ -40,17 +39,15 @@ Client = TypeVar("Client", bound=_Closable)
 
 
 def transport_choice(env: Mapping[str, str] | None = None) -> str:
-    """``BATON_LLM_TRANSPORT`` (``aiohttp`` by default, or ``httpx``)."""
-    value = (os.environ if env is None else env).get("BATON_LLM_TRANSPORT", "").strip().lower() or "aiohttp"
-    if value not in TRANSPORTS:
-        raise ConfigurationError(f"BATON_LLM_TRANSPORT must be one of {', '.join(TRANSPORTS)}, not {value!r}")
-    return value
+    """``BATON_LLM_TRANSPORT`` (``aiohttp`` by default, or ``httpx``) of ``Settings.from_env(env)``."""
+    return Settings.from_env(env).llm_transport
 
 
-def sdk_http_client(sdk: ModuleType) -> Any | None:
+def sdk_http_client(sdk: ModuleType, transport: str | None = None) -> Any | None:
     """An ``http_client`` for a new client of ``sdk`` (``openai`` or ``anthropic``): the SDK's
-    aiohttp client when chosen and installed, else None (the SDK's default transport)."""
-    if transport_choice() != "aiohttp":
+    aiohttp client when ``transport`` (default: ``transport_choice()``) is aiohttp and it is
+    installed, else None (the SDK's default transport). Called once per client, never per call."""
+    if (transport or transport_choice()) != "aiohttp":
         return None
     factory = getattr(sdk, "DefaultAioHttpClient", None)
     if factory is None:  # an SDK older than its aiohttp transport

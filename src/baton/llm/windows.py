@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from baton.errors import ConfigurationError
 from baton.llm.base import ChatModel
+from baton.settings import Settings, parse_windows
+
+__all__ = ["ENV_VAR", "ContextWindowResolver", "context_window", "default_resolver", "parse_windows"]
 
 log = logging.getLogger(__name__)
 
@@ -43,26 +45,6 @@ DEFAULT_FLOOR = 8192
 DEFAULT_TTL = 3600.0
 DEFAULT_MISS_REFRESH_AFTER = 60.0
 ENV_VAR = "BATON_CONTEXT_WINDOWS"
-
-
-def parse_windows(text: str, *, source: str = ENV_VAR) -> dict[str, int]:
-    """``"model=tokens,provider:model=tokens"`` as a dict; ``ConfigurationError`` if malformed."""
-    windows: dict[str, int] = {}
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        key, sep, value = item.rpartition("=")
-        try:
-            tokens = int(value.strip().replace("_", ""))
-        except ValueError:
-            tokens = 0
-        if not sep or not key.strip() or tokens <= 0:
-            raise ConfigurationError(
-                f"malformed {source} entry {item!r}: use model=tokens, e.g. {source}=\"gpt-4o-mini=128000\""
-            )
-        windows[key.strip()] = tokens
-    return windows
 
 
 @dataclass(slots=True)
@@ -80,13 +62,14 @@ class ContextWindowResolver:
         windows: Mapping[str, int] | str | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        settings: Settings | None = None,
         floor: int = DEFAULT_FLOOR,
         ttl: float = DEFAULT_TTL,
         miss_refresh_after: float = DEFAULT_MISS_REFRESH_AFTER,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        env = os.environ if env is None else env
-        configured = parse_windows(env.get(ENV_VAR, ""))
+        settings = settings if settings is not None else Settings.from_env(env)
+        configured = dict(settings.context_windows)
         if isinstance(windows, str):
             configured.update(parse_windows(windows, source="windows"))
         elif windows:

@@ -11,7 +11,8 @@ both want to upgrade). In-memory databases share one connection (``StaticPool``)
 PostgreSQL connections get a connect timeout (``BATON_STATE_CONNECT_TIMEOUT``, default 5 s)
 and a statement timeout (``BATON_STATE_STATEMENT_TIMEOUT``, default 15 s), and a pool
 checkout waits at most the connect timeout: a dead or frozen state database fails a call
-in seconds instead of holding a thread for minutes. ``busy_timeout_ms`` overrides SQLite's
+in seconds instead of holding a thread for minutes (given, or ``Settings.from_env()``'s when
+not). ``busy_timeout_ms`` overrides SQLite's
 busy timeout for a store that prefers failing fast (conversations: 5 s).
 """
 
@@ -26,26 +27,23 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
+from baton.settings import Settings
 from baton.sqlite_wal import write_ahead_log
 
 BUSY_TIMEOUT_MS = 30000
 
 
-def _env_seconds(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name) or default)
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def make_engine(url: str, *, busy_timeout_ms: int | None = None) -> Engine:
+def make_engine(url: str, *, busy_timeout_ms: int | None = None, connect_timeout_s: float | None = None,
+                statement_timeout_s: float | None = None) -> Engine:
     if url.startswith("sqlite"):
         return sqlite_engine(url, busy_timeout_ms=busy_timeout_ms)
     connect_args: dict[str, Any] = {}
     if url.startswith("postgresql"):
-        connect = _env_seconds("BATON_STATE_CONNECT_TIMEOUT", 5.0)
-        statement = _env_seconds("BATON_STATE_STATEMENT_TIMEOUT", 15.0)
+        if connect_timeout_s is None or statement_timeout_s is None:
+            settings = Settings.from_env()
+            connect_timeout_s = connect_timeout_s or settings.state_connect_timeout_s
+            statement_timeout_s = statement_timeout_s or settings.state_statement_timeout_s
+        connect, statement = connect_timeout_s, statement_timeout_s
         connect_args = {"connect_timeout": max(1, round(connect)), "options": f"-c statement_timeout={int(statement * 1000)}"}
         return create_engine(url, pool_pre_ping=True, pool_timeout=connect, connect_args=connect_args)
     return create_engine(url, pool_pre_ping=True)

@@ -15,21 +15,22 @@ unless ``BATON_OTEL_CAPTURE_CONTENT=1`` or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from baton.events import WorkflowTracker
 from baton.observability.logs import EVENT_LOGGER, LoggingTracker
 from baton.observability.otel import OTelTracker
-from baton.observability.values import capture_content_from_env, truthy
+from baton.observability.values import capture_content as content_captured
+from baton.observability.values import capture_content_from_env
+from baton.settings import Settings
 
 log = logging.getLogger("baton.observability")
 
 
 def configure_observability(env: Mapping[str, str] | None = None, *, service_name: str = "baton",
-                            capture_content: bool | None = None) -> WorkflowTracker:
-    """The tracker the environment asks for.
+                            capture_content: bool | None = None, settings: Settings | None = None) -> WorkflowTracker:
+    """The tracker the settings ask for (``settings``, else ``Settings.from_env(env)``).
 
     - ``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none``: logs.
     - ``BATON_OTEL_CONSOLE=1`` or ``OTEL_TRACES_EXPORTER=console``: spans printed to stdout.
@@ -46,10 +47,10 @@ def configure_observability(env: Mapping[str, str] | None = None, *, service_nam
     ``OTEL_SERVICE_NAME`` names the service (default ``service_name``). Spans leave through a
     batch span processor, never on the request's path.
     """
-    env = os.environ if env is None else env
-    capture = capture_content_from_env(env) if capture_content is None else capture_content
-    chosen = {name.strip().lower() for name in env.get("OTEL_TRACES_EXPORTER", "").split(",") if name.strip()}
-    if truthy(env.get("OTEL_SDK_DISABLED")) or "none" in chosen:
+    settings = settings if settings is not None else Settings.from_env(env)
+    capture = content_captured(settings) if capture_content is None else capture_content
+    chosen = {name.strip().lower() for name in (settings.otel_traces_exporter or "").split(",") if name.strip()}
+    if settings.otel_sdk_disabled or "none" in chosen:
         return LoggingTracker(capture_content=capture)
 
     from opentelemetry import trace
@@ -58,24 +59,24 @@ def configure_observability(env: Mapping[str, str] | None = None, *, service_nam
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
     exporters: list[Any] = []
-    if truthy(env.get("BATON_OTEL_CONSOLE")) or "console" in chosen:
+    if settings.otel_console or "console" in chosen:
         exporters.append(ConsoleSpanExporter())
-    if "otlp" in chosen or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        otlp = _otlp_exporter(env)
+    if "otlp" in chosen or settings.otel_endpoint or settings.otel_traces_endpoint:
+        otlp = _otlp_exporter(settings)
         if otlp is not None:
             exporters.append(otlp)
     if not exporters:
         if isinstance(trace.get_tracer_provider(), TracerProvider):
             return OTelTracker(capture_content=capture)
         return LoggingTracker(capture_content=capture)
-    provider = TracerProvider(resource=Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or service_name}))
+    provider = TracerProvider(resource=Resource.create({"service.name": settings.otel_service_name or service_name}))
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))
     return OTelTracker(provider, capture_content=capture, owns_provider=True)
 
 
-def _otlp_exporter(env: Mapping[str, str]) -> Any:
-    protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip().lower()
+def _otlp_exporter(settings: Settings) -> Any:
+    protocol = (settings.otel_traces_protocol or settings.otel_protocol or "http/protobuf").strip().lower()
     transport = "grpc" if protocol == "grpc" else "http"
     try:
         if transport == "grpc":

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
+
+from baton.settings import Settings
 
 CONTENT_FIELDS = frozenset({"question", "arguments", "sql", "delta"})
 """Event fields that may hold users' words or data: exported only with content capture on."""
@@ -17,11 +18,15 @@ def truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def capture_content_from_env(env: Mapping[str, str] | None = None) -> bool:
+def capture_content(settings: Settings) -> bool:
     """``BATON_OTEL_CAPTURE_CONTENT`` or the GenAI convention's
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``; off unless one says true."""
-    env = os.environ if env is None else env
-    return truthy(env.get("BATON_OTEL_CAPTURE_CONTENT")) or truthy(env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"))
+    return settings.otel_capture_content or settings.otel_genai_capture_content
+
+
+def capture_content_from_env(env: Mapping[str, str] | None = None) -> bool:
+    """``capture_content(Settings.from_env(env))``: for a tracker built without being told."""
+    return capture_content(Settings.from_env(env))
 
 
 def without_content(data: Mapping[str, Any], capture: bool) -> dict[str, Any]:

@@ -19,18 +19,16 @@ A question is at most ``schemas.MAX_QUESTION_CHARS`` (20,000) characters on ever
 | ``BATON_MAX_CONNECTIONS`` | cap + 25 % | open connections per process (within the open-files limit); beyond: 503 + ``Retry-After``, closed |
 
 ``BATON_ADMISSION_QUEUE`` and ``BATON_ADMISSION_WAIT`` (a fixed count and its queue) are gone:
-admission follows the process's headroom; setting them is refused by name.
+admission follows the process's headroom; setting them is refused by name (``baton.settings.REMOVED``).
+The variables are read by ``baton.settings.Settings``; ``Limits.from_settings`` takes them from there.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from baton.errors import ConfigurationError
-
-REMOVED = ("BATON_ADMISSION_QUEUE", "BATON_ADMISSION_WAIT")
+from baton.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -49,32 +47,13 @@ class Limits:
     max_connections: int = 0  # 0: the cap and a quarter (connections.connection_limit)
 
     @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        """The limits ``settings`` (``BATON_MAX_*``, ``BATON_ADMISSION_*`` ...) set."""
+        values = {spec.name: getattr(settings, spec.name) for spec in fields(cls)}
+        values["max_connections"] = values["max_connections"] or 0
+        return cls(**values)
+
+    @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
-        env = os.environ if env is None else env
-        names = {
-            "max_body_bytes": "BATON_MAX_BODY_BYTES",
-            "max_chat_body_bytes": "BATON_MAX_CHAT_BODY_BYTES", "max_chart_body_bytes": "BATON_MAX_CHART_BODY_BYTES",
-            "body_timeout_s": "BATON_BODY_TIMEOUT", "max_json_depth": "BATON_MAX_JSON_DEPTH",
-            "max_in_flight": "BATON_MAX_IN_FLIGHT", "admission_memory_bytes": "BATON_ADMISSION_MEMORY",
-            "admission_max_busy": "BATON_ADMISSION_MAX_BUSY", "admission_max_lag_s": "BATON_ADMISSION_MAX_LAG",
-            "admission_max_delay_s": "BATON_ADMISSION_MAX_DELAY",
-            "header_timeout_s": "BATON_HEADER_TIMEOUT", "max_connections": "BATON_MAX_CONNECTIONS",
-        }
-        for gone in REMOVED:
-            if (env.get(gone) or "").strip():
-                raise ConfigurationError(f"{gone} is no longer used: admission follows the process's headroom "
-                                         "(BATON_MAX_IN_FLIGHT is a hard cap, BATON_ADMISSION_MAX_LAG / _MAX_BUSY its bounds); unset it")
-        values: dict[str, float | int] = {}
-        for field in fields(cls):
-            raw = (env.get(names[field.name]) or "").strip()
-            if not raw:
-                continue
-            kind = float if field.name.endswith(("_s", "_busy")) else int
-            try:
-                value = kind(raw)
-            except ValueError:
-                raise ConfigurationError(f"{names[field.name]} must be a {'number' if kind is float else 'whole number'}, got {raw!r}") from None
-            if value <= 0:
-                raise ConfigurationError(f"{names[field.name]} must be positive, got {raw!r}")
-            values[field.name] = value
-        return cls(**values)  # type: ignore[arg-type]
+        """``from_settings(Settings.from_env(env))``."""
+        return cls.from_settings(Settings.from_env(env))

@@ -36,7 +36,6 @@ else in the process (an app built in code with its keys given, as tests do).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -45,6 +44,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
 
 from baton.server.schemas import LoginRequest
+from baton.settings import Settings
 from baton.workspace.keys import ApiKeys, Principal, digest
 from baton.workspace.login_tokens import MISS, LoginTokens
 
@@ -62,7 +62,7 @@ def tokens_for(keys: ApiKeys) -> LoginTokens:
     store = getattr(keys, "store", None)
     if store is not None and getattr(store, "engine", None) is not None:
         return LoginTokens(store.engine)
-    url = os.environ.get("BATON_STATE_URL")
+    url = Settings.from_env().state_url
     if url:
         from baton.workspace.state import normalise_url
 

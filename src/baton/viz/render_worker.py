@@ -4,8 +4,9 @@ Why a child: the offline renderer (vl-convert, V8 inside) *aborts the whole proc
 spec exhausts its heap ("data": {"sequence": {"stop": 1e8}}, an axis with 1e8 ticks) and can
 run for minutes on others (a 10-million-pixel canvas). The server renders specs that callers
 send, so one request could kill or stall it. Each render therefore runs in a long-lived
-worker process started with ``python -m baton.viz.render_worker`` (not multiprocessing, so a
-caller's unguarded script is never re-imported); a worker that dies or overruns its
+worker process running this module as ``__main__`` (``python -c`` and ``runpy``, this Baton's
+folder first on its path; not multiprocessing, so a caller's unguarded script is never
+re-imported); a worker that dies or overruns its
 deadline is killed and replaced, and the caller gets ``ChartRenderError``; so is a worker
 whose render failed in any way (a spec that put the engine in a bad state, say one with a
 ``javascript:`` link, must not fail the next caller's chart). A few idle workers are kept,
@@ -52,12 +53,12 @@ class RenderFailed(Exception):
 
 class _Worker:
     def __init__(self) -> None:
-        env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])  # the folder holding ``baton/``
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+        boot = (f"import runpy, sys; sys.path.insert(1, {package_root!r}); "  # this Baton, not another installed one
+                "runpy.run_module('baton.viz.render_worker', run_name='__main__', alter_sys=True)")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "baton.viz.render_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            [sys.executable, "-c", boot],  # the environment is inherited as it is: nothing is read here
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         assert self.process.stdin is not None and self.process.stdout is not None  # both are PIPEs
         self._to_worker: IO[bytes] = self.process.stdin

@@ -24,7 +24,6 @@ import asyncio
 import collections
 import hashlib
 import json
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -94,18 +93,17 @@ _shared: RenderService | None = None
 _shared_lock = threading.Lock()
 
 
-def shared_render_service() -> RenderService:
-    """The process's ``RenderService`` (made on first use; its workers die with the process)."""
+def shared_render_service(workers: int | None = None) -> RenderService:
+    """The process's ``RenderService`` (made on first use, with ``workers`` processes, default
+    ``BATON_CHART_WORKERS`` of ``Settings.from_env()``; its workers die with the process)."""
     global _shared
     with _shared_lock:
         if _shared is None:
             import atexit
 
-            try:
-                workers = int(os.environ.get("BATON_CHART_WORKERS") or DEFAULT_WORKERS)
-            except ValueError:
-                workers = DEFAULT_WORKERS
-            _shared = RenderService(workers)
+            from baton.settings import Settings
+
+            _shared = RenderService(workers or Settings.from_env().chart_workers)
             atexit.register(_shared.close)
         return _shared
 

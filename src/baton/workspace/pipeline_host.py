@@ -29,6 +29,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from baton.settings import Settings
+
 if TYPE_CHECKING:
     from baton.agents import AgentContext
     from baton.pipeline.durable import DurableConfig, PipelineClient
@@ -66,16 +68,18 @@ class PipelineHost:
         self._closed = False
 
     @classmethod
-    def for_state(cls, state: State, *, run_stages: bool | None = None, events_url: str | None = None, **config: Any) -> PipelineHost:
+    def for_state(cls, state: State, *, run_stages: bool | None = None, events_url: str | None = None,
+                  settings: Settings | None = None, **config: Any) -> PipelineHost:
         """The host of a process on ``state``: stages run here by default when the state is
-        embedded. ``config`` overrides ``DurableConfig`` fields (queue, concurrency, ...)."""
-        import os
-
+        embedded. ``config`` overrides ``DurableConfig`` fields (queue, concurrency, ...);
+        ``settings`` (default ``Settings.from_env()``) gives the ``BATON_PIPELINE_*`` ones and
+        ``BATON_EVENTS_URL`` when ``events_url`` is not given."""
         from baton.pipeline.durable import DurableConfig
 
+        settings = settings if settings is not None else Settings.from_env()
         state.check_versions()  # DBOS's tables (and every other family) written by a newer Baton: refused here too
-        durable = DurableConfig.from_env(system_database_url=state.pipelines_url, **config)
-        bus = bus_for(state.url, events_url or os.environ.get("BATON_EVENTS_URL") or None)
+        durable = DurableConfig.from_settings(settings, system_database_url=state.pipelines_url, **config)
+        bus = bus_for(state.url, events_url or settings.events_url or None)
         return cls(durable, bus, run_stages=state.embedded if run_stages is None else run_stages, state=state)
 
     def register(self, workspace: str, runner: StageRunner) -> None:

@@ -1,8 +1,9 @@
 """Where Baton keeps its state: SQLite files under ``BATON_HOME`` (the embedded default),
 or one database URL that every process shares (``BATON_STATE_URL`` / ``--state``).
 
-``State.from_env()`` reads ``BATON_STATE_URL`` (unset: embedded) and ``BATON_HOME``
-(default ``~/.baton``). What lives where:
+``State.from_settings(settings)`` takes ``BATON_STATE_URL`` (unset: embedded) and ``BATON_HOME``
+(default ``~/.baton``) from a ``baton.settings.Settings``; ``State.from_env()`` builds that
+from the environment. What lives where:
 
 | part | embedded (no URL) | ``BATON_STATE_URL=postgresql://...`` |
 |---|---|---|
@@ -27,7 +28,6 @@ lock in ``BATON_HOME``, or a PostgreSQL advisory lock.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 import zlib
 from collections.abc import Iterator, Mapping
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError, StartupRefusal
+from baton.settings import Settings
 from baton.workspace.sessions import SessionStore
 from baton.workspace.state_files import KEYS_FILE, LOCK_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
 
@@ -48,9 +49,8 @@ if TYPE_CHECKING:
 
 
 def baton_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$BATON_HOME`` (default ``~/.baton``)."""
-    env = os.environ if env is None else env
-    return Path(env.get("BATON_HOME") or "~/.baton").expanduser()
+    """``$BATON_HOME`` (default ``~/.baton``) of ``Settings.from_env(env)``."""
+    return Settings.from_env(env).home
 
 
 def normalise_url(url: str) -> str:
@@ -102,9 +102,14 @@ class State:
             object.__setattr__(self, "url", normalise_url(self.url))
 
     @classmethod
+    def from_settings(cls, settings: Settings, *, url: str | None = None, home: str | Path | None = None) -> State:
+        """``BATON_HOME`` and ``BATON_STATE_URL`` of ``settings``; ``url`` and ``home`` win."""
+        return cls(Path(home).expanduser() if home is not None else settings.home, url or settings.state_url or None)
+
+    @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, url: str | None = None, home: str | Path | None = None) -> State:
-        env = os.environ if env is None else env
-        return cls(Path(home).expanduser() if home is not None else baton_home(env), url or env.get("BATON_STATE_URL") or None)
+        """``from_settings(Settings.from_env(env), url=url, home=home)``."""
+        return cls.from_settings(Settings.from_env(env), url=url, home=home)
 
     @property
     def embedded(self) -> bool:

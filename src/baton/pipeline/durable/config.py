@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from baton.pipeline.errors import PipelineConfigurationError
+from baton.settings import Settings
 
 if TYPE_CHECKING:
     from baton.pipeline.runners import StageRunner
@@ -68,17 +69,21 @@ class DurableConfig:
             raise PipelineConfigurationError("; ".join(problems))
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> DurableConfig:
-        """Read ``BATON_PIPELINE_DATABASE_URL``, ``BATON_PIPELINE_QUEUE``,
-        ``BATON_PIPELINE_RUNNER`` and ``BATON_PIPELINE_EXECUTOR_ID`` (unset ones keep their
-        defaults); keyword overrides win."""
-        env = os.environ if env is None else env
+    def from_settings(cls, settings: Settings, **overrides: Any) -> DurableConfig:
+        """``BATON_PIPELINE_DATABASE_URL``, ``BATON_PIPELINE_QUEUE``, ``BATON_PIPELINE_RUNNER``
+        and ``BATON_PIPELINE_EXECUTOR_ID`` of ``settings`` (unset ones keep their defaults);
+        keyword overrides win."""
         values: dict[str, Any] = {}
-        for key, name in (("system_database_url", "BATON_PIPELINE_DATABASE_URL"), ("queue_name", "BATON_PIPELINE_QUEUE"),
-                          ("runner_factory", "BATON_PIPELINE_RUNNER"), ("executor_id", "BATON_PIPELINE_EXECUTOR_ID")):
-            if env.get(name):
-                values[key] = env[name]
+        for key, value in (("system_database_url", settings.pipeline_database_url), ("queue_name", settings.pipeline_queue),
+                           ("runner_factory", settings.pipeline_runner), ("executor_id", settings.pipeline_executor_id)):
+            if value:
+                values[key] = value
         return cls(**{**values, **overrides})
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> DurableConfig:
+        """``from_settings(Settings.from_env(env), **overrides)``."""
+        return cls.from_settings(Settings.from_env(env), **overrides)
 
     def with_executor_id(self) -> DurableConfig:
         """This config with ``executor_id`` filled in (host, pid and a random suffix)."""

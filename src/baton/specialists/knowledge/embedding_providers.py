@@ -103,9 +103,9 @@ class OpenAICompatibleEmbeddings:
 
 
 def _env_key(base_url: str | None) -> str | None:
-    import os
+    from baton.settings import Settings
 
-    key = os.environ.get("OPENAI_API_KEY")
+    key = Settings.from_env().openai_api_key
     return key if key or base_url is None else "not-needed"
 
 

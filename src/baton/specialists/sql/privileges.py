@@ -58,13 +58,13 @@ Enforcement
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError
+from baton.settings import Settings
 from baton.specialists.sql.role_mysql import inspect_mysql
 from baton.specialists.sql.role_postgres import inspect_postgres
 from baton.specialists.sql.role_report import RoleReport, describe_risks
@@ -99,9 +99,10 @@ class PrivilegedRoleError(ConfigurationError):
         )
 
 
-def privileged_role_opt_in(flag: bool = False) -> bool:
-    """The CLI's opt-in: the flag, or ``BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE`` set to a true value."""
-    return flag or os.environ.get(OPT_IN_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+def privileged_role_opt_in(flag: bool = False, settings: Settings | None = None) -> bool:
+    """The CLI's opt-in: the flag, or ``BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE`` set to a true value
+    (in ``settings``, default ``Settings.from_env()``)."""
+    return flag or (settings if settings is not None else Settings.from_env()).unsafe_allow_privileged_role
 
 
 # --- inspection ------------------------------------------------------------------------------
