@@ -2,7 +2,7 @@
 
 .. code-block:: yaml
 
-    state: ${BATON_STATE_URL}          # defaults every workspace shares (state, events, model)
+    state: ${BATON_STATE_URL:-}        # defaults every workspace shares (state, events, model)
     model: openai:gpt-4o-mini
     workspaces:
       sales:
@@ -17,7 +17,8 @@
         demo: true
 
 Secrets only by reference: ``${NAME}`` is replaced by the environment variable ``NAME``
-(a missing one is an error naming it), and a password written into a URL in the file is
+(a missing one is an error naming it; ``${NAME:-default}`` falls back, and an empty
+``state``, ``events`` or ``model`` is left unset), and a password written into a URL in the file is
 refused: the file can be committed. Relative paths are read from the file's folder.
 Every error is a ``ConfigurationError`` that names the file and the field.
 """
@@ -34,7 +35,7 @@ from baton.workspace.spec import WorkspaceSpec, spec_error
 
 PROJECT_FILE = "baton.yaml"
 SHARED = ("state", "events", "model")  # top-level defaults a workspace may override
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _INLINE_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:([^@/\s]+)@")
 _PATHS = (("documents",), ("documents", "folder"), ("semantic",), ("directory",))
 
@@ -63,6 +64,7 @@ def load_project(path: str | Path, env: Mapping[str, str]) -> dict[str, Workspac
         if not isinstance(body, dict):
             raise ConfigurationError(f"{where}: expected a mapping of fields")
         data = _resolved({**shared, **body, "name": str(name)}, env, where)
+        data.update({key: None for key in SHARED if data.get(key) == ""})  # ${NAME:-}: not set
         _relative_to(data, path.parent)
         try:
             specs[str(name)] = WorkspaceSpec.model_validate(_without_python_only(data, where))
@@ -90,10 +92,12 @@ def _resolved(value: Any, env: Mapping[str, str], where: str) -> Any:
         return [_resolved(v, env, where) for v in value]
     if isinstance(value, str):
         def variable(match: re.Match[str]) -> str:
-            name = match.group(1)
-            if name not in env:
-                raise ConfigurationError(f"{where}: the environment variable {name} is not set")
-            return env[name]
+            name, default = match.group(1), match.group(2)
+            if name in env:
+                return env[name]
+            if default is not None:
+                return default
+            raise ConfigurationError(f"{where}: the environment variable {name} is not set (or write ${{{name}:-default}})")
 
         return _REFERENCE.sub(variable, value)
     return value
@@ -109,7 +113,8 @@ def _refuse_inline_secrets(value: Any, path: Path, field: str = "") -> None:
             _refuse_inline_secrets(item, path, f"{field}[{index}]")
     elif isinstance(value, str):
         match = _INLINE_PASSWORD.match(value.strip())
-        if match and not _REFERENCE.fullmatch(match.group(1)):
+        reference = _REFERENCE.fullmatch(match.group(1)) if match else None
+        if match and (reference is None or reference.group(2) is not None):  # ${NAME:-default}: the default is inline
             raise ConfigurationError(f"{path}: {field} writes a password into the file: "
                                      "put it in an environment variable and write ${NAME} in its place")
 

@@ -1,0 +1,168 @@
+"""``baton.yaml``: workspaces declared in a file, read into ``WorkspaceSpec``s, assembled by the
+one builder; one server serving two of them keeps each key to its own workspace."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from baton.cli import build_app
+from baton.cli.specs import project_specs, with_flags
+from baton.errors import ConfigurationError, StartupRefusal
+from baton.workspace.project import choose, load_project
+from baton.workspace.spec import WorkspaceSpec
+
+TWO = """
+state: ${{TEST_STATE_URL:-}}
+workspaces:
+  sales:
+    database:
+      url: sqlite:///{sales}
+      freshness: {{column: sales.day, max_age: 12h}}
+    documents: docs
+  stock:
+    database: {{url: "sqlite:///{stock}"}}
+    pipelines: "off"
+"""
+
+
+def shop(path: Path, table: str, rows: list[tuple[str, float]]) -> Path:
+    with sqlite3.connect(path) as db:
+        db.execute(f"CREATE TABLE {table} (day TEXT, amount REAL)")
+        db.executemany(f"INSERT INTO {table} VALUES (?, ?)", rows)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "rules.md").write_text("# Revenue\n\nRevenue is the sum of sales amounts.\n")
+    sales = shop(tmp_path / "sales.sqlite", "sales", [("2025-01-01", 10.0), ("2025-01-02", 32.5)])
+    stock = shop(tmp_path / "stock.sqlite", "stock", [("2025-01-01", 7.0)])
+    path = tmp_path / "baton.yaml"
+    path.write_text(TWO.format(sales=sales, stock=stock))
+    return path
+
+
+def test_a_project_declares_several_workspaces_with_shared_defaults_and_paths_from_its_folder(project):
+    specs = load_project(project, {})
+    assert specs["sales"].state is None
+    assert list(specs) == ["sales", "stock"]
+    sales, stock = specs["sales"], specs["stock"]
+    assert sales.documents is not None and sales.documents.folder == project.parent / "docs"
+    assert sales.database is not None and sales.database.freshness is not None
+    assert sales.database.freshness.column == "sales.day" and sales.database.freshness.max_age == "12h"
+    assert stock.pipelines == "off" and sales.pipelines == "durable"
+    assert choose(specs, "stock", project) is stock
+    with pytest.raises(ConfigurationError, match="name one with --workspace"):
+        choose(specs, None, project)
+    with pytest.raises(ConfigurationError, match="no workspace 'nope'.*sales, stock"):
+        choose(specs, "nope", project)
+    assert WorkspaceSpec.from_json(sales.to_json()) == sales  # how serve --workers hands it over
+
+
+def test_secrets_come_only_from_the_environment(tmp_path):
+    path = tmp_path / "baton.yaml"
+    path.write_text("workspaces:\n  w:\n    database: {url: 'postgresql://reader:${PG_SECRET}@db/sales'}\n")
+    spec = load_project(path, {"PG_SECRET": "s3cr3t"})["w"]
+    assert spec.database is not None and spec.database.url == "postgresql://reader:s3cr3t@db/sales"
+    assert "s3cr3t" not in str(spec.masked()) and "***" in spec.masked()["database"]["url"]
+    with pytest.raises(ConfigurationError, match="PG_SECRET is not set"):
+        load_project(path, {})
+    for inline in ("postgresql://reader:hunter2@db/sales", "mysql+pymysql://u:p@h/d", "postgresql://u:${A}x@h/d",
+                   "postgresql://u:${A:-hunter2}@h/d"):
+        path.write_text(f"workspaces:\n  w:\n    database: {{url: '{inline}'}}\n")
+        with pytest.raises(ConfigurationError, match="writes a password into the file") as refused:
+            load_project(path, {"A": "a"})
+        assert "hunter2" not in str(refused.value)
+    path.write_text("state: postgresql://u:pw@h/d\nworkspaces:\n  w:\n    database: {url: 'sqlite:///x.db'}\n")
+    with pytest.raises(ConfigurationError, match="state writes a password"):
+        load_project(path, {})
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("workspaces: {}\n", "at least one workspace"),
+    ("- a list\n", "at least one workspace"),
+    ("workspaces:\n  w: {database: {url: 'sqlite:///x.db'}, colour: red}\n", "colour: Extra inputs are not permitted"),
+    ("workspaces:\n  w: {documents: docs}\n", "declares no database"),
+    ("workspaces:\n  w: {database: {url: 'sqlite:///x.db'}, pipelines: sometimes}\n", "pipelines"),
+    ("workspaces:\n  w: {database: {url: 'sqlite:///x.db'}, builtin_verified: [1]}\n", "cannot be given in a file"),
+    ("workspaces:\n  'bad name/..': {database: {url: 'sqlite:///x.db'}}\n", "letters, digits"),
+    ("workspaces:\n  w: {database: {url: 'sqlite:///x.db', freshness: {max_age: 1d}}}\n", "exactly one of sql and column"),
+    ("workspaces:\n  w: {database: {url: 'sqlite:///x.db'}, mcp: [{name: t, server: 'x', allow: []}]}\n", "allowlist"),
+    ("colour: red\nworkspaces:\n  w: {database: {url: 'sqlite:///x.db'}}\n", "unknown top-level field"),
+    ("workspaces: [\n", "cannot be read as YAML"),
+])
+def test_a_bad_project_file_is_one_error_naming_the_file_and_the_field(tmp_path, text, message):
+    path = tmp_path / "baton.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigurationError, match=message) as refused:
+        load_project(path, {})
+    assert str(path) in str(refused.value)
+
+
+def test_flags_override_the_file(project, tmp_path):
+    (spec,) = project_specs(project, "sales")
+    other = tmp_path / "other"
+    other.mkdir()
+    flagged = with_flags(spec, docs=other, allow_functions=("audit.f",))
+    assert flagged.documents is not None and flagged.documents.folder == other
+    assert flagged.database is not None and flagged.database.allow_functions == ("audit.f",)
+    assert flagged.database.freshness == spec.database.freshness  # what the flags leave alone stays the file's
+    replaced = with_flags(spec, database="sqlite:///elsewhere.db")
+    assert replaced.database is not None and replaced.database.url == "sqlite:///elsewhere.db" and replaced.name == "sales"
+    assert with_flags(None).demo and not with_flags(None, database="sqlite:///x.db").demo
+    with pytest.raises(StartupRefusal, match="--workspace needs --config"):
+        project_specs(None, "sales")
+
+
+async def test_one_server_serves_both_workspaces_and_each_key_reaches_only_its_own(project, tmp_path, monkeypatch):
+    from baton.cli.serving import server_app
+    from baton.workspace.state import State
+
+    monkeypatch.delenv("BATON_API_KEYS", raising=False)
+    specs = project_specs(project, None)
+    app, printed = server_app(specs, None, State(tmp_path / "home"))
+    keys = {name: key for key, name in printed}
+    assert set(keys) == {"sales", "stock"} and app.state.workspaces.names() == {"sales", "stock"}
+    sales, stock = ({"Authorization": f"Bearer {keys[n]}"} for n in ("sales", "stock"))
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            asked = (await client.post("/v1/ask", json={"question": "What is revenue?"}, headers=sales)).json()
+            session = asked["session_id"]
+            assert (await client.get(f"/v1/sessions/{session}", headers=sales)).status_code == 200
+            assert (await client.get("/v1/agents", headers=stock)).json()["workspace"] == "stock"
+            assert (await client.get("/v1/sessions", headers=stock)).json() == {"sessions": []}
+            leaks, checked = {}, set()
+            for route in app.routes:  # every route with an id in its path, given the other workspace's session id
+                path = getattr(route, "path", "")
+                if "{" not in path or path.startswith("/static"):
+                    continue
+                for method in sorted(set(getattr(route, "methods", None) or ()) - {"HEAD"}):
+                    concrete = re.sub(r"\{[^}]+\}", session, path)
+                    response = await client.request(method, concrete, json={}, headers=stock)
+                    checked.add(path)
+                    if response.status_code not in (404, 422) or "revenue" in response.text.lower():
+                        leaks[(method, path)] = (response.status_code, response.text[:80])
+            assert leaks == {}
+            assert {"/v1/sessions/{session_id}", "/v1/turns/{turn_id}/csv", "/v1/memory/{record_id}"} <= checked
+            cont = await client.post("/v1/ask", json={"question": "more", "session_id": session}, headers=stock)
+            assert cont.status_code == 404
+    finally:
+        await app.state.workspaces.aclose()
+
+
+def test_baton_ask_and_agents_read_the_project_file(project, tmp_path):
+    env = {"BATON_HOME": str(tmp_path / "home"), "TEST_STATE_URL": "", "COLUMNS": "200", "BATON_MODEL": ""}
+    agents = CliRunner().invoke(build_app(), ["agents", "--config", str(project), "--workspace", "sales"], env=env)
+    assert agents.exit_code == 0, agents.output
+    assert "database" in agents.output and "documents" in agents.output
+    several = CliRunner().invoke(build_app(), ["agents", "--config", str(project)], env=env)
+    assert several.exit_code == 2 and "name one with --workspace" in several.output
+    missing = CliRunner().invoke(build_app(), ["agents", "--config", str(tmp_path / "nope.yaml")], env=env)
+    assert missing.exit_code == 2 and "no such file" in missing.output
