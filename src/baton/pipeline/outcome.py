@@ -95,5 +95,5 @@ def final_message(state: PipelineState, workflow_id: str) -> AIMessage:
         message.results = last.query_result
         message.query = last.query
     if failed:
-        message.error = "; ".join(f"{r.stage_id}: {r.error}" for r in failed)
+        message.fail("stage_failed", "; ".join(f"{r.stage_id}: {r.error}" for r in failed), response_type=ResponseType.STAGE_FAILED)
     return message
