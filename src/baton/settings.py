@@ -254,21 +254,24 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """The settings ``env`` (default: this process's environment) asks for;
         ``ConfigurationError`` naming the variable for a malformed or retired one."""
-        env = os.environ if env is None else env
+        env = dict(os.environ) if env is None else env  # one copy: cheaper than os.environ's per-key decoding
         for gone, instead in REMOVED.items():
             if (env.get(gone) or "").strip():
                 raise ConfigurationError(f"{gone} is no longer used: {instead}")
         values: dict[str, Any] = {}
-        for spec in fields(cls):
-            raw = env.get(spec.metadata["variable"])
+        for name, variable, parse in _READERS:
+            raw = env.get(variable)
             if raw is not None and raw.strip():
-                values[spec.name] = spec.metadata["parse"](raw, spec.metadata["variable"])
+                values[name] = parse(raw, variable)
         return cls(**values)
 
     @classmethod
     def variables(cls) -> tuple[str, ...]:
         """Every variable a field reads, in order."""
         return tuple(spec.metadata["variable"] for spec in fields(cls))
+
+
+_READERS = tuple((spec.name, spec.metadata["variable"], spec.metadata["parse"]) for spec in fields(Settings))
 
 
 def rows() -> Iterator[tuple[str, str, str, str]]:
