@@ -333,6 +333,6 @@ def register(app: typer.Typer) -> None:
         table.add_column("agent")
         table.add_column("tool")
         table.add_column("description")
-        for tool in ws.orchestrator.agent_tools.values():
-            table.add_row(tool.agent.name, tool.name, tool.spec.description)
+        for specialist in ws.catalog.specialists():
+            table.add_row(specialist.name, specialist.tool, specialist.description)
         console.print(table)

@@ -30,6 +30,23 @@ from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec
 console = Console()
 
 
+def worker_workspace(spec: Any, model: Any, host_options: dict[str, Any]) -> tuple[Any, Any]:
+    """The workspace ``spec`` declares, as ``baton serve`` builds it, with this process running
+    its pipelines' stages; and its state. No model (none in the spec, none from
+    ``BATON_MODEL``), or pipelines that are not durable: one line and exit 2."""
+    from baton.cli.main_commands import _state
+    from baton.cli.serving import open_workspace
+    from baton.workspace.assembly import model_for
+
+    model = model_for(spec) if spec.model else model
+    if model is None or spec.pipelines != "durable":
+        console.print("[red]A worker runs the stages of durable pipelines, which need a model:[/red] set BATON_MODEL "
+                      "(and leave the workspace's pipelines durable).")
+        raise typer.Exit(2)
+    where = _state(spec.state)
+    return open_workspace(spec, model, where, run_stages=True, host_options=host_options), where
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def worker(
@@ -45,22 +62,14 @@ def register(app: typer.Typer) -> None:
         workspace: str | None = WorkspaceOption,
     ) -> None:
         """Run pipeline stages from the queue until stopped."""
-        from baton.cli.main_commands import _model, _state
-        from baton.cli.serving import open_workspace
-        from baton.workspace.assembly import model_for
+        from baton.cli.main_commands import _model
 
-        spec = cli_spec(config, workspace, database=database, docs=docs, state=state)
-        model = model_for(spec) if spec.model else _model()
-        if model is None or spec.pipelines != "durable":
-            console.print("[red]A worker runs the stages of durable pipelines, which need a model:[/red] set BATON_MODEL "
-                          "(and leave the workspace's pipelines durable).")
-            raise typer.Exit(2)
-        where = _state(spec.state)
         overrides: dict[str, Any] = {"heartbeat_interval_s": heartbeat, "heartbeat_lapse_s": lapse, "queue_polling_interval_s": poll,
                      "worker_concurrency": concurrency}
         if executor_id:
             overrides["executor_id"] = executor_id
-        ws = open_workspace(spec, model, where, run_stages=True, host_options=overrides)
+        spec = cli_spec(config, workspace, database=database, docs=docs, state=state)
+        ws, where = worker_workspace(spec, _model(), overrides)
         host = ws.pipelines.host
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -251,12 +251,11 @@ def _add_mcp(ws: Workspace, spec: WorkspaceSpec) -> None:
     A name already taken by a specialist is a ``ConfigurationError``."""
     if not spec.mcp:
         return
-    from baton.agents.agent_tool import tool_name_for
     from baton.errors import ConfigurationError
     from baton.specialists.mcp import MCPAgent, MCPServerConfig
 
     for server in spec.mcp:
-        if tool_name_for(server.name) in ws.orchestrator.agent_tools:
+        if ws.catalog.name_taken(server.name):
             raise ConfigurationError(f"MCP server {server.name}: workspace {ws.name!r} already has a specialist named so")
         agent = MCPAgent.from_config(MCPServerConfig.of(server.name, server.server, server.allow))
         ws.orchestrator.add_agent(agent)
