@@ -166,3 +166,47 @@ def test_baton_ask_and_agents_read_the_project_file(project, tmp_path):
     assert several.exit_code == 2 and "name one with --workspace" in several.output
     missing = CliRunner().invoke(build_app(), ["agents", "--config", str(tmp_path / "nope.yaml")], env=env)
     assert missing.exit_code == 2 and "no such file" in missing.output
+
+
+def test_init_writes_a_file_that_config_check_passes_and_holds_no_password(tmp_path):
+    env = {"BATON_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    shop(tmp_path / "shop.sqlite", "sales", [("2025-01-01", 1.0)])
+    out = tmp_path / "baton.yaml"
+    made = CliRunner().invoke(build_app(), ["init", "--database", f"sqlite:///{tmp_path / 'shop.sqlite'}", "--name", "shop",
+                                            "--out", str(out)], env=env)
+    assert made.exit_code == 0, made.output
+    checked = CliRunner().invoke(build_app(), ["config", "check", str(out)], env=env)
+    assert checked.exit_code == 0, checked.output
+    assert '"name": "shop"' in checked.output and "every check passed" in checked.output
+    again = CliRunner().invoke(build_app(), ["init", "--database", "sqlite:///x.db", "--out", str(out)], env=env)
+    assert again.exit_code == 2 and "exists" in again.output
+    secret = tmp_path / "pg.yaml"
+    CliRunner().invoke(build_app(), ["init", "--database", "postgresql://u:hunter2@db/d", "--out", str(secret)], env=env)
+    assert "hunter2" not in secret.read_text() and "${DATABASE_PASSWORD}" in secret.read_text()
+    masked = CliRunner().invoke(build_app(), ["config", "check", str(secret), "--offline"], env={**env, "DATABASE_PASSWORD": "hunter2"})
+    assert masked.exit_code == 0, masked.output
+    assert "hunter2" not in masked.output and "***" in masked.output
+
+
+def test_config_check_names_every_problem(tmp_path):
+    env = {"BATON_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    path = tmp_path / "baton.yaml"
+    path.write_text("workspaces:\n  w:\n    database: {url: 'sqlite:///%s'}\n    documents: missing\n    semantic: nope.yaml\n"
+                    "    model: 'nonsense'\n" % (tmp_path / "absent.sqlite"))
+    checked = CliRunner().invoke(build_app(), ["config", "check", str(path)], env=env)
+    assert checked.exit_code == 1
+    for problem in ("documents:", "no such folder", "semantic:", "model:", "database: No database file"):
+        assert problem in checked.output, checked.output
+
+
+def test_config_check_refuses_a_privileged_role(tmp_path):
+    import os
+
+    url = os.environ.get("BATON_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("BATON_TEST_POSTGRES_URL is not set (a PostgreSQL server whose login is a superuser)")
+    path = tmp_path / "baton.yaml"
+    path.write_text("workspaces:\n  w:\n    database: {url: '${PG_URL}'}\n")
+    checked = CliRunner().invoke(build_app(), ["config", "check", str(path)],
+                                 env={"BATON_HOME": str(tmp_path / "home"), "COLUMNS": "200", "PG_URL": url})
+    assert checked.exit_code == 1 and "database:" in checked.output and "superuser" in checked.output.lower(), checked.output

@@ -35,6 +35,9 @@ def build_app() -> typer.Typer:
     app.add_typer(state.app, name="state", help="Show or migrate the schema version of every family of the state.")
     from baton.cli import semantic  # baton semantic check|init: semantic models (metrics, dimensions) against a database
     app.add_typer(semantic.app, name="semantic", help="Check a semantic model against a database, or draft one from its schema.")
+    from baton.cli import config  # baton init / baton config check: the baton.yaml project file
+    app.command("init")(config.init)
+    app.add_typer(config.app, name="config", help="Check a baton.yaml project file (baton init writes one).")
     from baton.cli.refusals import guard_commands  # a start-up refusal is one line and exit 2, for every command
 
     guard_commands(app)
