@@ -20,15 +20,10 @@ Planning (``planning=``): a question that needs several steps is answered by a p
 layer by layer (``baton.pipeline.PipelinePlanning``); its answer is the pipeline's
 (``stage_checkpoint``, ``stage_failed`` or ``pipeline_complete``).
 
-Cross-pollination (seed 000: earlier agents' string results offered to the LLM on later
-calls of the same request) is done another way, and nothing is injected: each specialist's
-string result is a tool message of the routing model's conversation, so its later calls read
-every earlier one, and it passes what a later specialist needs in the tool's ``context``
-argument (``extra_context``); a specialist may also read the request's results from
-``context.execution_memory``. Injecting them into every later specialist's prompt would put
-one specialist's untrusted text (a passage, an MCP reply) into another's prompt, make a
-question's SQL depend on what ran before it, and depend on timing within a turn, whose calls
-run concurrently (docs/concepts/orchestra.md, "What later calls of a question see").
+Cross-pollination (seed 000) is done another way: earlier specialists' string results are
+tool messages the routing model reads on its later calls, and it hands a later specialist
+what it needs in the tool's ``context`` argument; nothing is injected into specialists'
+prompts (why: docs/concepts/orchestra.md, "What later calls of a question see").
 
 Failures (``baton.agents.failures``): ``ask`` answers inside a question scope
 (``baton.llm.policy``): every model call — routing, specialists, planner, repair — gets the
@@ -54,8 +49,9 @@ from baton.agents.base import BaseAgent
 from baton.agents.compose import is_passthrough, passthrough, synthesis
 from baton.agents.context import AgentContext
 from baton.agents.execution_memory import ExecutionMemory
-from baton.agents.failures import code_of, code_of_result, explanation, is_dependency_failure, retry_after_of
+from baton.agents.failures import code_of, explanation, retry_after_of
 from baton.agents.lexical_routing import RouteTo
+from baton.agents.outcome import context_usage, log_entry, mark_failures
 from baton.agents.registry import AgentRegistry
 from baton.agents.result import AgentResult
 from baton.errors import BatonError, ConfigurationError, ProviderError
@@ -344,13 +340,13 @@ class OrchestratorAgent(BaseAgent):
             message = passthrough(only, input=question, session_id=None, turn_id=new_turn_id(), extra_metadata=extra)
         else:
             message = synthesis(loop.content, results, extra_metadata=extra)
-            _mark_failures(message, results)
+            mark_failures(message, results)
         message.partial = (message.partial or bool(loop.partial)) and message.response_type is not ResponseType.ERROR
         message.token_usage = usage
         message.llm_provider = message.llm_provider or loop.provider
         message.llm_model = message.llm_model or loop.model
-        message.context_usage_pct = _context_usage(loop, results)
-        message.tool_call_log = [_log_entry(r) for r in loop.tool_calls]
+        message.context_usage_pct = context_usage(loop, results)
+        message.tool_call_log = [log_entry(r) for r in loop.tool_calls]
         message.workflow_id = context.workflow_id
         return message
 
@@ -365,7 +361,7 @@ class OrchestratorAgent(BaseAgent):
         note = f"{explanation(code)} ({type(exc).__name__}: {reason})"
         if any(r.ok for r in results):
             message = synthesis(note, results, extra_metadata={"partial": True})
-            _mark_failures(message, results)
+            mark_failures(message, results)
             message.partial = True
             message.metadata["orchestrator_error"] = {"error_type": type(exc).__name__, "error_code": code, "error": reason}
         else:
@@ -373,50 +369,3 @@ class OrchestratorAgent(BaseAgent):
         message.workflow_id = context.workflow_id
         return AgentResult(agent_name=self.name, task=question, status="error" if message.error else "success", result=note,
                            ai_message=message, error=message.error, error_type=type(exc).__name__, metadata={"error_code": code})
-
-
-def _mark_failures(message: AIMessage, results: list[AgentResult]) -> None:
-    """A synthesis whose specialists failed: every one failed -> an error answer (the
-    most telling failure's code); some failed -> a partial answer listing them."""
-    failed = [r for r in results if r.status == "error"]
-    if not failed:
-        return
-    codes = [code_of_result(r.error_type, r.metadata) for r in failed]
-    for entry, code in zip(message.meta.get("agent_errors", ()), codes):
-        entry["error_code"] = code
-    if any(r.ok for r in results):
-        message.partial = True
-        message.meta["partial"] = True
-        return
-    if any(r.status == "no_result" for r in results):
-        return  # someone looked and found nothing: that is an answer
-    code = next((c for c in codes if is_dependency_failure(c)), codes[0])
-    first = failed[codes.index(code)]
-    if is_dependency_failure(code):
-        message.content = explanation(code)
-    retry_after = first.metadata.get("retry_after_s")
-    message.fail(code, f"{first.agent_name}: {first.error or first.error_type}", retry_after_s=retry_after)
-
-
-def _context_usage(loop: LoopResult, results: list[AgentResult]) -> int:
-    """Seed 002's ``context_usage_pct`` of an answer: its fullest prompt, in percent of that
-    model's window — the routing model's last prompt, or a specialist's own when it reports
-    a fuller one (a pass-through answer keeps its specialist's figure: an MCP specialist's
-    loop, a nested orchestrator)."""
-    own = max((r.ai_message.context_usage_pct for r in results if r.ai_message is not None), default=0)
-    return max(loop.context_usage_pct, own)
-
-
-def _log_entry(record: ToolCallRecord) -> dict[str, Any]:
-    payload = record.output.payload
-    entry: dict[str, Any] = {
-        "tool": record.call.name,
-        "call_id": record.call.id,
-        "arguments": record.call.arguments,
-        "is_error": record.output.is_error,
-        "duration_ms": round(record.duration_ms, 3),
-    }
-    if isinstance(payload, AgentResult):
-        entry["agent"] = payload.agent_name
-        entry["status"] = payload.status
-    return entry
