@@ -210,3 +210,18 @@ def test_config_check_refuses_a_privileged_role(tmp_path):
     checked = CliRunner().invoke(build_app(), ["config", "check", str(path)],
                                  env={"BATON_HOME": str(tmp_path / "home"), "COLUMNS": "200", "PG_URL": url})
     assert checked.exit_code == 1 and "database:" in checked.output and "superuser" in checked.output.lower(), checked.output
+
+
+async def test_what_a_database_declares_reaches_its_connection(project, tmp_path):
+    from baton.workspace.assembly import assemble
+    from baton.workspace.state import State
+
+    (spec,) = project_specs(project, "sales")
+    database = spec.database.model_copy(update={"schemas": ("reporting",), "allow_functions": ("audit.f",)})
+    ws = assemble(spec.model_copy(update={"database": database}), model=None, state=State(tmp_path / "home"))
+    async with ws:
+        (connection,) = ws.catalog.databases()
+        assert connection.options.allowed_schemas == ("reporting",)
+        assert connection.options.allow_functions == ("audit.f",)
+        assert connection.options.freshness is not None
+        assert {s["name"] for s in ws.catalog.listing()} == {"database", "documents"}

@@ -92,7 +92,7 @@ def _pipeline_host(spec: WorkspaceSpec, state: State, model: ChatModel | None, r
         return None
     from baton.workspace.pipeline_host import PipelineHost
 
-    return PipelineHost.for_state(state, run_stages=run_stages, **dict(options or {}))
+    return PipelineHost.for_state(state, run_stages=run_stages, events_url=spec.events, **dict(options or {}))
 
 
 def _place(spec: WorkspaceSpec, state: State, database: DatabaseSpec) -> Place:
@@ -124,6 +124,8 @@ def _connection(database: DatabaseSpec, freshness: Any) -> Any:
         extra["freshness"] = freshness
     if database.allow_functions:
         extra["allow_functions"] = tuple(database.allow_functions)
+    if database.schemas:
+        extra["allowed_schemas"] = tuple(database.schemas)
     return SQLConnection(database.url, id=database.id, **extra)
 
 

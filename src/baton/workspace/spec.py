@@ -62,6 +62,7 @@ class DatabaseSpec(_Spec):
     specialists: tuple[SpecialistSpec, ...] = ()  # none: one specialist named "database"
     allow_privileged_role: bool = False
     allow_functions: tuple[str, ...] = ()  # SECURITY DEFINER routines model SQL may call
+    schemas: tuple[str, ...] = ()  # schemas model SQL may read beside the connection's default one
     freshness: FreshnessSpec | None = None
 
 
