@@ -53,19 +53,25 @@ def with_flags(spec: WorkspaceSpec | None, *, database: str | None = None, docs:
                semantic: Path | None = None, mcp: Sequence[Any] = (), privileged: bool = False,
                allow_functions: Sequence[str] = (), freshness: FreshnessSpec | None = None,
                state: str | None = None) -> WorkspaceSpec:
-    """``spec`` (the demo's when None and no ``--database``) with the flags given over it."""
+    """``spec`` (the demo's when None and no ``--database``) with the flags given over it:
+    ``--database`` replaces the database's URL (its other settings stay the file's), and each
+    other flag replaces the field it names."""
+    base = spec if spec is not None else (None if database else WorkspaceSpec(name="demo", demo=True))
     update: dict[str, Any] = {}
-    if database:
-        old = spec.database if spec is not None and not spec.demo else None
-        update["database"] = DatabaseSpec(url=database, allow_privileged_role=privileged or bool(old and old.allow_privileged_role),
-                                          allow_functions=tuple(allow_functions) or (old.allow_functions if old else ()),
-                                          freshness=freshness or (old.freshness if old else None))
+    own = base.database if base is not None and not base.demo else None
+    if database or own is not None:
+        database_update: dict[str, Any] = {}
+        if privileged:
+            database_update["allow_privileged_role"] = True
+        if allow_functions:
+            database_update["allow_functions"] = tuple(allow_functions)
+        if freshness is not None:
+            database_update["freshness"] = freshness
+        if database:
+            database_update["url"] = database
+        current = own.model_dump() if own is not None else {}
+        update["database"] = DatabaseSpec.model_validate({**current, **database_update})
         update["demo"] = False
-    elif spec is not None and spec.database is not None and (privileged or allow_functions or freshness):
-        update["database"] = spec.database.model_copy(update={k: v for k, v in (
-            ("allow_privileged_role", privileged or spec.database.allow_privileged_role),
-            ("allow_functions", tuple(allow_functions) or spec.database.allow_functions),
-            ("freshness", freshness or spec.database.freshness)) })
     if docs is not None:
         update["documents"] = DocumentsSpec(folder=docs)
     if semantic is not None:
@@ -74,11 +80,7 @@ def with_flags(spec: WorkspaceSpec | None, *, database: str | None = None, docs:
         update["mcp"] = tuple(MCPServerSpec(name=c.name, server=c.url or _command_line(c.command), allow=c.allowed_tools) for c in mcp)
     if state:
         update["state"] = state
-    if spec is None:
-        if database:
-            return WorkspaceSpec(**update)
-        return WorkspaceSpec(name="demo", demo=True, **{k: v for k, v in update.items() if k != "demo"})
-    return WorkspaceSpec.model_validate({**spec.model_dump(), **update})
+    return WorkspaceSpec.model_validate({**(base.model_dump() if base is not None else {}), **update})
 
 
 def _command_line(command: Sequence[str] | None) -> str:
