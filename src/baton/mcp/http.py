@@ -55,7 +55,9 @@ async def resolve(keys: Any, key: str | None) -> Any:
 
 
 async def _respond(send: Any, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"detail": detail}).encode()
+    from baton.server.errors import error_body  # here: importing baton.server loads the whole HTTP API
+
+    body = json.dumps(error_body(detail)).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])]})
     await send({"type": "http.response.body", "body": body})

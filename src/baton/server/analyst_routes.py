@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.server.auth import Caller
+from baton.server.errors import error_body, error_response, respond
 from baton.server.public_errors import public_answer
 from baton.server.schemas import MAX_ID_CHARS
 from baton.workspace import SessionNotFound
@@ -50,11 +51,7 @@ class SaveVerifiedRequest(BaseModel):
                                  description="The question, as people ask it (default: the question asked).")
 
 
-def refused(detail: str, code: str, status: int = 422, **extra: Any) -> JSONResponse:
-    return JSONResponse({"detail": detail, "error_code": code, **extra}, status_code=status)
-
-
-NOT_FOUND = {"detail": "answer not found", "error_code": "not_found"}
+NOT_FOUND = error_body("answer not found", "not_found")
 
 
 def _can_draft(ws: Any) -> bool:
@@ -85,10 +82,10 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
 
         ws = workspace_of(caller)
         if getattr(ws, "semantic", None) is not None:
-            return refused("this workspace already has a semantic model", "semantic_model_exists", status=409)
+            return error_response(409, "this workspace already has a semantic model", "semantic_model_exists")
         connections = sql_connections(ws)
         if not connections:
-            return refused("this workspace has no SQL database to draft a model from", "no_database")
+            return error_response(422, "this workspace has no SQL database to draft a model from", "no_database")
         async with app.state.admission.slot():
             draft = await draft_model(connections[0], "draft")
         return JSONResponse({"yaml": draft_text(draft), "filename": "semantic.yaml", "decisions": list(draft.decisions),
@@ -113,10 +110,10 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
             async with app.state.admission.slot():
                 message = await run_edited_sql(ws, body.turn_id, body.sql)
         except SessionNotFound:
-            return JSONResponse(NOT_FOUND, status_code=404)
+            return respond(404, NOT_FOUND)
         except EditedSQLRefused as exc:
             extra: dict[str, Any] = {"rule": exc.rule} if exc.rule else {}
-            return refused(str(exc), exc.code, **extra)
+            return error_response(422, str(exc), exc.code, **extra)
         return Response(stored_json(public_answer(message)), media_type="application/json")
 
     @app.post("/v1/verified", tags=["page"])
@@ -128,17 +125,17 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
         ws = workspace_of(caller)
         found = await ws.sessions.find_turn(ws.name, body.turn_id)
         if found is None:
-            return JSONResponse(NOT_FOUND, status_code=404)
+            return respond(404, NOT_FOUND)
         session_id, asked, answer = found
         if not answer.query:
-            return refused("this answer has no SQL to verify", "no_sql")
+            return error_response(422, "this answer has no SQL to verify", "no_sql")
         question = body.question or answer.metadata.get("edited_from_question") or asked
         try:
             async with app.state.admission.slot():
                 saved = await save_verified_question(ws, question, answer.query, answer=answer, source="page",
                                                      user_id=caller.key_id, session_id=session_id)
         except VerifiedQuestionError as exc:
-            return refused(str(exc), "verified_question_refused")
+            return error_response(422, str(exc), "verified_question_refused")
         return JSONResponse({"question": saved.question, "sql": saved.sql, "agent": saved.agent, "record_id": saved.record_id})
 
     @app.get("/v1/turns/{turn_id}/csv", tags=["page"])
@@ -148,15 +145,15 @@ def register_analyst_routes(app: FastAPI, workspace_of: Callable) -> None:
 
         ws = workspace_of(caller)
         if len(turn_id) > MAX_ID_CHARS:
-            return JSONResponse(NOT_FOUND, status_code=404)
+            return respond(404, NOT_FOUND)
         found = await ws.sessions.find_turn(ws.name, turn_id)
         if found is None:
-            return JSONResponse(NOT_FOUND, status_code=404)
+            return respond(404, NOT_FOUND)
         answer = found[2]
         try:
             text = answer_csv(answer, part)
         except NoTableError as exc:
-            return refused(str(exc), "no_table", status=404)
+            return error_response(404, str(exc), "no_table")
         return Response(text.encode("utf-8"), media_type="text/csv; charset=utf-8", headers={
             "Content-Disposition": f'attachment; filename="{filename(answer, part)}"', "X-Content-Type-Options": "nosniff",
             "Cache-Control": "no-store"})

@@ -33,7 +33,7 @@ from baton.memory import MemoryUnavailableError
 from baton.server.admission import Admission
 from baton.server.analyst_routes import register_analyst_routes
 from baton.server.auth import ApiKeys, Caller, Principal, check_key_workspaces
-from baton.server.errors import answer_headers, answer_status, register_error_handlers
+from baton.server.errors import answer_headers, answer_status, error_body, register_error_handlers, respond
 from baton.server.guard import RequestGuard
 from baton.server.lean_route import lean_route
 from baton.server.limits import Limits
@@ -52,6 +52,8 @@ from baton.workspace.answer import stored_json
 from baton.workspace.bulkheads import Bulkhead
 
 log = logging.getLogger(__name__)
+MEMORY_UNAVAILABLE = error_body("the workspace's memory is unavailable; try again")
+SESSION_NOT_FOUND = error_body("session not found")
 
 
 def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None,
@@ -108,11 +110,11 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
 
     @app.exception_handler(MemoryUnavailableError)
     async def _memory_unavailable(request: Request, exc: MemoryUnavailableError) -> JSONResponse:
-        return JSONResponse({"detail": "the workspace's memory is unavailable; try again"}, status_code=503)
+        return respond(503, MEMORY_UNAVAILABLE)
 
     @app.exception_handler(SessionNotFound)
     async def _session_not_found(request: Request, exc: SessionNotFound) -> JSONResponse:
-        return JSONResponse({"detail": "session not found"}, status_code=404)
+        return respond(404, SESSION_NOT_FOUND)
 
     register_health_routes(app)
 

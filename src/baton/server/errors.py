@@ -17,17 +17,28 @@
   log, once).
 - No failure text reaches a user with a host, port, path, URL or driver message in it
   (``public_errors.py``); the log keeps the full text.
+
+Every error body of the server is built here, by four builders, so a shape is spelt once
+(``tests/test_http_error_bodies.py`` checks that no other server module builds one):
+``error_body`` (Baton's ``{"detail", "error_code"?, ...}``, FastAPI's ``HTTPException``
+bodies included), ``openai_error_body`` (OpenAI's ``{"error": {...}}``; streamed, without
+``param``, as Baton has always sent it), ``stream_error`` (the data of a Baton event
+stream's ``event: error``) and ``overloaded_body``. A body that never changes is built once,
+at import, by its module.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.utils import is_body_allowed_for_status_code
+from starlette.exceptions import HTTPException
 
 from baton.agents.failures import http_status
 from baton.response import AIMessage
@@ -46,18 +57,54 @@ def is_openai(request: Request) -> bool:
     return request.url.path.startswith(OPENAI_PATHS)
 
 
+def error_body(detail: Any, code: str | None = None, **extra: Any) -> dict[str, Any]:
+    """Baton's error body: ``{"detail": <reason>, "error_code": <code>, **extra}``; without a
+    code, FastAPI's own ``{"detail": <reason>}`` (``extra``: a turn's key, a refused rule)."""
+    if code is None:
+        return {"detail": detail, **extra}
+    return {"detail": detail, "error_code": code, **extra}
+
+
+def error_response(status: int, detail: Any, code: str | None = None, *, headers: Mapping[str, str] | None = None,
+                   **extra: Any) -> JSONResponse:
+    return JSONResponse(error_body(detail, code, **extra), status_code=status, headers=headers)
+
+
+def respond(status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """A body built once (a module's constant from one of the builders), sent with ``status``."""
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def openai_error_body(message: str, *, type: str = "invalid_request_error", param: str | None = None,
+                      code: str | None = None, streamed: bool = False, **extra: Any) -> dict[str, Any]:
+    """OpenAI's error shape, ``extra`` beside ``error`` (``baton``, a turn's key). An error
+    inside a stream (``streamed``) has no ``param``: the chunks have always left it out."""
+    if streamed:
+        return {"error": {"message": message, "type": type, "code": code}, **extra}
+    return {"error": {"message": message, "type": type, "param": param, "code": code}, **extra}
+
+
 def openai_error(status: int, message: str, *, type: str = "invalid_request_error", param: str | None = None,
-                 code: str | None = None, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": type, "param": param, "code": code}, **extra},
+                 code: str | None = None, headers: Mapping[str, str] | None = None, **extra: Any) -> JSONResponse:
+    return JSONResponse(openai_error_body(message, type=type, param=param, code=code, **extra),
                         status_code=status, headers=headers)
 
 
+def stream_error(error: str, code: str, detail: Any, **extra: Any) -> dict[str, Any]:
+    """The data of a Baton event stream's ``event: error`` (its status line was sent): the
+    failure's type name, its code, a public sentence (``sse.error_payload``)."""
+    return {"error": error, "error_code": code, "detail": detail, **extra}
+
+
+_OVERLOADED = (error_body(OVERLOADED, "overloaded"),
+               openai_error_body(OVERLOADED, type="service_unavailable", code="overloaded"))
+
+
 def overloaded_body(openai: bool) -> dict[str, Any]:
-    """A full server's 503 body in the route's shape: the ``Overloaded`` handler's and the
-    request guard's (which refuses before any parsing), one spelling."""
-    if openai:
-        return {"error": {"message": OVERLOADED, "type": "service_unavailable", "param": None, "code": "overloaded"}}
-    return {"detail": OVERLOADED, "error_code": "overloaded"}
+    """A full server's 503 body in the route's shape: the ``Overloaded`` handler's, the
+    request guard's (which refuses before any parsing) and the connection limit's, one
+    spelling, built once (callers only serialise it)."""
+    return _OVERLOADED[openai]
 
 
 def dependency_code(exc: DependencyUnavailable) -> str:
@@ -102,7 +149,15 @@ def register_error_handlers(app: FastAPI) -> None:
             first = detail[0] if detail else {"loc": [], "msg": "invalid request"}
             where = ".".join(str(p) for p in first["loc"][1:]) or None
             return openai_error(400, f"{where or 'body'}: {first['msg']}", param=where, code="invalid_request")
-        return JSONResponse({"detail": detail}, status_code=422)
+        return error_response(422, detail)
+
+    @app.exception_handler(HTTPException)
+    async def http_exception(request: Request, exc: HTTPException) -> Response:
+        """A raised ``HTTPException``: FastAPI's own reply (``{"detail": ...}``, its status
+        and headers; no body where the status allows none), its body built here."""
+        if not is_body_allowed_for_status_code(exc.status_code):
+            return Response(status_code=exc.status_code, headers=exc.headers)
+        return error_response(exc.status_code, exc.detail, headers=exc.headers)
 
     @app.exception_handler(DependencyUnavailable)
     async def unavailable(request: Request, exc: DependencyUnavailable) -> JSONResponse:
@@ -114,21 +169,21 @@ def register_error_handlers(app: FastAPI) -> None:
             if turn.get("may_be_stored"):  # an SDK retrying without the key could store the turn twice
                 headers["x-should-retry"] = "false"
             return openai_error(503, message, type="service_unavailable", code=code, headers=headers, **turn)
-        return JSONResponse({"detail": message, "error_code": code, **turn}, status_code=503, headers=headers)
+        return error_response(503, message, code, headers=headers, **turn)
 
     @app.exception_handler(BadTurnKey)
     async def bad_key(request: Request, exc: BadTurnKey) -> JSONResponse:
         if is_openai(request):
             return openai_error(400, str(exc), param=KEY_HEADER, code="invalid_idempotency_key")
-        return JSONResponse({"detail": str(exc), "error_code": "invalid_idempotency_key"}, status_code=422)
+        return error_response(422, str(exc), "invalid_idempotency_key")
 
     @app.exception_handler(Overloaded)
     async def overloaded(request: Request, exc: Overloaded) -> JSONResponse:
-        return JSONResponse(overloaded_body(is_openai(request)), status_code=503, headers=retry_headers(exc.retry_after))
+        return respond(503, overloaded_body(is_openai(request)), retry_headers(exc.retry_after))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__, exc_info=exc)
         if is_openai(request):
             return openai_error(500, f"internal error ({type(exc).__name__})", type="server_error", code="internal_error")
-        return JSONResponse({"detail": f"internal error ({type(exc).__name__})", "error_code": "internal_error"}, status_code=500)
+        return error_response(500, f"internal error ({type(exc).__name__})", "internal_error")

@@ -41,7 +41,7 @@ from typing import Any
 
 from baton.dependency_waits import stop_tracking, track
 from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
-from baton.server.errors import OPENAI_PATHS, overloaded_body
+from baton.server.errors import OPENAI_PATHS, error_body, openai_error_body, overloaded_body
 from baton.server.limits import Limits
 from baton.server.slots import DEFERRED, WATCHED, Deferred
 
@@ -337,9 +337,8 @@ def _is_json(scope: Scope) -> bool:
 
 async def _reply(send: Send, path: str, status: int, message: str) -> None:
     if path.startswith(OPENAI_PATHS):
-        kind = "invalid_request_error"
-        payload: dict[str, Any] = {"error": {"message": message, "type": kind, "param": None, "code": "request_refused"}}
+        payload = openai_error_body(message, code="request_refused")
         status = 400 if status == 422 else status
     else:
-        payload = {"detail": message}
+        payload = error_body(message)
     await _send_json(send, status, payload, (b"connection", b"close"))

@@ -52,7 +52,7 @@ from baton.events import Event, LLMToken
 from baton.messages import Message
 from baton.response import AIMessage
 from baton.server.auth import Caller
-from baton.server.errors import answer_headers, answer_status, openai_error
+from baton.server.errors import answer_headers, answer_status, openai_error, openai_error_body
 from baton.server.public_errors import public_answer, public_event
 from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage, turn_key
 from baton.server.shutdown import STOPPING, STOPPING_DETAIL, until_shutdown
@@ -159,9 +159,14 @@ def register_openai_routes(app: FastAPI, workspace_of: Callable) -> None:
         return slot.streaming(frames, media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
+_STOPPING_FRAMES = sse_data(openai_error_body(STOPPING_DETAIL, type="service_unavailable", code=STOPPING, streamed=True)) \
+    + sse_data("[DONE]")
+_SESSION_NOT_FOUND_FRAME = sse_data(openai_error_body("session not found", code="session_not_found", streamed=True))
+
+
 def stopping_chunk() -> str:
     """The last frames of a streamed completion cut short by the server stopping (``shutdown.py``)."""
-    return sse_data({"error": {"message": STOPPING_DETAIL, "type": "service_unavailable", "code": STOPPING}}) + sse_data("[DONE]")
+    return _STOPPING_FRAMES
 
 
 class _Completion:
@@ -203,18 +208,18 @@ class _Completion:
                 async for frame in self._finish(ws, public_answer(item), "".join(sent)):
                     yield frame
         except SessionNotFound:
-            yield sse_data({"error": {"message": "session not found", "type": "invalid_request_error", "code": "session_not_found"}})
+            yield _SESSION_NOT_FOUND_FRAME
         except Exception as exc:  # the stream has started: report in-band
             payload = error_payload(exc)
             turn = {k: payload[k] for k in ("turn_id", "may_be_stored") if k in payload}  # a turn's key to retry with
-            yield sse_data({"error": {"message": payload["detail"], "type": "server_error", "code": payload["error_code"]}, **turn})
+            yield sse_data(openai_error_body(payload["detail"], type="server_error", code=payload["error_code"], streamed=True, **turn))
         yield sse_data("[DONE]")
 
     async def _finish(self, ws: Workspace, message: AIMessage, streamed: str):
         status = answer_status(message)
         if status != 200:  # nothing was answered: an error, not a completion that says "stop"
-            yield sse_data({"error": {"message": f"{message.content} ({message.error})", "type": _ERROR_TYPES.get(status, "server_error"),
-                                      "code": message.error_code}, "baton": message.to_dict()})
+            yield sse_data(openai_error_body(f"{message.content} ({message.error})", type=_ERROR_TYPES.get(status, "server_error"),
+                                             code=message.error_code, streamed=True, baton=message.to_dict()))
             return
         markdown = to_markdown(message)
         lead = streamed.lstrip()

@@ -29,6 +29,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from baton.server.auth import Caller
+from baton.server.errors import error_body, respond
 from baton.server.public_errors import public_answer, public_event, public_run
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
@@ -40,6 +41,7 @@ from baton.workspace.pipelines import PipelineNotFound
 
 log = logging.getLogger(__name__)
 NO_RUN = "no paused pipeline with this id"
+RUN_NOT_FOUND = error_body("pipeline run not found")
 RESUME_ID = re.compile(r"[0-9]{1,18}")
 MAX_SEQ = 10**18
 
@@ -53,7 +55,7 @@ def register_pipeline_routes(app: FastAPI, workspace_of: Callable) -> None:
 
     @app.exception_handler(PipelineNotFound)
     async def _not_found(request: Request, exc: PipelineNotFound) -> JSONResponse:
-        return JSONResponse({"detail": "pipeline run not found"}, status_code=404)
+        return respond(404, RUN_NOT_FOUND)
 
     @app.post("/v1/pipelines", tags=["pipelines"], status_code=202)
     async def start(body: StartPipelineRequest, caller: Caller, request: Request) -> dict[str, Any]:

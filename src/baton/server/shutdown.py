@@ -161,6 +161,7 @@ _AHEAD = 64  # frames a source may produce before the response has sent them
 
 def stopping_event() -> str:
     """The last event of a Baton event stream cut short by the server stopping."""
+    from baton.server.errors import stream_error
     from baton.server.sse import sse
 
-    return sse("error", {"error": "ServerStopping", "error_code": STOPPING, "detail": STOPPING_DETAIL})
+    return sse("error", stream_error("ServerStopping", STOPPING, STOPPING_DETAIL))

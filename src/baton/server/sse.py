@@ -26,7 +26,7 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     """What a client reads about a failure: its type, a typed code, and a short reason for
     Baton's own errors only (anything else may carry text nobody should see: its type)."""
     from baton.errors import BatonError
-    from baton.server.errors import dependency_code
+    from baton.server.errors import dependency_code, stream_error
     from baton.server.public_errors import public_text, redact
     from baton.workspace.bulkheads import DependencyUnavailable
 
@@ -34,15 +34,15 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
         from baton.workspace.turn_keys import TurnUnconfirmed
 
         turn = {"turn_id": exc.key, "may_be_stored": exc.may_be_stored} if isinstance(exc, TurnUnconfirmed) else {}
-        return {"error": type(exc).__name__, "error_code": dependency_code(exc),
-                "detail": f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)})", **turn}
+        return stream_error(type(exc).__name__, dependency_code(exc), f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)})",
+                            **turn)
     if isinstance(exc, BatonError):
         from baton.agents.failures import code_of
 
         code = code_of(exc)
-        return {"error": type(exc).__name__, "error_code": code, "detail": public_text(str(exc), code)}
+        return stream_error(type(exc).__name__, code, public_text(str(exc), code))
     log.error("stream failed: %s", type(exc).__name__, exc_info=exc)
-    return {"error": type(exc).__name__, "error_code": "internal_error", "detail": f"internal error ({type(exc).__name__})"}
+    return stream_error(type(exc).__name__, "internal_error", f"internal error ({type(exc).__name__})")
 
 
 def sse_error(exc: BaseException) -> str:
