@@ -21,7 +21,9 @@ import threading
 import pytest
 
 from baton.demo.data import build_demo_database
+from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.demo.workspace import DOCUMENT_EXAMPLES, build_demo_workspace
+from baton.demo.workspace import demo_database as database_file_of
 from baton.server import ApiKeys, Workspaces, create_app
 from baton.verified import VerifiedQuestion
 from baton.workspace.database import open_database_workspace
@@ -237,7 +239,7 @@ def test_a_document_answer_is_rendered_markdown_with_each_source_once(page):
 
 def test_edited_sql_is_refused_when_unsafe_and_runs_when_safe(page, workspaces):
     demo, _ = workspaces
-    count = lambda: sqlite3.connect(demo.database).execute("SELECT COUNT(*) FROM roadshow_events").fetchone()[0]
+    count = lambda: sqlite3.connect(database_file_of(demo)).execute("SELECT COUNT(*) FROM roadshow_events").fetchone()[0]
     before = count()
     login(page)
     ask(page, TICKETS)
@@ -323,7 +325,7 @@ def test_csv_download_of_an_answer(page, workspaces):
     assert download.value.suggested_filename == "how-many-tickets-did-each-roadshow-city-sell.csv"
     text = open(download.value.path(), encoding="utf-8-sig").read()
     rows = list(csv.reader(io.StringIO(text)))
-    expected = sqlite3.connect(demo.database).execute(demo.verified[4].sql).fetchall()
+    expected = sqlite3.connect(database_file_of(demo)).execute(VERIFIED_QUESTIONS[4].sql).fetchall()
     assert rows[0] == ["city", "tickets"] and [(c, int(n)) for c, n in rows[1:]] == expected
 
 
