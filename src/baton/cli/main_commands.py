@@ -14,7 +14,7 @@ from rich.markup import escape
 from baton.cli.db import AllowFunctionOption, allowed_functions
 from baton.cli.mcp_specialists import McpAllowOption, McpOption, mcp_specialists
 from baton.cli.render import check_chart_path, print_answer, write_chart
-from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec
+from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec, spec_model
 
 console = Console()
 notes = Console(stderr=True)  # progress and notices: stdout stays the answer (`ask --json` pipes into a parser)
@@ -233,7 +233,7 @@ def register(app: typer.Typer) -> None:
                         freshness=freshness, allow_functions=allowed_functions(allow_function, database), state=state)
 
         async def run() -> int:
-            async with local_workspace(spec, _model(), _state(spec.state), observe=True) as ws:
+            async with local_workspace(spec, spec_model(spec, _model()), _state(spec.state), observe=True) as ws:
                 with notes.status("Thinking...", spinner="dots"):
                     try:
                         answer = await ws.answer(question, session)
@@ -292,7 +292,8 @@ def register(app: typer.Typer) -> None:
         flags = dict(database=database, docs=docs, semantic=_semantic_file(semantic), mcp=servers, privileged=privileged,
                      freshness=freshness, allow_functions=allowed_functions(allow_function, database), state=state)
         specs = [with_flags(s, **flags) for s in project_specs(config, workspace)] or [with_flags(None, **flags)]
-        where = _state(one_state(specs, state))
+        state_url = one_state(specs, state)
+        where = _state(state_url)
         with bind_listener(host, port) as listener:  # before any link is printed: a taken port is one line and exit 2
             if workers > 1:  # N processes on one port: each worker builds the app (baton.cli.serving.serve_workers)
                 from baton.cli.serving import check_before_workers, printed_keys, serve_workers
@@ -300,7 +301,7 @@ def register(app: typer.Typer) -> None:
                 check_before_workers(specs, _model())
                 for key, name in printed_keys(specs, where):
                     console.print(f"workspace [bold]{name}[/bold]: http://{host}:{port}/#key={key}")
-                serve_workers({"specs": specs_to_json(specs), "state": state or specs[0].state}, host, port, workers, log_level, listener)
+                serve_workers({"specs": specs_to_json(specs), "state": state_url}, host, port, workers, log_level, listener)
                 return
             app, printed = server_app(specs, _model(), where)
             for key, name in printed:
@@ -325,7 +326,7 @@ def register(app: typer.Typer) -> None:
         spec = cli_spec(config, workspace, database=database)
 
         async def run():
-            async with local_workspace(spec, _model(), _state(spec.state)) as ws:
+            async with local_workspace(spec, spec_model(spec, _model()), _state(spec.state)) as ws:
                 return ws
 
         ws = asyncio.run(run())

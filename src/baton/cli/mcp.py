@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 
 from baton.cli.mcp_specialists import McpAllowOption, McpOption, err, mcp_specialists
-from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec
+from baton.cli.specs import ConfigOption, WorkspaceOption, cli_spec, spec_model
 
 
 class _StdoutToStderr:
@@ -70,7 +70,6 @@ def register(app: typer.Typer) -> None:
         from baton.errors import ConfigurationError
         from baton.llm import model_from_env
         from baton.mcp import serve_stdio
-        from baton.workspace.assembly import model_for
         from baton.workspace.state import State
 
         configure_logging(log_level)
@@ -82,7 +81,7 @@ def register(app: typer.Typer) -> None:
             refuse_unusable_database(database, allow_privileged_role=privileged)
         spec = cli_spec(config, workspace, database=database, docs=docs, mcp=servers, privileged=privileged, state=state)
         try:
-            model = model_for(spec) if spec.model else model_from_env()
+            model = spec_model(spec, model_from_env())
             where = State.from_env(url=spec.state).check_versions()
         except ConfigurationError as exc:
             err.print(f"[red]Configuration error:[/red] {exc}")

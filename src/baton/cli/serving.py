@@ -74,10 +74,8 @@ def open_workspace(spec: WorkspaceSpec, model, state: State, *, quiet: bool = Fa
     from baton.demo.workspace import DATABASE_FILE
 
     fresh = rebuild or not (state.home / "demo" / DATABASE_FILE).exists()
-    if fresh and not quiet:
-        with _notes.status("Building the demo workspace (finance database, four specialists)...", spinner="dots"):
-            ws = open_spec(spec, state, model, rebuild=rebuild, **parts)
-    else:
+    building = _notes.status("Building the demo workspace (finance database, four specialists)...", spinner="dots")
+    with building if fresh and not quiet else contextlib.nullcontext():
         ws = open_spec(spec, state, model, rebuild=rebuild, **parts)
     if ws.no_model and not quiet:
         _notes.print("[yellow]No model configured[/yellow] (BATON_MODEL unset): verified questions are answered without an LLM.")
@@ -87,20 +85,21 @@ def open_workspace(spec: WorkspaceSpec, model, state: State, *, quiet: bool = Fa
 _notes = Console(stderr=True)
 
 
-def server_app(specs: Sequence[WorkspaceSpec], model, state: State, *, run_pipelines: bool | None = None,
-               workspaces: Sequence[Workspace] = ()) -> tuple[Any, list[tuple[str, str]]]:
+def server_app(specs: Sequence[WorkspaceSpec], model, state: State, *,
+               run_pipelines: bool | None = None) -> tuple[Any, list[tuple[str, str]]]:
     """The app serving the workspaces ``specs`` declare (one server, one state: each with its own
-    keys, conversations and page), and the keys to print (see ``api_keys``). Pipelines run
-    durably: their stages in this process when the state is embedded (or ``run_pipelines``),
-    else on ``baton worker``s. ``workspaces``: ones already opened, served beside them."""
+    keys, conversations and page), and the keys to print (see ``api_keys``). ``model``: the one a
+    spec naming none answers with. Pipelines run durably: their stages in this process when the
+    state is embedded (or ``run_pipelines``), else on ``baton worker``s."""
+    from baton.cli.specs import spec_model
     from baton.server import create_app
 
-    opened: list[Workspace] = list(workspaces)
+    opened: list[Workspace] = []
     try:
         for spec in specs:
-            opened.append(open_workspace(spec, model, state, run_stages=run_pipelines))
+            opened.append(open_workspace(spec, spec_model(spec, model), state, run_stages=run_pipelines))
     except BaseException:
-        for ws in opened[len(workspaces):]:
+        for ws in opened:
             _close_quietly(ws)
         raise
     served = Workspaces(opened)

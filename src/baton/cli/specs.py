@@ -89,14 +89,20 @@ def _command_line(command: Sequence[str] | None) -> str:
     return shlex.join(command or ())
 
 
-def open_spec(spec: WorkspaceSpec, state: Any, model: Any, *, rebuild: bool = False, **parts: Any) -> Any:
-    """The workspace ``spec`` declares, on ``state``, answering with ``model`` (the spec's
-    when it names one): the demo's parts filled in first (``baton.demo.workspace.demo_spec``,
-    in ``$BATON_HOME/demo``). ``parts``: ``assemble``'s (tracker, run_stages, host_options)."""
-    from baton.workspace.assembly import assemble, model_for
+def spec_model(spec: WorkspaceSpec, fallback: Any) -> Any:
+    """The model a command answers ``spec``'s questions with: the spec's own chain, else
+    ``fallback`` (``BATON_MODEL``'s). Resolved once per workspace, by the command."""
+    from baton.workspace.assembly import model_for
 
-    if spec.model:
-        model = model_for(spec)
+    return model_for(spec) if spec.model else fallback
+
+
+def open_spec(spec: WorkspaceSpec, state: Any, model: Any, *, rebuild: bool = False, **parts: Any) -> Any:
+    """The workspace ``spec`` declares, on ``state``, answering with ``model`` (``spec_model``'s):
+    the demo's parts filled in first (``baton.demo.workspace.demo_spec``, in
+    ``$BATON_HOME/demo``). ``parts``: ``assemble``'s (tracker, run_stages, host_options)."""
+    from baton.workspace.assembly import assemble
+
     if spec.demo:
         from baton.demo.workspace import demo_spec
 
@@ -118,10 +124,5 @@ def specs_from_json(text: str) -> list[WorkspaceSpec]:
     return [WorkspaceSpec.model_validate(item) for item in json.loads(text)]
 
 
-def database_url(spec: WorkspaceSpec) -> str | None:
-    """The URL of a spec's own database (None for the demo)."""
-    return None if spec.demo or spec.database is None else spec.database.url
-
-
-__all__ = ["ConfigOption", "WorkspaceOption", "cli_spec", "database_url", "open_spec", "project_specs", "specs_from_json",
+__all__ = ["ConfigOption", "WorkspaceOption", "cli_spec", "open_spec", "project_specs", "spec_model", "specs_from_json",
            "specs_to_json", "with_flags"]

@@ -36,9 +36,9 @@ def worker_workspace(spec: Any, model: Any, host_options: dict[str, Any]) -> tup
     ``BATON_MODEL``), or pipelines that are not durable: one line and exit 2."""
     from baton.cli.main_commands import _state
     from baton.cli.serving import open_workspace
-    from baton.workspace.assembly import model_for
+    from baton.cli.specs import spec_model
 
-    model = model_for(spec) if spec.model else model
+    model = spec_model(spec, model)
     if model is None or spec.pipelines != "durable":
         console.print("[red]A worker runs the stages of durable pipelines, which need a model:[/red] set BATON_MODEL "
                       "(and leave the workspace's pipelines durable).")
