@@ -15,7 +15,7 @@ from baton.cli import build_app
 from baton.cli.specs import project_specs, with_flags
 from baton.errors import ConfigurationError, StartupRefusal
 from baton.workspace.project import choose, load_project
-from baton.workspace.spec import WorkspaceSpec
+from baton.workspace.spec import MCPServerSpec, WorkspaceSpec, mask_url
 
 TWO = """
 state: ${{TEST_STATE_URL:-}}
@@ -72,6 +72,10 @@ def test_secrets_come_only_from_the_environment(tmp_path):
     spec = load_project(path, {"PG_SECRET": "s3cr3t"})["w"]
     assert spec.database is not None and spec.database.url == "postgresql://reader:s3cr3t@db/sales"
     assert "s3cr3t" not in str(spec.masked()) and "***" in spec.masked()["database"]["url"]
+    given = spec.model_copy(update={"events": "redis://:s3cr3t@cache:6379/0",
+                                    "mcp": (MCPServerSpec(name="t", server="https://u:s3cr3t@mcp.example/mcp", allow=("x",)),)})
+    assert "s3cr3t" not in str(given.masked())
+    assert mask_url("not a url //u:s3cr3t@h") == "not a url //u:***@h"  # what does not parse is masked too
     with pytest.raises(ConfigurationError, match="PG_SECRET is not set"):
         load_project(path, {})
     for inline in ("postgresql://reader:hunter2@db/sales", "mysql+pymysql://u:p@h/d", "postgresql://u:${A}x@h/d",

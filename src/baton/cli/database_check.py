@@ -28,13 +28,10 @@ EXAMPLE_URL = "postgresql+psycopg://user@host:5432/dbname"
 
 
 def safe_url(url: str) -> str:
-    """``url`` without its password (as much of it as parses)."""
-    try:
-        from sqlalchemy.engine import make_url
+    """``url`` without its password (``baton.workspace.spec.mask_url``)."""
+    from baton.workspace.spec import mask_url
 
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return re.sub(r"//([^:/@]+):[^@/]*@", r"//\1:***@", url)
+    return mask_url(url)
 
 
 def _where(url: str) -> str:

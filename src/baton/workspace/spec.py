@@ -17,6 +17,7 @@ Decisions written down here (the issue was silent):
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -136,20 +137,23 @@ class WorkspaceSpec(_Spec):
     def masked(self) -> dict[str, Any]:
         """The spec as data with every password hidden (``baton config check`` prints it)."""
         data = self.model_dump(mode="json", exclude=set(PYTHON_ONLY), exclude_defaults=True)
-        for key, holder in (("url", data.get("database")), ("state", data), ("events", data)):
+        holders = [("url", data.get("database")), ("state", data), ("events", data)]
+        holders += [("server", server) for server in data.get("mcp", ())]
+        for key, holder in holders:
             if isinstance(holder, dict) and holder.get(key):
                 holder[key] = mask_url(holder[key])
         return data
 
 
 def mask_url(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (unchanged when it is not a URL)."""
+    """``url`` without its password (as much of it as parses; what does not parse has any
+    ``//user:password@`` masked all the same)."""
     try:
         from sqlalchemy.engine import make_url
 
         return make_url(url).render_as_string(hide_password=True)
     except Exception:
-        return url
+        return re.sub(r"//([^:/@]+):[^@/]*@", r"//\1:***@", url)
 
 
 def spec_error(where: str, exc: Exception) -> ConfigurationError:
