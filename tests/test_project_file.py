@@ -110,6 +110,29 @@ def test_a_bad_project_file_is_one_error_naming_the_file_and_the_field(tmp_path,
     assert str(path) in str(refused.value)
 
 
+def test_a_hostile_project_file_is_refused_at_once(tmp_path):
+    """A YAML alias bomb, a file too large, a FIFO and a device: each one error, nothing read
+    past the cap and nothing walked (each would stall or exhaust memory otherwise)."""
+    import os
+
+    bomb = tmp_path / "bomb.yaml"
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    bomb.write_text("workspaces:\n  w:\n    database: {url: 'sqlite:///x.db'}\n    extra:\n"
+                    + "".join(f"      {line}\n" for line in levels))
+    with pytest.raises(ConfigurationError, match="more than 100,000 values"):
+        load_project(bomb, {})
+    large = tmp_path / "large.yaml"
+    large.write_text("workspaces:\n" + "#" * 1_100_000 + "\n")
+    with pytest.raises(ConfigurationError, match="byte limit; not read"):
+        load_project(large, {})
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ConfigurationError, match="not a regular file"):
+            load_project(path, {})
+
+
 def test_flags_override_the_file(project, tmp_path):
     (spec,) = project_specs(project, "sales")
     other = tmp_path / "other"

@@ -314,6 +314,24 @@ def read_named_file(path: str | Path, *, max_bytes: int | None) -> tuple[bytes, 
         os.close(fd)
 
 
+def within_values(document: object, limit: int) -> bool:
+    """Whether a parsed document (YAML, JSON) holds at most ``limit`` values, counted as a walk
+    would meet them: YAML aliases of aliases share one object but expand on every walk (a
+    "billion laughs" bomb), so a reader counts before it walks."""
+    budget = limit
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
 def decode_utf8(raw: bytes, path: str) -> str:
     """UTF-8 text (a BOM dropped), or ``FileRefusedError`` (``binary``: NUL bytes;
     ``undecodable``: not UTF-8)."""

@@ -105,17 +105,10 @@ def _loader(path: Path):
 
 def _bounded(document: object, place: str) -> None:
     """Refuse a document that expands past ``MAX_VALUES`` (aliases of aliases: a YAML bomb)."""
-    budget = MAX_VALUES
-    stack = [document]
-    while stack:
-        item = stack.pop()
-        budget -= 1
-        if budget < 0:
-            raise SemanticModelError(f"{place}: the document expands to more than {MAX_VALUES:,} values (YAML aliases?)")
-        if isinstance(item, Mapping):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    from baton.files import within_values
+
+    if not within_values(document, MAX_VALUES):
+        raise SemanticModelError(f"{place}: the document expands to more than {MAX_VALUES:,} values (YAML aliases?)")
 
 
 def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:

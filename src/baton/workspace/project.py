@@ -20,7 +20,8 @@ Secrets only by reference: ``${NAME}`` is replaced by the environment variable `
 (a missing one is an error naming it; ``${NAME:-default}`` falls back, and an empty
 ``state``, ``events`` or ``model`` is left unset), and a password written into a URL in the file is
 refused: the file can be committed. Relative paths are read from the file's folder.
-Every error is a ``ConfigurationError`` that names the file and the field.
+Every error is a ``ConfigurationError`` that names the file and the field. The file must be a
+regular file of at most 1 MB whose YAML expands to at most 100,000 values (no alias bombs).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from baton.errors import ConfigurationError
 from baton.workspace.spec import WorkspaceSpec, spec_error
 
 PROJECT_FILE = "baton.yaml"
+MAX_FILE_BYTES = 1_000_000
+MAX_VALUES = 100_000
 SHARED = ("state", "events", "model")  # top-level defaults a workspace may override
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _INLINE_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:([^@/\s]+)@")
@@ -44,13 +47,20 @@ def load_project(path: str | Path, env: Mapping[str, str]) -> dict[str, Workspac
     """The workspaces ``path`` declares, by name, in the file's order (module docstring)."""
     import yaml
 
+    from baton.files import FileRefusedError, decode_utf8, read_named_file, within_values
+
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigurationError(f"{path}: no such file (write one with `baton init`)") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    if not path.exists():
+        raise ConfigurationError(f"{path}: no such file (write one with `baton init`)")
+    try:  # a regular file, capped, never blocking: not /dev/zero, not a FIFO
+        text = decode_utf8(read_named_file(path, max_bytes=MAX_FILE_BYTES)[0], str(path))
+        raw = yaml.safe_load(text)
+    except FileRefusedError as exc:
+        raise ConfigurationError(str(exc)) from None
+    except yaml.YAMLError as exc:
         raise ConfigurationError(f"{path}: cannot be read as YAML ({' '.join(str(exc).split())[:300]})") from None
+    if not within_values(raw, MAX_VALUES):  # read before any walk: aliases of aliases expand on every walk
+        raise ConfigurationError(f"{path}: the file expands to more than {MAX_VALUES:,} values (YAML aliases?)")
     if not isinstance(raw, dict) or not isinstance(raw.get("workspaces"), dict) or not raw["workspaces"]:
         raise ConfigurationError(f"{path}: expected a mapping with `workspaces:` naming at least one workspace")
     unknown = set(raw) - {"workspaces", *SHARED}
