@@ -101,6 +101,7 @@ def test_secrets_come_only_from_the_environment(tmp_path):
     ("workspaces:\n  w: {database: {url: 'sqlite:///x.db'}, mcp: [{name: t, server: 'x', allow: []}]}\n", "allowlist"),
     ("colour: red\nworkspaces:\n  w: {database: {url: 'sqlite:///x.db'}}\n", "unknown top-level field"),
     ("workspaces: [\n", "cannot be read as YAML"),
+    ("workspaces:\n  w: {database: {url: 'sqlite:///x.db'}}\n  w: {database: {url: 'sqlite:///y.db'}}\n", "w written twice"),
 ])
 def test_a_bad_project_file_is_one_error_naming_the_file_and_the_field(tmp_path, text, message):
     path = tmp_path / "baton.yaml"

@@ -54,7 +54,7 @@ def load_project(path: str | Path, env: Mapping[str, str]) -> dict[str, Workspac
         raise ConfigurationError(f"{path}: no such file (write one with `baton init`)")
     try:  # a regular file, capped, never blocking: not /dev/zero, not a FIFO
         text = decode_utf8(read_named_file(path, max_bytes=MAX_FILE_BYTES)[0], str(path))
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_unique_keys_loader())  # a SafeLoader: it builds no objects
     except FileRefusedError as exc:
         raise ConfigurationError(str(exc)) from None
     except yaml.YAMLError as exc:
@@ -81,6 +81,27 @@ def load_project(path: str | Path, env: Mapping[str, str]) -> dict[str, Workspac
         except Exception as exc:
             raise spec_error(where, exc) from None
     return specs
+
+
+def _unique_keys_loader() -> Any:
+    """yaml's safe loader refusing a key written twice in one mapping (yaml keeps the last one:
+    a workspace declared twice would be half of one, silently)."""
+    from collections import Counter
+
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        counts = Counter(str(loader.construct_object(key, deep=True)) for key, _ in node.value)
+        twice = sorted(key for key, n in counts.items() if n > 1)
+        if twice:
+            raise yaml.constructor.ConstructorError(None, None, f"{', '.join(twice)} written twice", node.start_mark)
+        return loader.construct_mapping(node, deep=True)
+
+    UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return UniqueKeys
 
 
 def choose(specs: Mapping[str, WorkspaceSpec], name: str | None, path: str | Path) -> WorkspaceSpec:
