@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 import sqlalchemy as sa
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 
 
 def _create(url: str, count: int) -> None:

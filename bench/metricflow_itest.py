@@ -36,7 +36,7 @@ import sqlalchemy as sa
 
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from itest_cases import MODELS, ROW_CAP, all_cases, ask, load_tables
 
 

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from metricflow_projects import PROJECTS, ROW_CAP, cases, load, outcome
 
 SERVERS = {"postgres": "BATON_TEST_POSTGRES_URL", "mysql": "BATON_TEST_MYSQL_URL"}

@@ -88,7 +88,7 @@ def inline_hops() -> None:
     measurement only: what the hops cost a question, warm and on a cold core. Never how Baton
     runs (a slow query or a locked state file would stall every question on the loop)."""
     from baton.dependency_waits import timed_in_thread
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.workspace.bulkheads import Bulkhead
 
     async def query_here(self, fn, *args):

@@ -99,7 +99,7 @@ def app_factory():
     from baton.llm import OpenAICompatible
     from baton.server import ApiKeys, Workspaces, create_app
     from baton.specialists.sql.agent import SQLAgent
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.verified import VerifiedQuestion
     from baton.workspace import SessionStore, Workspace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.validation import validate_and_run
 
 QUERY = "SELECT c.name, COUNT(*) AS n, SUM(o.amount) AS total FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.name ORDER BY total DESC LIMIT 10"

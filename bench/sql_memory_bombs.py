@@ -161,7 +161,7 @@ async def _server(conn) -> tuple[int | None, Path | None]:
 
 
 async def _run_one(url: str, sql: str) -> dict:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     conn = SQLConnection(url, allow_privileged_role=True, pool_size=1)
     await conn.execute_readonly("SELECT 1 AS warm")

@@ -29,7 +29,7 @@ from typing import Any
 from baton.agents import OrchestratorAgent
 from baton.llm import OpenAICompatible, RetryPolicy
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.workspace import SessionStore, Workspace
 from stub_llm_server import Reply, StubLLMServer, openai_error, openai_text, openai_tool_calls
 

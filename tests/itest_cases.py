@@ -450,7 +450,7 @@ def outcomes(url: str, check_url: str, cases: list[dict[str, Any]], engine: str 
 
     from baton.semantic.layer import SemanticLayer
     from baton.semantic.metricflow import load_metricflow
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     async def run() -> list[tuple[str, str, str]]:
         connection = SQLConnection(url, id="itest", allow_privileged_role=True, row_cap=ROW_CAP)

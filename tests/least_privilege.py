@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pytest
 import sqlalchemy as sa
 
-from baton.specialists.sql.engines import dialect_of
+from baton.specialists.sql.connection import dialect_of
 from baton.specialists.sql.grants import apply_grant_statements, grant_statements, role_url, server_flavor
 
 

@@ -373,7 +373,7 @@ def session_differences(state: Mapping[str, Any], baseline: Mapping[str, Any], s
 def privileged_options() -> dict[str, Any]:
     """``allow_privileged_role=True`` once ``ConnectionOptions`` has it, nothing before: the
     superuser runs are meant to show the check alone holding, not the connect-time refusal."""
-    from baton.specialists.sql.engines import ConnectionOptions
+    from baton.specialists.sql.connection import ConnectionOptions
 
     names = {f.name for f in dataclasses.fields(ConnectionOptions)}
     return {"allow_privileged_role": True} if "allow_privileged_role" in names else {}

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from least_privilege import create_reader_role, drop_reader_role
 
 KINDS = ["sqlite", "duckdb", "postgres", "mysql"]

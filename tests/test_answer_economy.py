@@ -17,7 +17,7 @@ from baton.llm import FunctionModel, tool_call
 from baton.memory import MemoryStore, TrustedAuthenticator
 from baton.messages import LLMResponse
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.verified import VerifiedQuestion
 from baton.workspace import SessionStore, Workspace
 

@@ -17,7 +17,7 @@ from baton.demo.workspace import build_demo_workspace
 from baton.llm import ScriptedModel
 from baton.specialists.mcp import MCPAgent
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.verified import VerifiedQuestion, VerifiedSet
 from baton.workspace.core import Workspace
 from baton.workspace.verified import install_verified, installed, save_verified_question

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from baton.cli import build_app
 from baton.errors import ConfigurationError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.grants import apply_grant_statements, grant_statements
 from baton.specialists.sql.routines import RoutineCatalog, allowed_keys, inspect_routines
 from baton.specialists.sql.safety import RelationPolicy, check_safety

@@ -24,7 +24,7 @@ from baton.memory import Principal as MemoryPrincipal
 from baton.memory.bridge import SQLMemory
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.verified import VerifiedQuestion
 from fault_proxy import proxied
 from pg_fresh import fresh_database

@@ -159,7 +159,7 @@ async def test_a_filter_value_with_quotes_is_a_literal_never_sql(tmp_path):
 
 
 def _connection(url, **options):
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     return SQLConnection(url, id="db", **options)
 

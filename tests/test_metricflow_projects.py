@@ -18,7 +18,7 @@ from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model
 from baton.semantic.parser import AskBack
 from baton.semantic.spine_source import GENERATED, GENERATED_COLUMN
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from metricflow_projects import FIXTURES, PROJECTS, ROW_CAP, cases, duckdb_file, load, outcome
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 

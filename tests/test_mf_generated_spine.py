@@ -15,7 +15,7 @@ from baton.semantic.errors import SemanticQueryError
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model
 from baton.semantic.spine_source import GENERATED, spine_source
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from metricflow_projects import PROJECTS, cases, load, outcome
 
 SPINED = ("t37", "t38", "t39", "t43")  # cumulative (all time, 7-day window), by day, alone, as a saved query

@@ -16,7 +16,7 @@ from baton.semantic.layer import SemanticLayer
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from itest_cases import MODELS, ROW_CAP, all_cases, ask, sqlite_copy
 from itest_duckdb import duckdb_outcomes
 

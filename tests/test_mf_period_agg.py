@@ -12,7 +12,7 @@ from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import load_model
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from metricflow_projects import PROJECTS, cases, duckdb_file, load, outcome
 
 # s66: trailing_2_months_revenue (period_agg: average) by month; s69: bookings_all_time (first) by month

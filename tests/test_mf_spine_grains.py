@@ -14,7 +14,7 @@ from baton.semantic.loading import load_model
 from baton.semantic.metricflow import load_metricflow
 from baton.semantic.mf_query import query_from_params
 from baton.semantic.query import SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from itest_cases import MODELS, all_cases, load_tables, outcomes
 from itest_duckdb import duckdb_outcomes
 from metricflow_projects import PROJECTS, cases, duckdb_file, load, outcome

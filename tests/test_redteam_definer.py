@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.safety import UnsafeQueryError, check_safety
 from definer_rig import as_role, mysql_definer, pg_definer  # noqa: F401  (fixtures)
 from redteam_support import CanaryFiles

@@ -21,7 +21,7 @@ import asyncio
 
 import pytest
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from redteam_embedded_rig import EmbeddedRig
 from redteam_support import MIN_CASES, PooledSession, attempt, case_params, differences, load_corpus
 

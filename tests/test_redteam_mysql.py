@@ -26,7 +26,7 @@ import os
 import pymysql
 import pytest
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from redteam_mysql_rig import MySQLRig
 from redteam_support import (
     MIN_CASES,

@@ -23,7 +23,7 @@ import os
 import psycopg
 import pytest
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from redteam_postgres_rig import COUNTERS, PostgresRig
 from redteam_support import (
     MIN_CASES,

@@ -104,7 +104,7 @@ async def test_an_answer_that_leaned_on_a_stale_learning_says_so(tmp_path):
     from baton.memory.model import Provenance
     from baton.messages import LLMResponse
     from baton.specialists.sql.agent import SQLAgent
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.learnings import ExtractedLearning
 
     db = tmp_path / "shop.db"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.introspection import MAX_COMMENT
 from baton.specialists.sql.prompts import COLUMN_COMMENT_CHARS, TABLE_COMMENT_CHARS, comments_line, schema_text
 from sql_test_databases import make_db  # noqa: F401  (fixture)

@@ -18,7 +18,7 @@ from baton.semantic.errors import SemanticModelError
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.native import model_from_dict
 from baton.semantic.query import SemanticQuery
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 
 ROWS = [  # (id, kind, opened DATE, closed DATE, seen TIMESTAMP, settled TIMESTAMP)
     (1, "a", dt.date(2020, 1, 1), dt.date(2020, 1, 31), dt.datetime(2020, 1, 1, 23, 0), dt.datetime(2020, 1, 2, 1, 0)),

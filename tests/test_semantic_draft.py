@@ -19,7 +19,7 @@ from baton.semantic.errors import SemanticModelError
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.native import model_from_dict
 from baton.semantic.parser import AskBack, Parsed
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from semantic_gold import rows_match
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 

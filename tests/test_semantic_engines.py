@@ -22,7 +22,7 @@ from baton.semantic.layer import SemanticLayer
 from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.parser import AskBack, Parsed
 from baton.semantic.totals import TOTAL_ROWS, totals_query
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from semantic_gold import load_cases, rows_match
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 

@@ -26,7 +26,7 @@ from baton.semantic.native import model_from_dict
 from baton.semantic.parser import AskBack, Parsed
 from baton.semantic.query import SemanticQuery, SemanticQueryError
 from baton.semantic.tool import query_from_arguments
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.safety import RelationPolicy, check_safety
 
 

@@ -12,7 +12,7 @@ from baton.semantic.loading import demo_model_path, load_model
 from baton.semantic.native import model_from_dict
 from baton.semantic.parser import AskBack, NotMetric, Parsed
 from baton.semantic.query import SemanticQuery, SemanticQueryError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from semantic_gold import load_cases
 
 

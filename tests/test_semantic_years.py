@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from baton.semantic.layer import SemanticLayer
 from baton.semantic.native import model_from_dict
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 
 
 def _model() -> dict:

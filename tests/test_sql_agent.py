@@ -97,7 +97,7 @@ async def test_permission_denied_is_fatal_on_postgres(make_db, postgres_url):
 
     import sqlalchemy as sa
 
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     db = make_db("postgres", *SHOP)
     role = f"baton_ro_{uuid.uuid4().hex[:10]}"

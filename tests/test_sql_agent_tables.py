@@ -7,7 +7,7 @@ import asyncio
 
 from baton.llm import FunctionModel
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.memory_port import MemoryBundle
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 

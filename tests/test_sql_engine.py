@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.explain import check_plan
 from baton.specialists.sql.introspection import sample_rows
 from sql_test_databases import KINDS, make_db  # noqa: F401  (fixture)

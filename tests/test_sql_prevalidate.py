@@ -16,7 +16,7 @@ import uuid
 import duckdb
 import pytest
 
-from baton.specialists.sql.dialects import UnsupportedDialectError
+from baton.specialists.sql.engines import UnsupportedDialectError
 from baton.specialists.sql.prevalidate import SchemaIssue, format_issues_for_repair, prevalidate
 from baton.specialists.sql.schema import ColumnInfo, SchemaInfo, TableInfo
 

@@ -27,7 +27,7 @@ from baton.llm.testing import ScriptedModel, tool_call
 from baton.messages import LLMResponse
 from baton.specialists.sql.agent import SQLAgent
 from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.grants import grant_statements, masked
 from baton.specialists.sql.privileges import OPT_IN_ENV, PrivilegedRoleError, inspect_role, privileged_role_opt_in, role_report
 from baton.specialists.sql.role_mysql import classify_grant, parse_grant_line

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import MAX_MESSAGE_CHARS, ErrorClass, SQLExecutionError
-from baton.specialists.sql.engines import ConnectionOptions
+from baton.specialists.sql.connection import ConnectionOptions
 from sql_test_databases import KINDS, make_db  # noqa: F401  (fixture)
 
 EMPTY = "CREATE TABLE filler (x INTEGER)"  # the file-based engines need a database to open

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from baton.cli import build_app
 from baton.errors import AgentFatalError, BatonError, ConfigurationError
-from baton.specialists.sql.dialects import normalize_dialect
+from baton.specialists.sql.engines import normalize_dialect
 from baton.specialists.sql.safety import SafetyVerdict, UnsafeQueryError, assert_safe, check_safety
 
 

@@ -110,7 +110,7 @@ def _advisory_locks(objid: int) -> int:
 
 @pytest.mark.parametrize("sql", POSTGRES_SQL_TEXT)
 async def test_postgres_functions_that_run_sql_text_are_refused_before_anything_runs(sql):
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.safety import UnsafeQueryError
 
     url = os.environ.get("BATON_TEST_POSTGRES_URL") or pytest.skip("BATON_TEST_POSTGRES_URL is not set")
@@ -130,7 +130,7 @@ async def test_postgres_a_user_function_that_executes_text_is_refused_by_the_str
     given as a string (shown by bypassing the parser), the string rule refuses it."""
     import uuid
 
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.safety import UnsafeQueryError
 
     engine = _server("BATON_TEST_POSTGRES_URL")

@@ -106,7 +106,7 @@ async def test_the_mcp_check_sql_tool_refuses_a_statement_over_the_cap():
 
 
 async def test_model_sql_over_the_cap_never_reaches_the_database(tmp_path):
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     conn = SQLConnection(f"sqlite:///{tmp_path / 'x.sqlite'}")
     try:

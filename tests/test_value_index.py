@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.value_index import MAX_VALUES, build_value_index
 from sql_test_databases import make_db  # noqa: F401  (fixture)
 

@@ -33,7 +33,7 @@ class RunsSQL(Protocol):
     ``ask(..., sql=...)`` for a follow-up's rewrite) and owns verified questions."""
 
     name: str
-    connection: Any  # a baton.specialists.sql.engines.SQLConnection
+    connection: Any  # a baton.specialists.sql.connection.SQLConnection
 
     @property
     def verified(self) -> tuple[VerifiedQuestion, ...]: ...

@@ -29,7 +29,7 @@ def check(
              "plus the introspection views. Without it only secret catalogs are refused."),
 ) -> None:
     """Print the safety verdict for one SQL statement (exit 0 safe, 1 unsafe)."""
-    from baton.specialists.sql.dialects import UnsupportedDialectError, normalize_dialect
+    from baton.specialists.sql.engines import UnsupportedDialectError, normalize_dialect
     from baton.specialists.sql.safety import RelationPolicy, check_safety
 
     console = Console(soft_wrap=True)

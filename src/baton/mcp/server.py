@@ -218,7 +218,7 @@ async def _answer(ws: Any, question: str, session_id: str | None, ctx: Context, 
 
 
 async def _check_sql(ws: Any, sql: str, dialect: str | None, connection: str | None) -> CallToolResult:
-    from baton.specialists.sql.dialects import UnsupportedDialectError, normalize_dialect
+    from baton.specialists.sql.engines import UnsupportedDialectError, normalize_dialect
     from baton.specialists.sql.safety import check_safety
 
     if not sql.strip():

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.classify import ErrorClass, SQLExecutionError
-    from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
+    from baton.specialists.sql.connection import ConnectionOptions, SQLConnection
     from baton.specialists.sql.freshness import Freshness, FreshnessQueryError
     from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings
     from baton.specialists.sql.memory_port import LearningsOnly, MemoryBundle, MemoryPort

@@ -57,7 +57,7 @@ from baton.llm.base import ChatModel
 from baton.messages import Message, add_usage
 from baton.numbers import format_cell
 from baton.response import AIMessage, QueryResult, ResponseType, staleness_warning
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.freshness import mark_freshness
 from baton.specialists.sql.learnings import ExtractedLearning, extract_learnings, learnings_text
 from baton.specialists.sql.memory_port import MemoryPort

@@ -102,21 +102,15 @@ _QUOTED = re.compile(r"""["'`]([^"'`]+)["'`]""")
 
 
 def classify_error(exc: BaseException, dialect: str) -> ClassifiedError:
-    """Map a driver (or SQLAlchemy-wrapped) exception to a ``ClassifiedError``."""
+    """Map a driver (or SQLAlchemy-wrapped) exception to a ``ClassifiedError``, the way the
+    dialect's engine reads its errors (``Engine.classify``)."""
+    from baton.specialists.sql.engines import engine_named
+
     orig = getattr(exc, "orig", None) or exc
-    message = _first_line(str(orig))
-    if dialect == "postgres":
-        return _postgres(orig, message)
-    if dialect == "mysql":
-        return _mysql(orig, message)
-    if dialect == "sqlite":
-        return _sqlite(orig, message)
-    if dialect == "duckdb":
-        return _duckdb(orig, message)
-    return ClassifiedError(ErrorClass.OTHER, message)
+    return engine_named(dialect).classify(orig, first_line(str(orig)))
 
 
-def _postgres(orig: BaseException, message: str) -> ClassifiedError:
+def classify_postgres(orig: BaseException, message: str) -> ClassifiedError:
     state = getattr(orig, "sqlstate", None)
     if state is None:  # no server answer at all: refused, DNS, reset
         import psycopg
@@ -140,7 +134,7 @@ def _postgres(orig: BaseException, message: str) -> ClassifiedError:
     return ClassifiedError(cls, message, state, _name(cls, message))
 
 
-def _mysql(orig: BaseException, message: str) -> ClassifiedError:
+def classify_mysql(orig: BaseException, message: str) -> ClassifiedError:
     args: tuple[Any, ...] = getattr(orig, "args", ())
     errno = args[0] if args and isinstance(args[0], int) else None
     if errno is None:
@@ -151,10 +145,10 @@ def _mysql(orig: BaseException, message: str) -> ClassifiedError:
     name = _name(cls, text)
     if cls is ErrorClass.TABLE_NOT_FOUND and name and "." in name:
         name = name.rsplit(".", 1)[1]  # "Table 'db.t' doesn't exist"
-    return ClassifiedError(cls, _first_line(text), str(errno), name)
+    return ClassifiedError(cls, first_line(text), str(errno), name)
 
 
-def _sqlite(orig: BaseException, message: str) -> ClassifiedError:
+def classify_sqlite(orig: BaseException, message: str) -> ClassifiedError:
     code = getattr(orig, "sqlite_errorname", None)
     cls = _SQLITE.get(code or "")
     if cls is None:
@@ -181,7 +175,7 @@ def _sqlite(orig: BaseException, message: str) -> ClassifiedError:
     return ClassifiedError(cls, message, code, name)
 
 
-def _duckdb(orig: BaseException, message: str) -> ClassifiedError:
+def classify_duckdb(orig: BaseException, message: str) -> ClassifiedError:
     type_name = type(orig).__name__
     cls = _DUCKDB.get(type_name)
     lowered = message.lower()
@@ -211,7 +205,7 @@ def _name(cls: ErrorClass, message: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     """The first line, at most ``MAX_MESSAGE_CHARS``: the message reaches logs and the model's prompt."""
     text = text[: MAX_MESSAGE_CHARS * 2].strip()
     line = text.splitlines()[0] if text else text

@@ -1,10 +1,11 @@
 """Run one statement under its engine's read-only guard, with a deadline and bounded results.
 
-Runs in the connection's worker thread (see ``engines.py`` for why). The guard is applied
-to every statement, on a DBAPI connection checked out of the pool, and the transaction is
+Runs in the connection's worker thread (see ``connection.py`` for why). The engine's guard
+(``engines/``) is applied to every statement, on a DBAPI connection checked out of the pool, and the transaction is
 always rolled back, so nothing a statement did can outlive it.
 
-Bounded while fetching, not after (what each engine adds is in ``limits.py``):
+Bounded while fetching, not after (what each engine adds is in ``limits.py`` and its module
+under ``engines/``):
 
 - Rows: every query runs with a top-level ``LIMIT row_cap + 1`` (``rowcap.py``; the extra
   row is how truncation is detected exactly), so the server stops early and can plan a
@@ -32,34 +33,16 @@ the first non-null value.
 from __future__ import annotations
 
 import contextlib
-import re
-import sqlite3
-import threading
 import time
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
-from baton.specialists.sql.limits import postgres_statement_settings
-from baton.specialists.sql.rowcap import cap_rows, postgres_row_guard, postgres_single_select
-from baton.specialists.sql.rowstream import RowReader, open_rows, stop_reading
+from baton.specialists.sql.rowcap import cap_rows
+from baton.specialists.sql.rowstream import RowReader, stop_reading
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
-
-_SQLITE_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
-_SQLITE_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile"}
-
-
-def sqlite_read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
-    """SQLite's own gate, consulted while each statement compiles: reads only."""
-    if action not in _SQLITE_ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
-
+    from baton.specialists.sql.connection import SQLConnection
 
 def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, byte_cap: int) -> QueryResult:
     """Execute ``sql`` read-only; raise ``SQLExecutionError`` with the classified failure."""
@@ -74,12 +57,12 @@ def run_guarded(conn: SQLConnection, sql: str, timeout_s: float, row_cap: int, b
         try:
             capped = cap_rows(sql, conn.dialect, row_cap + 1)
             to_run, bounded = capped or sql, capped is not None
-            if conn.dialect == "postgres" and (query := postgres_single_select(to_run)) is not None:
-                to_run, bounded = postgres_row_guard(query, conn.options.max_row_bytes, row_cap + 1), True
+            if (guarded := conn.kind.bound_rows(conn, to_run, row_cap + 1)) is not None:
+                to_run, bounded = guarded, True
             cursor = raw.cursor()
             reader = RowReader(bounded)
-            with _guard(conn, raw, cursor, to_run, timeout_s):
-                open_rows(conn, raw, cursor, to_run, reader)
+            with conn.kind.guard(conn, raw, cursor, to_run, timeout_s):
+                conn.kind.open_rows(conn, raw, cursor, to_run, reader)
                 result = _collect(conn, raw, reader, row_cap, byte_cap)
         except SQLExecutionError as err:
             discard = _unusable(reader, err.error)
@@ -102,84 +85,6 @@ def _unusable(reader: RowReader | None, error: ClassifiedError) -> bool:
     with contextlib.suppress(Exception):
         return reader is not None and (reader.abandoned or reader.in_flight())
     return True
-
-
-@contextlib.contextmanager
-def _guard(conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: float) -> Iterator[None]:
-    dialect = conn.dialect
-    if dialect == "postgres":
-        cursor.execute("SET TRANSACTION READ ONLY")
-        may_set = bool(conn.options.postgres_temp_file_limit) and _may_set_temp_file_limit(raw, cursor)
-        chosen = postgres_statement_settings(conn.options, timeout_s, may_set,  # limits.py
-                                             raw.dbapi_connection.info.server_version)
-        cursor.execute("SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in chosen), list(chosen.values()))
-        yield
-    elif dialect == "mysql":
-        if conn.server_flavor is None:
-            cursor.execute("SELECT VERSION()")
-            conn.server_flavor = "mariadb" if "mariadb" in str(cursor.fetchone()[0]).lower() else "mysql"
-        if conn.server_flavor == "mariadb":
-            cursor.execute(f"SET SESSION max_statement_time = {max(0.001, timeout_s):.3f}")
-        else:
-            cursor.execute(f"SET SESSION max_execution_time = {max(1, int(timeout_s * 1000))}")
-        cursor.execute("SET SESSION TRANSACTION READ ONLY")
-        cursor.execute("START TRANSACTION READ ONLY")
-        yield
-    elif dialect == "sqlite":
-        driver: sqlite3.Connection = raw.dbapi_connection
-        deadline = time.monotonic() + timeout_s
-        driver.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 2000)
-        driver.set_authorizer(sqlite_read_only_authorizer)
-        try:
-            yield
-        finally:
-            driver.set_authorizer(None)
-            driver.set_progress_handler(None, 0)
-            driver.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, conn.options.max_row_bytes)  # the connection's own limit
-    elif dialect == "duckdb":
-        _admit_duckdb_statement(raw.dbapi_connection, sql)
-        timer = threading.Timer(timeout_s, raw.dbapi_connection.interrupt)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
-    else:  # pragma: no cover - dialect_of() admits only the four above
-        raise AssertionError(dialect)
-
-
-def _may_set_temp_file_limit(raw: Any, cursor: Any) -> bool:
-    """``temp_file_limit`` is a superuser setting: only a superuser or a role granted ``SET``
-    on it (PostgreSQL 15+) may change it. Asked once per pooled connection."""
-    key = "baton_may_set_temp_file_limit"
-    if key not in raw.info:
-        if raw.dbapi_connection.info.server_version >= 150000:
-            cursor.execute("SELECT has_parameter_privilege('temp_file_limit', 'SET')")
-        else:
-            cursor.execute("SELECT current_setting('is_superuser') = 'on'")
-        raw.info[key] = bool(cursor.fetchone()[0])
-    return raw.info[key]
-
-
-_DUCKDB_EXPLAIN = re.compile(r"\s*EXPLAIN\s*(?:\(\s*FORMAT\s+\w+\s*\))?\s*(.*)", re.IGNORECASE | re.DOTALL)
-
-
-def _admit_duckdb_statement(driver: Any, sql: str) -> None:
-    """DuckDB's own parser must see one SELECT, or a plain EXPLAIN of one (``explain.py``):
-    a read-only DuckDB still runs CREATE TEMP, SET VARIABLE, PREPARE... on the connection."""
-    import duckdb
-
-    statements = driver.extract_statements(sql)
-    if len(statements) == 1 and statements[0].type == duckdb.StatementType.EXPLAIN:
-        inner = _DUCKDB_EXPLAIN.fullmatch(statements[0].query)
-        if inner and not inner.group(1).lstrip().upper().startswith("ANALYZE"):
-            statements = driver.extract_statements(inner.group(1))
-    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-        kinds = ", ".join(str(s.type).rsplit(".", 1)[-1] for s in statements) or "nothing"
-        raise SQLExecutionError(ClassifiedError(
-            ErrorClass.PERMISSION_DENIED, f"only a single SELECT may run on this connection; DuckDB parsed: {kinds}",
-            code="NotASelect"))
 
 
 # --- keeping what fits ------------------------------------------------------------------------
@@ -215,7 +120,7 @@ def _collect(conn: SQLConnection, raw: Any, reader: RowReader, row_cap: int, byt
         stop_reading(reader, stopped_at_row_cap)
     description = reader.description() or []
     columns = [d[0] for d in description]
-    return QueryResult(columns=columns, rows=rows, column_types=_types(conn, raw, description, rows), truncated=truncated)
+    return QueryResult(columns=columns, rows=rows, column_types=conn.kind.column_types(conn, raw, description, rows), truncated=truncated)
 
 
 def _row_refused(exc: Exception, dialect: str) -> bool:
@@ -246,39 +151,6 @@ def _size(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
     return len(str(value))
-
-
-def _types(conn: SQLConnection, raw: Any, description: Any, rows: list[list[Any]]) -> list[str]:
-    if conn.dialect == "postgres":
-        registry = raw.dbapi_connection.adapters.types
-        names = []
-        for d in description:
-            info = registry.get(d[1])
-            names.append(info.name if info is not None else str(d[1]))
-        return names
-    if conn.dialect == "mysql":
-        from pymysql.constants import FIELD_TYPE
-
-        by_code = {v: k for k, v in vars(FIELD_TYPE).items() if isinstance(v, int)}
-        return [by_code.get(d[1], str(d[1])) for d in description]
-    if conn.dialect == "duckdb":
-        return [str(d[1]) for d in description]
-    return [_sqlite_storage_class(rows, i) for i in range(len(description))]
-
-
-def _sqlite_storage_class(rows: list[list[Any]], index: int) -> str:
-    for row in rows:
-        value = row[index]
-        if value is None:
-            continue
-        if isinstance(value, bool) or isinstance(value, int):
-            return "INTEGER"
-        if isinstance(value, float):
-            return "REAL"
-        if isinstance(value, bytes):
-            return "BLOB"
-        return "TEXT"
-    return "NULL"
 
 
 def _release(raw: Any, reader: RowReader | None, discard: bool) -> None:

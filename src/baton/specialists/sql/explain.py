@@ -31,7 +31,7 @@ from sqlglot import exp
 from baton.specialists.sql.schema import SchemaInfo
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +52,9 @@ class PlanCheck:
 
 async def check_plan(conn: SQLConnection, sql: str, schema: SchemaInfo) -> PlanCheck:
     """EXPLAIN ``sql`` on ``conn`` and flag full scans of big tables."""
-    explain_sql = {
-        "postgres": f"EXPLAIN (FORMAT JSON) {sql}",
-        "duckdb": f"EXPLAIN (FORMAT JSON) {sql}",
-        "mysql": f"EXPLAIN {sql}",
-        "sqlite": f"EXPLAIN QUERY PLAN {sql}",
-    }[conn.dialect]
+    explain_sql = conn.kind.explain_sql(sql)
     plan = await conn.execute_readonly(explain_sql, row_cap=10_000)
-    scans = parse_full_scans(conn.dialect, plan.columns, plan.rows)
+    scans = conn.kind.full_scans(plan.columns, plan.rows)
     threshold = conn.options.full_scan_row_threshold
     flagged: list[FullScan] = []
     if not has_top_level_limit(sql, conn.dialect):
@@ -72,40 +67,54 @@ async def check_plan(conn: SQLConnection, sql: str, schema: SchemaInfo) -> PlanC
 
 
 def parse_full_scans(dialect: str, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
-    """The full table scans in one engine's EXPLAIN output."""
-    if dialect == "postgres":
-        document = rows[0][0] if rows else []
-        if isinstance(document, str):
-            document = json.loads(document)
-        return [
-            FullScan(node["Relation Name"], _int(node.get("Plan Rows")))
-            for node in _walk_pg(document)
-            if node.get("Node Type") == "Seq Scan" and node.get("Relation Name")
-        ]
-    if dialect == "duckdb":
-        scans = []
-        for row in rows:
-            document = json.loads(row[-1]) if isinstance(row[-1], str) else row[-1]
-            for node in _walk_duckdb(document):
-                extra = node.get("extra_info") or {}
-                if node.get("name") in ("SEQ_SCAN", "TABLE_SCAN", "SEQ_SCAN ") and extra.get("Table"):
-                    scans.append(FullScan(str(extra["Table"]).split(".")[-1], _int(extra.get("Estimated Cardinality"))))
-        return scans
-    if dialect == "mysql":
-        index = {name.lower(): i for i, name in enumerate(columns)}
-        return [
-            FullScan(str(row[index["table"]]), _int(row[index["rows"]]))
-            for row in rows
-            if str(row[index["type"]]).upper() == "ALL" and row[index["table"]] and not str(row[index["table"]]).startswith("<")
-        ]
-    if dialect == "sqlite":
-        scans = []
-        for row in rows:
-            match = re.match(r"SCAN (?:TABLE )?(\S+)", str(row[-1]))
-            if match and match.group(1).upper() not in ("CONSTANT", "SUBQUERY") and "CO-ROUTINE" not in str(row[-1]):
-                scans.append(FullScan(match.group(1), None))
-        return scans
-    raise ValueError(f"no plan parser for dialect {dialect!r}")
+    """The full table scans in one engine's EXPLAIN output (``Engine.full_scans``)."""
+    from baton.specialists.sql.engines import engine_named
+
+    return engine_named(dialect).full_scans(columns, rows)
+
+
+def postgres_full_scans(columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+    """``EXPLAIN (FORMAT JSON)``: every Seq Scan node."""
+    document = rows[0][0] if rows else []
+    if isinstance(document, str):
+        document = json.loads(document)
+    return [
+        FullScan(node["Relation Name"], _int(node.get("Plan Rows")))
+        for node in _walk_pg(document)
+        if node.get("Node Type") == "Seq Scan" and node.get("Relation Name")
+    ]
+
+
+def duckdb_full_scans(columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+    """``EXPLAIN (FORMAT JSON)``: every table scan operator."""
+    scans = []
+    for row in rows:
+        document = json.loads(row[-1]) if isinstance(row[-1], str) else row[-1]
+        for node in _walk_duckdb(document):
+            extra = node.get("extra_info") or {}
+            if node.get("name") in ("SEQ_SCAN", "TABLE_SCAN", "SEQ_SCAN ") and extra.get("Table"):
+                scans.append(FullScan(str(extra["Table"]).split(".")[-1], _int(extra.get("Estimated Cardinality"))))
+    return scans
+
+
+def mysql_full_scans(columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+    """Tabular ``EXPLAIN``: access type ``ALL`` on a real table (not a derived ``<...>`` one)."""
+    index = {name.lower(): i for i, name in enumerate(columns)}
+    return [
+        FullScan(str(row[index["table"]]), _int(row[index["rows"]]))
+        for row in rows
+        if str(row[index["type"]]).upper() == "ALL" and row[index["table"]] and not str(row[index["table"]]).startswith("<")
+    ]
+
+
+def sqlite_full_scans(columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+    """``EXPLAIN QUERY PLAN``: ``SCAN t`` lines that are not constants, subqueries or co-routines."""
+    scans = []
+    for row in rows:
+        match = re.match(r"SCAN (?:TABLE )?(\S+)", str(row[-1]))
+        if match and match.group(1).upper() not in ("CONSTANT", "SUBQUERY") and "CO-ROUTINE" not in str(row[-1]):
+            scans.append(FullScan(match.group(1), None))
+    return scans
 
 
 def has_top_level_limit(sql: str, dialect: str) -> bool:

@@ -44,7 +44,7 @@ from baton.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from baton.response import AIMessage, DataFreshness
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.safety import SafetyVerdict
 
 log = logging.getLogger(__name__)

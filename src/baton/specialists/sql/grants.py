@@ -68,7 +68,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
 from baton.errors import ConfigurationError
-from baton.specialists.sql.engines import dialect_of
+from baton.specialists.sql.connection import dialect_of
 from baton.specialists.sql.urls import database_url
 
 DEFAULT_ROLE = "baton_reader"

@@ -30,7 +30,7 @@ from baton.specialists.sql.schema import ColumnInfo, ForeignKey, SchemaInfo, Tab
 
 if TYPE_CHECKING:
     from baton.response import QueryResult
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 _SQLITE_COUNT_BOUND = 10_000_000
 MAX_COMMENT = 2_000  # characters of a table or column comment kept (the prompt shows fewer)

@@ -92,12 +92,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from baton.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
+    from baton.specialists.sql.connection import ConnectionOptions
 
 SQLITE_MIN_VALUE_BYTES = 32_768
 CR_NET_PACKET_TOO_LARGE = 2020  # the MySQL client library's code for the same refusal
@@ -181,22 +179,6 @@ def release_duckdb_temp_directory(folder: str) -> None:
             return
         _TEMP_USERS.pop(folder, None)
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def install_connect_limits(engine: sa.Engine, conn: SQLConnection) -> None:
-    """SQLite: the value-length limit on every new connection; MySQL over PyMySQL: connections
-    of ``RowBoundedConnection``."""
-    limit = conn.options.max_row_bytes
-    if conn.dialect == "sqlite":
-        def on_connect(dbapi_connection: Any, record: Any) -> None:
-            dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
-
-        sa.event.listen(engine, "connect", on_connect)
-    elif conn.dialect == "mysql" and conn.url.get_driver_name() == "pymysql":
-        def do_connect(dialect: Any, record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
-            return row_bounded_connection(limit, *cargs, **cparams)
-
-        sa.event.listen(engine, "do_connect", do_connect)
 
 
 def sqlite_value_limit(max_row_bytes: int, columns: int | None) -> int:

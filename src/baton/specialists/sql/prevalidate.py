@@ -35,7 +35,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from baton.specialists.sql.dialects import normalize_dialect
+from baton.specialists.sql.engines import normalize_dialect
 from baton.specialists.sql.schema import SchemaInfo, TableInfo
 
 IssueKind = Literal["unknown_table", "unknown_column", "ambiguous_column", "parse_error"]

@@ -73,7 +73,7 @@ from baton.specialists.sql.safety.check import check_safety
 from baton.specialists.sql.safety.verdict import UnsafeQueryError
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from baton.specialists.sql.role_report import Risk, RoleFinding, RoleReport, on_pooled_connection, unique_findings
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 
 # --- MySQL / MariaDB -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from baton.specialists.sql.classify import SQLExecutionError, classify_error
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 
 class Risk(StrEnum):

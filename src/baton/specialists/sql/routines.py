@@ -49,7 +49,7 @@ from baton.specialists.sql.role_postgres import OWNER_RISK_FUNCTIONS, OWNER_RISK
 from baton.specialists.sql.role_report import on_pooled_connection
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 ROUTINE_DIALECTS = frozenset({"postgres", "mysql"})
 _KINDS = {"f": "function", "p": "procedure", "a": "aggregate", "w": "window function"}

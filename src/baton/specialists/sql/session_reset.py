@@ -26,7 +26,7 @@ SQLAlchemy connections alike):
   tables, so a hand-written reset would be incomplete. PyMySQL has no public call for it, so
   its command API is used, and the connect-time settings the reset clears (character set,
   ``sql_mode``/``init_command`` if configured, autocommit off) are sent again. With any
-  other MySQL driver, ``engines.py`` pools nothing (a new session per query). The reset also
+  other MySQL driver, ``engines/mysql.py`` pools nothing (a new session per query). The reset also
   restores the ``RAND()`` seeds (``@@rand_seed1``/``@@rand_seed2``; measured on 10.11).
   It does not restore what the login took from the account (measured on MariaDB 10.11): the
   session's ``max_statement_time`` falls back to the global value, and the session leaves
@@ -56,23 +56,26 @@ import sqlalchemy as sa
 _COM_RESET_CONNECTION = 0x1F  # MySQL client/server protocol command byte
 
 
-def install_session_reset(engine: sa.Engine, dialect: str) -> None:
-    """Reset every connection of ``engine`` when it returns to the pool."""
-    reset = _RESETS.get(dialect)
-    if reset is None:
-        return
+def install_session_reset(engine: sa.Engine, reset: Callable[[Any], None],
+                          after: Callable[[Any, dict[str, Any]], None] | None = None) -> None:
+    """Run ``reset`` on every connection of ``engine`` when it returns to the pool, then
+    ``after(connection, record.info)`` (what the engine restores that its reset clears)."""
 
     def on_reset(dbapi_connection: Any, record: Any, state: Any) -> None:
         if getattr(state, "terminate_only", False):
             return  # the connection is being closed anyway
         reset(dbapi_connection)
-        if dialect == "mysql" and record is not None:
-            restore_mysql_login(dbapi_connection, record.info)
+        if after is not None and record is not None:
+            after(dbapi_connection, record.info)
 
     sa.event.listen(engine, "reset", on_reset)
-    if dialect == "mysql":
-        sa.event.listen(engine, "connect", _remember_mysql_login)
-        sa.event.listen(engine, "checkin", _close_if_account_counts_connections)
+
+
+def install_mysql_login_limits(engine: sa.Engine) -> None:
+    """Remember what each login took from the account; close, instead of resetting, a
+    connection whose account counts its connections (module docstring)."""
+    sa.event.listen(engine, "connect", _remember_mysql_login)
+    sa.event.listen(engine, "checkin", _close_if_account_counts_connections)
 
 
 _LOGIN = "baton_login_limits"
@@ -138,8 +141,3 @@ def reset_mysql_session(connection: Any) -> None:
         if connection.init_command is not None:
             cursor.execute(connection.init_command)
     connection.autocommit(connection.autocommit_mode)
-
-
-_RESETS: dict[str, Callable[[Any], None]] = {
-    "postgres": reset_postgres_session, "mysql": reset_mysql_session, "duckdb": reset_duckdb_session,
-}

@@ -15,16 +15,9 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from baton.errors import ConfigurationError
+from baton.specialists.sql.engines import installed_driver
 
 EXAMPLES = "postgresql://user@host:5432/dbname, mysql://user@host/dbname, sqlite:///path/to/file.sqlite"
-
-INSTALLED_DRIVERS = {
-    "postgres": "postgresql+psycopg",
-    "postgresql": "postgresql+psycopg",
-    "mysql": "mysql+pymysql",
-    "mariadb": "mariadb+pymysql",
-}
-
 
 def database_url(url: str | URL) -> URL:
     """``url`` parsed, with the installed driver when it names none (module docstring)."""
@@ -32,7 +25,7 @@ def database_url(url: str | URL) -> URL:
         parsed = make_url(url)
     except ArgumentError:  # the text is not echoed: a malformed URL may still hold a password
         raise ConfigurationError(f"not a database URL: expected something like {EXAMPLES}") from None
-    driver = INSTALLED_DRIVERS.get(parsed.drivername)
+    driver = installed_driver(parsed.drivername)  # as each engine declares (engines/)
     return parsed.set(drivername=driver) if driver else parsed
 
 

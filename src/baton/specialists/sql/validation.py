@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError
-from baton.specialists.sql.engines import SQLConnection
+from baton.specialists.sql.connection import SQLConnection
 from baton.specialists.sql.explain import check_plan
 from baton.specialists.sql.learnings import ExtractedLearning
 from baton.specialists.sql.prevalidate import SchemaIssue, format_issues_for_repair, prevalidate

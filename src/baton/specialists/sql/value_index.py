@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from baton.specialists.sql.schema import SchemaInfo, TableInfo
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 log = logging.getLogger(__name__)
 MAX_COLUMNS = 400

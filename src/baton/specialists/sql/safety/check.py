@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import cache
 
-from baton.specialists.sql.dialects import normalize_dialect
+from baton.specialists.sql.engines import normalize_dialect
 from baton.specialists.sql.safety.definer import definer_refusal
 from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, duckdb_parse_failures, read_duckdb
 from baton.specialists.sql.safety.embedded import judge_embedded, takes_sql_text

@@ -13,33 +13,12 @@ Why sync drivers in worker threads, for every engine
     own thread pool sized to its SQLAlchemy pool, so at most ``pool_size`` threads per
     database ever block. Async drivers would save those threads and nothing else.
 
-Defence in depth (the parser check in ``safety.py`` always runs first; this is what holds
-if it ever misses something). Every statement runs on a DBAPI connection checked out of the
-pool, inside a guard that is re-applied for every statement:
-
-- PostgreSQL: ``SET TRANSACTION READ ONLY`` + a local ``statement_timeout`` (and
-  ``work_mem``, ``temp_file_limit``: ``limits.py``), then the statement over the extended
-  protocol (streamed in single-row mode), which, like a prepared statement, the server
-  refuses to hold more than one command (``COMMIT; DROP ...`` cannot escape the read-only
-  transaction). Rolled back after.
-- MySQL/MariaDB: ``SET SESSION TRANSACTION READ ONLY`` (the session characteristic: a bare
-  ``START TRANSACTION READ ONLY`` lets DDL through on MariaDB because DDL commits
-  implicitly; measured on 10.11) + ``START TRANSACTION READ ONLY`` + the server's statement
-  timeout: ``max_execution_time`` (ms) on MySQL, ``max_statement_time`` (s) on MariaDB,
-  whichever the server is (detected once per connection from ``VERSION()``). PyMySQL does
-  not enable multi-statements.
-- SQLite: the file opened with ``mode=ro`` and ``PRAGMA query_only``; around each statement
-  an authorizer that allows only reads (no ATTACH, no PRAGMA, no writes, no
-  ``load_extension``) and a progress handler that aborts the statement at its deadline. The stdlib driver refuses
-  more than one statement per call.
-- DuckDB: ``read_only=True``, ``enable_external_access=false`` (no file or network reads
-  such as ``read_csv('/etc/passwd')``; measured: read-only alone allows them), a spill
-  folder of Baton's own with a size limit (``limits.py``) and ``lock_configuration=true``;
-  DuckDB has no statement timeout, so a timer interrupts the connection from another thread
-  at the deadline. A read-only DuckDB still creates
-  temporary tables (which shadow real ones for the connection's next user), variables and
-  prepared statements, so DuckDB's own parser must see exactly one SELECT (or a plain
-  EXPLAIN of one) before anything runs.
+Defence in depth (the parser check in ``safety/`` always runs first; this is what holds if it
+ever misses something). Every statement runs on a DBAPI connection checked out of the pool,
+inside its engine's guard, re-applied for every statement: each engine module under
+``engines/`` says what its guard is (a read-only transaction and a server-side timeout on
+PostgreSQL and MySQL/MariaDB; a read-only file, an authorizer and an interrupt in process for
+SQLite and DuckDB).
 
 The role itself is the guard that holds whatever the SQL text: on PostgreSQL and
 MySQL/MariaDB it is inspected before the first statement and a privileged role is refused
@@ -47,8 +26,7 @@ unless ``allow_privileged_role`` is set (``privileges.py``), because a read-only
 does not stop privileged functions (``pg_read_file``, ``lo_export``, ``LOAD_FILE``...).
 
 No session state outlives a request on a pooled connection: every connection is reset when
-it goes back to the pool (``session_reset.py``: ``DISCARD ALL`` on PostgreSQL,
-``COM_RESET_CONNECTION`` on MySQL/MariaDB).
+it goes back to the pool (``session_reset.py``).
 
 Schema text for the model never carries sample rows unless ``include_sample_rows`` is set:
 a cell can hold text written by anyone ("ignore previous instructions ..."), which makes
@@ -59,13 +37,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sqlite3
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -76,13 +52,13 @@ from baton.errors import ConfigurationError
 from baton.response import QueryResult
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_error
 from baton.specialists.sql.descriptions import Descriptions, apply_descriptions, merged
+from baton.specialists.sql.engines import Engine, engine_for_backend
 from baton.specialists.sql.freshness import Freshness, FreshnessProbe
 from baton.specialists.sql.safety.relations import RelationPolicy
 from baton.specialists.sql.schema import SchemaInfo
 from baton.specialists.sql.urls import database_url
 
 NO_RESPONSE = "no_response"  # the code of the error for a network engine that never answered
-_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,18 +121,14 @@ class ConnectionOptions:
             allowed_keys(self.allow_functions, "postgres")
 
 
-# No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
-# session reads quotes, backslashes and || as the safety check's lexer does.
-MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+def engine_of(url: str | URL) -> Engine:
+    """The engine serving a SQLAlchemy URL (``engines/``); refused by name when none does."""
+    return engine_for_backend(database_url(url).get_backend_name())
 
 
 def dialect_of(url: str | URL) -> str:
     """The sqlglot dialect name for a SQLAlchemy URL (``mariadb`` is sqlglot's ``mysql``)."""
-    backend = database_url(url).get_backend_name()
-    try:
-        return _DIALECTS[backend]
-    except KeyError:
-        raise ConfigurationError(f"unsupported database {backend!r}: use sqlite, duckdb, postgresql or mysql/mariadb") from None
+    return engine_of(url).name
 
 
 class SQLConnection:
@@ -165,7 +137,8 @@ class SQLConnection:
 
     def __init__(self, url: str | URL, *, id: str | None = None, options: ConnectionOptions | None = None, **overrides: Any) -> None:
         self.url = database_url(url)  # postgres:// and mysql:// with the installed drivers
-        self.dialect = dialect_of(self.url)
+        self.kind = engine_of(self.url)  # the engine: everything that differs per database (engines/)
+        self.dialect = self.kind.name
         self.id = id or f"{self.dialect}-{uuid.uuid4().hex[:8]}"
         self.options = replace(options or ConnectionOptions(), **overrides)
         self._engine: sa.Engine | None = None
@@ -190,7 +163,7 @@ class SQLConnection:
         if self._engine is None:
             with self._setup_lock:
                 if self._engine is None:
-                    self._engine = _create_engine(self)
+                    self._engine = self.kind.create_engine(self)
         return self._engine
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -208,11 +181,7 @@ class SQLConnection:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
-        if self._duckdb_temp is not None:
-            from baton.specialists.sql.limits import release_duckdb_temp_directory
-
-            release_duckdb_temp_directory(self._duckdb_temp)
-            self._duckdb_temp = None
+        self.kind.close(self)
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
@@ -236,14 +205,10 @@ class SQLConnection:
         search path; MySQL: the URL's database; DuckDB: the schema and the database's own
         catalog name; SQLite: ``main``), the ``allowed_schemas`` option, and the introspection
         views."""
-        default = {"postgres": self.options.schema or "public", "mysql": self.url.database,
-                   "duckdb": self.options.schema or "main", "sqlite": "main"}[self.dialect]
-        schemas = {s for s in (default, *self.options.allowed_schemas) if s}
-        if self.dialect == "duckdb" and self.url.database:
-            schemas.add(Path(self.url.database).stem)  # DuckDB names a database file's catalog by its stem
+        schemas = frozenset(self.kind.readable_schemas(self))
         from baton.specialists.sql.privileges import refused_definer_routines
 
-        return RelationPolicy(frozenset(schemas), default, definer_routines=refused_definer_routines(self))
+        return RelationPolicy(schemas, self.kind.default_schema(self), definer_routines=refused_definer_routines(self))
 
     async def execute_readonly(
         self, sql: str, *, timeout_s: float | None = None, row_cap: int | None = None, byte_cap: int | None = None
@@ -275,7 +240,7 @@ class SQLConnection:
         setting can: a typed connection error, not retried, instead of holding the question
         until its deadline. The worker thread is left to its socket (closing a connection
         another thread is inside is unsafe); the pool gets the connection back when it fails."""
-        if self.dialect not in ("postgres", "mysql"):
+        if self.kind.in_process:
             return await run  # in-process engines: their deadline is an interrupt (module docstring)
         limit = timeout + self.options.no_response_grace_s
         try:
@@ -321,63 +286,3 @@ class SQLConnection:
             self._descriptions = merged(self._descriptions, descriptions)
             if self._schema is not None:
                 apply_descriptions(self._schema, self._descriptions)
-
-
-# --- engine creation, per dialect ------------------------------------------------------------
-
-
-def _create_engine(conn: SQLConnection) -> sa.Engine:
-    from baton.specialists.sql.limits import install_connect_limits
-    from baton.specialists.sql.session_reset import install_session_reset
-
-    engine = _create_pooled_engine(conn)
-    install_connect_limits(engine, conn)
-    if isinstance(engine.pool, sa.pool.QueuePool):
-        install_session_reset(engine, conn.dialect)
-    return engine
-
-
-def _create_pooled_engine(conn: SQLConnection) -> sa.Engine:
-    url, opts = conn.url, conn.options
-    if conn.dialect == "sqlite":
-        path = url.database
-        if not path or path == ":memory:":
-            raise ConfigurationError("SQLite connections need a database file (a read-only in-memory database is empty)")
-
-        # a real file URI: "?", "#" and "%" in the path are percent-encoded, not read as URI syntax
-        uri = Path(path).resolve().as_uri() + "?mode=ro"
-
-        def connect() -> sqlite3.Connection:
-            raw = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            raw.execute("PRAGMA query_only = ON")
-            return raw
-
-        return sa.create_engine("sqlite://", creator=connect, pool_size=opts.pool_size, max_overflow=0, poolclass=sa.pool.QueuePool)
-    if conn.dialect == "duckdb":
-        if not url.database or url.database == ":memory:":
-            raise ConfigurationError("DuckDB connections need a database file; DataFrames go through DataFrameAgent")
-        from baton.specialists.sql.limits import duckdb_config, duckdb_temp_directory
-
-        if conn._duckdb_temp is None:
-            conn._duckdb_temp = duckdb_temp_directory(url.database)
-        # no file/network reads, no Python-variable replacement scans, and no SET to undo either
-        config = {"enable_external_access": False, "python_enable_replacements": False, "lock_configuration": True,
-                  **duckdb_config(opts, conn._duckdb_temp)}  # memory, threads, where and how much it spills (limits.py)
-        return sa.create_engine(
-            url, connect_args={"read_only": True, "config": config}, pool_size=opts.pool_size, max_overflow=0
-        )
-    connect_args: dict[str, Any] = {}
-    if conn.dialect == "postgres":
-        connect_args["connect_timeout"] = 10
-        # the search path is pinned: an unqualified name is a catalog relation or the workspace's (safety/relations.py)
-        connect_args["options"] = f"-c search_path={opts.schema or 'public'}"
-        connect_args["application_name"] = "baton"
-    else:
-        connect_args["connect_timeout"] = 10
-        # the quoting and escaping rules the safety check's lexer assumes (safety/lexical.py)
-        connect_args["sql_mode"] = MYSQL_SQL_MODE
-        if url.get_driver_name() != "pymysql":  # no session reset for other drivers: a new session per query
-            return sa.create_engine(url, connect_args=connect_args, poolclass=sa.pool.NullPool)
-    return sa.create_engine(
-        url, connect_args=connect_args, pool_size=opts.pool_size, max_overflow=0, pool_pre_ping=True, pool_recycle=1800
-    )

@@ -1,0 +1,109 @@
+"""DuckDB: a database file opened read-only inside this process.
+
+``read_only=True``, ``enable_external_access=false`` (no file or network reads such as
+``read_csv('/etc/passwd')``; measured: read-only alone allows them), a spill folder of Baton's
+own with a size limit (``limits.py``) and ``lock_configuration=true``. DuckDB has no statement
+timeout, so a timer interrupts the connection from another thread at the deadline. A read-only
+DuckDB still creates temporary tables (which shadow real ones for the connection's next user),
+variables and prepared statements, so DuckDB's own parser must see exactly one SELECT (or a
+plain EXPLAIN of one) before anything runs. On check-in the ``random()`` seed is redrawn
+(``session_reset.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from baton.errors import ConfigurationError
+from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_duckdb
+from baton.specialists.sql.engines.base import Engine
+from baton.specialists.sql.explain import FullScan, duckdb_full_scans
+from baton.specialists.sql.limits import duckdb_config, duckdb_temp_directory, release_duckdb_temp_directory
+from baton.specialists.sql.session_reset import install_session_reset, reset_duckdb_session
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.connection import SQLConnection
+
+_EXPLAIN = re.compile(r"\s*EXPLAIN\s*(?:\(\s*FORMAT\s+\w+\s*\))?\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+class DuckDBEngine(Engine):
+    name = "duckdb"
+    title = "DuckDB"
+    backends = ("duckdb",)
+    in_process = True
+
+    def create_engine(self, conn: SQLConnection) -> sa.Engine:
+        url, opts = conn.url, conn.options
+        if not url.database or url.database == ":memory:":
+            raise ConfigurationError("DuckDB connections need a database file; DataFrames go through DataFrameAgent")
+        if conn._duckdb_temp is None:
+            conn._duckdb_temp = duckdb_temp_directory(url.database)
+        # no file/network reads, no Python-variable replacement scans, and no SET to undo either
+        config = {"enable_external_access": False, "python_enable_replacements": False, "lock_configuration": True,
+                  **duckdb_config(opts, conn._duckdb_temp)}  # memory, threads, where and how much it spills (limits.py)
+        engine = sa.create_engine(url, connect_args={"read_only": True, "config": config}, pool_size=opts.pool_size,
+                                  max_overflow=0)
+        install_session_reset(engine, reset_duckdb_session)
+        return engine
+
+    def close(self, conn: SQLConnection) -> None:
+        if conn._duckdb_temp is not None:
+            release_duckdb_temp_directory(conn._duckdb_temp)
+            conn._duckdb_temp = None
+
+    def default_schema(self, conn: SQLConnection) -> str | None:
+        return conn.options.schema or "main"
+
+    def readable_schemas(self, conn: SQLConnection) -> set[str]:
+        schemas = super().readable_schemas(conn)
+        if conn.url.database:
+            schemas.add(Path(conn.url.database).stem)  # DuckDB names a database file's catalog by its stem
+        return schemas
+
+    @contextlib.contextmanager
+    def guard(self, conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: float) -> Iterator[None]:
+        _admit_one_select(raw.dbapi_connection, sql)
+        timer = threading.Timer(timeout_s, raw.dbapi_connection.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def classify(self, error: BaseException, message: str) -> ClassifiedError:
+        return classify_duckdb(error, message)
+
+    def explain_sql(self, sql: str) -> str:
+        return f"EXPLAIN (FORMAT JSON) {sql}"
+
+    def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+        return duckdb_full_scans(columns, rows)
+
+
+def _admit_one_select(driver: Any, sql: str) -> None:
+    """DuckDB's own parser must see one SELECT, or a plain EXPLAIN of one (``explain.py``):
+    a read-only DuckDB still runs CREATE TEMP, SET VARIABLE, PREPARE... on the connection."""
+    import duckdb
+
+    statements = driver.extract_statements(sql)
+    if len(statements) == 1 and statements[0].type == duckdb.StatementType.EXPLAIN:
+        inner = _EXPLAIN.fullmatch(statements[0].query)
+        if inner and not inner.group(1).lstrip().upper().startswith("ANALYZE"):
+            statements = driver.extract_statements(inner.group(1))
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(str(s.type).rsplit(".", 1)[-1] for s in statements) or "nothing"
+        raise SQLExecutionError(ClassifiedError(
+            ErrorClass.PERMISSION_DENIED, f"only a single SELECT may run on this connection; DuckDB parsed: {kinds}",
+            code="NotASelect"))
+
+
+ENGINE = DuckDBEngine()

@@ -1,0 +1,128 @@
+"""PostgreSQL, over psycopg 3 (sync, in the connection's worker threads).
+
+Each statement runs in a ``SET TRANSACTION READ ONLY`` transaction with a local
+``statement_timeout`` (and ``work_mem``, ``temp_file_limit``: ``limits.py``), over the extended
+protocol, streamed in single-row mode, which like a prepared statement the server refuses to
+hold more than one command (``COMMIT; DROP ...`` cannot escape the read-only transaction).
+Rolled back after, and ``DISCARD ALL`` when the connection goes back to the pool
+(``session_reset.py``). The search path is pinned at connect, so an unqualified name is a
+catalog relation or the workspace's schema (``safety/relations.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from baton.specialists.sql.classify import ClassifiedError, classify_postgres
+from baton.specialists.sql.engines.base import Engine
+from baton.specialists.sql.explain import FullScan, postgres_full_scans
+from baton.specialists.sql.limits import postgres_statement_settings
+from baton.specialists.sql.rowcap import postgres_row_guard, postgres_single_select
+from baton.specialists.sql.session_reset import install_session_reset, reset_postgres_session
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.rowstream import RowReader
+
+
+class PostgresEngine(Engine):
+    name = "postgres"
+    title = "PostgreSQL"
+    aliases = ("postgresql", "pg", "psycopg", "psycopg2")
+    backends = ("postgresql",)
+    installed_drivers = {"postgres": "postgresql+psycopg", "postgresql": "postgresql+psycopg"}
+
+    def create_engine(self, conn: SQLConnection) -> sa.Engine:
+        connect_args = {
+            "connect_timeout": 10,
+            # the search path is pinned: an unqualified name is a catalog relation or the workspace's (safety/relations.py)
+            "options": f"-c search_path={self.default_schema(conn)}",
+            "application_name": "baton",
+        }
+        engine = sa.create_engine(conn.url, connect_args=connect_args, pool_size=conn.options.pool_size, max_overflow=0,
+                                  pool_pre_ping=True, pool_recycle=1800)
+        install_session_reset(engine, reset_postgres_session)
+        return engine
+
+    def default_schema(self, conn: SQLConnection) -> str | None:
+        return conn.options.schema or "public"
+
+    def bound_rows(self, conn: SQLConnection, sql: str, limit: int) -> str | None:
+        """One SELECT, as PostgreSQL's own parser reads it, wrapped in the server-side row guard (``limits.py``)."""
+        query = postgres_single_select(sql)
+        return None if query is None else postgres_row_guard(query, conn.options.max_row_bytes, limit)
+
+    @contextlib.contextmanager
+    def guard(self, conn: SQLConnection, raw: Any, cursor: Any, sql: str, timeout_s: float) -> Iterator[None]:
+        cursor.execute("SET TRANSACTION READ ONLY")
+        may_set = bool(conn.options.postgres_temp_file_limit) and _may_set_temp_file_limit(raw, cursor)
+        chosen = postgres_statement_settings(conn.options, timeout_s, may_set,  # limits.py
+                                             raw.dbapi_connection.info.server_version)
+        cursor.execute("SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in chosen), list(chosen.values()))
+        yield
+
+    def open_rows(self, conn: SQLConnection, raw: Any, cursor: Any, sql: str, reader: RowReader) -> None:
+        """libpq single-row mode over the extended protocol (one command per statement)."""
+        from psycopg.pq import TransactionStatus
+
+        driver = raw.dbapi_connection
+
+        def description() -> Any:
+            if cursor.description is not None:
+                return cursor.description
+            return _describe(driver, sql)  # no row arrived: the result's shape only
+
+        def in_flight() -> bool:
+            return driver.closed or driver.info.transaction_status is TransactionStatus.ACTIVE
+
+        reader.rows, reader.description, reader.in_flight = cursor.stream(sql), description, in_flight
+
+    def column_types(self, conn: SQLConnection, raw: Any, description: Any, rows: list[list[Any]]) -> list[str]:
+        """Type names from the OIDs psycopg reports."""
+        registry = raw.dbapi_connection.adapters.types
+        names = []
+        for d in description:
+            info = registry.get(d[1])
+            names.append(info.name if info is not None else str(d[1]))
+        return names
+
+    def classify(self, error: BaseException, message: str) -> ClassifiedError:
+        return classify_postgres(error, message)
+
+    def explain_sql(self, sql: str) -> str:
+        return f"EXPLAIN (FORMAT JSON) {sql}"
+
+    def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+        return postgres_full_scans(columns, rows)
+
+
+def _may_set_temp_file_limit(raw: Any, cursor: Any) -> bool:
+    """``temp_file_limit`` is a superuser setting: only a superuser or a role granted ``SET``
+    on it (PostgreSQL 15+) may change it. Asked once per pooled connection."""
+    key = "baton_may_set_temp_file_limit"
+    if key not in raw.info:
+        if raw.dbapi_connection.info.server_version >= 150000:
+            cursor.execute("SELECT has_parameter_privilege('temp_file_limit', 'SET')")
+        else:
+            cursor.execute("SELECT current_setting('is_superuser') = 'on'")
+        raw.info[key] = bool(cursor.fetchone()[0])
+    return raw.info[key]
+
+
+def _describe(driver: Any, sql: str) -> list[tuple[str, int]]:
+    """Column names and type OIDs of ``sql``, prepared (not run) as the unnamed statement."""
+    from psycopg import pq
+
+    encoding = driver.info.encoding
+    prepared = driver.pgconn.prepare(b"", sql.encode(encoding))
+    if prepared.status != pq.ExecStatus.COMMAND_OK:
+        return []
+    shape = driver.pgconn.describe_prepared(b"")
+    return [(shape.fname(i).decode(encoding), shape.ftype(i)) for i in range(shape.nfields)]
+
+
+ENGINE = PostgresEngine()
