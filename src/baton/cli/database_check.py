@@ -80,7 +80,7 @@ def _short(text: str, limit: int = 200) -> str:
 async def check_database(url: str, *, allow_privileged_role: bool = False) -> tuple[str | None, Any]:
     """``(None, schema)`` when the database answers as a question would need it, else
     ``(one line, None)``. An empty schema is returned as is (the caller warns)."""
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.privileges import enforce_least_privilege
 
     connection = None

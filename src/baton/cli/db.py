@@ -35,7 +35,7 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.routines import RoutineCatalog
 
 app = typer.Typer(no_args_is_help=True)
@@ -65,7 +65,7 @@ def allowed_functions(values: list[str] | None, database: str | None) -> tuple[s
     """``--allow-function`` values, checked to be schema-qualified names (one line and exit 2
     otherwise); empty without ``--database``."""
     from baton.errors import BatonError
-    from baton.specialists.sql.engines import dialect_of
+    from baton.specialists.sql.connection import dialect_of
     from baton.specialists.sql.routines import allowed_keys
 
     if not values or not database:
@@ -91,7 +91,7 @@ def check(
     programs, signal other sessions or read secrets, when it may call a SECURITY DEFINER
     routine whose owner holds more than it, or when the SQLite/DuckDB file does not exist."""
     from baton.errors import BatonError
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.privileges import inspect_role
     from baton.specialists.sql.role_report import describe_risks
     from baton.specialists.sql.routines import inspect_routines
@@ -187,7 +187,7 @@ def grant(
 ) -> None:
     """Print (or, with --apply, run) the SQL that creates a least-privilege read-only role."""
     from baton.errors import BatonError
-    from baton.specialists.sql.engines import dialect_of
+    from baton.specialists.sql.connection import dialect_of
     from baton.specialists.sql.grants import (
         apply_grant_statements,
         definer_revokes,

@@ -73,7 +73,7 @@ def _freshness(database: str | None, sql: str | None, column: str | None, max_ag
     """The ``--freshness-*`` options as a ``FreshnessSpec``, its query checked against the
     database now (one line and exit 2 for anything unusable); None when none was given."""
     from baton.errors import ConfigurationError
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.workspace.assembly import freshness_of
     from baton.workspace.spec import DatabaseSpec, FreshnessSpec
 

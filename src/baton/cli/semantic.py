@@ -38,7 +38,7 @@ PrivilegedOption = typer.Option(False, "--unsafe-allow-privileged-role",
 
 def _connection(database: str, privileged: bool):
     from baton.cli.database_check import refuse_unusable_database
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     refuse_unusable_database(database, allow_privileged_role=privileged)  # one line and exit 2 when unusable
     return SQLConnection(database, id="semantic", allow_privileged_role=privileged)

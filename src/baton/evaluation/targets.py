@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.workspace import Workspace
     from baton.workspace.state import State
 
@@ -125,7 +125,7 @@ def _redact(database: str | None) -> str:
 
 
 def _gold_connection(url: str, *, allow_privileged_role: bool = False) -> SQLConnection:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     extra: dict[str, Any] = {"allow_privileged_role": True} if allow_privileged_role else {}
     return SQLConnection(url, id="eval-gold", **extra)

@@ -22,7 +22,7 @@ from baton.semantic.model import TIME, SemanticModel
 from baton.semantic.query import SemanticQuery
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 SAMPLE = 5
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from baton.semantic.expressions import render_sql
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.schema import ColumnInfo
 
 SAMPLE_ROWS = 20_000

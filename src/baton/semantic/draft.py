@@ -72,7 +72,7 @@ from baton.semantic.words import (
 )
 
 if TYPE_CHECKING:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.schema import ColumnInfo, TableInfo
 
 CATEGORICAL = 100  # at most this many distinct values: a categorical dimension

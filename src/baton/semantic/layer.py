@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from baton.messages import Tool
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.semantic_port import SemanticCandidate
     from baton.specialists.sql.validation import AttemptReport
 

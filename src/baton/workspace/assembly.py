@@ -116,7 +116,7 @@ class _Parts:
 
 
 def _connection(database: DatabaseSpec, freshness: Any) -> Any:
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
     extra: dict[str, Any] = {"allow_privileged_role": True} if database.allow_privileged_role else {}
     freshness = freshness if freshness is not None else freshness_of(database)

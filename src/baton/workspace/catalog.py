@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from baton.messages import Tool
     from baton.phrasing import Vocabulary
     from baton.semantic.layer import SemanticLayer
-    from baton.specialists.sql.engines import SQLConnection
+    from baton.specialists.sql.connection import SQLConnection
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +175,7 @@ class Catalog:
 
     def databases(self) -> list[SQLConnection]:
         """The workspace's SQL connections, through its SQL specialists, each once (by id)."""
-        from baton.specialists.sql.engines import SQLConnection
+        from baton.specialists.sql.connection import SQLConnection
 
         found: dict[str, Any] = {}
         for agent in self.sql_specialists():

@@ -23,7 +23,7 @@ from baton.errors import AgentFatalError
 from baton.llm.base import ChatModel
 from baton.specialists.dataframe.store import FrameStore
 from baton.specialists.sql.agent import SQLAgent
-from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
+from baton.specialists.sql.connection import ConnectionOptions, SQLConnection
 from baton.specialists.sql.result import SQLAgentResult
 
 

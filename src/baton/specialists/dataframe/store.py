@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import ConfigurationError
-from baton.specialists.sql.engines import ConnectionOptions, SQLConnection
+from baton.specialists.sql.connection import ConnectionOptions, SQLConnection
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 _READERS = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet", ".json": "read_json_auto"}
