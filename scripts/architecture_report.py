@@ -7,7 +7,11 @@
   workspace's ``Catalog`` answers what they asked);
 - modules reading the environment (``os.environ``, ``os.getenv``, ``os.putenv``) — the target is
   the CLI, the server and ``settings.py`` only;
-- modules over 400 lines (the house rule asks that they be split).
+- modules over 400 lines (the house rule asks that they be split);
+- per-dialect branches outside ``specialists/sql/engines/``: a comparison with a database
+  engine's name (``dialect == "postgres"``, ``backend in ("postgresql", "postgres")``,
+  ``"mariadb" in version``) or a mapping keyed by one (``{"mysql": ...}``, a ``match`` case on
+  one) — the target is at most 5 (an engine is one unit: ``engines/``).
 
     .venv/bin/python scripts/architecture_report.py [--json] [--source OTHER_CHECKOUT/src/baton]
 
@@ -28,6 +32,10 @@ BUILDERS = frozenset({"Workspace", "attach_semantic", "attach_planning"})
 ENTRY_POINTS = frozenset({"assemble", "open_spec", "open_database_workspace", "build_demo_workspace"})
 ENVIRONMENT_EDGE = ("cli/", "server/", "settings.py")
 LONG_MODULE = 400
+ENGINE_UNITS = "specialists/sql/engines/"
+# every spelling of an engine Baton speaks (its sqlglot, SQLAlchemy and driver names)
+ENGINE_NAMES = frozenset({"sqlite", "sqlite3", "duckdb", "postgres", "postgresql", "pg", "psycopg", "psycopg2",
+                          "mysql", "mariadb", "pymysql", "aiomysql"})
 
 
 @dataclass
@@ -37,6 +45,11 @@ class Report:
     agent_tools: dict[str, int] = field(default_factory=dict)
     environment: dict[str, int] = field(default_factory=dict)
     long_modules: dict[str, int] = field(default_factory=dict)
+    dialect_branches: dict[str, list[int]] = field(default_factory=dict)  # module -> line of each branch
+
+    @property
+    def dialect_branch_count(self) -> int:
+        return sum(len(lines) for lines in self.dialect_branches.values())
 
     @property
     def environment_outside_edge(self) -> list[str]:
@@ -49,7 +62,9 @@ class Report:
                 "agent_tools_modules": sorted(self.agent_tools),
                 "modules_reading_the_environment": sorted(self.environment),
                 "modules_reading_the_environment_outside_the_edge": self.environment_outside_edge,
-                "modules_over_400_lines": self.long_modules}
+                "modules_over_400_lines": self.long_modules,
+                "dialect_branches_outside_engines": self.dialect_branch_count,
+                "dialect_branch_lines": self.dialect_branches}
 
 
 def modules(root: Path = SOURCE) -> Iterator[tuple[str, ast.Module, int]]:
@@ -74,6 +89,27 @@ def _reads_environment(node: ast.AST) -> bool:
     return False
 
 
+def _engine_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in ENGINE_NAMES
+
+
+def _names_an_engine(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_engine_name(e) for e in node.elts)
+    return _engine_name(node)
+
+
+def _dialect_branch(node: ast.AST) -> bool:
+    """A comparison with an engine's name, a mapping keyed by one, or a ``match`` case on one."""
+    if isinstance(node, ast.Compare):
+        return any(_names_an_engine(side) for side in (node.left, *node.comparators))
+    if isinstance(node, ast.Dict):
+        return any(key is not None and _engine_name(key) for key in node.keys)
+    if isinstance(node, ast.match_case):
+        return isinstance(node.pattern, ast.MatchValue) and _engine_name(node.pattern.value)
+    return False
+
+
 def measure(root: Path = SOURCE) -> Report:
     report = Report()
     for name, tree, lines in modules(root):
@@ -88,6 +124,8 @@ def measure(root: Path = SOURCE) -> Report:
                 report.agent_tools[name] = report.agent_tools.get(name, 0) + 1
             if _reads_environment(node):
                 report.environment[name] = report.environment.get(name, 0) + 1
+            if not name.startswith(ENGINE_UNITS) and _dialect_branch(node):
+                report.dialect_branches.setdefault(name, []).append(getattr(node, "lineno", 0) or node.pattern.lineno)
     return report
 
 
@@ -110,6 +148,9 @@ def main() -> None:
           f"outside the CLI, the server and settings.py: {len(outside)}" + (f" ({', '.join(outside)})" if outside else ""))
     print(f"modules over {LONG_MODULE} lines: {len(report.long_modules)}"
           + (" (" + ", ".join(f"{m} {n}" for m, n in sorted(report.long_modules.items())) + ")" if report.long_modules else ""))
+    branches = report.dialect_branches
+    print(f"per-dialect branches outside {ENGINE_UNITS}: {report.dialect_branch_count} in {len(branches)} modules"
+          + (" (" + ", ".join(f"{m} {len(lines)}" for m, lines in sorted(branches.items())) + ")" if branches else ""))
 
 
 if __name__ == "__main__":
