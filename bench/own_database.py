@@ -104,8 +104,8 @@ def draft_with_cli(url: str, out: Path, privileged: bool) -> tuple[int, str, Pat
 
 async def ask_all(url: str, model_file: Path, home: Path, cases: list, gold: dict[str, list], label: str,
                   privileged: bool) -> Score:
+    from baton.state.location import State
     from baton.workspace.database import open_database_workspace
-    from baton.workspace.state import State
 
     score = Score(label)
     ws = open_database_workspace(url, None, state=State.from_env({}, home=home), semantic=model_file,

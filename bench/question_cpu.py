@@ -46,7 +46,7 @@ verified query and its thread 0.3 ms, the answer's JSON 0.15 ms, the orchestrato
 Later (``question_profile.py``, load 1-1.5: 2.37-2.54 ms before, 1.81-1.89 ms after): the route
 skips FastAPI's handler for a valid body (``server/lean_route.py``), the answer's dict is written
 in one pass (``answer_dict.py``) and encoded without the circular-reference check, the turn's
-inserts and key claim run on SQLite's own connection (``workspace/driver_writes.py``), and ids
+inserts and key claim run on SQLite's own connection (``state/driver_writes.py``), and ids
 are made without ``UUID`` objects (``ids.py``). This run, alternating with the commit before
 them on the same loaded machine (idle server 2.6-2.9 ms a second): Baton's own 4.87 / 2.31 /
 2.14 ms before, 4.87 / 2.12 / 1.85 ms after at concurrency 1 / 50 / 200 (concurrency 1 is

@@ -89,7 +89,7 @@ def inline_hops() -> None:
     runs (a slow query or a locked state file would stall every question on the loop)."""
     from baton.dependency_waits import timed_in_thread
     from baton.specialists.sql.connection import SQLConnection
-    from baton.workspace.bulkheads import Bulkhead
+    from baton.state.bulkheads import Bulkhead
 
     async def query_here(self, fn, *args):
         return timed_in_thread(fn)(*args)

@@ -100,8 +100,9 @@ def app_factory():
     from baton.server import ApiKeys, Workspaces, create_app
     from baton.specialists.sql.agent import SQLAgent
     from baton.specialists.sql.connection import SQLConnection
+    from baton.state import SessionStore
     from baton.verified import VerifiedQuestion
-    from baton.workspace import SessionStore, Workspace
+    from baton.workspace import Workspace
 
     home = Path(os.environ["BENCH_HOME"])
     model = OpenAICompatible("stub-model", api_key="stub", base_url=os.environ["BENCH_STUB_URL"], context_window=128_000,

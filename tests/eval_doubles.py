@@ -12,7 +12,7 @@ from pathlib import Path
 from baton.evaluation import GoldenSet, Meter, Prices, RunOptions, Targets, database_target, load_golden_set, run_eval
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
-from baton.workspace.state import State
+from baton.state.location import State
 
 FIXTURE = Path(__file__).parent / "fixtures" / "eval" / "spider"
 USAGE = {"input_tokens": 100, "output_tokens": 20}

@@ -30,7 +30,8 @@ from baton.agents import OrchestratorAgent
 from baton.llm import OpenAICompatible, RetryPolicy
 from baton.specialists.sql.agent import SQLAgent
 from baton.specialists.sql.connection import SQLConnection
-from baton.workspace import SessionStore, Workspace
+from baton.state import SessionStore
+from baton.workspace import Workspace
 from stub_llm_server import Reply, StubLLMServer, openai_error, openai_text, openai_tool_calls
 
 SECRET_KEY = "sk-test-SECRETKEY0123456789abcdef"

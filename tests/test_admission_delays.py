@@ -23,8 +23,8 @@ from baton.server.admission import TICK_S, Admission, Overloaded
 from baton.server.delays import FLOOR_S, MIN_ANSWERS, WINDOW_S, OwnDelays
 from baton.server.headroom import Reading
 from baton.server.limits import Limits
-from baton.workspace.bulkheads import Bulkhead
-from baton.workspace.group_commit import GroupCommit
+from baton.state.bulkheads import Bulkhead
+from baton.state.group_commit import GroupCommit
 from stub_llm_server import Reply, anthropic_text, openai_stream_text, openai_text, running_stub
 
 # --- the signal -------------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from baton.memory import MemoryStore, TrustedAuthenticator
 from baton.messages import LLMResponse
 from baton.specialists.sql.agent import SQLAgent
 from baton.specialists.sql.connection import SQLConnection
+from baton.state import SessionStore
 from baton.verified import VerifiedQuestion
-from baton.workspace import SessionStore, Workspace
+from baton.workspace import Workspace
 
 QUESTION = "What was revenue by month in 2025?"
 

@@ -25,9 +25,9 @@ from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.demo.workspace import DOCUMENT_EXAMPLES, build_demo_workspace
 from baton.demo.workspace import demo_database as database_file_of
 from baton.server import ApiKeys, Workspaces, create_app
+from baton.state.location import State
 from baton.verified import VerifiedQuestion
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 from baton.workspace.verified import install_verified
 from browser_support import ask, browser, last_answer, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve

@@ -12,8 +12,8 @@ import yaml
 
 from baton.semantic.native import model_from_dict
 from baton.server import ApiKeys, Workspaces, create_app
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 from browser_support import browser, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 from test_server_semantic_draft import shop_database

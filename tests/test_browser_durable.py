@@ -10,11 +10,12 @@ import pytest
 
 from baton.llm import FunctionModel
 from baton.server import create_app
-from baton.workspace import ApiKeys, Workspaces
+from baton.state import ApiKeys
+from baton.state.location import State
+from baton.workspace import Workspaces
 from baton.workspace.database import open_database_workspace
 from baton.workspace.pipeline_host import PipelineHost
 from baton.workspace.planning import durable_pipelines
-from baton.workspace.state import State
 from live_server import serve
 from test_browser import ask, browser, expect, last_turn, login, page, pytestmark, shot  # noqa: F401 - fixtures and marks
 from workspace_doubles import pipeline_model, sales_db

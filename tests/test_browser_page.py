@@ -28,8 +28,8 @@ from baton.demo.workspace import build_demo_workspace
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 from browser_support import ARTIFACTS, ask, browser, column, gated_agent, last_answer, needs_chromium, new_page, shot  # noqa: F401  (browser: a fixture)
 from live_server import serve
 

@@ -108,7 +108,7 @@ def test_serve_with_a_database_serves_only_that_workspace(tmp_path, monkeypatch)
 
     from baton.cli.serving import server_app
     from baton.cli.specs import with_flags
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     monkeypatch.setenv("BATON_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("BATON_API_KEYS", raising=False)
@@ -127,7 +127,7 @@ async def test_the_demo_keeps_its_key_across_restarts(home, monkeypatch):
 
     from baton.cli.serving import demo_app
     from baton.demo.workspace import build_demo_workspace
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     monkeypatch.delenv("BATON_DEMO_KEY", raising=False)
     state = State.from_env({}, home=home)

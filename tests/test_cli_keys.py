@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 from baton.agents import OrchestratorAgent
 from baton.cli import build_app
 from baton.server import SessionStore, Workspace, Workspaces, create_app
-from baton.workspace.keys import digest
-from baton.workspace.keystore import KEYS, KeyStore
-from baton.workspace.state import State
+from baton.state.keys import digest
+from baton.state.keystore import KEYS, KeyStore
+from baton.state.location import State
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from baton.cli import build_app
 from baton.demo.data import build_demo_database
-from baton.workspace.state import State
+from baton.state.location import State
 
 SESSION_LINE = re.compile(r"^[0-9a-f]{32}\s", re.M)
 

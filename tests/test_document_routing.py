@@ -10,8 +10,8 @@ import pytest
 
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 
 
 @pytest.fixture(scope="module")

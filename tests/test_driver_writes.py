@@ -1,11 +1,11 @@
-"""``baton.workspace.driver_writes``: statements run on SQLite's own connection write what
+"""``baton.state.driver_writes``: statements run on SQLite's own connection write what
 ``Connection.execute`` writes, and fail with SQLAlchemy's typed errors."""
 
 import pytest
 import sqlalchemy as sa
 
 from baton.memory.engine import make_engine
-from baton.workspace.driver_writes import execute_rows, first_row
+from baton.state.driver_writes import execute_rows, first_row
 
 ROWS = sa.Table("rows", sa.MetaData(), sa.Column("id", sa.String(10), primary_key=True), sa.Column("n", sa.Integer))
 

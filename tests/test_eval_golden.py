@@ -125,8 +125,8 @@ def test_spider_needs_its_databases_and_its_fields(tmp_path):
 def test_a_database_workspaces_verified_questions_are_its_fresh_benchmarks(tmp_path):
     from baton.memory import Provenance, RecordDraft
     from baton.memory.feedback import question_key
+    from baton.state.location import State
     from baton.workspace.database import open_database_workspace
-    from baton.workspace.state import State
 
     database = tmp_path / "shop.sqlite"
     with sqlite3.connect(database) as conn:

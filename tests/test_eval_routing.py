@@ -14,7 +14,7 @@ from baton.demo.verified import VERIFIED_QUESTIONS
 from baton.evaluation import Meter, Prices, RunOptions, Targets, demo_target, golden_set, run_eval, summarise, verified_questions
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
-from baton.workspace.state import State
+from baton.state.location import State
 
 USAGE = {"input_tokens": 10, "output_tokens": 5}
 ROUTES = {

@@ -124,7 +124,7 @@ async def test_memory_down_answers_still_come_and_health_says_memory(client, pro
         assert ready.json()["dependencies"]["sessions"]["state"] == "ok"
         more = await asyncio.gather(*(ask(client, LOCAL_QUESTION) for _ in range(12)))
         assert all(a.status_code == 200 for a in more)
-    outage_lines = [r for r in caplog.records if r.name.startswith("baton.workspace.bulkheads")]
+    outage_lines = [r for r in caplog.records if r.name.startswith("baton.state.bulkheads")]
     assert 1 <= len(outage_lines) <= 3, [r.getMessage() for r in outage_lines]  # one per dependency per interval
     assert not any(r.exc_info for r in caplog.records)  # no tracebacks for advice that was dropped
     proxy.set("pass")

@@ -17,8 +17,9 @@ from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.events import RecordingTracker
 from baton.specialists.sql.agent import SQLAgent
+from baton.state import SessionStore
 from baton.verified import VerifiedQuestion
-from baton.workspace import SessionStore, Workspace
+from baton.workspace import Workspace
 from baton.workspace.followups import NEEDS_MODEL
 from baton.workspace.verified import install_verified
 from sql_test_databases import make_db  # noqa: F401  (fixture)

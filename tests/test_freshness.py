@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from baton.agents import AgentContext
+from baton.answer_markdown import to_markdown
 from baton.cli import build_app
 from baton.llm import ScriptedModel, tool_call
 from baton.mcp.shapes import structured_answer
@@ -28,10 +29,9 @@ from baton.specialists.sql.freshness import (
     parse_age,
 )
 from baton.specialists.sql.memory_port import LearningsOnly, MemoryBundle
+from baton.state.location import State
 from baton.verified import VerifiedQuestion
 from baton.workspace.database import open_database_workspace
-from baton.workspace.markdown import to_markdown
-from baton.workspace.state import State
 from baton.workspace.verified import save_verified_question
 
 DAY = dt.timedelta(days=1)

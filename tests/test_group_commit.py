@@ -1,4 +1,4 @@
-"""Group commit (``baton.workspace.group_commit``) and the conversation store's turns appended
+"""Group commit (``baton.state.group_commit``) and the conversation store's turns appended
 through it: turns that arrive together share a transaction, each caller gets its own turn's
 result, and a turn that fails on its own fails alone; on real SQLite and PostgreSQL."""
 
@@ -10,10 +10,10 @@ import pytest
 import sqlalchemy as sa
 
 from baton.response import AIMessage
-from baton.workspace import SessionNotFound, SessionStore
-from baton.workspace import sessions as sessions_module
-from baton.workspace.driver_writes import execute_rows
-from baton.workspace.group_commit import GroupCommit
+from baton.state import SessionNotFound, SessionStore
+from baton.state import sessions as sessions_module
+from baton.state.driver_writes import execute_rows
+from baton.state.group_commit import GroupCommit
 
 
 def counted_commits(store: SessionStore) -> list[int]:

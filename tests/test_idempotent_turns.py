@@ -1,4 +1,4 @@
-"""Idempotent turns (``baton.workspace.turn_keys``): a key is stored once per workspace, a
+"""Idempotent turns (``baton.state.turn_keys``): a key is stored once per workspace, a
 repeated key returns the stored answer without asking the model again, a keyless chat
 request is keyed by its content (the ``openai`` SDK's own retries send the same body), and
 a 503 during a hung state database names the key and says the turn may be stored; the
@@ -17,8 +17,9 @@ from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
 from baton.response import AIMessage, QueryResult
 from baton.server import create_app
-from baton.workspace import ApiKeys, SessionStore, Workspace, Workspaces
-from baton.workspace.turn_keys import TurnKeyTaken, join
+from baton.state import ApiKeys, SessionStore
+from baton.state.turn_keys import TurnKeyTaken, join
+from baton.workspace import Workspace, Workspaces
 from fault_proxy import proxied
 from live_server import serve
 

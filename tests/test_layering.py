@@ -38,7 +38,7 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.answer_dict", "baton.ids", "baton.tagged_json", "baton.events", "baton.tools",
+    ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.answer_dict", "baton.answer_markdown", "baton.ids", "baton.tagged_json", "baton.events", "baton.tools",
                   "baton.dependency_waits", "baton.sqlite_wal",
                   "baton.files", "baton.numbers", "baton.outages", "baton.settings")),
     ("questions", ("baton.phrasing", "baton.verified", "baton.followup_sql")),
@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("specialists", ("baton.specialists", "baton.semantic")),
     ("pipelines", ("baton.pipeline",)),
     ("memory", ("baton.memory",)),
+    ("state", ("baton.state",)),
     ("workspace", ("baton.workspace",)),
     ("surfaces", ("baton.server", "baton.cli", "baton.mcp", "baton.demo", "baton.evaluation", "baton.observability")),
 )

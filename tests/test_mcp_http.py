@@ -21,7 +21,8 @@ from baton.mcp import mcp_http_router
 from baton.messages import LLMResponse
 from baton.response import AIMessage
 from baton.specialists.mcp import MCPAgent, MCPAuthenticationError
-from baton.workspace import ApiKeys, SessionStore, Workspace, Workspaces
+from baton.state import ApiKeys, SessionStore
+from baton.workspace import Workspace, Workspaces
 from mcp_test_servers import served
 
 DEMO_QUESTION = "What was Pokemon revenue by month in 2025?"

@@ -20,7 +20,7 @@ from baton.cli.serving import server_app
 from baton.cli.specs import with_flags
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse
-from baton.workspace.state import State
+from baton.state.location import State
 from mcp_test_servers import calls_in, finance_command, served
 
 KEY = "bt_serve_flag_test_key"

@@ -126,7 +126,7 @@ async def test_bad_input_over_stdio_gets_typed_errors_and_answers_nothing(tmp_pa
     assert empty_search.is_error and empty_search.structured_content["error"]["type"] == "InvalidQuery"
     assert huge_sql.is_error and huge_sql.structured_content["error"]["type"] == "InvalidSQL"
     assert not greedy.is_error and 0 < len(greedy.structured_content["records"]) <= 100  # the limit is capped
-    from baton.workspace import SessionStore
+    from baton.state import SessionStore
 
     store = SessionStore(tmp_path / "demo" / "sessions.sqlite")
     try:

@@ -1,5 +1,5 @@
 """Memory writes in group transactions (``baton.memory.group_commit``) and advisory writes shed
-by policy (``baton.workspace.advisory_queue``): many writers, from several store instances
+by policy (``baton.state.advisory_queue``): many writers, from several store instances
 (SQLite) or processes (PostgreSQL), to one workspace: every write stored exactly once, each
 stream's events in its writer's order, the chain intact; a write shed by the queue's policy
 is counted in ``/metrics`` and in ``/health/ready``."""
@@ -28,7 +28,7 @@ from baton.memory import (
     TrustedAuthenticator,
 )
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
-from baton.workspace.bulkheads import Bulkhead, DependencyUnavailable
+from baton.state.bulkheads import Bulkhead, DependencyUnavailable
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

@@ -341,8 +341,8 @@ def test_a_multi_hop_name_whose_path_baton_would_not_take_is_refused():
 
 
 async def test_on_the_answer_path_a_metric_not_computed_is_a_typed_failure_and_a_computed_one_answers(tmp_path):
+    from baton.state.location import State
     from baton.workspace.database import open_database_workspace
-    from baton.workspace.state import State
 
     url = _loaded(tmp_path, "tutorial")
     state = State.from_env(env={}, home=tmp_path / "home")

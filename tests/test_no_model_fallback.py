@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from baton.agents.lexical_routing import add_verified_hint, did_you_mean
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
 from baton.workspace.examples import metric_questions
-from baton.workspace.state import State
 
 SHOP = """
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT NOT NULL);

@@ -17,8 +17,8 @@ from baton import outages
 from baton.outages import STATE_DATABASE, OutageLog, is_outage, outage
 from baton.pipeline.durable.dbos_outages import quiet_dbos_outages
 from baton.pipeline.durable.heartbeat import Heartbeat
-from baton.workspace.bulkheads import Bulkhead, DependencyUnavailable
-from baton.workspace.bus import EVENT_BUS_DOWN, PostgresBus
+from baton.state.bulkheads import Bulkhead, DependencyUnavailable
+from baton.state.bus import EVENT_BUS_DOWN, PostgresBus
 from fault_proxy import proxied
 from live_server import free_port
 
@@ -167,7 +167,7 @@ async def test_a_bulkhead_outage_is_two_lines(postgres_url, caplog, cooldown):
             await bulkhead.run(ping)
         bulkhead.close()
         engine.dispose()
-    messages = [r.getMessage() for r in caplog.records if r.name == "baton.workspace.bulkheads"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "baton.state.bulkheads"]
     assert len(messages) == 2 and messages[0].startswith("sessions is down"), messages
     assert "after 40 failed attempts" in messages[1]
     assert not any(r.exc_info for r in caplog.records)

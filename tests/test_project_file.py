@@ -151,7 +151,7 @@ def test_flags_override_the_file(project, tmp_path):
 
 async def test_one_server_serves_both_workspaces_and_each_key_reaches_only_its_own(project, tmp_path, monkeypatch):
     from baton.cli.serving import server_app
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     monkeypatch.delenv("BATON_API_KEYS", raising=False)
     specs = project_specs(project, None)
@@ -241,8 +241,8 @@ def test_config_check_refuses_a_privileged_role(tmp_path):
 
 
 async def test_what_a_database_declares_reaches_its_connection(project, tmp_path):
+    from baton.state.location import State
     from baton.workspace.assembly import assemble
-    from baton.workspace.state import State
 
     (spec,) = project_specs(project, "sales")
     database = spec.database.model_copy(update={"schemas": ("reporting",), "allow_functions": ("audit.f",)})

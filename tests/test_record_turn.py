@@ -10,10 +10,10 @@ import pytest
 from baton.llm import FunctionModel
 from baton.pipeline import CheckpointDecision
 from baton.response import AIMessage
+from baton.state.location import State
 from baton.workspace.answer import STORED_JSON, stored_json
 from baton.workspace.database import open_database_workspace
 from baton.workspace.edited_sql import run_edited_sql
-from baton.workspace.state import State
 from baton.workspace.verified import save_verified_question
 from workspace_doubles import TOTALS_SQL, pipeline_model, sales_db
 

@@ -122,7 +122,7 @@ async def test_serve_with_semantic_answers_metric_questions_over_http(home, monk
 
     from baton.cli.serving import server_app
     from baton.cli.specs import with_flags
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     monkeypatch.setenv("BATON_API_KEYS", "k-semantic=database")
     spec = with_flags(None, database=f"sqlite:///{home / 'finance.sqlite'}", semantic=demo_model_path())

@@ -258,8 +258,8 @@ async def test_login_sets_a_cookie_only_for_a_valid_same_site_post(client):
 def test_markdown_tables_count_the_rows_they_leave_out():
     import pandas as pd
 
+    from baton.answer_markdown import to_markdown
     from baton.response import AIMessage
-    from baton.workspace.markdown import to_markdown
 
     assert to_markdown(AIMessage(data=pd.DataFrame({"a": range(100)}))).endswith("_80 more rows not shown_")
     assert to_markdown(AIMessage(data=[{"a": i} for i in range(25)])).endswith("_5 more rows not shown_")

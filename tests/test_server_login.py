@@ -12,8 +12,8 @@ import pytest
 
 from baton.agents import OrchestratorAgent
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
-from baton.workspace.keystore import KeyStore
-from baton.workspace.login_tokens import LoginTokens
+from baton.state.keystore import KeyStore
+from baton.state.login_tokens import LoginTokens
 
 KEY = "bt_login_test_key"
 
@@ -145,7 +145,7 @@ async def test_baton_serve_with_environment_keys_shares_login_sessions_across_it
 
     from baton.cli.serving import server_app
     from baton.cli.specs import with_flags
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     with sqlite3.connect(tmp_path / "shop.sqlite") as db:
         db.execute("CREATE TABLE orders (id INTEGER)")
@@ -167,7 +167,7 @@ async def test_baton_serve_with_environment_keys_shares_login_sessions_across_it
 async def test_a_frozen_token_store_fails_a_login_in_seconds_on_the_key_lookups_own_threads():
     import threading
 
-    from baton.workspace.bulkheads import Bulkhead
+    from baton.state.bulkheads import Bulkhead
 
     release = threading.Event()
     ran_on: list[str] = []

@@ -12,7 +12,8 @@ from baton.llm.openai_compat import OpenAICompatible
 from baton.messages import LLMResponse
 from baton.response import AIMessage, QueryResult
 from baton.server import create_app
-from baton.workspace import ApiKeys, SessionStore, Workspace, Workspaces
+from baton.state import ApiKeys, SessionStore
+from baton.workspace import Workspace, Workspaces
 from live_server import serve
 from stub_llm_server import Hold, openai_stream_text, running_stub
 

@@ -13,8 +13,8 @@ import yaml
 from baton.agents import OrchestratorAgent
 from baton.semantic.native import model_from_dict
 from baton.server import ApiKeys, SessionStore, Workspace, Workspaces, create_app
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 
 KEY, BARE = "bt_draft_key", "bt_bare_key"
 

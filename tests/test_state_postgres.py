@@ -8,9 +8,9 @@ import pytest
 import sqlalchemy as sa
 
 from baton.llm import FunctionModel
-from baton.workspace import ApiKeys
+from baton.state import ApiKeys
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 from workspace_doubles import routed, sales_db
 
 pytestmark = pytest.mark.postgres
@@ -53,14 +53,14 @@ async def test_two_processes_on_one_state_share_conversations_memory_and_keys(st
 
 
 def sa_digest(key):
-    from baton.workspace.keys import digest
+    from baton.state.keys import digest
 
     return digest(key)
 
 
 def test_processes_starting_together_on_an_empty_database_install_it_once(state_db, tmp_path):
     from baton.memory import MemoryStore, TrustedAuthenticator
-    from baton.workspace import SessionStore
+    from baton.state import SessionStore
 
     go = threading.Barrier(6, timeout=60)
 

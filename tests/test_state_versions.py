@@ -12,10 +12,10 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from baton.cli import build_app
-from baton.workspace import keystore
-from baton.workspace.migrations import Migration
-from baton.workspace.state import State
-from baton.workspace.state_versions import known_versions, read
+from baton.state import keystore
+from baton.state.location import State
+from baton.state.migrations import Migration
+from baton.state.versions import known_versions, read
 from live_server import free_port
 
 FAMILIES = ["sessions", "keys", "login_sessions", "memory", "pipelines"]
@@ -167,7 +167,7 @@ def test_state_migrate_creates_an_empty_postgresql_state_and_show_reads_it(home,
 def test_a_process_hosting_pipelines_refuses_newer_dbos_tables_without_the_cli(home):
     """The library path (an app built in Python) meets the same check where it opens the
     pipeline runtime."""
-    from baton.workspace.migrations import StateSchemaError
+    from baton.state.migrations import StateSchemaError
     from baton.workspace.pipeline_host import PipelineHost
 
     state = State.from_env(home=home)

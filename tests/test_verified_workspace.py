@@ -12,9 +12,9 @@ import pytest
 from baton.demo.data import build_demo_database
 from baton.demo.workspace import build_demo_workspace
 from baton.evaluation import verified_questions
+from baton.state.location import State
 from baton.verified import Slot
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 from baton.workspace.verified import (
     VerifiedQuestionError,
     installed,

@@ -10,7 +10,8 @@ from baton.events import RecordingTracker
 from baton.llm import FunctionModel, tool_call
 from baton.messages import LLMResponse, Message
 from baton.response import AIMessage, QueryResult
-from baton.workspace import SessionNotFound, SessionStore, Workspace
+from baton.state import SessionNotFound, SessionStore
+from baton.workspace import Workspace
 
 
 def route(messages, tools):

@@ -1,4 +1,4 @@
-"""Live events over Redis pub/sub (``baton.workspace.bus_redis``), on the Redis server of
+"""Live events over Redis pub/sub (``baton.state.bus_redis``), on the Redis server of
 ``BATON_TEST_REDIS_URL`` (skipped with the reason when unset): events cross processes and stay
 per channel, a large one is cut down, hostile messages are ignored, publishing while Redis is
 away neither blocks nor raises and delivery resumes, a lost or silent subscriber connection is
@@ -23,7 +23,7 @@ import pytest
 import redis
 
 from baton.errors import ConfigurationError
-from baton.workspace.bus_redis import CHANNEL_PREFIX, EventBusUnavailableError, RedisBus
+from baton.state.bus_redis import CHANNEL_PREFIX, EventBusUnavailableError, RedisBus
 from baton.workspace.pipeline_host import bus_for
 from fault_proxy import FaultProxy
 from workspace_doubles import pipeline_model, sales_db
@@ -74,7 +74,7 @@ async def test_events_cross_processes_and_stay_per_channel(redis_url, buses):
     mine, other = channel(), channel()
     listener = buses(redis_url)
     with listener.subscribe(mine) as sub, listener.subscribe(other) as sub_other:
-        script = ("import sys; from baton.workspace.bus_redis import RedisBus\n"
+        script = ("import sys; from baton.state.bus_redis import RedisBus\n"
                   "bus = RedisBus(sys.argv[1])\n"
                   "for n in range(3): bus.publish(sys.argv[2], {'type': 'step', 'data': {'n': n}})\n"
                   "bus.publish(sys.argv[3], {'type': 'elsewhere'})\n"
@@ -101,7 +101,7 @@ async def test_hostile_messages_are_ignored_with_a_log_and_the_listener_goes_on(
     listener = buses(redis_url)
     raw = redis.Redis.from_url(redis_url)
     try:
-        with caplog.at_level(logging.WARNING, "baton.workspace.bus"), listener.subscribe(name) as sub:
+        with caplog.at_level(logging.WARNING, "baton.state.bus"), listener.subscribe(name) as sub:
             for payload in (b"not json", b"\xff\xfe\x00", b"[1, 2]", b'{"event": "text"}', b'{"event": [1]}', b"null",
                             b'{"no": "event"}', json.dumps({"event": {"x": "z" * 200_000}}).encode(), b"{" * 100_000):
                 raw.publish(CHANNEL_PREFIX + name, payload)
@@ -141,7 +141,7 @@ async def test_publishing_while_redis_is_away_neither_blocks_nor_raises_and_resu
 async def test_a_full_queue_drops_events_and_says_so(redis_url, buses, proxy, caplog):
     publisher = buses(through(proxy, redis_url), outbox_size=5)
     proxy.set("drop")
-    with caplog.at_level(logging.WARNING, "baton.workspace.bus"):
+    with caplog.at_level(logging.WARNING, "baton.state.bus"):
         for n in range(50):
             publisher.publish("anything", {"n": n})
     assert publisher.dropped >= 40
@@ -153,7 +153,7 @@ async def test_a_killed_subscriber_connection_is_reopened(redis_url, buses, capl
     listener, publisher = buses(redis_url), buses(redis_url)
     admin = redis.Redis.from_url(redis_url)
     try:
-        with caplog.at_level(logging.WARNING, "baton.workspace.bus"), listener.subscribe(name) as sub:
+        with caplog.at_level(logging.WARNING, "baton.state.bus"), listener.subscribe(name) as sub:
             mine = [c for c in admin.client_list() if c.get("name") == listener.client_name]
             assert len(mine) == 1
             admin.client_kill_filter(_id=mine[0]["id"])
@@ -241,10 +241,10 @@ async def test_a_pipeline_runs_events_reach_the_asking_request_and_the_event_str
     from baton.events import RecordingTracker
     from baton.llm import FunctionModel
     from baton.pipeline import CheckpointDecision
+    from baton.state.location import State
     from baton.workspace.database import open_database_workspace
     from baton.workspace.pipeline_host import PipelineHost
     from baton.workspace.planning import durable_pipelines
-    from baton.workspace.state import State
 
     state = State.from_env({}, home=tmp_path / "home")
     host = PipelineHost.for_state(state, events_url=redis_url, queue_polling_interval_s=0.1)

@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from baton.llm import FunctionModel
+from baton.state.location import State
 from baton.workspace.database import open_database_workspace
-from baton.workspace.state import State
 from workspace_doubles import routed, sales_db
 
 model = routed("North sells more.")
@@ -88,7 +88,7 @@ async def test_closing_twice_is_harmless_and_a_closed_workspace_keeps_its_conver
 
 def test_the_workspace_layer_imports_no_surface():
     code = (
-        "import sys, baton.workspace, baton.workspace.database, baton.workspace.answer, baton.workspace.state\n"
+        "import sys, baton.workspace, baton.workspace.database, baton.workspace.answer, baton.state.location\n"
         "print([m for m in sys.modules if m.startswith(('baton.server', 'baton.cli', 'baton.demo', 'baton.mcp', 'fastapi'))])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -11,12 +11,13 @@ from baton.events import RecordingTracker
 from baton.llm import FunctionModel
 from baton.pipeline import CheckpointDecision
 from baton.server import create_app
-from baton.workspace import ApiKeys, Workspaces
+from baton.state import ApiKeys
+from baton.state.location import State
+from baton.workspace import Workspaces
 from baton.workspace.database import open_database_workspace
 from baton.workspace.pipeline_host import PipelineHost
 from baton.workspace.pipelines import PipelineNotFound
 from baton.workspace.planning import durable_pipelines
-from baton.workspace.state import State
 from workspace_doubles import PIPELINE_PLAN, pipeline_model, sales_db
 
 pytestmark = pytest.mark.timeout(120)

@@ -8,8 +8,8 @@ import pytest
 import sqlalchemy as sa
 
 from baton.response import AIMessage
-from baton.workspace import SessionNotFound, SessionStore
-from baton.workspace.migrations import Migration, StateSchemaError, migrate
+from baton.state import SessionNotFound, SessionStore
+from baton.state.migrations import Migration, StateSchemaError, migrate
 
 OLD_SCHEMA = """
 CREATE TABLE sessions (session_id TEXT PRIMARY KEY, workspace TEXT NOT NULL, title TEXT NOT NULL,

@@ -65,11 +65,11 @@ if TYPE_CHECKING:
     from baton.specialists.knowledge import KnowledgeAgent, KnowledgeIndex
     from baton.specialists.mcp import MCPAgent, MCPServerConfig
     from baton.specialists.sql import ConnectionOptions, Freshness, SQLAgent, SQLConnection, SQLExecutionError
+    from baton.state.location import State
     from baton.tools import FunctionTool, ToolOutput, tool
     from baton.verified import Slot, VerifiedQuestion
     from baton.workspace import Workspace
     from baton.workspace.database import open_database_workspace
-    from baton.workspace.state import State
 
 _EXPORTS: dict[str, str] = {
     # agents
@@ -97,7 +97,7 @@ _EXPORTS: dict[str, str] = {
     "Event": "baton.events", "RecordingTracker": "baton.events",
     # the workspace
     "Workspace": "baton.workspace", "open_database_workspace": "baton.workspace.database",
-    "State": "baton.workspace.state",
+    "State": "baton.state.location",
     # errors
     "BatonError": "baton.errors", "ConfigurationError": "baton.errors", "AgentError": "baton.errors",
     "AgentRetryableError": "baton.errors", "AgentFatalError": "baton.errors", "AgentTimeoutError": "baton.errors",

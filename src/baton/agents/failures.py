@@ -93,7 +93,7 @@ def code_of(exc: BaseException) -> str:
     specialist = getattr(exc, "error_class", None)  # a specialist's failure class (SQLExecutionError: connection_error)
     if isinstance(specialist, str) and specialist in _SPECIALIST_CODES:
         return _SPECIALIST_CODES[specialist]
-    dependency = getattr(exc, "dependency", None)  # a store's bulkhead refused (baton.workspace.bulkheads)
+    dependency = getattr(exc, "dependency", None)  # a store's bulkhead refused (baton.state.bulkheads)
     if isinstance(dependency, str):
         kind = dependency.split("[")[0]
         return {"sessions": "state_unavailable", "knowledge": "knowledge_unavailable"}.get(kind, "memory_unavailable")

@@ -146,7 +146,7 @@ def _state_problem(url: str | None) -> list[str]:
     if url is None:
         return []
     from baton.errors import ConfigurationError, StartupRefusal
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     try:
         State.from_env(url=url).check_versions()

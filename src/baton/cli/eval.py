@@ -42,7 +42,7 @@ def _eval_state(url: str | None):
     ``--state URL``: that PostgreSQL state; otherwise a throwaway state in a temporary
     folder (targets.py)."""
     from baton.cli.main_commands import _state
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     if url:
         yield _state(None if url == "home" else url)
@@ -65,9 +65,9 @@ def _kept_verified(database: str | None, state_url: str | None, privileged: bool
         from baton.demo.verified import VERIFIED_QUESTIONS
         from baton.evaluation import verified_questions
         from baton.evaluation.golden import GoldenSet
+        from baton.state.location import MEMORY_FILE, State
         from baton.verified import content_words
         from baton.workspace.database import database_workspace_id
-        from baton.workspace.state import MEMORY_FILE, State
         from baton.workspace.verified import current_verified
 
         where = State.from_env(url=state_url)

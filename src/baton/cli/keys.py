@@ -1,4 +1,4 @@
-"""`baton keys create|list|revoke`: the API keys kept in the state (``baton.workspace.keystore``).
+"""`baton keys create|list|revoke`: the API keys kept in the state (``baton.state.keystore``).
 
 Every process serving on the same state (``--state`` / ``$BATON_STATE_URL``, else SQLite files
 in ``$BATON_HOME``) asks the store for a key it does not hold, on every request, so a key made
@@ -39,7 +39,7 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 def _state(url: str | None) -> Any:
     from baton.errors import ConfigurationError
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     try:
         where = State.from_env(url=url)
@@ -53,7 +53,7 @@ def _store(url: str | None, *, create: bool = True) -> Any:
     ``create`` is False (listing or revoking makes no files)."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from baton.workspace.state import KEYS_FILE
+    from baton.state.location import KEYS_FILE
 
     where = _state(url)
     if where.embedded and not create and not (where.home / KEYS_FILE).exists():
@@ -65,7 +65,7 @@ def _store(url: str | None, *, create: bool = True) -> Any:
 
 
 def _checked(check: Any, value: str) -> str:
-    from baton.workspace.keystore import KeyInputError
+    from baton.state.keystore import KeyInputError
 
     try:
         return str(check(value))
@@ -86,7 +86,7 @@ def _when(stamp: str | None) -> str:
 
 
 def _workspace_checked(workspace: str) -> str:
-    from baton.workspace.keystore import check_workspace
+    from baton.state.keystore import check_workspace
 
     return _checked(check_workspace, workspace)
 
@@ -96,8 +96,8 @@ def create(workspace: str = typer.Option(..., "--workspace", "-w", help="The wor
            label: str = typer.Option("", "--label", help="What the key is for (who holds it), shown by `list`."),
            state: str | None = StateOption) -> None:
     """Make a key: printed on stdout once, kept only as its digest."""
-    from baton.workspace.keys import digest
-    from baton.workspace.keystore import check_label
+    from baton.state.keys import digest
+    from baton.state.keystore import check_label
 
     workspace = _workspace_checked(workspace)
     label = _checked(check_label, label)
@@ -147,7 +147,7 @@ def revoke(key_id: str = typer.Argument(..., metavar="ID", help="The key's id as
            workspace: str = typer.Option(..., "--workspace", "-w", help="The workspace whose key it is."),
            state: str | None = StateOption) -> None:
     """Revoke one key: servers on this state refuse it from their next request."""
-    from baton.workspace.keystore import check_prefix
+    from baton.state.keystore import check_prefix
 
     prefix = _checked(check_prefix, key_id)
     workspace = _workspace_checked(workspace)

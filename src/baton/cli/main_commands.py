@@ -21,7 +21,7 @@ notes = Console(stderr=True)  # progress and notices: stdout stays the answer (`
 
 
 def baton_home() -> Path:
-    from baton.workspace.state import baton_home as home
+    from baton.state.location import baton_home as home
 
     return home()
 
@@ -42,7 +42,7 @@ def _state(url: str | None):
     ``StateSchemaError``, a ``BATON_HOME`` that cannot be a folder a ``StartupRefusal``: one line
     and exit 2 at the CLI's edge."""
     from baton.errors import StartupRefusal
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     where = State.from_env(url=url)
     try:  # the folder every command here writes to (created as they would): not a traceback at its first file
@@ -218,7 +218,7 @@ def register(app: typer.Typer) -> None:
         """Ask one question and print the answer, its table and its SQL."""
         from baton.cli.db import unsafe_privileged_role_opt_in
         from baton.cli.serving import local_workspace
-        from baton.workspace import SessionNotFound
+        from baton.state import SessionNotFound
 
         privileged = unsafe_privileged_role_opt_in(unsafe_allow_privileged_role)
         if chart is not None:  # before the question is asked: the answer is not lost to a path that cannot be written

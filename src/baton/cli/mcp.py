@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         from baton.errors import ConfigurationError
         from baton.llm import model_from_env
         from baton.mcp import serve_stdio
-        from baton.workspace.state import State
+        from baton.state.location import State
 
         configure_logging(log_level)
         servers = mcp_specialists(mcp, mcp_allow)

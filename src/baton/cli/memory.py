@@ -44,7 +44,7 @@ def default_url() -> str:
 def _state() -> str | None:
     from baton.errors import ConfigurationError
     from baton.settings import Settings
-    from baton.workspace.state import normalise_url
+    from baton.state.location import normalise_url
 
     url = _state_url or Settings.from_env().state_url
     try:

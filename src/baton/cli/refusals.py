@@ -25,7 +25,7 @@ def refused_types() -> tuple[type[BaseException], ...]:
     """What counts as a start-up refusal: configuration errors (``StartupRefusal`` among them)
     and a state database newer than this Baton."""
     from baton.errors import ConfigurationError
-    from baton.workspace.migrations import StateSchemaError
+    from baton.state.migrations import StateSchemaError
 
     return ConfigurationError, StateSchemaError
 

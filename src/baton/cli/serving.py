@@ -20,10 +20,11 @@ from rich.console import Console
 
 from baton.cli.listening import BACKLOG, bind_listener
 from baton.errors import StartupRefusal
-from baton.workspace import ApiKeys, Workspace, Workspaces, new_key
-from baton.workspace.login_tokens import LoginTokens
+from baton.state import ApiKeys, new_key
+from baton.state.location import State
+from baton.state.login_tokens import LoginTokens
+from baton.workspace import Workspace, Workspaces
 from baton.workspace.spec import WorkspaceSpec
-from baton.workspace.state import State
 
 SMOKE_QUESTION = "What was Pokemon revenue by month in 2025?"
 
@@ -333,7 +334,7 @@ def check_before_workers(specs: Sequence[WorkspaceSpec], model: Any) -> None:
         check_docs(Path(spec.documents.folder) if spec.documents is not None else None)
     events = os.environ.get("BATON_EVENTS_URL", "")
     if model is not None and events.startswith(("redis://", "rediss://")):
-        from baton.workspace.bus_redis import RedisBus
+        from baton.state.bus_redis import RedisBus
 
         RedisBus(events).check()
 

@@ -26,7 +26,7 @@ def sessions(
 
     from baton.cli.serving import local_workspace
     from baton.cli.specs import with_flags
-    from baton.workspace.sessions import SessionNotFound
+    from baton.state.conversations import SessionNotFound
 
     async def run() -> int:
         async with local_workspace(with_flags(None), main_commands._model(), main_commands._state(state)) as ws:

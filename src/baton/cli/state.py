@@ -19,7 +19,7 @@ StateOption = typer.Option(None, "--state", help="Database URL of the shared sta
 
 
 def _where(url: str | None):
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     return State.from_env(url=url)
 
@@ -27,7 +27,7 @@ def _where(url: str | None):
 @app.command()
 def show(state: str | None = StateOption) -> None:
     """Each family's schema version in the state, and the one this Baton writes."""
-    from baton.workspace.state_versions import read
+    from baton.state.versions import read
 
     where = _where(state)
     table = Table("family", "where", "state", "this Baton", "")
@@ -41,7 +41,7 @@ def show(state: str | None = StateOption) -> None:
 @app.command()
 def migrate(state: str | None = StateOption) -> None:
     """Bring every family of the state to this Baton's schema version."""
-    from baton.workspace.state_versions import migrate_all
+    from baton.state.versions import migrate_all
 
     where = _where(state)
     rows = migrate_all(where)

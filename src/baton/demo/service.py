@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from baton.workspace.keys import digest
+from baton.state.keys import digest
 
 LOCK_FILE = ".serve.lock"
 RUNNING_FILE = "serving.json"

@@ -83,10 +83,10 @@ def build_demo_workspace(directory: str | Path, *, model: ChatModel | None = Non
     """The demo workspace in ``directory`` (``demo_spec``, then ``assemble``). It owns its
     connection, memory, document index and sessions: ``async with`` it, or ``await
     ws.aclose()``. Sessions and memory are SQLite files beside the database, or on the state
-    database ``state_url`` (``baton.workspace.state``). ``pipelines`` as in
+    database ``state_url`` (``baton.state.location``). ``pipelines`` as in
     ``baton.workspace.database.open_database_workspace``."""
+    from baton.state.location import State
     from baton.workspace.assembly import assemble
-    from baton.workspace.state import State
 
     directory = Path(directory)
     mode, factory = pipelines_argument(pipelines)

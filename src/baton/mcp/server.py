@@ -113,8 +113,8 @@ def describe(event: Event) -> str:
 
 async def answer_result(message: AIMessage, *, chart_image: bool = True) -> CallToolResult:
     """The answer as a tool result: Markdown text, structured content, the chart as PNG."""
+    from baton.answer_markdown import to_markdown
     from baton.server.public_errors import public_answer
-    from baton.workspace.markdown import to_markdown
 
     message = public_answer(message)  # no host, port, path or driver text reaches the client (the log keeps it)
     structured = structured_answer(message)
@@ -144,7 +144,7 @@ def _register_tools(server: MCPServer, ws: Any) -> None:
         an earlier answer to ask a follow-up in the same conversation ("Show only the top 5").
         turn_id is the question's idempotency key: asked again with it, the stored answer
         comes back and nothing is stored twice (a failure names the key to retry with)."""
-        from baton.workspace.turn_keys import BadTurnKey, checked_key, new_key
+        from baton.state.turn_keys import BadTurnKey, checked_key, new_key
 
         try:
             key = checked_key(turn_id) or new_key()
@@ -187,8 +187,8 @@ def _register_tools(server: MCPServer, ws: Any) -> None:
 
 async def _answer(ws: Any, question: str, session_id: str | None, ctx: Context, key: str) -> AIMessage | CallToolResult:
     from baton.errors import BatonError
-    from baton.workspace import SessionNotFound
-    from baton.workspace.turn_keys import TurnUnconfirmed
+    from baton.state import SessionNotFound
+    from baton.state.turn_keys import TurnUnconfirmed
 
     step = 0
     message: AIMessage | None = None

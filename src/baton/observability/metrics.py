@@ -6,7 +6,7 @@ no workspace is named):
 
 - ``baton_memory_writes_total{outcome}``: advisory memory writes (insights, learnings,
   usage counts) ``offered``, and how each ended: ``stored``, ``shed`` (by the queue's
-  policy) or ``failed`` (``baton.workspace.advisory_queue``);
+  policy) or ``failed`` (``baton.state.advisory_queue``);
 - ``baton_memory_advisory_queued``: advisory writes waiting or running now;
 - ``baton_memory_commits_total`` / ``baton_memory_committed_writes_total`` /
   ``baton_memory_failed_writes_total``: the memory store's group transactions, and the

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.semantic.errors import SemanticQueryError
+from baton.semantic.expressions import metric_sql
 from baton.semantic.model import TimeColumn
 
 if TYPE_CHECKING:
@@ -37,18 +39,6 @@ _PLACEHOLDER = "baton_time_placeholder"
 _SUBDAILY_TEXT = {"hour": (13, ":00:00"), "minute": (16, ":00"), "second": (19, "")}  # ISO text: kept, appended
 _SUBDAILY_FORMAT = {"hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%M:00", "second": "%Y-%m-%d %H:%M:%S",
                     "millisecond": "%Y-%m-%d %H:%M:%S.%f"}  # %f: microseconds, cut to milliseconds
-_DAY_PARTS = {  # over a DATE
-    "duckdb": {"dow": "CAST(EXTRACT(isodow FROM {c}) AS INTEGER)", "doy": "CAST(EXTRACT(doy FROM {c}) AS INTEGER)"},
-    "postgres": {"dow": "CAST(EXTRACT(isodow FROM {c}) AS INTEGER)", "doy": "CAST(EXTRACT(doy FROM {c}) AS INTEGER)"},
-    "mysql": {"dow": "(WEEKDAY({c}) + 1)", "doy": "DAYOFYEAR({c})"},
-    "sqlite": {"dow": "((CAST(STRFTIME('%w', {c}) AS INTEGER) + 6) % 7 + 1)", "doy": "CAST(STRFTIME('%j', {c}) AS INTEGER)"},
-}
-_WEEK = {
-    "sqlite": "DATE(SUBSTR({c}, 1, 10), '-6 days', 'weekday 1')",
-    "duckdb": "STRFTIME(DATE_TRUNC('week', CAST(SUBSTR({c}, 1, 10) AS DATE)), '%Y-%m-%d')",
-    "postgres": "TO_CHAR(DATE_TRUNC('week', CAST(SUBSTR({c}, 1, 10) AS DATE)), 'YYYY-MM-DD')",
-    "mysql": "DATE_FORMAT(DATE_SUB(CAST(SUBSTR({c}, 1, 10) AS DATE), INTERVAL WEEKDAY(CAST(SUBSTR({c}, 1, 10) AS DATE)) DAY), '%Y-%m-%d')",
-}
 
 
 def _substr(text: exp.Expr, length: int) -> exp.Expr:
@@ -74,6 +64,13 @@ def _template(template: str, value: exp.Expr, dialect: str) -> exp.Expr:
     return tree.transform(lambda node: value.copy() if isinstance(node, exp.Column) and node.name == _PLACEHOLDER else node)
 
 
+def _engine_template(template: str | None, what: str, dialect: str) -> str:
+    """The engine's template (``Engine.metric_sql``), or ``SemanticQueryError`` where it has none."""
+    if template is None:
+        raise SemanticQueryError(f"{what} on {dialect or 'this engine'}, which Baton does not compute yet")
+    return template
+
+
 def _subdaily(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
     """A sub-daily grain as ``YYYY-MM-DD HH:MM:SS[.mmm]`` text: a ``native`` TIMESTAMP formatted,
     ISO text cut and completed (``timestamp`` text holds no milliseconds: refused)."""
@@ -85,8 +82,9 @@ def _subdaily(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> e
         length, tail = _SUBDAILY_TEXT[grain]
         return exp.DPipe(this=_substr(column, length), expression=exp.Literal.string(tail), safe=True) if tail \
             else _substr(column, length)
-    if grain == "millisecond" and dialect == "sqlite":
-        return exp.TimeToStr(this=column.copy(), format=exp.Literal.string("%Y-%m-%d %H:%M:%f"))
+    own = metric_sql(dialect).millisecond_format if grain == "millisecond" else None
+    if own is not None:  # the engine's format writes milliseconds itself (SQLite's %f)
+        return exp.TimeToStr(this=column.copy(), format=exp.Literal.string(own))
     formatted = exp.TimeToStr(this=column.copy(), format=exp.Literal.string(_SUBDAILY_FORMAT[grain]))
     return _substr(formatted, 23) if grain == "millisecond" else formatted
 
@@ -109,7 +107,7 @@ def date_part_expression(column: exp.Expr, time: TimeColumn, part: str, dialect:
             case = case.when(exp.LTE(this=month.copy(), expression=exp.Literal.string(last)), exp.Literal.number(q))
         return case.else_(exp.Literal.number(4))
     day = exp.Cast(this=_substr(text, 10), to=exp.DataType.build("DATE"))
-    return _template(_DAY_PARTS[dialect][part], day, dialect)
+    return _template(_engine_template(metric_sql(dialect).day_part(part), f"the date part {part!r}", dialect), day, dialect)
 
 
 def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
@@ -134,7 +132,7 @@ def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: st
         return exp.DPipe(this=exp.DPipe(this=_substr(text, 4), expression=exp.Literal.string("-Q"), safe=True),
                          expression=case, safe=True)
     if grain == "week":
-        return _template(_WEEK[dialect], text, dialect)
+        return _template(_engine_template(metric_sql(dialect).week_start, "the week grain", dialect), text, dialect)
     raise ValueError(f"unknown grain {grain!r}")
 
 

@@ -5,6 +5,7 @@ and call its answer path; no route answers on its own.
 """
 
 from baton.server.app import create_app
-from baton.workspace import ApiKeys, Principal, SessionStore, Workspace, Workspaces
+from baton.state import ApiKeys, Principal, SessionStore
+from baton.workspace import Workspace, Workspaces
 
 __all__ = ["ApiKeys", "Principal", "SessionStore", "Workspace", "Workspaces", "create_app"]

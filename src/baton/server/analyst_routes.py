@@ -31,7 +31,7 @@ from baton.server.auth import Caller
 from baton.server.errors import error_body, error_response, respond
 from baton.server.public_errors import public_answer
 from baton.server.schemas import MAX_ID_CHARS
-from baton.workspace import SessionNotFound
+from baton.state import SessionNotFound
 from baton.workspace.answer import stored_json
 from baton.workspace.edited_sql import MAX_SQL_CHARS
 

@@ -47,9 +47,10 @@ from baton.server.ready import register_health_routes
 from baton.server.schemas import AskRequest, ChartRequest, turn_key
 from baton.server.shutdown import Shutdown, stopping_event, until_shutdown
 from baton.server.sse import sse, sse_error
-from baton.workspace import ChartSpecTooLargeError, SessionNotFound, Workspace, Workspaces
+from baton.state import SessionNotFound
+from baton.state.bulkheads import Bulkhead
+from baton.workspace import ChartSpecTooLargeError, Workspace, Workspaces
 from baton.workspace.answer import stored_json
-from baton.workspace.bulkheads import Bulkhead
 
 log = logging.getLogger(__name__)
 MEMORY_UNAVAILABLE = error_body("the workspace's memory is unavailable; try again")
@@ -58,7 +59,7 @@ SESSION_NOT_FOUND = error_body("session not found")
 
 def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", tracker: WorkflowTracker | None = None,
                owns_workspaces: bool = True, limits: Limits | None = None, login_tokens: Any = None) -> FastAPI:
-    """The app. ``login_tokens`` (``baton.workspace.login_tokens.LoginTokens``) keeps the page's
+    """The app. ``login_tokens`` (``baton.state.login_tokens.LoginTokens``) keeps the page's
     login sessions; default: beside the keys' store (``login_routes.tokens_for``).
     ``tracker`` receives every event of every request, next to each workspace's
     own tracker (default: what ``configure_observability`` picks from the environment:
@@ -146,7 +147,7 @@ def create_app(workspaces: Workspaces, keys: ApiKeys, *, title: str = "Baton", t
     async def ask(body: AskRequest, caller: Caller, request: Request) -> Response:
         """Answer a question; the body of the response is the AIMessage as JSON: 200 when
         answered (also partly, or with an answer-level error), 502/503/504 when a dependency
-        failed and nothing was answered (``errors.py``). Idempotent by key (``turn_keys.py``)."""
+        failed and nothing was answered (``errors.py``). Idempotent by key (``baton.state.turn_keys``)."""
         return await answer_ask(body, caller, request.headers)
 
     lean_route(app, "POST", "/v1/ask", AskRequest, answer_ask)  # a valid body skips FastAPI's machinery (lean_route.py)

@@ -1,4 +1,4 @@
-"""Authentication over HTTP: an API key maps to exactly one workspace (``baton.workspace.keys``).
+"""Authentication over HTTP: an API key maps to exactly one workspace (``baton.state.keys``).
 
 A request presents its key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``; the
 page presents its login cookie instead, which holds a session token, never the key
@@ -14,7 +14,7 @@ from fastapi import Depends, HTTPException, Request
 
 from baton.errors import StartupRefusal
 from baton.server.login_routes import session_principal
-from baton.workspace.keys import ApiKeys, Principal, digest, new_key
+from baton.state.keys import ApiKeys, Principal, digest, new_key
 
 __all__ = ["ApiKeys", "Caller", "Principal", "authenticate", "check_key_workspaces", "digest", "new_key", "presented_key"]
 

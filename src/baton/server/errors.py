@@ -5,7 +5,7 @@
   On the OpenAI-compatible routes the shape is OpenAI's ``{"error": {...}}`` with 400.
 - A store that cannot serve (``DependencyUnavailable``: conversations, memory) is a 503 with
   ``Retry-After`` and ``error_code`` (``state_unavailable``, ``memory_unavailable``); for a
-  turn, also its idempotency key (``turn_id``) and ``may_be_stored`` (``turn_keys.py``).
+  turn, also its idempotency key (``turn_id``) and ``may_be_stored`` (``baton.state.turn_keys``).
 - A full server (``admission.Overloaded``) is a 503 with ``Retry-After`` and
   ``error_code: overloaded``.
 - An answer whose question failed on a dependency (``baton.agents.failures``: the model,
@@ -44,8 +44,8 @@ from baton.agents.failures import http_status
 from baton.response import AIMessage
 from baton.server.admission import OVERLOADED, Overloaded
 from baton.server.public_errors import redact
-from baton.workspace.bulkheads import DependencyUnavailable
-from baton.workspace.turn_keys import KEY_HEADER, BadTurnKey, TurnUnconfirmed
+from baton.state.bulkheads import DependencyUnavailable
+from baton.state.turn_keys import KEY_HEADER, BadTurnKey, TurnUnconfirmed
 
 log = logging.getLogger("baton.server")
 OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")

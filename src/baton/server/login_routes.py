@@ -2,7 +2,7 @@
 
 ``POST /login`` (body ``{"key": ...}``, posted by the page from the ``/#key=...`` link or the
 key form) checks the key and sets a cookie holding a new login token
-(``baton.workspace.login_tokens``), never the key: a cookie is stored on disk by the browser
+(``baton.state.login_tokens``), never the key: a cookie is stored on disk by the browser
 and sent with every request, and a leaked cookie must not be a leaked key (which also opens
 the API, MCP and OpenAI-compatible routes, and does not expire). ``POST /logout`` revokes
 the token and clears the cookie. Only the page's cookie is a token: API clients present
@@ -45,8 +45,8 @@ from fastapi.responses import Response
 
 from baton.server.schemas import LoginRequest
 from baton.settings import Settings
-from baton.workspace.keys import ApiKeys, Principal, digest
-from baton.workspace.login_tokens import MISS, LoginTokens
+from baton.state.keys import ApiKeys, Principal, digest
+from baton.state.login_tokens import MISS, LoginTokens
 
 COOKIE_PREFIX = "baton_session"
 T = TypeVar("T")
@@ -64,7 +64,7 @@ def tokens_for(keys: ApiKeys) -> LoginTokens:
         return LoginTokens(store.engine)
     url = Settings.from_env().state_url
     if url:
-        from baton.workspace.state import normalise_url
+        from baton.state.location import normalise_url
 
         return LoginTokens.open(normalise_url(url))
     return LoginTokens.in_memory()

@@ -2,7 +2,7 @@
 key and opens that workspace's memory scope; ids from another workspace are simply not
 found (404, the same as ids that don't exist).
 
-Memory calls run on the workspace's memory bulkhead (``baton.workspace.bulkheads``): when
+Memory calls run on the workspace's memory bulkhead (``baton.state.bulkheads``): when
 memory is slow or down the reply is a 503 JSON body with ``Retry-After`` within seconds
 (``DependencyUnavailable``, handled in ``app.py``), never a hung request or a 500. A read
 first lets the workspace's advisory writes already queued land (at most ``READ_WAIT_S``),
@@ -17,7 +17,7 @@ from fastapi import FastAPI, HTTPException
 
 from baton.server.auth import Caller
 from baton.server.schemas import DismissInsightRequest, FeedbackRequest
-from baton.workspace import SessionNotFound
+from baton.state import SessionNotFound
 from baton.workspace.advisory import read_memory
 
 NOT_FOUND = "not found"

@@ -30,7 +30,7 @@ client can talk to a workspace's orchestrator, through the workspace's one answe
   parts must be text parts with string text (an image or audio part is refused: no
   specialist could see it); a full server answers 503 ``overloaded`` (``admission.py``).
   Every refusal is a 400/404/503 in OpenAI's shape that does not echo the input.
-- Idempotent (``baton.workspace.turn_keys``): the key is the ``Idempotency-Key`` header, or
+- Idempotent (``baton.state.turn_keys``): the key is the ``Idempotency-Key`` header, or
   the extension field ``turn_id``, or, for a keyless request, a digest of the caller's key,
   the model and the messages held 10 minutes, so the ``openai`` SDK's own retries (same
   body, no key) never store a turn twice. A 503 after which the turn may still be stored
@@ -48,6 +48,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 
+from baton.answer_markdown import to_markdown
 from baton.events import Event, LLMToken
 from baton.messages import Message
 from baton.response import AIMessage
@@ -57,9 +58,9 @@ from baton.server.public_errors import public_answer, public_event
 from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage, turn_key
 from baton.server.shutdown import STOPPING, STOPPING_DETAIL, until_shutdown
 from baton.server.sse import error_payload, sse_data
-from baton.workspace import SessionNotFound, Workspace
-from baton.workspace.markdown import to_markdown
-from baton.workspace.turn_keys import CHAT_KEY_WINDOW_S, KEY_RETENTION_S, chat_key, checked_key
+from baton.state import SessionNotFound
+from baton.state.turn_keys import CHAT_KEY_WINDOW_S, KEY_RETENTION_S, chat_key, checked_key
+from baton.workspace import Workspace
 
 _ERROR_TYPES = {502: "server_error", 503: "service_unavailable", 504: "timeout"}
 

@@ -36,7 +36,7 @@ from baton.server.schemas import StartPipelineRequest
 from baton.server.shutdown import stopping_event, until_shutdown
 from baton.server.slots import streaming_response
 from baton.server.sse import sse, sse_error
-from baton.workspace import SessionNotFound
+from baton.state import SessionNotFound
 from baton.workspace.pipelines import PipelineNotFound
 
 log = logging.getLogger(__name__)

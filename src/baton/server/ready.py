@@ -29,7 +29,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from baton.observability.metrics import CONTENT_TYPE, memory_write_counts, render
 from baton.server.auth import authenticate
-from baton.workspace.bulkheads import DependencyUnavailable
+from baton.state.bulkheads import DependencyUnavailable
 
 PROBE_EVERY_S = 2.0
 PROBE_TIMEOUT_S = 1.0

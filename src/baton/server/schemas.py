@@ -5,7 +5,7 @@ Limits are the stores' own: a question is at most ``MAX_QUESTION_CHARS`` on ever
 feedback comment at most what memory keeps in a record (``baton.memory.model.MAX_TEXT_CHARS``),
 so nothing the schema accepts is refused later, half-stored; ids at most ``MAX_ID_CHARS``.
 A turn's idempotency key (``turn_id`` in a body, or the ``Idempotency-Key`` header:
-``baton.workspace.turn_keys``) is read by ``turn_key``."""
+``baton.state.turn_keys``) is read by ``turn_key``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.memory.model import MAX_TEXT_CHARS
-from baton.workspace.turn_keys import KEY_HEADER, MAX_KEY_CHARS, checked_key, new_key
+from baton.state.turn_keys import KEY_HEADER, MAX_KEY_CHARS, checked_key, new_key
 
 MAX_QUESTION_CHARS = 20_000
 MAX_ID_CHARS = 100

@@ -28,10 +28,10 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     from baton.errors import BatonError
     from baton.server.errors import dependency_code, stream_error
     from baton.server.public_errors import public_text, redact
-    from baton.workspace.bulkheads import DependencyUnavailable
+    from baton.state.bulkheads import DependencyUnavailable
 
     if isinstance(exc, DependencyUnavailable):
-        from baton.workspace.turn_keys import TurnUnconfirmed
+        from baton.state.turn_keys import TurnUnconfirmed
 
         turn = {"turn_id": exc.key, "may_be_stored": exc.may_be_stored} if isinstance(exc, TurnUnconfirmed) else {}
         return stream_error(type(exc).__name__, dependency_code(exc), f"{exc.dependency.split('[')[0]} is unavailable ({redact(exc.reason)})",

@@ -50,9 +50,9 @@ from typing import Any, TypeVar
 from baton.dependency_waits import timed_in_thread
 from baton.errors import BatonError
 from baton.outages import OutageLog
-from baton.workspace.advisory_queue import AdvisoryQueue
+from baton.state.advisory_queue import AdvisoryQueue
 
-log = logging.getLogger("baton.workspace.bulkheads")
+log = logging.getLogger("baton.state.bulkheads")
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 5.0

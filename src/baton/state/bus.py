@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from baton.outages import is_outage, outage
 
-log = logging.getLogger("baton.workspace.bus")
+log = logging.getLogger("baton.state.bus")
 EVENT_BUS_DOWN = "the event bus (PostgreSQL)"
 PG_CHANNEL = "baton_events"
 MAX_PAYLOAD = 7900  # PostgreSQL refuses NOTIFY payloads of 8000 bytes or more

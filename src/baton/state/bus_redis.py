@@ -52,9 +52,9 @@ from redis.client import PubSub
 from redis.retry import Retry
 
 from baton.errors import ConfigurationError
-from baton.workspace.bus import Subscription, _Fanout, shrink
+from baton.state.bus import Subscription, _Fanout, shrink
 
-log = logging.getLogger("baton.workspace.bus")
+log = logging.getLogger("baton.state.bus")
 CHANNEL_PREFIX = "baton:events:"
 MAX_REDIS_PAYLOAD = 64 * 1024  # bytes; Redis takes far more, but an SSE client wants progress, not a result set
 CONNECT_TIMEOUT_S = 2.0

@@ -1,5 +1,5 @@
-"""The names of the embedded state's SQLite files (``state.py`` says what lives where), kept
-apart so that the state and its version checks (``state_versions.py``) share them."""
+"""The names of the embedded state's SQLite files (``location.py`` says what lives where), kept
+apart so that the state and its version checks (``versions.py``) share them."""
 
 SESSIONS_FILE = "sessions.sqlite"
 MEMORY_FILE = "memory.sqlite"

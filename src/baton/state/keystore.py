@@ -28,8 +28,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from baton.workspace.keys import digest, new_key
-from baton.workspace.migrations import Migration, migrate
+from baton.state.keys import digest, new_key
+from baton.state.migrations import Migration, migrate
 
 DEFAULT_LABEL = "default"
 MIN_PREFIX = 8  # hex characters of a digest that name a key (the key id in logs is 8)

@@ -19,7 +19,7 @@ everywhere) and caches such as a document index (rebuilt from the folder).
 
 Every store creates and upgrades its tables with versioned migrations under a lock
 (``migrations.py``); ``check_versions()`` refuses, before anything starts, a state any family
-of which a newer Baton wrote (``state_versions.py``). So N replicas and M workers starting at
+of which a newer Baton wrote (``versions.py``). So N replicas and M workers starting at
 once on an empty database (or processes on an empty ``BATON_HOME``) install the schema once. ``startup_lock()``
 serialises the rest of a start (building the demo, launching the pipeline runtime): a file
 lock in ``BATON_HOME``, or a PostgreSQL advisory lock.
@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError, StartupRefusal
 from baton.settings import Settings
-from baton.workspace.sessions import SessionStore
-from baton.workspace.state_files import KEYS_FILE, LOCK_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
+from baton.state.file_names import KEYS_FILE, LOCK_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
+from baton.state.sessions import SessionStore
 
 __all__ = ["KEYS_FILE", "LOCK_FILE", "MEMORY_FILE", "PIPELINES_FILE", "SESSIONS_FILE", "Place", "State", "baton_home",
            "normalise_url"]
 
 if TYPE_CHECKING:
-    from baton.workspace.keystore import KeyStore
+    from baton.state.keystore import KeyStore
 
 
 
@@ -87,7 +87,7 @@ class Place:
         return SessionStore(self.state.url or self.file(SESSIONS_FILE))
 
     def memory(self) -> Any:
-        from baton.workspace.state_versions import open_memory
+        from baton.state.versions import open_memory
 
         return open_memory(self.state.url or f"sqlite:///{self.file(MEMORY_FILE)}")
 
@@ -125,10 +125,10 @@ class State:
 
     def check_versions(self) -> State:
         """Refuse to start (``StateSchemaError``: one line, exit 2) when any family of this
-        state was written by a newer Baton (``state_versions``); returns ``self``."""
+        state was written by a newer Baton (``versions``); returns ``self``."""
         import sqlalchemy as sa
 
-        from baton.workspace.state_versions import check
+        from baton.state.versions import check
 
         try:
             check(self)
@@ -145,7 +145,7 @@ class State:
 
     def keys(self) -> KeyStore:
         """The key store (``keystore.KeyStore``); the caller closes it."""
-        from baton.workspace.keystore import KeyStore
+        from baton.state.keystore import KeyStore
 
         if self.url is None:
             self.home.mkdir(parents=True, exist_ok=True)

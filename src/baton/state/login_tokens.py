@@ -37,8 +37,8 @@ from typing import Final, Literal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from baton.workspace.keys import digest
-from baton.workspace.migrations import Migration, migrate
+from baton.state.keys import digest
+from baton.state.migrations import Migration, migrate
 
 TTL_S = 14 * 24 * 3600
 CACHE_S = 5.0

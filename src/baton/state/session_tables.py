@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from baton.workspace.migrations import Migration
-from baton.workspace.turn_keys import TURN_KEYS
+from baton.state.migrations import Migration
+from baton.state.turn_keys import TURN_KEYS
 
 _md = sa.MetaData()
 SESSIONS = sa.Table(

@@ -37,26 +37,24 @@ from __future__ import annotations
 import builtins  # SessionStore.list shadows list in the class body: annotations after it say builtins.list
 import contextlib
 import datetime as dt
-import hashlib
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from baton.errors import BatonError
 from baton.ids import random_hex
 from baton.messages import Message
 from baton.response import AIMessage
-from baton.workspace.bulkheads import Bulkhead
-from baton.workspace.driver_writes import execute_rows
-from baton.workspace.group_commit import GroupCommit
-from baton.workspace.migrations import migrate
-from baton.workspace.session_tables import FEEDBACK, MIGRATIONS, REPLIES, SESSIONS, TURNS
-from baton.workspace.turn_keys import KEY_RETENTION_S, TURN_KEYS, TurnKeyTaken, claim
+from baton.state.bulkheads import Bulkhead
+from baton.state.conversations import SessionNotFound, SessionSummary, Turn, history_of, reply_digest
+from baton.state.driver_writes import execute_rows
+from baton.state.group_commit import GroupCommit
+from baton.state.migrations import migrate
+from baton.state.session_tables import FEEDBACK, MIGRATIONS, REPLIES, SESSIONS, TURNS
+from baton.state.turn_keys import KEY_RETENTION_S, TURN_KEYS, TurnKeyTaken, claim
 
 TITLE_LENGTH = 80
 MAX_THREADS = 4
@@ -66,42 +64,6 @@ T = TypeVar("T")
 KEY_PRUNE_EVERY = 1000  # groups committed between two deletions of expired turn keys
 # one turn to append: workspace, session id, question, answer, reply digest, new, answer JSON, key, key expiry
 _Append = tuple[str, str, str, AIMessage, str, bool, "str | None", "str | None", str]
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    session_id: str
-    title: str
-    created_at: str
-    updated_at: str
-    turns: int
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    seq: int
-    question: str
-    answer: AIMessage
-
-
-class SessionNotFound(BatonError, LookupError):
-    """No such session in the caller's workspace (it may exist in another: we don't say)."""
-
-
-def history_of(turns: list[Turn], max_turns: int = 10) -> list[Message]:
-    """Turns as chat messages (the SQL behind an answer included, for follow-ups)."""
-    out: list[Message] = []
-    for turn in turns[-max_turns:]:
-        out.append(Message.user(turn.question))
-        text = turn.answer.content
-        if turn.answer.query:
-            text += f"\n(SQL used: {turn.answer.query})"
-        out.append(Message.assistant(text))
-    return out
-
-
-def reply_digest(text: str) -> str:
-    """The digest of a reply as a chat client shows it (whitespace-insensitive)."""
-    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()
 
 
 def _engine_for(target: str | Path | Engine) -> Engine:
@@ -172,7 +134,7 @@ class SessionStore:
         ``answer_json``: the answer already serialised (``AIMessage.to_json``), if it was.
         ``key``: the turn's idempotency key, held for ``key_ttl_s``; ``TurnKeyTaken`` when
         a turn with that key is already stored (this one is then not stored)."""
-        from baton.workspace.markdown import to_markdown
+        from baton.answer_markdown import to_markdown
 
         if session_id is None:
             session_id, new = self.new_id(), True

@@ -43,8 +43,8 @@ from sqlalchemy.engine import Connection
 
 from baton.errors import BatonError
 from baton.ids import random_hex
-from baton.workspace.bulkheads import DependencyUnavailable
-from baton.workspace.driver_writes import first_row
+from baton.state.bulkheads import DependencyUnavailable
+from baton.state.driver_writes import first_row
 
 KEY_RETENTION_S = 86_400.0
 CHAT_KEY_WINDOW_S = 600.0

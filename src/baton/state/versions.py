@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baton.workspace.migrations import VERSIONS_TABLE, Migration, StateSchemaError, migrate
-from baton.workspace.state_files import KEYS_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
+from baton.state.file_names import KEYS_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
+from baton.state.migrations import VERSIONS_TABLE, Migration, StateSchemaError, migrate
 
 if TYPE_CHECKING:
-    from baton.workspace.state import State
+    from baton.state.location import State
 
 PIPELINES = "pipelines"
 DBOS_SCHEMA = "dbos"  # DurableConfig's default system schema
@@ -48,7 +48,7 @@ class FamilyVersion:
 
 def known_versions() -> dict[str, int]:
     """The version of each of our families this Baton writes."""
-    from baton.workspace import keystore, login_tokens, session_tables
+    from baton.state import keystore, login_tokens, session_tables
 
     return {name: max(m.version for m in migrations) for name, migrations in (
         ("sessions", session_tables.MIGRATIONS), ("keys", keystore.MIGRATIONS),
@@ -173,8 +173,8 @@ def migrate_all(state: State) -> list[tuple[FamilyVersion, int]]:
 
 
 def _migrate_url(state: State) -> None:
-    from baton.workspace.login_tokens import LoginTokens
-    from baton.workspace.sessions import SessionStore
+    from baton.state.login_tokens import LoginTokens
+    from baton.state.sessions import SessionStore
 
     assert state.url is not None
     keys = state.keys()
@@ -188,8 +188,8 @@ def _migrate_url(state: State) -> None:
 
 
 def _migrate_embedded(state: State) -> None:
-    from baton.workspace.login_tokens import LoginTokens
-    from baton.workspace.sessions import SessionStore
+    from baton.state.login_tokens import LoginTokens
+    from baton.state.sessions import SessionStore
     keys = state.keys()
     try:
         LoginTokens(keys.engine).close()

@@ -2,7 +2,7 @@
 for a slow or dead memory store.
 
 ``harden(ws)`` puts each specialist's memory port (``baton.memory.bridge.SQLMemory``)
-behind the workspace's bulkheads (``bulkheads.py``):
+behind the workspace's bulkheads (``baton.state.bulkheads``):
 
 - the per-task bundle (read before the SQL specialist's first model call) comes from the
   ``memory`` bulkhead within ``BUNDLE_TIMEOUT_S``; when memory is slow, down or busy the
@@ -10,7 +10,7 @@ behind the workspace's bulkheads (``bulkheads.py``):
   kept in the answer's ``metadata["memory_lock"]``; the outage is logged by the bulkhead,
   once per interval, not once per question);
 - learnings (``record_learnings``) go to the ``insights`` bulkhead as advisory writes: queued
-  (a bounded queue shed by policy, ``advisory_queue.py``), never awaited by the answer,
+  (a bounded queue shed by policy, ``baton.state.advisory_queue``), never awaited by the answer,
   refused at once while memory is down; each counted (stored, shed, failed) and an outage
   logged once per interval;
 - the deep validation analysis (a model call, then writes) runs as a background task, at
@@ -37,12 +37,12 @@ from baton.memory.validation import DEEP_ANALYSIS_AFTER_ATTEMPTS
 from baton.specialists.knowledge.agent import KnowledgeAgent
 from baton.specialists.sql.agent import SQLAgent
 from baton.specialists.sql.memory_port import MemoryBundle
-from baton.workspace.bulkheads import DependencyUnavailable
+from baton.state.bulkheads import DependencyUnavailable
 
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
     from baton.specialists.sql.learnings import ExtractedLearning
-    from baton.workspace.bulkheads import Bulkheads
+    from baton.state.bulkheads import Bulkheads
     from baton.workspace.core import Workspace
 
 log = logging.getLogger("baton.workspace.advisory")

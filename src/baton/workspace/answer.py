@@ -32,7 +32,7 @@ rather than an answer that was never recorded — no acknowledged turn is lost. 
 to memory as advisory writes (``advisory.py``): never awaited, dropped (counted, logged once
 per interval) when memory is down.
 
-``turn_key`` makes a turn idempotent (``turn_keys.py``): a key already stored returns the
+``turn_key`` makes a turn idempotent (``baton.state.turn_keys``): a key already stored returns the
 stored answer and runs nothing (a ``NewKey`` the server just made is not looked up); a key being answered in this process waits for that turn;
 a turn that loses the key at commit returns the turn that won; a store failure is
 ``TurnUnconfirmed`` (the key, and whether this attempt's write may still commit).
@@ -52,12 +52,12 @@ from baton.events import NULL_TRACKER, Event, Followup, WorkflowTracker
 from baton.llm.policy import QuestionScope, question_scope
 from baton.messages import Message
 from baton.response import AIMessage
+from baton.state.bulkheads import DependencyUnavailable
+from baton.state.conversations import history_of
+from baton.state.turn_keys import KEY_RETENTION_S, NewKey, TurnKeyTaken, TurnUnconfirmed, join
 from baton.workspace.advisory import harden, remember_insights
-from baton.workspace.bulkheads import DependencyUnavailable
 from baton.workspace.followups import answer_followup
 from baton.workspace.related import may_offer, offer_related
-from baton.workspace.sessions import history_of
-from baton.workspace.turn_keys import KEY_RETENTION_S, NewKey, TurnKeyTaken, TurnUnconfirmed, join
 from baton.workspace.verified import annotate_answer
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from baton.workspace.spec import DatabaseSpec, SpecialistSpec, WorkspaceSpec
 
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
-    from baton.workspace.state import Place, State
+    from baton.state.location import Place, State
 
 _FROM_SPEC: Any = object()  # ``model``'s default: the spec's model string (none: no model)
 
@@ -57,7 +57,7 @@ def assemble(spec: WorkspaceSpec, *, model: ChatModel | None = _FROM_SPEC, state
     worker`` runs stages; ``PipelineHost`` options such as ``executor_id``). From Python
     only: ``executor_factory`` runs the pipelines your way (``planning.durable_pipelines``
     of a host you made), ``freshness`` a ``Freshness`` object instead of the spec's."""
-    from baton.workspace.state import State
+    from baton.state.location import State
 
     if spec.demo and spec.database is None:
         raise ValueError("a demo spec is filled in by baton.demo.workspace.demo_spec before assembly")
@@ -96,7 +96,7 @@ def _pipeline_host(spec: WorkspaceSpec, state: State, model: ChatModel | None, r
 
 
 def _place(spec: WorkspaceSpec, state: State, database: DatabaseSpec) -> Place:
-    from baton.workspace.state import Place
+    from baton.state.location import Place
 
     if spec.directory is not None:
         return Place(state, spec.name, Path(spec.directory))

@@ -18,7 +18,7 @@ Decisions written down here (the issue was silent):
   request may add its own tracker (an SSE stream), and both receive the events. A tracker
   is shut down on close only when the workspace was told it owns it (``owns_tracker``),
   since one process-wide exporter may serve several workspaces.
-- Its stores' blocking I/O runs on bulkheads of its own (``bulkheads.py``: memory reads,
+- Its stores' blocking I/O runs on bulkheads of its own (``baton.state.bulkheads``: memory reads,
   advisory writes, knowledge; conversations have theirs in the ``SessionStore``), and
   every question has a deadline (``deadline_s``; None: ``BATON_QUESTION_DEADLINE``, 120 s).
 """
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from baton.events import NULL_TRACKER, Event, FanOutTracker, WorkflowTracker
 from baton.response import AIMessage
-from baton.workspace.bulkheads import Bulkheads
+from baton.state.bulkheads import Bulkheads
+from baton.state.sessions import SessionStore
 from baton.workspace.catalog import Catalog
 from baton.workspace.charts import ChartRenderer
 from baton.workspace.pipelines import as_service
-from baton.workspace.sessions import SessionStore
 
 if TYPE_CHECKING:
     from baton.agents.orchestrator import OrchestratorAgent
@@ -204,7 +204,7 @@ class Workspace:
         from baton.events import NULL_TRACKER
 
         if session_id is not None and not await self.sessions.exists(self.name, session_id):
-            from baton.workspace.sessions import SessionNotFound
+            from baton.state.conversations import SessionNotFound
 
             raise SessionNotFound(session_id)
         if self.pipelines is None:

@@ -10,7 +10,7 @@ With a model configured, multi-step questions run as pipelines (``planning.py``)
 verified questions (``verified.py``: ``baton verified add``, "Save as verified question")
 are read from its memory when it opens.
 
-Where its state lives: the ``state`` given (``baton.workspace.state``), by default SQLite
+Where its state lives: the ``state`` given (``baton.state.location``), by default SQLite
 files in ``$BATON_HOME/workspaces/<id>/``, the id a hash of the URL so no password lands in
 a path. The workspace closes its connection, memory, index and sessions when it closes.
 
@@ -36,8 +36,8 @@ from baton.workspace.core import Workspace
 if TYPE_CHECKING:
     from baton.llm.base import ChatModel
     from baton.specialists.sql.freshness import Freshness
+    from baton.state.location import State
     from baton.workspace.spec import PipelinesMode
-    from baton.workspace.state import State
 
 DATABASE_WORKSPACE = "database"
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.errors import BatonError
 from baton.response import AIMessage, ResponseType
-from baton.workspace.sessions import SessionNotFound
+from baton.state.conversations import SessionNotFound
 
 if TYPE_CHECKING:
     from baton.workspace.core import Workspace

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from baton.workspace.sessions import SessionNotFound
+from baton.state.conversations import SessionNotFound
 
 if TYPE_CHECKING:
     from baton.workspace.core import Workspace
@@ -30,8 +30,8 @@ async def give_feedback(ws: Workspace, turn_id: str, *, thumbs: str | None = Non
     ``SessionNotFound`` for an unknown turn and ``baton.memory.InvalidRecordError`` for
     feedback memory refuses."""
     from baton.memory import Feedback, record_feedback
+    from baton.state.bulkheads import DependencyUnavailable
     from baton.workspace.advisory import read_memory
-    from baton.workspace.bulkheads import DependencyUnavailable
 
     found = await ws.sessions.find_turn(ws.name, turn_id)
     if found is None:

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from baton.pipeline.durable import DurableConfig, PipelineClient
     from baton.pipeline.models import PlanStage, StageResult
     from baton.pipeline.runners import StageRunner
-    from baton.workspace.bus import EventBus
-    from baton.workspace.state import State
+    from baton.state.bus import EventBus
+    from baton.state.location import State
 
 log = logging.getLogger("baton.workspace.pipelines")
 
@@ -145,17 +145,17 @@ class PipelineHost:
 def bus_for(state_url: str | None, events_url: str | None = None) -> EventBus:
     """The event bus for this state (``bus.py``): ``LocalBus`` embedded, ``PostgresBus`` on a
     PostgreSQL state; ``events_url`` (``BATON_EVENTS_URL``) names another PostgreSQL database
-    or a Redis server (``RedisBus``, ``bus_redis.py``). A Redis server that does not answer at
+    or a Redis server (``RedisBus``, ``baton.state.bus_redis``). A Redis server that does not answer at
     start-up is ``EventBusUnavailableError``: a replica that could not relay events would look
     healthy and leave every live stream of a run on a worker silent."""
     from baton.errors import ConfigurationError
-    from baton.workspace.bus import LocalBus, PostgresBus
+    from baton.state.bus import LocalBus, PostgresBus
 
     url = events_url or state_url
     if url is None:
         return LocalBus()
     if url.startswith(("redis://", "rediss://")):
-        from baton.workspace.bus_redis import RedisBus
+        from baton.state.bus_redis import RedisBus
 
         return RedisBus(url).check()
     if not url.startswith(("postgresql", "postgres")):

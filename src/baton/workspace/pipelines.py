@@ -43,7 +43,7 @@ from baton.response import AIMessage
 if TYPE_CHECKING:
     from baton.agents import AgentContext
     from baton.pipeline.durable import DurableStatus
-    from baton.workspace.bus import Subscription
+    from baton.state.bus import Subscription
     from baton.workspace.pipeline_host import PipelineHost
 
 POLL_S = 0.25
