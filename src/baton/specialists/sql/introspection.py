@@ -9,7 +9,9 @@ MySQL/MariaDB ``information_schema.tables.table_rows``, DuckDB ``duckdb_tables()
 .estimated_size``, SQLite ``sqlite_stat1`` when ``ANALYZE`` has run, else a count bounded at
 ten million rows. Columns, keys and foreign keys come from SQLAlchemy's bulk reflection,
 except on DuckDB, whose SQLAlchemy reflection is broken against DuckDB 2.x (it queries
-``pg_catalog.pg_collation``), so its own catalogue functions are read instead.
+``pg_catalog.pg_collation``), so its own catalogue functions are read instead. Each engine
+names its way (``Engine.reflect``, ``schema_versions``, ``row_estimates``: ``engines/``); the
+readers are here.
 
 Sample rows are not part of the schema: ``sample_rows`` fetches them on demand, and the
 prompt includes them only when the operator set ``include_sample_rows`` (a cell is text
@@ -38,20 +40,21 @@ MAX_COMMENT = 2_000  # characters of a table or column comment kept (the prompt 
 
 def introspect(conn: SQLConnection, previous: SchemaInfo | None = None) -> SchemaInfo:
     """Read the catalogue (sync; ``SQLConnection.schema()`` runs it in a worker thread). With
-    ``previous`` (a refresh) on PostgreSQL, only the tables whose catalogue rows changed since
-    are read again (``_fingerprints``); row estimates are always read anew (one query)."""
+    ``previous`` (a refresh) on an engine that versions its tables (``Engine.schema_versions``:
+    PostgreSQL), only the tables whose catalogue rows changed since are read again; row
+    estimates are always read anew (one query)."""
+    engine = conn.kind
     with _trusted(conn) as connection:
-        if conn.dialect == "duckdb":
-            schema = _duckdb(connection, conn.options.schema or "main")
-        elif conn.dialect == "postgres":
-            schema = _reflect_changed(connection, conn, previous)
-        else:
-            schema = _reflect(connection, conn)
-        _row_estimates(connection, conn, schema)
+        versions = engine.schema_versions(connection, conn)
+        schema = engine.reflect(connection, conn) if versions is None else _reflect_changed(connection, conn, previous, versions)
+        for name, estimate in engine.row_estimates(connection, conn, schema).items():
+            table = schema.table(name)
+            if table is not None:
+                table.row_estimate = estimate
     return schema
 
 
-def _fingerprints(connection: sa.Connection, conn: SQLConnection) -> dict[str, str]:
+def postgres_fingerprints(connection: sa.Connection, conn: SQLConnection) -> dict[str, str]:
     """Each PostgreSQL table's (and view's) version: the transaction ids that last wrote its
     catalogue rows — ``pg_class``, its columns, its constraints, its comments. An ``ALTER``,
     ``COMMENT ON`` or new key changes it; one query, however many tables."""
@@ -67,13 +70,13 @@ def _fingerprints(connection: sa.Connection, conn: SQLConnection) -> dict[str, s
     return {str(name): str(version) for name, version in rows}
 
 
-def _reflect_changed(connection: sa.Connection, conn: SQLConnection, previous: SchemaInfo | None) -> SchemaInfo:
-    """PostgreSQL: reflect every table, or on a refresh only those whose fingerprint changed."""
-    versions = _fingerprints(connection, conn)
+def _reflect_changed(connection: sa.Connection, conn: SQLConnection, previous: SchemaInfo | None,
+                     versions: dict[str, str]) -> SchemaInfo:
+    """Reflect every table, or on a refresh only those whose version changed."""
     known = previous.versions if previous is not None else {}
     changed = [name for name, version in versions.items() if known.get(name) != version]
     if previous is None or len(changed) == len(versions):
-        schema = _reflect(connection, conn)
+        schema = conn.kind.reflect(connection, conn)
     else:
         schema = SchemaInfo(dialect=conn.dialect)
         for name in versions:
@@ -81,7 +84,7 @@ def _reflect_changed(connection: sa.Connection, conn: SQLConnection, previous: S
             if name not in changed and table is not None:
                 schema.add(table)
         if changed:
-            for table in _reflect(connection, conn, changed).tables.values():
+            for table in conn.kind.reflect(connection, conn, changed).tables.values():
                 schema.add(table)
     schema.versions = versions
     return schema
@@ -97,10 +100,11 @@ def _trusted(conn: SQLConnection) -> Iterator[sa.Connection]:
         connection.rollback()
 
 
-def _reflect(connection: sa.Connection, conn: SQLConnection, names: list[str] | None = None) -> SchemaInfo:
-    """SQLAlchemy's bulk reflection (``names``: only these tables)."""
+def reflect_tables(connection: sa.Connection, conn: SQLConnection, names: list[str] | None = None) -> SchemaInfo:
+    """SQLAlchemy's bulk reflection (``names``: only these tables) of the engine's
+    ``reflection_schema``: how an engine's schema is read unless it says otherwise."""
     inspector = sa.inspect(connection)
-    schema_name = conn.options.schema if conn.dialect == "postgres" else None
+    schema_name = conn.kind.reflection_schema(conn)
     kinds = sa.engine.ObjectKind.TABLE | sa.engine.ObjectKind.VIEW
     columns = inspector.get_multi_columns(schema=schema_name, kind=kinds, filter_names=names)
     keys = inspector.get_multi_pk_constraint(schema=schema_name, kind=sa.engine.ObjectKind.TABLE, filter_names=names)
@@ -151,8 +155,10 @@ def _type_name(type_: Any) -> str:
         return type(type_).__name__.upper()
 
 
-def _duckdb(connection: sa.Connection, schema_name: str) -> SchemaInfo:
-    info = SchemaInfo(dialect="duckdb")
+def duckdb_schema(connection: sa.Connection, conn: SQLConnection) -> SchemaInfo:
+    """DuckDB's own catalogue functions (its SQLAlchemy reflection queries ``pg_catalog``)."""
+    schema_name = conn.options.schema or "main"
+    info = SchemaInfo(dialect=conn.dialect)
     columns = connection.exec_driver_sql(
         "SELECT table_name, column_name, data_type, is_nullable, comment FROM duckdb_columns() "
         "WHERE schema_name = ? AND NOT internal ORDER BY table_name, column_index",
@@ -186,34 +192,34 @@ def _duckdb(connection: sa.Connection, schema_name: str) -> SchemaInfo:
     return info
 
 
-def _row_estimates(connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> None:
-    estimates: dict[str, int | None] = {}
-    if conn.dialect == "postgres":
-        rows = connection.exec_driver_sql(
-            "SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = coalesce(%(schema)s, current_schema()) AND c.relkind IN ('r', 'p', 'm')",
-            {"schema": conn.options.schema},
-        ).fetchall()
-        estimates = {name: (int(n) if n is not None and n >= 0 else None) for name, n in rows}
-    elif conn.dialect == "mysql":
-        rows = connection.exec_driver_sql(
-            "SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
-        ).fetchall()
-        estimates = {name: (int(n) if n is not None else None) for name, n in rows}
-    elif conn.dialect == "duckdb":
-        rows = connection.exec_driver_sql(
-            "SELECT table_name, estimated_size FROM duckdb_tables() WHERE schema_name = ?", (conn.options.schema or "main",)
-        ).fetchall()
-        estimates = {name: int(n) if n is not None else None for name, n in rows}
-    elif conn.dialect == "sqlite":
-        estimates = _sqlite_counts(connection, schema)
-    for name, estimate in estimates.items():
-        table = schema.table(name)
-        if table is not None:
-            table.row_estimate = estimate
+def postgres_row_estimates(connection: sa.Connection, conn: SQLConnection) -> dict[str, int | None]:
+    """``pg_class.reltuples`` (``-1``: never analysed, unknown)."""
+    rows = connection.exec_driver_sql(
+        "SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = coalesce(%(schema)s, current_schema()) AND c.relkind IN ('r', 'p', 'm')",
+        {"schema": conn.options.schema},
+    ).fetchall()
+    return {name: (int(n) if n is not None and n >= 0 else None) for name, n in rows}
 
 
-def _sqlite_counts(connection: sa.Connection, schema: SchemaInfo) -> dict[str, int | None]:
+def mysql_row_estimates(connection: sa.Connection, conn: SQLConnection) -> dict[str, int | None]:
+    """``information_schema.tables.table_rows`` of the connection's database."""
+    rows = connection.exec_driver_sql(
+        "SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
+    ).fetchall()
+    return {name: (int(n) if n is not None else None) for name, n in rows}
+
+
+def duckdb_row_estimates(connection: sa.Connection, conn: SQLConnection) -> dict[str, int | None]:
+    """``duckdb_tables().estimated_size``."""
+    rows = connection.exec_driver_sql(
+        "SELECT table_name, estimated_size FROM duckdb_tables() WHERE schema_name = ?", (conn.options.schema or "main",)
+    ).fetchall()
+    return {name: int(n) if n is not None else None for name, n in rows}
+
+
+def sqlite_row_counts(connection: sa.Connection, schema: SchemaInfo) -> dict[str, int | None]:
+    """``sqlite_stat1`` when ``ANALYZE`` has run, else a count bounded at ten million rows."""
     stats: dict[str, int | None] = {}
     has_stat = connection.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").first()
     if has_stat:

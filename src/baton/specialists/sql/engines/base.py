@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from baton.specialists.sql.classify import ClassifiedError
     from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.rowstream import RowReader
+    from baton.specialists.sql.schema import SchemaInfo
 
 
 class Engine:
@@ -90,6 +91,28 @@ class Engine:
     def classify(self, error: BaseException, message: str) -> ClassifiedError:
         """The driver's exception as a ``ClassifiedError`` (message: its first line)."""
         raise NotImplementedError
+
+    # --- schema, prompts and literals (introspection.py, prompts.py, ...) ----------------------
+    def reflection_schema(self, conn: SQLConnection) -> str | None:
+        """The schema SQLAlchemy's reflection reads (None: the connection's default)."""
+        return None
+
+    def reflect(self, connection: sa.Connection, conn: SQLConnection, names: list[str] | None = None) -> SchemaInfo:
+        """Tables, views, columns, keys and comments (``names``: only these tables):
+        SQLAlchemy's bulk reflection of ``reflection_schema`` unless the engine reads its own
+        catalogue (introspection.py)."""
+        from baton.specialists.sql.introspection import reflect_tables
+
+        return reflect_tables(connection, conn, names)
+
+    def schema_versions(self, connection: sa.Connection, conn: SQLConnection) -> dict[str, str] | None:
+        """Each table's catalogue version, so that a refresh reads only the tables that changed
+        again; None: the engine keeps none, and a refresh reads the whole schema."""
+        return None
+
+    def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
+        """Each table's row count as the engine's statistics know it (None: unknown)."""
+        return {}
 
 
 @contextlib.contextmanager

@@ -25,11 +25,13 @@ from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_duckdb
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.explain import FullScan, duckdb_full_scans
+from baton.specialists.sql.introspection import duckdb_row_estimates, duckdb_schema
 from baton.specialists.sql.limits import duckdb_config, duckdb_temp_directory, release_duckdb_temp_directory
 from baton.specialists.sql.session_reset import install_session_reset, reset_duckdb_session
 
 if TYPE_CHECKING:
     from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.schema import SchemaInfo
 
 _EXPLAIN = re.compile(r"\s*EXPLAIN\s*(?:\(\s*FORMAT\s+\w+\s*\))?\s*(.*)", re.IGNORECASE | re.DOTALL)
 
@@ -87,6 +89,14 @@ class DuckDBEngine(Engine):
 
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return duckdb_full_scans(columns, rows)
+
+    # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    def reflect(self, connection: sa.Connection, conn: SQLConnection, names: list[str] | None = None) -> SchemaInfo:
+        """DuckDB's own catalogue functions: its SQLAlchemy reflection is broken against DuckDB 2.x."""
+        return duckdb_schema(connection, conn)
+
+    def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
+        return duckdb_row_estimates(connection, conn)
 
 
 def _admit_one_select(driver: Any, sql: str) -> None:

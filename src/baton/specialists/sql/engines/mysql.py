@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_mysql
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.explain import FullScan, mysql_full_scans
+from baton.specialists.sql.introspection import mysql_row_estimates
 from baton.specialists.sql.limits import row_bounded_connection
 from baton.specialists.sql.session_reset import (
     install_mysql_login_limits,
@@ -33,6 +34,7 @@ from baton.specialists.sql.session_reset import (
 if TYPE_CHECKING:
     from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.rowstream import RowReader
+    from baton.specialists.sql.schema import SchemaInfo
 
 # No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
 # session reads quotes, backslashes and || as the safety check's lexer does.
@@ -121,6 +123,10 @@ class MySQLEngine(Engine):
 
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return mysql_full_scans(columns, rows)
+
+    # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
+        return mysql_row_estimates(connection, conn)
 
 
 def _refuse_truncated_values(driver: Any) -> None:

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from baton.specialists.sql.classify import ClassifiedError, classify_postgres
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.explain import FullScan, postgres_full_scans
+from baton.specialists.sql.introspection import postgres_fingerprints, postgres_row_estimates
 from baton.specialists.sql.limits import postgres_statement_settings
 from baton.specialists.sql.rowcap import postgres_row_guard, postgres_single_select
 from baton.specialists.sql.session_reset import install_session_reset, reset_postgres_session
@@ -27,6 +28,7 @@ from baton.specialists.sql.session_reset import install_session_reset, reset_pos
 if TYPE_CHECKING:
     from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.rowstream import RowReader
+    from baton.specialists.sql.schema import SchemaInfo
 
 
 class PostgresEngine(Engine):
@@ -98,6 +100,17 @@ class PostgresEngine(Engine):
 
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return postgres_full_scans(columns, rows)
+
+    # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    def reflection_schema(self, conn: SQLConnection) -> str | None:
+        return conn.options.schema
+
+    def schema_versions(self, connection: sa.Connection, conn: SQLConnection) -> dict[str, str] | None:
+        """The transaction ids that last wrote each table's catalogue rows (one query)."""
+        return postgres_fingerprints(connection, conn)
+
+    def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
+        return postgres_row_estimates(connection, conn)
 
 
 def _may_set_temp_file_limit(raw: Any, cursor: Any) -> bool:

@@ -23,12 +23,14 @@ from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ClassifiedError, classify_sqlite
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.explain import FullScan, sqlite_full_scans
+from baton.specialists.sql.introspection import sqlite_row_counts
 from baton.specialists.sql.limits import sqlite_bounded_printf, sqlite_value_limit
 from baton.specialists.sql.rowcap import sqlite_probe, trimmed_statement
 
 if TYPE_CHECKING:
     from baton.specialists.sql.connection import SQLConnection
     from baton.specialists.sql.rowstream import RowReader
+    from baton.specialists.sql.schema import SchemaInfo
 
 _ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 _DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile"}
@@ -125,6 +127,11 @@ class SQLiteEngine(Engine):
 
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return sqlite_full_scans(columns, rows)
+
+    # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
+        """``sqlite_stat1`` when ``ANALYZE`` has run, else a bounded count."""
+        return sqlite_row_counts(connection, schema)
 
 
 def _storage_class(rows: list[list[Any]], index: int) -> str:
