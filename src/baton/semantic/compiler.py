@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from baton.semantic.custom_grains import check_filtered, grain_value, spine_grain  # a custom grain's value: through the spine
 from baton.semantic.distinct_values import columns_of, distinct_values_sql
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_fragment, parse_metric_expression, render_sql
 from baton.semantic.joins import Branch as _Branch  # conversion.py imports it from here
 from baton.semantic.measure_uses import (
@@ -373,12 +374,13 @@ def compile_query(model: SemanticModel, query: SemanticQuery, dialect: str, *, l
 
 
 def _placeholder(use: Use, branches: list, dialect: str) -> exp.Expr:
-    """Another branch's measure in this one: NULL. PostgreSQL types the UNION's columns pairwise and
-    two bare NULLs first as text (then ``text and bigint cannot be matched``): there it is NULL of the
-    measure's own type, ``(SELECT CASE WHEN FALSE THEN SUM(1) END FROM fct_views AS views_source WHERE FALSE)``."""
+    """Another branch's measure in this one: NULL. An engine that types the UNION's columns pairwise
+    and two bare NULLs first as text (``MetricSQL.typed_union_nulls``, PostgreSQL: then ``text and
+    bigint cannot be matched``) gets NULL of the measure's own type,
+    ``(SELECT CASE WHEN FALSE THEN SUM(1) END FROM fct_views AS views_source WHERE FALSE)``."""
     from sqlglot import exp
 
-    if dialect != "postgres":
+    if not metric_sql(dialect).typed_union_nulls:
         return exp.Null()
     for branch, _, _, aggregates in branches:
         if use in aggregates:

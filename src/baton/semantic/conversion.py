@@ -38,6 +38,7 @@ from baton.semantic.compiler import (
     _qualify,
     time_value,
 )
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.mf_models import window_parts
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -202,7 +203,7 @@ def compile_conversion(model: SemanticModel, query: SemanticQuery, dialect: str)
                                     copy=False)
     if dims:
         conversions = conversions.group_by(*[exp.column(out, table="credited") for out in names], copy=False)
-    if dialect == "postgres":  # two bare NULLs in a UNION's column are text there (compiler._placeholder)
+    if metric_sql(dialect).typed_union_nulls:  # two bare NULLs in a UNION's column are text there (compiler._placeholder)
         opportunities.expressions[-1].set("this", exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
         conversions.expressions[len(names)].set("this", exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE")))
     stacked = exp.union(opportunities, conversions, distinct=False)
@@ -240,7 +241,8 @@ def _grain(model: SemanticModel, base: str, conv: str) -> str:
 def _at_grain(model: SemanticModel, base: str, conv: str, spec: Conversion, b_time: exp.Expr, c_time: exp.Expr,
               base_time: TimeColumn, conv_time: TimeColumn, dialect: str, by_dimension: bool) -> tuple[exp.Expr, exp.Expr]:
     """Both events' times as MetricFlow compares them (module docstring): a DATE/TIMESTAMP by its day, at a
-    coarser grain (or for a window of months, quarters, years) truncated, on DuckDB and PostgreSQL only.
+    coarser grain (or for a window of months, quarters, years) truncated, where the engine has ``DATE_TRUNC``
+    (``MetricSQL.date_trunc``: DuckDB and PostgreSQL).
     At a coarser grain, grouped by a dimension of the base events: refused, MetricFlow credits each
     conversion to one of the base events of its period (FIRST_VALUE over equal months): the engine's row
     order picks which, so which dimension value gets it is not reproducible."""
@@ -257,7 +259,7 @@ def _at_grain(model: SemanticModel, base: str, conv: str, spec: Conversion, b_ti
             return b_time, c_time
         date = exp.DataType.build("DATE")
         return exp.Cast(this=b_time, to=date), exp.Cast(this=c_time, to=date.copy())
-    if dialect not in ("duckdb", "postgres") or not native:
+    if not metric_sql(dialect).date_trunc or not native:
         raise SemanticQueryError(f"a conversion window or grain of {grain} on {dialect} or over times kept as text, {_REFUSED}")
     return _truncated(b_time, grain), _truncated(c_time, grain)
 

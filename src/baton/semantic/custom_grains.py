@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.errors import SemanticQueryError
 from baton.semantic.expressions import is_identifier, parse_fragment
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -111,8 +112,9 @@ def spine_grain(model: SemanticModel, q: SemanticQuery) -> tuple[str, str] | Non
 def check_filtered(branch: Branch, dialect: str) -> None:
     """``SemanticQueryError`` where a query condition on a custom grain's period is not computed: on
     SQLite and MariaDB (MetricFlow's ``CAST(... AS TIMESTAMP)`` comparisons do not hold on dates kept
-    as text), over a cumulative metric (MetricFlow filters its spine's days, not its rows)."""
-    if dialect in ("sqlite", "mysql"):
+    as text: ``MetricSQL.timestamp_comparisons``), over a cumulative metric (MetricFlow filters its
+    spine's days, not its rows)."""
+    if not metric_sql(dialect).timestamp_comparisons:
         raise SemanticQueryError(f"a filter on a custom grain's periods on {dialect}, which Baton does not compute (it "
                                  "does on DuckDB and PostgreSQL)")
     if branch.cumulative:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from baton.semantic.custom_grains import custom_join, is_custom
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.expressions import parse_fragment, render_sql
 from baton.semantic.joined_values import joined_rows, metric_filtered, one_holder
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -71,7 +72,7 @@ def distinct_values_sql(model: SemanticModel, q: SemanticQuery, dialect: str,
     def own_value(name: str) -> exp.Expr:
         group = q.time_group(name)
         if group is not None and is_custom(model, group.grain):
-            if name in filtered and dialect in ("sqlite", "mysql"):
+            if name in filtered and not metric_sql(dialect).timestamp_comparisons:  # as custom_grains.check_filtered
                 raise SemanticQueryError(f"a filter on a custom grain's periods on {dialect}, which Baton does not "
                                          "compute (it does on DuckDB and PostgreSQL)")
             if name not in spine_joins:

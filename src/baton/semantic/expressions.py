@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from baton.semantic.model import SemanticModel
-    from baton.specialists.sql.engines.metric_sql import MetricSQL
 
 MAX_EXPRESSION = 2000
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
@@ -186,18 +185,7 @@ def metric_references(text: str, model: SemanticModel) -> tuple[str, ...]:
     return names
 
 
-def metric_sql(dialect: str) -> MetricSQL:
-    """How metric SQL is written on ``dialect``'s engine (``Engine.metric_sql``): the semantic
-    layer asks it instead of comparing dialect names. No dialect (a part compiled for none, as a
-    conversion metric's measures): nothing engine-specific, so whatever needs it is refused."""
-    from baton.specialists.sql.engines import engine_named
-    from baton.specialists.sql.engines.metric_sql import MetricSQL
-
-    return engine_named(dialect).metric_sql if dialect else MetricSQL()
-
-
-__all__ = ["OFFSET_MARK", "columns_of", "dimensions_of", "identifier", "is_identifier", "metric_references", "metric_sql",
-           "parse_fragment", "parse_metric_expression"]
+__all__ = ["OFFSET_MARK", "columns_of", "dimensions_of", "identifier", "is_identifier", "metric_references", "parse_fragment", "parse_metric_expression"]
 
 
 @functools.cache

@@ -12,7 +12,7 @@ reads the same where that candidate is clearly first (``one_holder``, ``joined_r
 (``metric_filtered``). Refused by name: candidates ranked too close to tell, a dimension reached
 only through several joins or on another entity than the one it is named by, a slowly changing
 dimension (no measure time to pick its row by), a time group-by beside several models, several
-Metric filters, and MySQL/MariaDB (no FULL OUTER JOIN).
+Metric filters, and an engine without FULL OUTER JOIN (MySQL/MariaDB: ``MetricSQL.full_outer_join``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from baton.semantic.engine_sql import engine_title, metric_sql
 from baton.semantic.expressions import parse_fragment
 from baton.semantic.model import Join, SemanticModel
 from baton.semantic.query import SemanticQuery, SemanticQueryError
@@ -97,8 +98,8 @@ def joined_rows(model: SemanticModel, names: Sequence[str], dialect: str) -> tup
     dimension's value on them."""
     from sqlglot import exp
 
-    if dialect == "mysql":
-        raise SemanticQueryError(f"{_WHAT} on MySQL/MariaDB, which have no FULL OUTER JOIN (MetricFlow joins them so)")
+    if not metric_sql(dialect).full_outer_join:
+        raise SemanticQueryError(f"{_WHAT} on {engine_title(dialect)}, which have no FULL OUTER JOIN (MetricFlow joins them so)")
     base, joins = _base(model, names)
 
     def table(name: str) -> exp.Expr:
@@ -131,8 +132,8 @@ def metric_filtered(q: SemanticQuery, select: exp.Select, value: Callable[[str],
     import sqlglot
     from sqlglot import exp
 
-    if dialect == "mysql":
-        raise SemanticQueryError("a query with no metric filtered by a Metric(...) on MySQL/MariaDB, which have no FULL "
+    if not metric_sql(dialect).full_outer_join:
+        raise SemanticQueryError(f"a query with no metric filtered by a Metric(...) on {engine_title(dialect)}, which have no FULL "
                                  "OUTER JOIN (MetricFlow joins the metric so)")
     if inner is None or len(q.metric_filters) != 1:
         raise SemanticQueryError("a query with no metric filtered by several Metric(...) filters, which Baton does not "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.expressions import parse_fragment
 from baton.semantic.model import Entity, Join, SemanticModel, TimeColumn
 from baton.semantic.query import SemanticQueryError
@@ -109,7 +110,7 @@ class Branch:
                                      "Baton does not compute (MetricFlow keeps the row valid at the measure's time)")
         if self.offset or self.cumulative:
             raise SemanticQueryError(f"{_SCD} under an offset or cumulative metric, which Baton does not compute yet")
-        if self.dialect == "sqlite":
+        if self.dialect and not metric_sql(self.dialect).typed_dates:  # no dialect (a conversion's branches): not asked
             raise SemanticQueryError(f"{_SCD} on SQLite (dates kept as text: a day and a timestamp do not compare)")
         assert join.validity is not None
         day = exp.Cast(this=_on_alias(time.column, self.root.name, "time column"), to=exp.DataType.build("DATE"))

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 _KINDS = ("percentile", "percentile_disc", "approx_percentile")
-_EXACT_DIALECTS = ("duckdb", "postgres")
 
 
 def percentile_agg(agg: str, params: Mapping) -> str:
@@ -48,16 +47,18 @@ def percentile_aggregate(agg: str, value: exp.Expr, dialect: str) -> exp.Expr:
     ``SemanticQueryError`` naming what this engine lacks."""
     from sqlglot import exp
 
+    from baton.semantic.engine_sql import metric_sql
     from baton.semantic.query import SemanticQueryError
 
+    engine = metric_sql(dialect)  # MetricSQL.percentile, .approximate_percentile
     kind, _, number = agg.partition(":")
     fraction = exp.Literal.number(number)
     if kind == "approx_percentile":
-        if dialect != "duckdb":
+        if not engine.approximate_percentile:
             raise SemanticQueryError(f"an approximate percentile on {dialect or 'this engine'}, which Baton does not compute yet "
                                      "(MetricFlow has one on DuckDB only)")
         return exp.ApproxQuantile(this=value, quantile=fraction)
-    if dialect not in _EXACT_DIALECTS:
+    if not engine.percentile:
         raise SemanticQueryError(f"the percentile aggregation on {dialect or 'this engine'}, which Baton does not compute yet "
                                  "(it does on DuckDB and PostgreSQL)")
     function = exp.PercentileDisc if kind == "percentile_disc" else exp.PercentileCont

@@ -3,8 +3,8 @@
 MetricFlow reads a day spine table the project builds (``time_spines``). A project that declares
 none (or declares it only as a dbt model, ``models: time_spine:``, which Baton does not read) gets
 ``GENERATED`` as ``SemanticModel.time_spine``'s table: the days are generated per engine
-(``generate_series``) from the first day of the year of the measures' earliest time to the last
-day of the year of their latest, read at query time as a subquery. Whole years: the spine such a
+(``MetricSQL.day_series``: ``generate_series``) from the first day of the year of the measures'
+earliest time to the last day of the year of their latest, read at query time as a subquery. Whole years: the spine such a
 project builds covers its data's years (the dbt tutorial's ``all_days``: 2022), and a cumulative
 metric has a row for each spine day after its first row, so the rows end where the spine ends.
 Engines without ``generate_series`` (SQLite, MariaDB) are refused by name.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.errors import SemanticQueryError
 from baton.semantic.expressions import is_identifier
 from baton.semantic.model import SemanticModel
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 
 GENERATED = "baton_generated_spine"  # SemanticModel.time_spine's table when the project declares no spine
 GENERATED_COLUMN = "date_day"
-_SERIES = {"duckdb": "UNNEST(GENERATE_SERIES(b.lo, b.hi, INTERVAL 1 DAY))",
-           "postgres": "GENERATE_SERIES(b.lo, b.hi, INTERVAL '1 day')"}
 
 
 def spine_source(model: SemanticModel, alias: str, dialect: str) -> exp.Expr:
@@ -42,7 +41,8 @@ def _generated(model: SemanticModel, column: str, dialect: str) -> exp.Expr:
     import sqlglot
     from sqlglot import exp
 
-    if dialect not in _SERIES:
+    series = metric_sql(dialect).day_series  # the engine's generate_series of days
+    if series is None:
         raise SemanticQueryError(f"a generated time spine (the project declares no time spine table) on {dialect}, "
                                  "which Baton does not compute yet")
     times = []
@@ -60,7 +60,7 @@ def _generated(model: SemanticModel, column: str, dialect: str) -> exp.Expr:
                                  "compute yet")
     bounds = (f"SELECT DATE_TRUNC('year', MIN(t)) AS lo, DATE_TRUNC('year', MAX(t)) + INTERVAL '1 year' - INTERVAL '1 day'"
               f" AS hi FROM ({' UNION ALL '.join(dict.fromkeys(times))}) AS b0")
-    sql = f"SELECT CAST({_SERIES[dialect]} AS DATE) AS {column} FROM ({bounds}) AS b"
+    sql = f"SELECT CAST({series} AS DATE) AS {column} FROM ({bounds}) AS b"
     return sqlglot.parse_one(sql, read=dialect)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.errors import SemanticQueryError
 from baton.semantic.expressions import is_identifier
 from baton.semantic.model import TIME, SemanticModel
@@ -108,7 +109,7 @@ def check(model: SemanticModel, q: SemanticQuery, uses: list, dialect: str) -> N
             raise SemanticQueryError("a sub-daily cumulative window, grain_to_date or offset by other than metric time at "
                                      "a sub-daily grain alone, which Baton does not compute yet")
         return
-    if dialect not in ("duckdb", "postgres"):
+    if not metric_sql(dialect).subdaily_spine:
         raise SemanticQueryError(f"a cumulative or offset metric by a sub-daily grain on {dialect}, which Baton does not "
                                  "compute yet (it does on DuckDB and PostgreSQL)")
     if q.by != (group.name,) or q.where or q.conditions or q.periods or q.metric_filters:

@@ -8,7 +8,7 @@ rows and a person reads them as they are:
 | grain   | value          | from ISO text                               |
 |---------|----------------|---------------------------------------------|
 | day     | ``2025-03-14`` | the first 10 characters                     |
-| week    | ``2025-03-10`` | the Monday of its week (engine date functions) |
+| week    | ``2025-03-10`` | the Monday of its week (the engine's ``metric_sql``) |
 | month   | ``2025-03``    | the first 7 characters                      |
 | quarter | ``2025-Q1``    | the year, ``-Q`` and the month's quarter (text comparisons, no division: engines divide integers differently) |
 | year    | ``2025``       | the first 4 characters                      |
@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from baton.semantic.errors import SemanticQueryError
-from baton.semantic.expressions import metric_sql
+from baton.semantic.engine_sql import metric_sql, template
 from baton.semantic.model import TimeColumn
 
 if TYPE_CHECKING:
@@ -64,13 +63,6 @@ def _template(template: str, value: exp.Expr, dialect: str) -> exp.Expr:
     return tree.transform(lambda node: value.copy() if isinstance(node, exp.Column) and node.name == _PLACEHOLDER else node)
 
 
-def _engine_template(template: str | None, what: str, dialect: str) -> str:
-    """The engine's template (``Engine.metric_sql``), or ``SemanticQueryError`` where it has none."""
-    if template is None:
-        raise SemanticQueryError(f"{what} on {dialect or 'this engine'}, which Baton does not compute yet")
-    return template
-
-
 def _subdaily(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
     """A sub-daily grain as ``YYYY-MM-DD HH:MM:SS[.mmm]`` text: a ``native`` TIMESTAMP formatted,
     ISO text cut and completed (``timestamp`` text holds no milliseconds: refused)."""
@@ -107,7 +99,7 @@ def date_part_expression(column: exp.Expr, time: TimeColumn, part: str, dialect:
             case = case.when(exp.LTE(this=month.copy(), expression=exp.Literal.string(last)), exp.Literal.number(q))
         return case.else_(exp.Literal.number(4))
     day = exp.Cast(this=_substr(text, 10), to=exp.DataType.build("DATE"))
-    return _template(_engine_template(metric_sql(dialect).day_part(part), f"the date part {part!r}", dialect), day, dialect)
+    return _template(template(metric_sql(dialect).day_part(part), f"the date part {part!r}", dialect), day, dialect)
 
 
 def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: str) -> exp.Expr:
@@ -132,7 +124,7 @@ def grain_expression(column: exp.Expr, time: TimeColumn, grain: str, dialect: st
         return exp.DPipe(this=exp.DPipe(this=_substr(text, 4), expression=exp.Literal.string("-Q"), safe=True),
                          expression=case, safe=True)
     if grain == "week":
-        return _template(_engine_template(metric_sql(dialect).week_start, "the week grain", dialect), text, dialect)
+        return _template(template(metric_sql(dialect).week_start, "the week grain", dialect), text, dialect)
     raise ValueError(f"unknown grain {grain!r}")
 
 

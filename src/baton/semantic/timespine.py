@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from baton.semantic import subdaily
 from baton.semantic.custom_grains import spine_grain
 from baton.semantic.custom_offsets import check_custom_offset, moved_spine
+from baton.semantic.engine_sql import metric_sql
 from baton.semantic.expressions import OFFSET_MARK, parse_metric_expression
 from baton.semantic.measure_uses import Use, custom_offset, leaves, stacked_name
 from baton.semantic.model import TIME, SemanticModel, TimeColumn
@@ -158,9 +159,6 @@ def _on_output(condition: str) -> exp.Expr:
     return parse_fragment(condition, "query filter", dimensions=True).copy().transform(visit)
 
 
-_CUMULATIVE_DIALECTS = ("duckdb", "postgres")
-
-
 def over_spine(q: SemanticQuery, cumulative: str) -> bool:
     """Whether a cumulative measure use is read over the spine's days (``cumulative_part``): an
     all-time one in a query without metric time or periods is every row's plain aggregate, as
@@ -180,7 +178,7 @@ def check_cumulative(model: SemanticModel, q: SemanticQuery, uses: list, dialect
     subdaily.check(model, q, uses, dialect)  # by a sub-daily grain: over the spine of that grain (subdaily.py)
     if subdaily.subdaily_group(q) is not None:
         return
-    if model.time_spine is None or dialect not in _CUMULATIVE_DIALECTS:
+    if model.time_spine is None or not metric_sql(dialect).spine_arithmetic:
         offsets = all(c.startswith("to_grain:") for _, _, c in uses)  # read over the spine as cumulative ones are
         what = ("an offset_to_grain, or an offset_window of months, years or custom periods," if offsets
                 else "a cumulative metric")

@@ -18,11 +18,16 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from baton.specialists.sql.engines.metric_sql import MetricSQL
+
 if TYPE_CHECKING:
     import sqlalchemy as sa
+    from sqlalchemy.engine import URL
 
     from baton.specialists.sql.classify import ClassifiedError
     from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.role_report import RoleReport
+    from baton.specialists.sql.routines import RoutineCatalog
     from baton.specialists.sql.rowstream import RowReader
     from baton.specialists.sql.schema import SchemaInfo
 
@@ -92,7 +97,26 @@ class Engine:
         """The driver's exception as a ``ClassifiedError`` (message: its first line)."""
         raise NotImplementedError
 
+    # --- metric SQL (semantic/) ---------------------------------------------------------------
+    # how the semantic layer's metric SQL is written here: templates for what sqlglot does not
+    # bridge, and what MetricFlow's SQL needs that this engine has (metric_sql.py). The default
+    # renders nothing engine-specific: every such query is refused by name, never miswritten.
+    metric_sql: ClassVar[MetricSQL] = MetricSQL()
+
     # --- schema, prompts and literals (introspection.py, prompts.py, ...) ----------------------
+    # (the prompt names the engine by its ``title``)
+    # E'...' strings read backslash escapes: the text the safety check inspects (literals.py)
+    escape_strings: ClassVar[bool] = False
+    # pseudo-columns every table has, never reported unknown (prevalidate.py): rowid, ctid...
+    pseudo_columns: ClassVar[frozenset[str]] = frozenset()
+    # a SELECT-list alias is a name in WHERE and later SELECT items too, not only in GROUP BY,
+    # HAVING and ORDER BY (prevalidate.py)
+    select_aliases_everywhere: ClassVar[bool] = False
+    # OFFSET without LIMIT does not parse: such a query runs uncapped as written (rowcap.py)
+    offset_needs_limit: ClassVar[bool] = False
+    # the value index names the tables it reads with their reflected schema (value_index.py)
+    schema_qualified_reads: ClassVar[bool] = False
+
     def reflection_schema(self, conn: SQLConnection) -> str | None:
         """The schema SQLAlchemy's reflection reads (None: the connection's default)."""
         return None
@@ -113,6 +137,70 @@ class Engine:
     def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
         """Each table's row count as the engine's statistics know it (None: unknown)."""
         return {}
+
+    # --- roles and privileges (privileges.py, routines.py, grants.py) --------------------------
+    # Database roles bound what a query may do: Baton reads what the connection's role may do
+    # (and which definer routines it may call) before its first guarded statement, and
+    # ``baton db grant`` writes a read-only one. An engine without roles (SQLite, DuckDB) opens
+    # a file read-only: nothing to inspect, nothing to grant.
+    has_roles: ClassVar[bool] = False
+    # the server flavours the engine speaks (``server_flavor``): MySQL's "mariadb" and "mysql"
+    flavors: ClassVar[tuple[str, ...]] = ()
+    # an unquoted routine name folds to lower case, as the server resolves it (PostgreSQL)
+    folds_unquoted_names: ClassVar[bool] = False
+    # a routine name matches an ``allow_functions`` entry whatever its case (MySQL); the schema exactly
+    routine_names_ignore_case: ClassVar[bool] = False
+    # ``baton db grant --schema`` names a database, not a schema of the URL's database (MySQL):
+    # the new role's URL names it too
+    grants_on_database: ClassVar[bool] = False
+
+    def inspect_role(self, conn: SQLConnection) -> RoleReport | None:
+        """What the role ``conn`` logs in as may do, read on one pooled connection (sync);
+        None where the engine has no roles."""
+        return None
+
+    def inspect_routines(self, conn: SQLConnection) -> RoutineCatalog | None:
+        """The definer routines the role may execute (``routines.py``); None where the engine
+        has none."""
+        return None
+
+    def role_restore(self, cursor: Any) -> str | None:
+        """Asked before an inspection on a pooled connection (``role_report.on_pooled_connection``):
+        the statement that puts the session's role back after it, where the inspection sets a
+        role the pool's reset keeps (MariaDB's ``SET ROLE``); None: nothing to put back."""
+        return None
+
+    def server_flavor(self, version: object) -> str | None:
+        """Which of ``flavors`` a server is, from what ``SELECT VERSION()`` answered."""
+        return None
+
+    def grant_statements(self, url: URL, schema: str, role: str, password: str | None, *, flavor: str | None, host: str,
+                         statement_timeout_s: int, connection_limit: int, work_mem: str, temp_file_limit: str) -> list[str]:
+        """The statements that create (or reset) ``role`` as a read-only role on ``schema``
+        (``grants.py`` checks the names first). Refused by name where the engine has no roles."""
+        raise self._no_roles()
+
+    def grant_scope_exists(self, cursor: Any, schema: str) -> bool:
+        """Whether what ``baton db grant --schema`` names exists, asked before anything runs."""
+        raise self._no_roles()
+
+    def grant_account_is_new(self, cursor: Any, account: tuple[str, str]) -> bool:
+        """True when applying the grants creates ``account`` (user, host) and a failure must
+        drop it again (``drop_grant_account``): the engine commits each statement by itself."""
+        return False
+
+    def drop_grant_account(self, cursor: Any, account: tuple[str, str]) -> None:
+        """Undo ``account``'s creation after a failed ``baton db grant --apply``."""
+
+    def definer_revokes(self, engine: sa.Engine, schema: str) -> list[str]:
+        """``REVOKE EXECUTE ... FROM PUBLIC`` for each definer routine a new role on ``schema``
+        could call through PUBLIC whose owner holds more than it (``grants.py``)."""
+        return []
+
+    def _no_roles(self) -> Exception:
+        from baton.errors import ConfigurationError
+
+        return ConfigurationError(f"{self.name} has no roles: Baton opens the file read-only (nothing to grant)")
 
 
 @contextlib.contextmanager

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_duckdb
 from baton.specialists.sql.engines.base import Engine
+from baton.specialists.sql.engines.metric_sql import MetricSQL
 from baton.specialists.sql.explain import FullScan, duckdb_full_scans
 from baton.specialists.sql.introspection import duckdb_row_estimates, duckdb_schema
 from baton.specialists.sql.limits import duckdb_config, duckdb_temp_directory, release_duckdb_temp_directory
@@ -90,7 +91,22 @@ class DuckDBEngine(Engine):
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return duckdb_full_scans(columns, rows)
 
+    # --- metric SQL (semantic/) ---
+    metric_sql = MetricSQL(
+        week_start="STRFTIME(DATE_TRUNC('week', CAST(SUBSTR({c}, 1, 10) AS DATE)), '%Y-%m-%d')",
+        iso_weekday="CAST(EXTRACT(isodow FROM {c}) AS INTEGER)",
+        day_of_year="CAST(EXTRACT(doy FROM {c}) AS INTEGER)",
+        day_series="UNNEST(GENERATE_SERIES(b.lo, b.hi, INTERVAL 1 DAY))",
+        full_outer_join=True, typed_dates=True, timestamp_comparisons=True, percentile=True,
+        approximate_percentile=True,  # APPROX_QUANTILE, as MetricFlow calls it
+        date_trunc=True, spine_arithmetic=True, subdaily_spine=True,
+    )
+
     # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    escape_strings = True
+    pseudo_columns = frozenset({"rowid"})
+    select_aliases_everywhere = True
+
     def reflect(self, connection: sa.Connection, conn: SQLConnection, names: list[str] | None = None) -> SchemaInfo:
         """DuckDB's own catalogue functions: its SQLAlchemy reflection is broken against DuckDB 2.x."""
         return duckdb_schema(connection, conn)

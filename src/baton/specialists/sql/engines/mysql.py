@@ -14,6 +14,7 @@ query.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ import sqlalchemy as sa
 
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_mysql
 from baton.specialists.sql.engines.base import Engine
+from baton.specialists.sql.engines.metric_sql import MetricSQL
 from baton.specialists.sql.explain import FullScan, mysql_full_scans
 from baton.specialists.sql.introspection import mysql_row_estimates
 from baton.specialists.sql.limits import row_bounded_connection
@@ -32,7 +34,11 @@ from baton.specialists.sql.session_reset import (
 )
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
+
     from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.role_report import RoleReport
+    from baton.specialists.sql.routines import RoutineCatalog
     from baton.specialists.sql.rowstream import RowReader
     from baton.specialists.sql.schema import SchemaInfo
 
@@ -40,6 +46,8 @@ if TYPE_CHECKING:
 # session reads quotes, backslashes and || as the safety check's lexer does.
 MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 MARIADB = "mariadb"  # the server flavour that spells its statement timeout differently
+MYSQL = "mysql"  # the other one (flavor_of_version)
+SYSTEM_SCHEMA = "mysql"  # the database of the privilege tables: mysql.user, mysql.global_priv (role_mysql.py)
 _WARN_VALUE_TOO_LARGE = 1301  # "Result of repeat() was larger than max_allowed_packet"
 
 
@@ -124,9 +132,81 @@ class MySQLEngine(Engine):
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return mysql_full_scans(columns, rows)
 
+    # --- metric SQL (semantic/) ---
+    metric_sql = MetricSQL(
+        week_start=("DATE_FORMAT(DATE_SUB(CAST(SUBSTR({c}, 1, 10) AS DATE), "
+                    "INTERVAL WEEKDAY(CAST(SUBSTR({c}, 1, 10) AS DATE)) DAY), '%Y-%m-%d')"),
+        iso_weekday="(WEEKDAY({c}) + 1)",
+        day_of_year="DAYOFYEAR({c})",
+        typed_dates=True,  # no FULL OUTER JOIN, no ordered-set percentile (MariaDB's are window functions only)
+    )
+
     # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    offset_needs_limit = True
+
     def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
         return mysql_row_estimates(connection, conn)
+
+    # --- roles and privileges (role_mysql.py, routines.py, grants.py) ---
+    has_roles = True
+    flavors = (MARIADB, MYSQL)
+    routine_names_ignore_case = True  # database names may not (lower_case_table_names): matched exactly
+    grants_on_database = True
+
+    def inspect_role(self, conn: SQLConnection) -> RoleReport | None:
+        from baton.specialists.sql.role_mysql import inspect_mysql
+
+        return inspect_mysql(conn)
+
+    def inspect_routines(self, conn: SQLConnection) -> RoutineCatalog | None:
+        from baton.specialists.sql.role_report import on_pooled_connection
+        from baton.specialists.sql.routines import mysql_routines
+
+        return on_pooled_connection(conn, mysql_routines)
+
+    def role_restore(self, cursor: Any) -> str | None:
+        """The inspections ``SET ROLE`` to read each role's grants, which ``COM_RESET_CONNECTION``
+        keeps (measured on MariaDB 10.11)."""
+        from baton.specialists.sql.role_mysql import role_restore_statement
+
+        cursor.execute("SELECT CURRENT_ROLE(), VERSION()")
+        row = cursor.fetchone() or (None, "")
+        return role_restore_statement(row[0], row[1])
+
+    def server_flavor(self, version: object) -> str | None:
+        return flavor_of_version(version)
+
+    def grant_statements(self, url: URL, schema: str, role: str, password: str | None, *, flavor: str | None, host: str,
+                         statement_timeout_s: int, connection_limit: int, work_mem: str, temp_file_limit: str) -> list[str]:
+        """``schema`` is a database; ``flavor`` by default what the URL says (``mariadb://``: MariaDB)."""
+        from baton.errors import ConfigurationError
+        from baton.specialists.sql.grants import mysql_grant_statements
+
+        if password is not None and "\\" in password:
+            raise ConfigurationError("a backslash in a MySQL/MariaDB password reads differently under "
+                                     "NO_BACKSLASH_ESCAPES; choose a password without one")
+        if not re.fullmatch(r"[A-Za-z0-9_.%:\-]+", host):
+            raise ConfigurationError(f"host {host!r} is not a plain host name, address or pattern")
+        flavor = flavor or (MARIADB if url.get_backend_name() == MARIADB else MYSQL)
+        if flavor not in self.flavors:
+            raise ConfigurationError(f"flavor {flavor!r}: use mariadb or mysql")
+        return mysql_grant_statements(schema, role, password, host, flavor, statement_timeout_s)
+
+    def grant_scope_exists(self, cursor: Any, schema: str) -> bool:
+        cursor.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (schema,))
+        return cursor.fetchone() is not None
+
+    def grant_account_is_new(self, cursor: Any, account: tuple[str, str]) -> bool:
+        cursor.execute("SELECT 1 FROM mysql.user WHERE User = %s AND Host = %s", account)
+        return cursor.fetchone() is None
+
+    def drop_grant_account(self, cursor: Any, account: tuple[str, str]) -> None:
+        cursor.execute("DROP USER IF EXISTS %s@%s", account)
+
+    def definer_revokes(self, engine: sa.Engine, schema: str) -> list[str]:
+        from baton.specialists.sql.grants import mysql_definer_revokes
+
+        return mysql_definer_revokes(engine)
 
 
 def _refuse_truncated_values(driver: Any) -> None:

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from baton.specialists.sql.classify import ClassifiedError, classify_postgres
 from baton.specialists.sql.engines.base import Engine
+from baton.specialists.sql.engines.metric_sql import MetricSQL
 from baton.specialists.sql.explain import FullScan, postgres_full_scans
 from baton.specialists.sql.introspection import postgres_fingerprints, postgres_row_estimates
 from baton.specialists.sql.limits import postgres_statement_settings
@@ -26,7 +27,11 @@ from baton.specialists.sql.rowcap import postgres_row_guard, postgres_single_sel
 from baton.specialists.sql.session_reset import install_session_reset, reset_postgres_session
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
+
     from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.role_report import RoleReport
+    from baton.specialists.sql.routines import RoutineCatalog
     from baton.specialists.sql.rowstream import RowReader
     from baton.specialists.sql.schema import SchemaInfo
 
@@ -101,7 +106,22 @@ class PostgresEngine(Engine):
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return postgres_full_scans(columns, rows)
 
+    # --- metric SQL (semantic/) ---
+    metric_sql = MetricSQL(
+        week_start="TO_CHAR(DATE_TRUNC('week', CAST(SUBSTR({c}, 1, 10) AS DATE)), 'YYYY-MM-DD')",
+        iso_weekday="CAST(EXTRACT(isodow FROM {c}) AS INTEGER)",
+        day_of_year="CAST(EXTRACT(doy FROM {c}) AS INTEGER)",
+        day_series="GENERATE_SERIES(b.lo, b.hi, INTERVAL '1 day')",
+        typed_union_nulls=True,  # two bare NULLs in a UNION's column are text
+        full_outer_join=True, typed_dates=True, timestamp_comparisons=True, percentile=True,
+        date_trunc=True, spine_arithmetic=True, subdaily_spine=True,  # no approximate percentile (MetricFlow has none here)
+    )
+
     # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    escape_strings = True
+    pseudo_columns = frozenset({"ctid", "oid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
+    schema_qualified_reads = True
+
     def reflection_schema(self, conn: SQLConnection) -> str | None:
         return conn.options.schema
 
@@ -111,6 +131,40 @@ class PostgresEngine(Engine):
 
     def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
         return postgres_row_estimates(connection, conn)
+
+    # --- roles and privileges (role_postgres.py, routines.py, grants.py) ---
+    has_roles = True
+    folds_unquoted_names = True
+
+    def inspect_role(self, conn: SQLConnection) -> RoleReport | None:
+        from baton.specialists.sql.role_postgres import inspect_postgres
+
+        return inspect_postgres(conn)
+
+    def inspect_routines(self, conn: SQLConnection) -> RoutineCatalog | None:
+        from baton.specialists.sql.role_report import on_pooled_connection
+        from baton.specialists.sql.routines import postgres_routines
+
+        return on_pooled_connection(conn, postgres_routines)
+
+    def grant_statements(self, url: URL, schema: str, role: str, password: str | None, *, flavor: str | None, host: str,
+                         statement_timeout_s: int, connection_limit: int, work_mem: str, temp_file_limit: str) -> list[str]:
+        from baton.errors import ConfigurationError
+        from baton.specialists.sql.grants import postgres_grant_statements
+
+        if not url.database:
+            raise ConfigurationError("the PostgreSQL URL names no database")
+        return postgres_grant_statements(url.database, schema, role, password, statement_timeout_s, connection_limit,
+                                         work_mem, temp_file_limit)
+
+    def grant_scope_exists(self, cursor: Any, schema: str) -> bool:
+        cursor.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s", (schema,))
+        return cursor.fetchone() is not None
+
+    def definer_revokes(self, engine: sa.Engine, schema: str) -> list[str]:
+        from baton.specialists.sql.grants import postgres_definer_revokes
+
+        return postgres_definer_revokes(engine, schema)
 
 
 def _may_set_temp_file_limit(raw: Any, cursor: Any) -> bool:

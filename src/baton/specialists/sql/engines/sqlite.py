@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ClassifiedError, classify_sqlite
 from baton.specialists.sql.engines.base import Engine
+from baton.specialists.sql.engines.metric_sql import MetricSQL
 from baton.specialists.sql.explain import FullScan, sqlite_full_scans
 from baton.specialists.sql.introspection import sqlite_row_counts
 from baton.specialists.sql.limits import sqlite_bounded_printf, sqlite_value_limit
@@ -128,7 +129,20 @@ class SQLiteEngine(Engine):
     def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
         return sqlite_full_scans(columns, rows)
 
+    # --- metric SQL (semantic/) ---
+    metric_sql = MetricSQL(
+        week_start="DATE(SUBSTR({c}, 1, 10), '-6 days', 'weekday 1')",
+        iso_weekday="((CAST(STRFTIME('%w', {c}) AS INTEGER) + 6) % 7 + 1)",
+        day_of_year="CAST(STRFTIME('%j', {c}) AS INTEGER)",
+        millisecond_format="%Y-%m-%d %H:%M:%f",  # %f: SS.SSS
+        full_outer_join=True,  # 3.39 and later
+    )
+
     # --- schema, prompts and literals (introspection.py, prevalidate.py, rowcap.py, ...) ---
+    pseudo_columns = frozenset({"rowid", "oid", "_rowid_"})
+    select_aliases_everywhere = True
+    offset_needs_limit = True
+
     def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
         """``sqlite_stat1`` when ``ANALYZE`` has run, else a bounded count."""
         return sqlite_row_counts(connection, schema)
