@@ -18,6 +18,8 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
+from baton.specialists.sql.engines import engine_named
+
 _WRAPPERS = tuple(
     getattr(exp, n) for n in ("Cast", "TryCast", "Paren", "Collate", "Kwarg", "PropertyEQ")
     if isinstance(getattr(exp, n, None), type)
@@ -60,8 +62,8 @@ def constant_text(node: exp.Expr, dialect: str, source: str = "", _depth: int = 
         return node.this if node.is_string else None
     if isinstance(node, (exp.RawString, exp.National)):
         return str(node.this)
-    if isinstance(node, exp.ByteString):  # PostgreSQL / DuckDB E'...' strings
-        if dialect not in ("postgres", "duckdb"):
+    if isinstance(node, exp.ByteString):  # E'...' strings (PostgreSQL, DuckDB)
+        if not engine_named(dialect).escape_strings:
             return str(node.this)
         spelled = _spelling(node, source, _E_STRING)
         return decode_c_escapes(spelled, quotes=True) if spelled is not None else decode_c_escapes(str(node.this))

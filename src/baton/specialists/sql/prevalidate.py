@@ -35,7 +35,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from baton.specialists.sql.engines import normalize_dialect
+from baton.specialists.sql.engines import Engine, engine_named
 from baton.specialists.sql.schema import SchemaInfo, TableInfo
 
 IssueKind = Literal["unknown_table", "unknown_column", "ambiguous_column", "parse_error"]
@@ -55,15 +55,8 @@ class SchemaIssue:
 
 _CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "mysql", "performance_schema", "sys"})
 _CATALOG_PREFIXES = ("sqlite_", "pg_", "duckdb_")
-_PSEUDO_COLUMNS = {
-    "sqlite": frozenset({"rowid", "oid", "_rowid_"}),
-    "duckdb": frozenset({"rowid"}),
-    "postgres": frozenset({"ctid", "oid", "xmin", "xmax", "cmin", "cmax", "tableoid"}),
-    "mysql": frozenset(),
-}
 _NILADIC = frozenset({"user", "current_user", "session_user", "current_role", "current_schema",
                       "current_catalog", "system_user", "localtime", "localtimestamp", "sysdate"})
-_LATERAL_ALIAS_DIALECTS = frozenset({"duckdb", "sqlite"})
 
 _Columns = dict[str, str] | None  # lower-cased name -> name as written; None = unknown
 
@@ -75,7 +68,8 @@ def prevalidate(sql: str | exp.Expr, schema: SchemaInfo, dialect: str) -> list[S
     ``sql`` may also be an already parsed statement (``SafetyVerdict.statement``), which
     saves parsing it twice; it is only read, never changed.
     """
-    dialect = normalize_dialect(dialect)
+    engine = engine_named(dialect)
+    dialect = engine.name
     if isinstance(sql, str):
         try:
             statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
@@ -89,7 +83,7 @@ def prevalidate(sql: str | exp.Expr, schema: SchemaInfo, dialect: str) -> list[S
     issues: list[SchemaIssue] = []
     for statement in statements:
         try:
-            _Checker(schema, dialect, statement).run(issues)
+            _Checker(schema, engine, statement).run(issues)
         except (SqlglotError, RecursionError):
             continue  # sqlglot cannot build scopes for it; the engine will judge
     seen: set[tuple[str, str, str | None]] = set()
@@ -125,9 +119,9 @@ def _close(name: str, candidates: dict[str, str], n: int = 3) -> list[str]:
 class _Checker:
     """Resolves the names of one statement; lives for one call only."""
 
-    def __init__(self, schema: SchemaInfo, dialect: str, statement: exp.Expr):
+    def __init__(self, schema: SchemaInfo, engine: Engine, statement: exp.Expr):
         self.schema = schema
-        self.dialect = dialect
+        self.engine = engine
         self.statement = statement
         self.cte_names = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
         self.open_statement = statement.find(exp.Pivot) is not None
@@ -280,7 +274,7 @@ class _Checker:
     def _check_unqualified(self, scope: Scope, column: exp.Column, issues: list[SchemaIssue]) -> None:
         name = column.name
         lowered = name.lower()
-        if lowered in _NILADIC or lowered in _PSEUDO_COLUMNS.get(self.dialect, ()):
+        if lowered in _NILADIC or lowered in self.engine.pseudo_columns:
             return
         if self._is_select_alias(scope, column):
             return
@@ -316,7 +310,7 @@ class _Checker:
         clause = column.find_ancestor(exp.Group, exp.Having, exp.Order, exp.Qualify, exp.Where, exp.Select)
         if isinstance(clause, (exp.Group, exp.Having, exp.Order, exp.Qualify)):
             return True
-        return self.dialect in _LATERAL_ALIAS_DIALECTS
+        return self.engine.select_aliases_everywhere
 
     def _visible_columns(self, scope: Scope) -> dict[str, str]:
         found: dict[str, str] = {}

@@ -20,6 +20,7 @@ from typing import Any
 
 from baton.messages import LLMResponse, Tool, ToolParameter
 from baton.response import QueryResult
+from baton.specialists.sql.engines import engine_named
 from baton.specialists.sql.schema import SchemaInfo, TableInfo
 from baton.specialists.sql.table_picker import pick_tables, shard_family
 
@@ -44,13 +45,12 @@ RUN_SQL = Tool(
 
 TABLE_COMMENT_CHARS = 300
 COLUMN_COMMENT_CHARS = 160
-_DIALECT_NAMES = {"postgres": "PostgreSQL", "mysql": "MySQL/MariaDB", "sqlite": "SQLite", "duckdb": "DuckDB"}
 _FENCE = re.compile(r"```(?:sql|SQL)?\s*\n?(.*?)```", re.DOTALL)
 
 
 def system_prompt(dialect: str, schema_text: str, memory: str = "", learnings_text: str = "") -> str:
     parts = [
-        f"You answer questions by writing {_DIALECT_NAMES.get(dialect, dialect)} SQL for the database below.",
+        f"You answer questions by writing {engine_named(dialect).title} SQL for the database below.",
         "Call the run_sql tool with ONE read-only SELECT statement. Read the result; if it shows a mistake "
         "(wrong table, units such as cents, soft-deleted rows, empty result), call run_sql again with a fix. "
         "When the result answers the question, reply with a short answer in plain text (no SQL).",

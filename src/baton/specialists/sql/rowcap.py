@@ -32,6 +32,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from baton.specialists.sql.classify import ROW_LIMIT_MARKER
+from baton.specialists.sql.engines import engine_named
 
 
 @functools.lru_cache(maxsize=512)
@@ -56,7 +57,7 @@ def cap_rows(sql: str, dialect: str, limit: int) -> str | None:
     body = sql[: significant[-1].end + 1]  # without trailing semicolons and comments
     clause = root.args.get("limit")
     if clause is None:
-        if root.args.get("offset") is not None and dialect in ("mysql", "sqlite"):
+        if root.args.get("offset") is not None and engine_named(dialect).offset_needs_limit:
             return None  # OFFSET without LIMIT does not parse there
         return f"{body}\nLIMIT {limit}"
     count = clause.args.get("count") if isinstance(clause, exp.Fetch) else clause.expression

@@ -88,9 +88,10 @@ async def build_value_index(connection: SQLConnection, schema: SchemaInfo) -> Va
 
     index = ValueIndex()
     started = time.perf_counter()
+    qualified = connection.kind.schema_qualified_reads
     for table, column in _candidates(schema):
         source = exp.Table(this=exp.to_identifier(table.name, quoted=True),
-                           db=exp.to_identifier(table.schema, quoted=True) if table.schema and connection.dialect == "postgres" else None)
+                           db=exp.to_identifier(table.schema, quoted=True) if table.schema and qualified else None)
         value = exp.column(column, quoted=True)
         sample = exp.select(value.copy()).from_(source).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
                                                               ).limit(SAMPLE_ROWS)
