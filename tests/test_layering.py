@@ -39,7 +39,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.answer_dict", "baton.answer_markdown", "baton.ids", "baton.tagged_json", "baton.events", "baton.tools",
-                  "baton.dependency_waits", "baton.sqlite_wal",
+                  "baton.dependency_waits", "baton.sqlite_wal", "baton.store_backends",
                   "baton.files", "baton.numbers", "baton.outages", "baton.settings")),
     ("questions", ("baton.phrasing", "baton.verified", "baton.followup_sql")),
     ("models", ("baton.llm",)),

@@ -74,7 +74,7 @@ class Workers:
         return False
 
     def registered(self, executor_id: str) -> bool:
-        schema = "" if self.config.is_sqlite else "dbos."
+        schema = f"{self.config.system_schema}." if self.config.system_schema else ""
         try:
             with self.engine.connect() as conn:
                 return conn.execute(sa.text(f"SELECT 1 FROM {schema}{TABLE_NAME} WHERE executor_id = :e"), {"e": executor_id}).first() is not None

@@ -29,24 +29,24 @@ from sqlalchemy.pool import StaticPool
 
 from baton.settings import Settings
 from baton.sqlite_wal import write_ahead_log
+from baton.store_backends import backend_for_url
 
 BUSY_TIMEOUT_MS = 30000
 
 
 def make_engine(url: str, *, busy_timeout_ms: int | None = None, connect_timeout_s: float | None = None,
                 statement_timeout_s: float | None = None) -> Engine:
-    if url.startswith("sqlite"):
+    backend = backend_for_url(url)
+    if backend is None:  # not a state backend (a test's own database): opened plainly
+        return create_engine(url, pool_pre_ping=True)
+    if backend.embedded:
         return sqlite_engine(url, busy_timeout_ms=busy_timeout_ms)
-    connect_args: dict[str, Any] = {}
-    if url.startswith("postgresql"):
-        if connect_timeout_s is None or statement_timeout_s is None:
-            settings = Settings.from_env()
-            connect_timeout_s = connect_timeout_s or settings.state_connect_timeout_s
-            statement_timeout_s = statement_timeout_s or settings.state_statement_timeout_s
-        connect, statement = connect_timeout_s, statement_timeout_s
-        connect_args = {"connect_timeout": max(1, round(connect)), "options": f"-c statement_timeout={int(statement * 1000)}"}
-        return create_engine(url, pool_pre_ping=True, pool_timeout=connect, connect_args=connect_args)
-    return create_engine(url, pool_pre_ping=True)
+    if connect_timeout_s is None or statement_timeout_s is None:
+        settings = Settings.from_env()
+        connect_timeout_s = connect_timeout_s or settings.state_connect_timeout_s
+        statement_timeout_s = statement_timeout_s or settings.state_statement_timeout_s
+    connect, statement = connect_timeout_s, statement_timeout_s
+    return create_engine(url, pool_pre_ping=True, pool_timeout=connect, connect_args=backend.timeout_args(connect, statement))
 
 
 def sqlite_engine(url: str, *, busy_timeout_ms: int | None = None) -> Engine:

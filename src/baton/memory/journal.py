@@ -37,12 +37,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, select, text
+from sqlalchemy import and_, delete, func, insert, select
 from sqlalchemy.engine import Connection
 
 from baton.memory.errors import InvalidRecordError, StaleVersionError
 from baton.memory.model import Provenance
 from baton.memory.schema import FORGOTTEN, Tables
+from baton.store_backends import backend_of
 
 GENESIS = "0" * 64
 
@@ -146,8 +147,7 @@ class Journal:
 
     # --- writing ----------------------------------------------------------------------
     def lock_workspace(self, conn: Connection, workspace: str) -> None:
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:w, 0))"), {"w": "baton-mem:" + workspace})
+        backend_of(conn).transaction_lock(conn, "baton-mem:" + workspace)
 
     def head(self, conn: Connection, workspace: str) -> tuple[int, str]:
         ev = self.t.events

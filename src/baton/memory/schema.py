@@ -1,5 +1,5 @@
 """Tables of the journal and its projection, and the triggers that make the journal
-append-only in the database itself.
+append-only in the database itself (each backend's own, ``baton.store_backends``).
 
 - ``events``: one row per event. ``seq`` is the global sequence; ``(workspace, position)``
   orders a workspace's hash chain (unique, so the chain cannot fork); ``(workspace,
@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint, text
+from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint
 from sqlalchemy.engine import Connection
 
+from baton.store_backends import backend_of, serial_integer
+
 FORGOTTEN = "record.forgotten"
-_SEQ = BigInteger().with_variant(Integer, "sqlite")  # SQLite autoincrements only INTEGER PRIMARY KEY
+_SEQ = serial_integer()  # SQLite autoincrements only INTEGER PRIMARY KEY
 
 
 @dataclass(frozen=True)
@@ -113,48 +115,7 @@ def install(conn: Connection, tables: Tables) -> None:
     """Create the tables (if missing) and the append-only triggers. On PostgreSQL this takes
     a transaction-scoped advisory lock first, so processes starting together against one
     database install once (concurrent ``CREATE`` of the same table or trigger fails)."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": "baton-mem-install:" + tables.prefix})
+    backend = backend_of(conn)
+    backend.transaction_lock(conn, "baton-mem-install:" + tables.prefix)
     tables.metadata.create_all(conn)
-    if conn.dialect.name == "sqlite":
-        _sqlite_triggers(conn, tables)
-    elif conn.dialect.name == "postgresql":
-        _postgres_triggers(conn, tables)
-
-
-def _sqlite_triggers(conn: Connection, t: Tables) -> None:
-    ev, pl, p = t.events.name, t.payloads.name, t.prefix
-    for op in ("UPDATE", "DELETE"):
-        conn.exec_driver_sql(
-            f'CREATE TRIGGER IF NOT EXISTS "{p}events_no_{op.lower()}" BEFORE {op} ON "{ev}" '
-            f"BEGIN SELECT RAISE(ABORT, 'baton memory journal is append-only: {op} refused'); END")
-    conn.exec_driver_sql(
-        f'CREATE TRIGGER IF NOT EXISTS "{p}payloads_no_update" BEFORE UPDATE ON "{pl}" '
-        f"BEGIN SELECT RAISE(ABORT, 'baton memory payloads are immutable: UPDATE refused'); END")
-    conn.exec_driver_sql(
-        f'CREATE TRIGGER IF NOT EXISTS "{p}payloads_delete_needs_tombstone" BEFORE DELETE ON "{pl}" '
-        f'WHEN NOT EXISTS (SELECT 1 FROM "{ev}" e WHERE e.workspace = OLD.workspace AND e.stream = OLD.stream '
-        f"AND e.type = '{FORGOTTEN}') "
-        f"BEGIN SELECT RAISE(ABORT, 'payload deletion is allowed only after a forget tombstone'); END")
-
-
-def _postgres_triggers(conn: Connection, t: Tables) -> None:
-    ev, pl, p = t.qualified(t.events), t.qualified(t.payloads), t.prefix
-    fn = (lambda name: f'"{t.schema}"."{p}{name}"') if t.schema else (lambda name: f'"{p}{name}"')
-    conn.execute(text(
-        f"CREATE OR REPLACE FUNCTION {fn('refuse')}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-        f"RAISE EXCEPTION 'baton memory journal is append-only: % refused on %', TG_OP, TG_TABLE_NAME; END $$"))
-    conn.execute(text(
-        f"CREATE OR REPLACE FUNCTION {fn('payload_delete')}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-        f"IF NOT EXISTS (SELECT 1 FROM {ev} e WHERE e.workspace = OLD.workspace AND e.stream = OLD.stream "
-        f"AND e.type = '{FORGOTTEN}') THEN "
-        f"RAISE EXCEPTION 'payload deletion is allowed only after a forget tombstone'; END IF; RETURN OLD; END $$"))
-    statements = [
-        (f"{p}events_no_change", f"BEFORE UPDATE OR DELETE ON {ev} FOR EACH ROW EXECUTE FUNCTION {fn('refuse')}()"),
-        (f"{p}events_no_truncate", f"BEFORE TRUNCATE ON {ev} FOR EACH STATEMENT EXECUTE FUNCTION {fn('refuse')}()"),
-        (f"{p}payloads_no_update", f"BEFORE UPDATE ON {pl} FOR EACH ROW EXECUTE FUNCTION {fn('refuse')}()"),
-        (f"{p}payloads_no_truncate", f"BEFORE TRUNCATE ON {pl} FOR EACH STATEMENT EXECUTE FUNCTION {fn('refuse')}()"),
-        (f"{p}payloads_delete", f"BEFORE DELETE ON {pl} FOR EACH ROW EXECUTE FUNCTION {fn('payload_delete')}()"),
-    ]
-    for name, body in statements:
-        conn.execute(text(f'CREATE OR REPLACE TRIGGER "{name}" {body}'))
+    backend.install_journal_guards(conn, tables, FORGOTTEN)  # baton.store_backends: each backend's triggers

@@ -40,6 +40,7 @@ from baton.memory.model import Provenance, Record, RecordDraft, to_epoch
 from baton.memory.projection import Projector, from_row, stream_of
 from baton.memory.schema import build_tables, install
 from baton.memory.writer import CandidateVerdict, WriteResult, judge, remember_in, subject_records
+from baton.store_backends import backend_of
 
 T = TypeVar("T")
 DEFAULT_URL = "sqlite:///.baton/memory.db"
@@ -116,7 +117,7 @@ class MemoryStore:
 
     def _checkpoint(self, retries: tuple[float, ...] = ()) -> bool:
         """Fold the WAL into the database file and truncate it; True when complete."""
-        if self.engine.dialect.name != "sqlite":
+        if not backend_of(self.engine).write_ahead_log:
             return True
         for delay in (0.0, *retries):
             time.sleep(delay)
@@ -165,9 +166,7 @@ class MemoryStore:
         """A read connection (one snapshot on PostgreSQL) and the scope's workspace."""
         workspace = self.workspace_of(scope)
         with self.engine.connect() as conn:
-            if conn.dialect.name == "postgresql":  # one snapshot per read (a bundle's lock must match its records)
-                conn = conn.execution_options(isolation_level="REPEATABLE READ")
-            yield conn, workspace
+            yield backend_of(conn).snapshot(conn), workspace  # one snapshot per read (a bundle's lock must match its records)
 
     def transact(self, scope: WorkspaceScope, fn: Callable[[Tx], T], *, now: Any = None) -> T:
         """Run ``fn`` in the next group transaction of the scope's workspace (its lock held;

@@ -8,7 +8,8 @@ own CPU per question). These statements bind plain strings and integers (no type
 bind processor), so the driver takes the values as they are; the SQL is SQLAlchemy's own,
 compiled for the connection's dialect. A driver error is raised as SQLAlchemy's typed error
 (``IntegrityError`` for a duplicate, ``OperationalError`` for a lock), as from
-``Connection.execute``. Other databases (PostgreSQL, MySQL) run the statements as before.
+``Connection.execute``. On PostgreSQL (a backend without ``driver_writes``, ``baton.store_backends``)
+the statements run through SQLAlchemy as before.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.expression import Executable
 
+from baton.store_backends import backend_of
+
 
 def execute_rows(conn: Connection, statement: Executable, rows: list[dict[str, Any]]) -> None:
     """``statement`` once per row of ``rows`` (all with the same keys), in ``conn``'s transaction."""
-    if conn.dialect.name != "sqlite":
+    if not backend_of(conn).driver_writes:
         conn.execute(statement, rows)
         return
     sql, names = _compiled(statement, conn.dialect, tuple(rows[0]))
@@ -37,7 +40,7 @@ def execute_rows(conn: Connection, statement: Executable, rows: list[dict[str, A
 
 def first_row(conn: Connection, statement: Executable, params: dict[str, Any]) -> tuple[Any, ...] | None:
     """The first row ``statement`` (one with ``RETURNING``) returns for ``params``, or None."""
-    if conn.dialect.name != "sqlite":
+    if not backend_of(conn).driver_writes:
         row = conn.execute(statement, params).first()
         return None if row is None else tuple(row)
     sql, names = _compiled(statement, conn.dialect, ())

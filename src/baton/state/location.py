@@ -39,6 +39,7 @@ from baton.errors import ConfigurationError, StartupRefusal
 from baton.settings import Settings
 from baton.state.file_names import KEYS_FILE, LOCK_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
 from baton.state.sessions import SessionStore
+from baton.store_backends import backend_for_url
 
 __all__ = ["KEYS_FILE", "LOCK_FILE", "MEMORY_FILE", "PIPELINES_FILE", "SESSIONS_FILE", "Place", "State", "baton_home",
            "normalise_url"]
@@ -63,11 +64,11 @@ def normalise_url(url: str) -> str:
         parsed = sa.make_url(url)
     except Exception as exc:
         raise ConfigurationError(f"BATON_STATE_URL / --state is not a database URL: {exc}") from None
-    backend = parsed.get_backend_name()
-    if backend in ("postgresql", "postgres"):
-        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-    raise ConfigurationError(
-        f"the state URL must be a PostgreSQL URL, got {backend!r} (for SQLite files, leave it unset and set BATON_HOME)")
+    backend = backend_for_url(parsed)
+    if backend is not None and not backend.embedded:
+        return backend.driver_url(parsed).render_as_string(hide_password=False)
+    raise ConfigurationError(f"the state URL must be a PostgreSQL URL, got {parsed.get_backend_name()!r} "
+                             "(for SQLite files, leave it unset and set BATON_HOME)")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ in ``baton_schema_versions``, in one transaction, under a lock every process tak
 - SQLite: the transaction starts with ``BEGIN IMMEDIATE`` (the database's write lock, with
   the engine's 30 s busy timeout); a second process waits for the first to commit.
 
+(The backend's ``transaction_lock``, ``baton.store_backends``.)
+
 A database newer than this code (a version above the last migration) is refused with
 ``StateSchemaError`` instead of being used half-understood.
 
@@ -27,6 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from baton.errors import StartupRefusal
+from baton.store_backends import backend_of
 
 VERSIONS_TABLE = "baton_schema_versions"
 
@@ -67,8 +70,7 @@ def migrate_on(conn: Connection, component: str, migrations: Sequence[Migration]
     """``migrate`` inside the caller's transaction (a store that installs more than
     versioned tables in one go, such as memory's triggers)."""
     latest = max((m.version for m in migrations), default=0)
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(component)})
+    backend_of(conn).transaction_lock(conn, _lock_key(component))
     conn.execute(sa.text(
         f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (component VARCHAR(100) PRIMARY KEY, version INTEGER NOT NULL)"))
     version = current_version(conn, component)

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 
 from baton.state.migrations import Migration
 from baton.state.turn_keys import TURN_KEYS
+from baton.store_backends import backend_of
 
 _md = sa.MetaData()
 SESSIONS = sa.Table(
@@ -53,7 +54,7 @@ _LEGACY = {"sessions": "baton_sessions", "turns": "baton_turns", "feedback": "ba
 
 def _create_v1(conn: Connection) -> None:
     names = set(sa.inspect(conn).get_table_names())
-    if conn.dialect.name == "sqlite" and "sessions" in names and "baton_sessions" not in names:
+    if backend_of(conn).embedded and "sessions" in names and "baton_sessions" not in names:
         for old, new in _LEGACY.items():  # an embedded file from before the migrations: keep its conversations
             conn.exec_driver_sql(f'ALTER TABLE "{old}" RENAME TO "{new}"')
     for table in (SESSIONS, TURNS, FEEDBACK, REPLIES):

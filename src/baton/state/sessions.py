@@ -55,6 +55,7 @@ from baton.state.group_commit import GroupCommit
 from baton.state.migrations import migrate
 from baton.state.session_tables import FEEDBACK, MIGRATIONS, REPLIES, SESSIONS, TURNS
 from baton.state.turn_keys import KEY_RETENTION_S, TURN_KEYS, TurnKeyTaken, claim
+from baton.store_backends import backend_of
 
 TITLE_LENGTH = 80
 MAX_THREADS = 4
@@ -82,10 +83,11 @@ class SessionStore:
                  timeout_s: float = TIMEOUT_S) -> None:
         self.engine = _engine_for(target)
         self._owns_engine = not isinstance(target, Engine)
-        self._single = self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:")
+        backend = backend_of(self.engine)
+        self._single = backend.in_memory(self.engine.url)
         self._lock = threading.Lock()  # an in-memory database is one connection: one user at a time
         # A SQLite file has one writer at a time: this process's writers take turns here (see _write)
-        self._write_lock = threading.Lock() if self.engine.dialect.name == "sqlite" and not self._single else None
+        self._write_lock = threading.Lock() if backend.single_writer and not self._single else None
         migrate(self.engine, "sessions", MIGRATIONS)
         self.bulkhead = Bulkhead("sessions", threads=max_threads, queue=64, timeout_s=timeout_s)
         self._appends: GroupCommit[_Append, str] = GroupCommit(lambda group: self._run(self._append_group, group))
@@ -194,7 +196,7 @@ class SessionStore:
 
     @staticmethod
     def _owned(conn: Connection, workspace: str, session_id: str, *, lock: bool = False) -> None:
-        query = _OWNED_FOR_UPDATE if lock and conn.dialect.name == "postgresql" else _OWNED
+        query = _OWNED_FOR_UPDATE if lock and backend_of(conn).locks_rows else _OWNED
         if conn.execute(query, {"sid": session_id, "ws": workspace}).first() is None:
             raise SessionNotFound(session_id)
 

@@ -37,14 +37,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from baton.errors import BatonError
 from baton.ids import random_hex
 from baton.state.bulkheads import DependencyUnavailable
 from baton.state.driver_writes import first_row
+from baton.store_backends import StoreBackend, backend_of
 
 KEY_RETENTION_S = 86_400.0
 CHAT_KEY_WINDOW_S = 600.0
@@ -110,11 +109,11 @@ def chat_key(caller: str, model: str, messages: list[Any]) -> str:
 
 
 @functools.cache
-def _claim_statement(dialect: str) -> Any:
-    """The claim's upsert for ``dialect``, built once: building it per turn (its ``excluded``
+def _claim_statement(backend: StoreBackend) -> Any:
+    """The claim's upsert on ``backend``, built once: building it per turn (its ``excluded``
     alias makes a copy of every column) cost about 0.3 ms of CPU per answered question; the
     values are bound at execution (``claim``)."""
-    insert = (pg_insert if dialect == "postgresql" else sqlite_insert)(TURN_KEYS)
+    insert = backend.upsert(TURN_KEYS)
     return insert.values(
         workspace=sa.bindparam("claim_workspace"), turn_key=sa.bindparam("claim_key"), turn_id=sa.bindparam("claim_turn"),
         session_id=sa.bindparam("claim_session"), expires_at=sa.bindparam("claim_expires"),
@@ -129,7 +128,7 @@ def claim(conn: Connection, workspace: str, key: str, turn_id: str, session_id: 
     """Claim ``key`` for ``turn_id`` in ``conn``'s transaction (a holder whose retention has
     ended is replaced); the holder when the key is taken. On PostgreSQL a claim meeting an
     uncommitted one waits for it to commit or roll back."""
-    statement = _claim_statement("postgresql" if conn.dialect.name == "postgresql" else "sqlite")
+    statement = _claim_statement(backend_of(conn))
     params = {"claim_workspace": workspace, "claim_key": key, "claim_turn": turn_id, "claim_session": session_id,
               "claim_expires": expires_at, "claim_now": now}
     if first_row(conn, statement, params) is not None:  # claimed (rowcount is -1 on psycopg for an upsert)

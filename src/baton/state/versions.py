@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.state.file_names import KEYS_FILE, MEMORY_FILE, PIPELINES_FILE, SESSIONS_FILE
 from baton.state.migrations import VERSIONS_TABLE, Migration, StateSchemaError, migrate
+from baton.store_backends import url_backend
 
 if TYPE_CHECKING:
     from baton.state.location import State
@@ -141,11 +142,10 @@ def _dbos_version(url: str, where: str) -> FamilyVersion:
     import sqlalchemy as sa
     from dbos._migration import get_migration_versions, get_sqlite_migration_versions
 
-    sqlite = url.startswith("sqlite")
-    engine = sa.create_engine(url.replace("sqlite:///", "sqlite:///file:", 1) + "?mode=ro&uri=true" if sqlite else url,
-                              poolclass=sa.pool.NullPool)
-    try:
-        found, latest = get_sqlite_migration_versions(engine) if sqlite else get_migration_versions(engine, DBOS_SCHEMA, True)
+    backend = url_backend(url)
+    engine = sa.create_engine(backend.read_only_url(url), poolclass=sa.pool.NullPool)
+    try:  # DBOS keeps its tables in its schema where the backend has schemas
+        found, latest = get_migration_versions(engine, DBOS_SCHEMA, True) if backend.schemas else get_sqlite_migration_versions(engine)
     finally:
         engine.dispose()
     return FamilyVersion(PIPELINES, where, int(found), int(latest))

@@ -150,6 +150,7 @@ def bus_for(state_url: str | None, events_url: str | None = None) -> EventBus:
     healthy and leave every live stream of a run on a worker silent."""
     from baton.errors import ConfigurationError
     from baton.state.bus import LocalBus, PostgresBus
+    from baton.store_backends import backend_for_url
 
     url = events_url or state_url
     if url is None:
@@ -158,7 +159,8 @@ def bus_for(state_url: str | None, events_url: str | None = None) -> EventBus:
         from baton.state.bus_redis import RedisBus
 
         return RedisBus(url).check()
-    if not url.startswith(("postgresql", "postgres")):
+    backend = backend_for_url(url)
+    if backend is None or not backend.listens:
         raise ConfigurationError("BATON_EVENTS_URL must be a PostgreSQL (postgresql://) or Redis (redis://, rediss://) URL, "
                                  f"got {url.split(':', 1)[0]!r}")
     return PostgresBus(url)
@@ -173,7 +175,7 @@ def ensure_system_database(config: DurableConfig) -> None:
 
     sys_db = SystemDatabase.create(
         system_database_url=config.system_database_url, engine_kwargs={"pool_size": 1, "max_overflow": 0}, engine=None,
-        schema=None if config.is_sqlite else config.dbos_system_schema, serializer=DefaultSerializer(), executor_id=None,
+        schema=config.system_schema, serializer=DefaultSerializer(), executor_id=None,
     )
     try:
         sys_db.run_migrations()

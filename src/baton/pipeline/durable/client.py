@@ -220,7 +220,7 @@ class PipelineClient:
         """The run's numbered events above ``after`` (``data.seq``), in order, as they are
         stored now (``run_log.py``): the backlog a late or reconnecting reader starts from."""
         if self._run_log is None:
-            self._run_log = RunLog(self.config.sqlalchemy_url(), None if self.config.is_sqlite else self.config.dbos_system_schema)
+            self._run_log = RunLog(self.config.sqlalchemy_url(), self.config.system_schema)
         return self._run_log.read(workflow_id, after=after, limit=limit)
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.pipeline.errors import PipelineConfigurationError
 from baton.settings import Settings
+from baton.store_backends import backend_for_url, url_backend
 
 if TYPE_CHECKING:
     from baton.pipeline.runners import StageRunner
@@ -57,7 +58,7 @@ class DurableConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        if not self.system_database_url.startswith(("sqlite", "postgresql", "postgres")):
+        if backend_for_url(self.system_database_url) is None:
             problems.append(f"system_database_url must be a SQLite or PostgreSQL URL, got {self.system_database_url!r}")
         if self.heartbeat_interval_s <= 0:
             problems.append("heartbeat_interval_s must be > 0")
@@ -92,17 +93,16 @@ class DurableConfig:
         return replace(self, executor_id=f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
 
     @property
-    def is_sqlite(self) -> bool:
-        return self.system_database_url.startswith("sqlite")
+    def system_schema(self) -> str | None:
+        """The schema of DBOS's tables and the run log: None on a backend without schemas (SQLite)."""
+        return self.dbos_system_schema if url_backend(self.system_database_url).schemas else None
 
     def sqlalchemy_url(self) -> str:
         """The URL for our own engine (PostgreSQL through psycopg 3, like DBOS)."""
         import sqlalchemy as sa
 
         url = sa.make_url(self.system_database_url)
-        if url.get_backend_name() in ("postgresql", "postgres"):
-            url = url.set(drivername="postgresql+psycopg")
-        return url.render_as_string(hide_password=False)
+        return url_backend(url).driver_url(url).render_as_string(hide_password=False)
 
 
 def load_runner_factory(spec: str) -> StageRunner:

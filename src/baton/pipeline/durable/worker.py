@@ -61,7 +61,7 @@ class PipelineWorker:
             if not self.config.runner_factory:
                 raise PipelineConfigurationError("a worker needs a runner: pass runner=... or set DurableConfig.runner_factory")
             runner = load_runner_factory(self.config.runner_factory)
-        self._run_log = RunLogWriter(RunLog(self.config.sqlalchemy_url(), None if self.config.is_sqlite else self.config.dbos_system_schema),
+        self._run_log = RunLogWriter(RunLog(self.config.sqlalchemy_url(), self.config.system_schema),
                                      relay=self._publish)
         install_runtime(runner, checkpoint_timeout_s=self.config.checkpoint_timeout_s, publish=self._publish, run_log=self._run_log)
         _drop_closed_log_handlers()
@@ -82,7 +82,7 @@ class PipelineWorker:
             DBOS.register_queue(cfg.queue_name, worker_concurrency=cfg.worker_concurrency,
                                 polling_interval_sec=cfg.queue_polling_interval_s, on_conflict="always_update")
             self.heartbeat = Heartbeat(
-                cfg.sqlalchemy_url(), schema=None if cfg.is_sqlite else cfg.dbos_system_schema,
+                cfg.sqlalchemy_url(), schema=cfg.system_schema,
                 executor_id=self.executor_id, queue_name=cfg.queue_name,
                 interval_s=cfg.heartbeat_interval_s, lapse_s=cfg.heartbeat_lapse_s, take_over=self._take_over,
             )
