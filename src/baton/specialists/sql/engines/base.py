@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from baton.specialists.sql.classify import ClassifiedError
     from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.explain import FullScan
     from baton.specialists.sql.role_report import RoleReport
     from baton.specialists.sql.routines import RoutineCatalog
     from baton.specialists.sql.rowstream import RowReader
@@ -95,6 +96,16 @@ class Engine:
 
     def classify(self, error: BaseException, message: str) -> ClassifiedError:
         """The driver's exception as a ``ClassifiedError`` (message: its first line)."""
+        raise NotImplementedError
+
+    # --- plans (explain.py) -------------------------------------------------------------------
+
+    def explain_sql(self, sql: str) -> str:
+        """The statement that shows ``sql``'s plan without running it (never ANALYZE)."""
+        raise NotImplementedError
+
+    def full_scans(self, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
+        """The full table scans in the output of ``explain_sql``."""
         raise NotImplementedError
 
     # --- metric SQL (semantic/) ---------------------------------------------------------------
