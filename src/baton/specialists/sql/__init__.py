@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, str] = {
     "SQLAgent": "agent", "ErrorClass": "classify", "SQLExecutionError": "classify",
-    "ConnectionOptions": "engines", "SQLConnection": "engines",
+    "ConnectionOptions": "connection", "SQLConnection": "connection",
     "Freshness": "freshness", "FreshnessQueryError": "freshness",
     "ExtractedLearning": "learnings", "extract_learnings": "learnings", "MemoryPort": "memory_port",
     "MemoryBundle": "memory_port", "LearningsOnly": "memory_port",
