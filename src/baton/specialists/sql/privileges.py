@@ -10,8 +10,8 @@ Why this exists
     ``SQLConnection`` and refuses to run model-written SQL under a role that can do harm
     beyond reading the data.
 
-What is inspected (``role_postgres.py`` and ``role_mysql.py`` hold the queries, ``role_report.py``
-the report they fill)
+What is inspected (the engine's ``inspect_role``: ``role_postgres.py`` and ``role_mysql.py``
+hold the queries, ``role_report.py`` the report they fill)
     PostgreSQL: the role's attributes (superuser, replication, bypassrls, createrole,
     createdb), the same attributes on any role it can ``SET ROLE`` to, membership (direct or
     transitive, ``pg_has_role(..., 'MEMBER')``) in the built-in roles that reach outside the
@@ -20,7 +20,7 @@ the report they fill)
     SELECT on the catalogs holding secrets, and whether it can write or create anything.
     MySQL/MariaDB: every ``SHOW GRANTS`` line of the account and of each role granted to it
     (read with that role set), and ``@@secure_file_priv``. SQLite and DuckDB have no roles:
-    the file is opened read-only and the engine guards of ``engines.py`` apply, so the report
+    the file is opened read-only and the engine guards of ``engines/`` apply, so the report
     is empty (nothing privileged).
 
 Definer routines (``routines.py``)
@@ -43,9 +43,9 @@ What counts as critical (the decision ``baton db check`` exits 1 on, and the ref
 
 Enforcement
     ``enforce_least_privilege`` runs from ``SQLConnection.execute_readonly`` before the first
-    guarded statement (PostgreSQL and MySQL/MariaDB only). The report is cached on the
-    connection (a weak map: nothing is added to ``SQLConnection`` itself) and inspected at
-    most once even under concurrent first requests. Privileges granted or revoked later are
+    guarded statement on an engine with roles (``Engine.has_roles``: PostgreSQL and
+    MySQL/MariaDB). The report is cached on the connection (a weak map: nothing is added to
+    ``SQLConnection`` itself) and inspected at most once even under concurrent first requests. Privileges granted or revoked later are
     seen by a new ``SQLConnection`` (a restart), on purpose: one round trip per connection,
     none per query. A critical report raises ``PrivilegedRoleError`` at every query unless
     ``ConnectionOptions.allow_privileged_role`` is set; with it, one WARNING per connection
@@ -65,8 +65,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError
 from baton.settings import Settings
-from baton.specialists.sql.role_mysql import inspect_mysql
-from baton.specialists.sql.role_postgres import inspect_postgres
 from baton.specialists.sql.role_report import RoleReport, describe_risks
 from baton.specialists.sql.routines import RoutineCatalog, inspect_routines
 from baton.specialists.sql.safety.check import check_safety
@@ -79,7 +77,6 @@ log = logging.getLogger(__name__)
 
 OPT_IN_ENV = "BATON_UNSAFE_ALLOW_PRIVILEGED_ROLE"
 OPT_IN_FLAG = "--unsafe-allow-privileged-role"
-ROLE_DIALECTS = frozenset({"postgres", "mysql"})
 
 
 class PrivilegedRoleError(ConfigurationError):
@@ -112,12 +109,11 @@ def inspect_role(connection: SQLConnection) -> RoleReport:
     """The role report, read on one pooled connection (sync: call it in the connection's
     thread, or use ``ainspect_role``). Raises ``SQLExecutionError`` when the server cannot
     be reached or refuses the catalog queries."""
-    if connection.dialect not in ROLE_DIALECTS:
+    report = connection.kind.inspect_role(connection)  # role_postgres.py, role_mysql.py
+    if report is None:
         return RoleReport(connection.dialect, role="(none: no roles)", notes=(
             "no database roles: the file is opened read-only and Baton's engine guards apply",))
-    if connection.dialect == "postgres":
-        return inspect_postgres(connection)
-    return inspect_mysql(connection)
+    return report
 
 
 async def ainspect_role(connection: SQLConnection) -> RoleReport:
@@ -178,7 +174,7 @@ async def enforce_least_privilege(connection: SQLConnection, sql: str | None = N
     safety check does that too once the routines are known; the first statement on a new
     connection was checked before). ``None`` for engines without roles. Costs a dictionary
     lookup once the report is cached, and a parse only where definer routines exist."""
-    if connection.dialect not in ROLE_DIALECTS:
+    if not connection.kind.has_roles:
         return None
     check = _check_of(connection)
     report = check.report

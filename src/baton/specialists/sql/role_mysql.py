@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from baton.specialists.sql.engines.mysql_flavors import MARIADB, MYSQL, SYSTEM_SCHEMA, flavor_of_version
 from baton.specialists.sql.role_report import Risk, RoleFinding, RoleReport, on_pooled_connection, unique_findings
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def classify_grant(grant: ParsedGrant, *, flavor: str, secure_file_priv: str | N
     if grant.roles:
         return []
     everywhere = grant.database is None and grant.privileges != ("PROXY",)
-    on_mysql = grant.database is not None and grant.database.lower() == "mysql"
+    on_mysql = grant.database is not None and grant.database.lower() == SYSTEM_SCHEMA
     secret = everywhere or (on_mysql and (grant.table is None or grant.table.lower() in _SECRET_TABLES))
     privileges = frozenset(grant.privileges)
     label = f"{grant.table} (PROXY)" if grant.privileges == ("PROXY",) else grant.target
@@ -217,7 +218,7 @@ def classify_grant(grant: ParsedGrant, *, flavor: str, secure_file_priv: str | N
 
 
 def _file_findings(flavor: str, secure_file_priv: str | None) -> list[RoleFinding]:
-    if flavor == "mysql" and secure_file_priv is None:
+    if flavor == MYSQL and secure_file_priv is None:
         return [RoleFinding(Risk.READ_SERVER_FILES, "FILE is granted, but secure_file_priv = NULL disables file "
                             "access", "FILE ON *.*", critical=False)]
     where = f"under {secure_file_priv} (secure_file_priv)" if secure_file_priv else \
@@ -230,7 +231,7 @@ def inspect_mysql(connection: SQLConnection) -> RoleReport:
     def body(cursor: Any) -> RoleReport:
         cursor.execute("SELECT CURRENT_USER(), VERSION(), @@GLOBAL.secure_file_priv")
         account, version, secure_file_priv = cursor.fetchone()
-        flavor = "mariadb" if "mariadb" in str(version).lower() else "mysql"
+        flavor = flavor_of_version(version)
         if connection.server_flavor is None:
             connection.server_flavor = flavor
         cursor.execute("SHOW GRANTS")
@@ -240,7 +241,7 @@ def inspect_mysql(connection: SQLConnection) -> RoleReport:
         roles = [r for g in map(parse_grant_line, lines) if g is not None and g.grantee == me for r in g.roles]
         for role in roles:
             try:
-                if flavor == "mariadb":
+                if flavor == MARIADB:
                     cursor.execute(f"SET ROLE {role}")
                     cursor.execute("SHOW GRANTS")
                 else:
@@ -256,7 +257,17 @@ def inspect_mysql(connection: SQLConnection) -> RoleReport:
                 reads.append(grant.target)
         notes = [f"reads {', '.join(dict.fromkeys(reads))}" if reads else "reads nothing beyond information_schema",
                  f"secure_file_priv = {secure_file_priv!r}" if secure_file_priv is not None else "secure_file_priv = NULL"]
-        name = "MariaDB" if flavor == "mariadb" else "MySQL"
+        name = "MariaDB" if flavor == MARIADB else "MySQL"
         return RoleReport("mysql", str(account), f"{name} {version}", tuple(unique_findings(findings)), tuple(notes))
 
     return on_pooled_connection(connection, body)
+
+
+def role_restore_statement(role: Any, version: Any) -> str:
+    """The statement that puts back the session's role as it was at login (``CURRENT_ROLE()``
+    and ``VERSION()`` read before the inspection: ``role_report.on_pooled_connection``)."""
+    if flavor_of_version(version) != MARIADB:
+        return "SET ROLE DEFAULT"  # MySQL 8: the account's default roles (its manual; no MySQL server here)
+    if role is None or str(role).upper() == "NONE":
+        return "SET ROLE NONE"
+    return "SET ROLE `" + str(role).replace("`", "``") + "`"

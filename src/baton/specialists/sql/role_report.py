@@ -115,11 +115,10 @@ _T = TypeVar("_T")
 
 def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], _T]) -> _T:
     """``body(cursor)`` on a connection from ``connection``'s pool, rolled back after (the
-    pool's check-in reset then clears the session); failures come out classified. On
-    MySQL/MariaDB the inspections ``SET ROLE`` to read each role's grants, and
-    ``COM_RESET_CONNECTION`` leaves the active role as it is (measured on MariaDB 10.11), so
-    the role the session logged in with is put back after (the connection is discarded if
-    that fails): the next request must not run under another role."""
+    pool's check-in reset then clears the session); failures come out classified. Where an
+    inspection sets a role the pool's reset keeps (MariaDB's ``SET ROLE``: the engine's
+    ``role_restore``), the role the session logged in with is put back after (the connection
+    is discarded if that fails): the next request must not run under another role."""
     try:
         raw = connection.engine.raw_connection()
     except Exception as exc:
@@ -127,10 +126,7 @@ def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], _T]) -
     restore = None
     try:
         cursor = raw.cursor()
-        if connection.dialect == "mysql":
-            cursor.execute("SELECT CURRENT_ROLE(), VERSION()")
-            row = cursor.fetchone() or (None, "")
-            restore = _role_restore(row[0], row[1])
+        restore = connection.kind.role_restore(cursor)
         return body(cursor)
     except SQLExecutionError:
         raise
@@ -145,15 +141,6 @@ def on_pooled_connection(connection: SQLConnection, body: Callable[[Any], _T]) -
             raw.invalidate()  # a new login next time rather than a session in an unknown role
         finally:
             raw.close()
-
-
-def _role_restore(role: Any, version: Any) -> str:
-    """The statement that puts back the session's role as it was at login."""
-    if "mariadb" not in str(version).lower():
-        return "SET ROLE DEFAULT"  # MySQL 8: the account's default roles (its manual; no MySQL server here)
-    if role is None or str(role).upper() == "NONE":
-        return "SET ROLE NONE"
-    return "SET ROLE `" + str(role).replace("`", "``") + "`"
 
 
 def unique_findings(findings: list[RoleFinding]) -> list[RoleFinding]:

@@ -44,14 +44,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConfigurationError
+from baton.specialists.sql.engines import engine_named
+from baton.specialists.sql.engines.mysql_flavors import flavor_of_version
 from baton.specialists.sql.role_mysql import classify_grant, parse_grant_line
 from baton.specialists.sql.role_postgres import OWNER_RISK_FUNCTIONS, OWNER_RISK_ROLES
-from baton.specialists.sql.role_report import on_pooled_connection
 
 if TYPE_CHECKING:
     from baton.specialists.sql.connection import SQLConnection
 
-ROUTINE_DIALECTS = frozenset({"postgres", "mysql"})
 _KINDS = {"f": "function", "p": "procedure", "a": "aggregate", "w": "window function"}
 _VOLATILITY = {"i": "immutable", "s": "stable", "v": "volatile"}
 
@@ -121,11 +121,12 @@ class RoutineCatalog:
 @lru_cache(maxsize=256)
 def _refused(catalog: RoutineCatalog, allowed: tuple[str, ...]) -> frozenset[tuple[str, str]]:
     keep = allowed_keys(allowed, catalog.dialect)
-    return frozenset((r.schema, r.name) for r in catalog.definers if not _matches(r, keep, catalog.dialect))
+    any_case = engine_named(catalog.dialect).routine_names_ignore_case
+    return frozenset((r.schema, r.name) for r in catalog.definers if not _matches(r, keep, any_case))
 
 
-def _matches(routine: Routine, keys: frozenset[tuple[str, str]], dialect: str) -> bool:
-    if dialect == "mysql":  # routine names ignore case; database names may not (lower_case_table_names): exact
+def _matches(routine: Routine, keys: frozenset[tuple[str, str]], any_case: bool) -> bool:
+    if any_case:  # the name in any case; the schema exactly (MySQL: lower_case_table_names decides)
         return (routine.schema, routine.name.lower()) in {(s, n.lower()) for s, n in keys}
     return (routine.schema, routine.name) in keys
 
@@ -136,21 +137,22 @@ _QUALIFIED = re.compile(rf"\s*({_PART})\s*\.\s*({_PART})\s*")
 
 def allowed_keys(entries: Iterable[str], dialect: str) -> frozenset[tuple[str, str]]:
     """``schema.name`` entries as the engine reads them: an unquoted part folds to lower case
-    on PostgreSQL, a ``"quoted"`` (or MySQL ```quoted```) one is kept. Raises
-    ``ConfigurationError`` for an entry that is not a schema-qualified name."""
+    on PostgreSQL (``Engine.folds_unquoted_names``), a ``"quoted"`` (or MySQL ```quoted```)
+    one is kept. Raises ``ConfigurationError`` for an entry that is not a schema-qualified name."""
+    fold = engine_named(dialect).folds_unquoted_names
     keys = set()
     for entry in entries:
         match = _QUALIFIED.fullmatch(entry)
         if match is None:
             raise ConfigurationError(f"allowed function {entry!r} is not a schema-qualified name such as public.my_func")
-        keys.add((_part(match.group(1), dialect), _part(match.group(2), dialect)))
+        keys.add((_part(match.group(1), fold), _part(match.group(2), fold)))
     return frozenset(keys)
 
 
-def _part(text: str, dialect: str) -> str:
+def _part(text: str, fold: bool) -> str:
     if text[0] in "\"`":
         return text[1:-1].replace(text[0] * 2, text[0])
-    return text.lower() if dialect == "postgres" else text
+    return text.lower() if fold else text
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -197,7 +199,8 @@ def _short_risks(risks: Iterable[str] | None) -> tuple[str, ...]:
     return ("superuser",) if "superuser" in risks else risks  # a superuser may call everything: one word says it
 
 
-def _postgres_routines(cursor: Any) -> RoutineCatalog:
+def postgres_routines(cursor: Any) -> RoutineCatalog:
+    """PostgreSQL's definer routines the role may execute (``engines/postgres.py``)."""
     cursor.execute("SET TRANSACTION READ ONLY")
     cursor.execute("SET LOCAL statement_timeout = 15000")
     cursor.execute(_PG_ROUTINES)
@@ -215,10 +218,11 @@ def _account(text: str) -> tuple[str, str]:
     return user.strip("`'\""), host.strip("`'\"")
 
 
-def _mysql_routines(cursor: Any) -> RoutineCatalog:
+def mysql_routines(cursor: Any) -> RoutineCatalog:
+    """MySQL/MariaDB's definer routines the account may execute (``engines/mysql.py``)."""
     cursor.execute("SELECT CURRENT_USER(), VERSION(), @@GLOBAL.secure_file_priv")
     me, version, secure_file_priv = cursor.fetchone()
-    flavor = "mariadb" if "mariadb" in str(version).lower() else "mysql"
+    flavor = flavor_of_version(version)
     risks_of: dict[str, tuple[str, ...]] = {}
     found: dict[tuple[str, str], Routine] = {}
     cursor.execute("SHOW GRANTS")
@@ -273,11 +277,9 @@ def definer_risks(cursor: Any, definer: str, flavor: str, secure_file_priv: str 
 def inspect_routines(connection: SQLConnection) -> RoutineCatalog:
     """The routines ``connection``'s role may execute (sync: the connection's thread). Raises
     ``SQLExecutionError`` when the server cannot be reached or refuses the catalog query."""
-    if connection.dialect not in ROUTINE_DIALECTS:
-        return RoutineCatalog(connection.dialect)
-    body = _postgres_routines if connection.dialect == "postgres" else _mysql_routines
-    return on_pooled_connection(connection, body)
+    catalog = connection.kind.inspect_routines(connection)
+    return catalog if catalog is not None else RoutineCatalog(connection.dialect)
 
 
-__all__ = ["ROUTINE_DIALECTS", "Routine", "RoutineCatalog", "allowed_keys", "definer_risks", "inspect_routines",
-           "owner_risk_sql"]
+__all__ = ["Routine", "RoutineCatalog", "allowed_keys", "definer_risks", "inspect_routines", "mysql_routines",
+           "owner_risk_sql", "postgres_routines"]

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_mysql
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.engines.metric_sql import MetricSQL
+from baton.specialists.sql.engines.mysql_flavors import MARIADB, MYSQL, flavor_of_version
 from baton.specialists.sql.explain import FullScan, mysql_full_scans
 from baton.specialists.sql.introspection import mysql_row_estimates
 from baton.specialists.sql.limits import row_bounded_connection
@@ -45,15 +46,7 @@ if TYPE_CHECKING:
 # No ANSI_QUOTES ("..." stays a string), no NO_BACKSLASH_ESCAPES, no PIPES_AS_CONCAT: the
 # session reads quotes, backslashes and || as the safety check's lexer does.
 MYSQL_SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
-MARIADB = "mariadb"  # the server flavour that spells its statement timeout differently
-MYSQL = "mysql"  # the other one (flavor_of_version)
-SYSTEM_SCHEMA = "mysql"  # the database of the privilege tables: mysql.user, mysql.global_priv (role_mysql.py)
 _WARN_VALUE_TOO_LARGE = 1301  # "Result of repeat() was larger than max_allowed_packet"
-
-
-def flavor_of_version(version: object) -> str:
-    """``"mariadb"`` or ``"mysql"``, from what ``SELECT VERSION()`` answered."""
-    return MARIADB if MARIADB in str(version).lower() else "mysql"
 
 
 class MySQLEngine(Engine):
