@@ -148,9 +148,10 @@ def check(
 
 
 def _missing_file(connection: SQLConnection) -> str | None:
-    """One line when a SQLite/DuckDB URL names no file (Baton never creates one)."""
+    """One line when a SQLite/DuckDB URL (an engine in this process) names no file (Baton
+    never creates one)."""
     database = connection.url.database
-    if connection.dialect not in ("sqlite", "duckdb") or not database or database == ":memory:":
+    if not connection.kind.in_process or not database or database == ":memory:":
         return None
     if database.startswith("file:"):
         database = database[5:].split("?", 1)[0]
@@ -187,7 +188,7 @@ def grant(
 ) -> None:
     """Print (or, with --apply, run) the SQL that creates a least-privilege read-only role."""
     from baton.errors import BatonError
-    from baton.specialists.sql.connection import dialect_of
+    from baton.specialists.sql.connection import engine_of
     from baton.specialists.sql.grants import (
         apply_grant_statements,
         definer_revokes,
@@ -203,8 +204,9 @@ def grant(
         if not password:
             raise _fail(f"--password-env {password_env}: that environment variable is not set or is empty")
     try:
-        dialect = dialect_of(url)
-        if dialect == "mysql" and flavor is None:
+        engine = engine_of(url)
+        dialect = engine.name
+        if flavor is None and engine.flavors:  # MySQL URLs: MariaDB or MySQL, as the server says
             flavor = server_flavor(url, connect_timeout=5)
         statements = grant_statements(url, schema, role, password, flavor=flavor, host=client_host)
     except BatonError as exc:
@@ -230,9 +232,8 @@ def grant(
             for statement in revokes:
                 print(statement + ";")
         raise typer.Exit(0)
-    account = (role, client_host) if dialect == "mysql" else None
-    try:
-        apply_grant_statements(url, statements + revokes, schema=schema, account=account)
+    try:  # an account this run creates is dropped again if a later statement fails (MySQL/MariaDB)
+        apply_grant_statements(url, statements + revokes, schema=schema, account=(role, client_host))
     except BatonError as exc:
         raise _fail(str(exc)) from None
     except Exception as exc:  # the driver's error says which statement and why

@@ -68,7 +68,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
 from baton.errors import ConfigurationError
-from baton.specialists.sql.connection import dialect_of
+from baton.specialists.sql.connection import engine_of
+from baton.specialists.sql.engines.mysql_flavors import MARIADB, flavor_of_version
 from baton.specialists.sql.urls import database_url
 
 DEFAULT_ROLE = "baton_reader"
@@ -91,9 +92,10 @@ def grant_statements(
     """The statements that create (or reset) ``role_name`` as a read-only role on ``schema``
     (PostgreSQL: a schema of the URL's database; MySQL/MariaDB: a database). ``flavor``
     (``"mariadb"`` or ``"mysql"``) matters for MySQL URLs only; by default a ``mariadb://``
-    URL means MariaDB and a ``mysql://`` one MySQL."""
+    URL means MariaDB and a ``mysql://`` one MySQL. The engine writes them (``Engine.grant_statements``:
+    ``postgres_grant_statements``, ``mysql_grant_statements``); one without roles refuses."""
     url = database_url(url)
-    dialect = dialect_of(url)
+    engine = engine_of(url)
     for what, name in (("role name", role_name), ("schema", schema)):
         if not _IDENTIFIER.fullmatch(name):
             raise ConfigurationError(f"{what} {name!r} is not a plain identifier (letters, digits, _ and $)")
@@ -101,30 +103,18 @@ def grant_statements(
         raise ConfigurationError("the password is empty or holds a NUL character")
     if statement_timeout_s < 1 or connection_limit < 1:
         raise ConfigurationError("statement_timeout_s and connection_limit must be positive")
-    if dialect == "postgres":
-        if not url.database:
-            raise ConfigurationError("the PostgreSQL URL names no database")
-        return _postgres(url.database, schema, role_name, password, statement_timeout_s, connection_limit,
-                         work_mem, temp_file_limit)
-    if dialect == "mysql":
-        if password is not None and "\\" in password:
-            raise ConfigurationError("a backslash in a MySQL/MariaDB password reads differently under "
-                                     "NO_BACKSLASH_ESCAPES; choose a password without one")
-        if not re.fullmatch(r"[A-Za-z0-9_.%:\-]+", host):
-            raise ConfigurationError(f"host {host!r} is not a plain host name, address or pattern")
-        flavor = flavor or ("mariadb" if url.get_backend_name() == "mariadb" else "mysql")
-        if flavor not in ("mariadb", "mysql"):
-            raise ConfigurationError(f"flavor {flavor!r}: use mariadb or mysql")
-        return _mysql(schema, role_name, password, host, flavor, statement_timeout_s)
-    raise ConfigurationError(f"{dialect} has no roles: Baton opens the file read-only (nothing to grant)")
+    return engine.grant_statements(url, schema, role_name, password, flavor=flavor, host=host,
+                                   statement_timeout_s=statement_timeout_s, connection_limit=connection_limit,
+                                   work_mem=work_mem, temp_file_limit=temp_file_limit)
 
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _postgres(database: str, schema: str, role: str, password: str | None, timeout_s: int, limit: int,
-              work_mem: str, temp_file_limit: str) -> list[str]:
+def postgres_grant_statements(database: str, schema: str, role: str, password: str | None, timeout_s: int, limit: int,
+                              work_mem: str, temp_file_limit: str) -> list[str]:
+    """PostgreSQL's statements (``engines/postgres.py``), the names checked."""
     r, s, d = f'"{role}"', f'"{schema}"', '"' + database.replace('"', '""') + '"'
     secret = f" PASSWORD {_literal(password)}" if password is not None else ""
     builtin_roles = ("SELECT m.roleid::regrole::text FROM pg_catalog.pg_auth_members m "
@@ -172,10 +162,12 @@ def _size(value: str) -> str:
     return value.strip()
 
 
-def _mysql(database: str, role: str, password: str | None, host: str, flavor: str, timeout_s: int) -> list[str]:
+def mysql_grant_statements(database: str, role: str, password: str | None, host: str, flavor: str,
+                           timeout_s: int) -> list[str]:
+    """MySQL/MariaDB's statements (``engines/mysql.py``), the names, host and flavour checked."""
     account = f"{_literal(role)}@{_literal(host)}"
     secret = f" IDENTIFIED BY {_literal(password)}" if password is not None else ""
-    limits = "MAX_USER_CONNECTIONS 0" + (f" MAX_STATEMENT_TIME {timeout_s}" if flavor == "mariadb" else "")
+    limits = "MAX_USER_CONNECTIONS 0" + (f" MAX_STATEMENT_TIME {timeout_s}" if flavor == MARIADB else "")
     statements = [f"CREATE USER IF NOT EXISTS {account}{secret}"]
     if password is not None:
         statements.append(f"ALTER USER {account}{secret}")
@@ -204,16 +196,18 @@ def apply_grant_statements(admin_url: str | URL, statements: list[str], *, schem
     fails after ``account`` (``(user, host)``) was created by this run, the account is
     dropped again; an account that existed before keeps whatever the statements already did
     (they only take privileges away before the one ``GRANT SELECT``). Raises
-    ``ConfigurationError`` for a missing schema, the driver's error otherwise."""
+    ``ConfigurationError`` for a missing schema, the driver's error otherwise. The engine says
+    which (``Engine.grant_account_is_new``)."""
     engine = sa.create_engine(database_url(admin_url), poolclass=sa.pool.NullPool)
-    mysql = dialect_of(engine.url) == "mysql"
+    kind = engine_of(engine.url)
     try:
         raw = engine.raw_connection()
         try:
             cursor = raw.cursor()
-            if schema is not None:
-                _require_schema(cursor, schema, mysql)
-            created = mysql and account is not None and not _account_exists(cursor, account)
+            if schema is not None and not kind.grant_scope_exists(cursor, schema):
+                scope = "database" if kind.grants_on_database else "schema"
+                raise ConfigurationError(f"{scope} {schema!r} does not exist: nothing was changed")
+            created = account is not None and kind.grant_account_is_new(cursor, account)
             try:
                 for statement in statements:
                     cursor.execute(statement)
@@ -221,27 +215,13 @@ def apply_grant_statements(admin_url: str | URL, statements: list[str], *, schem
             except Exception:
                 raw.rollback()
                 if created and account is not None:
-                    cursor.execute("DROP USER IF EXISTS %s@%s", account)
+                    kind.drop_grant_account(cursor, account)
                 raise
             cursor.close()
         finally:
             raw.close()
     finally:
         engine.dispose()
-
-
-def _require_schema(cursor: Any, schema: str, mysql: bool) -> None:
-    if mysql:
-        cursor.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (schema,))
-    else:
-        cursor.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s", (schema,))
-    if cursor.fetchone() is None:
-        raise ConfigurationError(f"{'database' if mysql else 'schema'} {schema!r} does not exist: nothing was changed")
-
-
-def _account_exists(cursor: Any, account: tuple[str, str]) -> bool:
-    cursor.execute("SELECT 1 FROM mysql.user WHERE User = %s AND Host = %s", account)
-    return cursor.fetchone() is not None
 
 
 _PG_DEFINER_REVOKES = """
@@ -271,22 +251,30 @@ def definer_revokes(admin_url: str | URL, schema: str) -> list[str]:
     as it is, since a revoke from PUBLIC changes every role's rights. MariaDB (10.11 has
     PUBLIC): a routine granted to PUBLIC by name, or every routine of a database PUBLIC may
     EXECUTE in (then the revoke is for the database, there being no narrower one)."""
-    from baton.specialists.sql.routines import owner_risk_sql
-
     engine = sa.create_engine(database_url(admin_url), poolclass=sa.pool.NullPool)
     try:
-        if dialect_of(admin_url) == "postgres":
-            with engine.connect() as connection:
-                rows = connection.exec_driver_sql(
-                    _PG_DEFINER_REVOKES.replace("{risks}", owner_risk_sql("p.proowner")), (schema,)).fetchall()
-            return [statement for statement, risks in rows if risks]
-        raw = engine.raw_connection()
-        try:
-            return _mysql_definer_revokes(raw.cursor())
-        finally:
-            raw.close()
+        return engine_of(engine.url).definer_revokes(engine, schema)
     finally:
         engine.dispose()
+
+
+def postgres_definer_revokes(engine: sa.Engine, schema: str) -> list[str]:
+    """PostgreSQL's (``engines/postgres.py``)."""
+    from baton.specialists.sql.routines import owner_risk_sql
+
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            _PG_DEFINER_REVOKES.replace("{risks}", owner_risk_sql("p.proowner")), (schema,)).fetchall()
+    return [statement for statement, risks in rows if risks]
+
+
+def mysql_definer_revokes(engine: sa.Engine) -> list[str]:
+    """MySQL/MariaDB's (``engines/mysql.py``)."""
+    raw = engine.raw_connection()
+    try:
+        return _mysql_definer_revokes(raw.cursor())
+    finally:
+        raw.close()
 
 
 def _mysql_definer_revokes(cursor: Any) -> list[str]:
@@ -294,7 +282,7 @@ def _mysql_definer_revokes(cursor: Any) -> list[str]:
 
     cursor.execute("SELECT VERSION(), @@GLOBAL.secure_file_priv")
     version, secure_file_priv = cursor.fetchone()
-    flavor = "mariadb" if "mariadb" in str(version).lower() else "mysql"
+    flavor = flavor_of_version(version)
 
     def risky(definer: str) -> bool:
         return bool(definer_risks(cursor, definer, flavor, secure_file_priv))
@@ -315,20 +303,21 @@ def _backticked(name: str) -> str:
 
 def role_url(admin_url: str | URL, role_name: str, password: str | None, schema: str | None = None) -> URL:
     """The URL Baton should connect with: the admin URL's server as the new role (and, for
-    MySQL/MariaDB, the granted database)."""
+    MySQL/MariaDB, the granted database: ``Engine.grants_on_database``)."""
     url = database_url(admin_url).set(username=role_name, password=password)
-    if dialect_of(url) == "mysql" and schema:
+    if engine_of(url).grants_on_database and schema:
         url = url.set(database=schema)
     return url
 
 
 def server_flavor(admin_url: str | URL, **connect_args: Any) -> str | None:
-    """``"mariadb"`` or ``"mysql"`` as the server says (``None`` when it cannot be reached)."""
+    """``"mariadb"`` or ``"mysql"`` as the server says (``None`` when it cannot be reached, or
+    its engine has one flavour: ``Engine.server_flavor``)."""
     engine = sa.create_engine(database_url(admin_url), poolclass=sa.pool.NullPool, connect_args=connect_args)
     try:
         with engine.connect() as connection:
             version = str(connection.exec_driver_sql("SELECT VERSION()").scalar())
-        return "mariadb" if "mariadb" in version.lower() else "mysql"
+        return engine_of(engine.url).server_flavor(version)
     except Exception:
         return None
     finally:
