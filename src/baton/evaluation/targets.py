@@ -141,14 +141,24 @@ def demo_target(state: State, model: Any, *, semantic: Any = None) -> Target:
 
 
 def workspace_name_for(url: str) -> str:
-    """A readable workspace name for a database: a SQLite file's stem, else ``database``."""
+    """A readable workspace name for a database: a SQLite (or DuckDB) file's stem, else ``database``."""
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
-    if parsed.get_backend_name() in ("sqlite", "duckdb") and parsed.database:
+    if _file_engine(parsed.get_backend_name()) and parsed.database:
         stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(parsed.database).stem)
         return f"eval-{stem[:40] or 'database'}"
     return "database"
+
+
+def _file_engine(backend: str) -> bool:
+    """Whether ``backend`` is an engine that opens a file in this process (SQLite, DuckDB)."""
+    from baton.specialists.sql.engines import UnsupportedDialectError, engine_for_backend
+
+    try:
+        return engine_for_backend(backend).in_process
+    except UnsupportedDialectError:
+        return False
 
 
 def database_target(url: str, state: State, model: Any, *, allow_privileged_role: bool = False, name: str | None = None,
