@@ -29,8 +29,8 @@ from baton.errors import BatonError
 
 if TYPE_CHECKING:
     from baton.specialists.sql.connection import SQLConnection
+    from baton.state.location import State
     from baton.workspace import Workspace
-    from baton.workspace.state import State
 
 
 class TargetError(BatonError):
