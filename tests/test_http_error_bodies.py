@@ -1,8 +1,9 @@
-"""Every HTTP error body of the server is built in ``server/errors.py`` (issue 30, item 5).
+"""Every HTTP error body of the server is built in ``server/errors.py`` (issue 30, item 5), or
+by ``error_body`` (``baton/public_errors.py``, shared with MCP's HTTP endpoint).
 
-The rule, checked on the source of ``src/baton/server/*.py`` and ``src/baton/mcp/http.py``
-(the MCP module that answers HTTP) except ``server/errors.py`` itself, by walking each
-module's syntax tree:
+The rule, checked on the source of ``src/baton/server/*.py``, ``src/baton/public_errors.py``
+and ``src/baton/mcp/http.py`` (the MCP module that answers HTTP) except ``server/errors.py``
+itself, by walking each module's syntax tree:
 
 1. no dict display (``{...}``) and no ``dict(...)`` call with a ``"detail"``, ``"error"`` or
    ``"error_code"`` key: an error body, an OpenAI error object or a stream's error event is
@@ -12,7 +13,8 @@ module's syntax tree:
    ``respond`` (a body built once) or ``openai_error``; a raised ``HTTPException`` is fine,
    its body is made by ``errors.py``'s handler (tested below to match FastAPI's own).
 
-Allowed, each for its reason (``ALLOWED``): ``public_errors.public_failure`` rewrites a
+Allowed, each for its reason (``ALLOWED``): ``public_errors.error_body`` is the builder
+itself; ``public_errors.public_failure`` rewrites a
 failed agent's entry inside an answer (its text made public), not an error body;
 ``ready.register_health_routes`` sends the readiness report, the same shape at 200 and 503
 (a probe's report, not an error). Out of the rule: ``connections.TIMED_OUT``, the raw
@@ -27,9 +29,9 @@ from pathlib import Path
 import httpx
 from fastapi import FastAPI, HTTPException
 
+from baton.public_errors import error_body
 from baton.server.admission import OVERLOADED
 from baton.server.errors import (
-    error_body,
     error_response,
     openai_error,
     openai_error_body,
@@ -40,10 +42,10 @@ from baton.server.errors import (
 )
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "baton"
-MODULES = sorted(p for p in (SRC / "server").glob("*.py") if p.name != "errors.py") + [SRC / "mcp" / "http.py"]
+MODULES = sorted(p for p in (SRC / "server").glob("*.py") if p.name != "errors.py") + [SRC / "public_errors.py", SRC / "mcp" / "http.py"]
 ERROR_KEYS = {"detail", "error", "error_code"}
 RESPONSES = {"JSONResponse", "Response", "PlainTextResponse", "HTMLResponse", "StreamingResponse", "ORJSONResponse"}
-ALLOWED = {("public_errors.py", "public_failure"), ("ready.py", "register_health_routes")}
+ALLOWED = {("public_errors.py", "error_body"), ("public_errors.py", "public_failure"), ("ready.py", "register_health_routes")}
 
 
 def _error_status(node: ast.AST) -> bool:

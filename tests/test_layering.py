@@ -1,7 +1,11 @@
-"""The layers of DESIGN.md ("Layers"), checked on the source: every module of ``src/baton``
-belongs to a layer, no module imports from a layer below its own, and no modules import each
-other in a loop, directly or through others. A failure prints the offending edges
-(``module:line -> module``).
+"""The layers of ``docs/concepts/architecture.md`` ("Architecture"), checked on the source:
+every module of ``src/baton`` belongs to a layer, no module imports from a layer above its own
+(less basic), no modules import each other in a loop, directly or through others, and no two
+packages import each other. A failure prints the offending edges (``module:line -> module``).
+
+The layer table is read from that page (``layering_graph.read_layers``), the one place it is
+written, so the documentation and this test cannot drift; a page without a readable table
+fails ``test_the_architecture_page_holds_the_layer_table`` and every check below, saying why.
 
 The graph is built from the AST of every file, not by importing it, so a module the tests
 never load is checked too. Decisions:
@@ -14,191 +18,51 @@ never load is checked too. Decisions:
   submodule runs its packages' ``__init__`` too; that is not counted as an arrow (every
   module would otherwise depend on its own package's exports).
 - Imports under ``if TYPE_CHECKING:`` count for the layer check: a lower layer that names an
-  upper layer's type knows about that layer. They do not count for the cycle check: they never
-  run, and two modules of one package whose annotations mention each other (the workspace and
-  the helpers it passes itself to) are one concept split for size, not a loop at import time.
+  upper layer's type knows about that layer. They do not count for the cycle check or the
+  two-way check: they never run, and two modules of one package whose annotations mention
+  each other (the workspace and the helpers it passes itself to) are one concept split for
+  size, not a loop at import time.
 - Modules of one layer may import each other (a layer is several packages); only cycles are
-  refused among them.
-- The root package ``baton`` (``from baton import ...``, the public names) lies below every
+  refused among them, and packages that import each other.
+- A module's *package* is the package it sits in (``baton.state`` for ``baton.state.sessions``);
+  a package's ``__init__`` belongs to that package itself. Two packages are compared when
+  neither contains the other: ``baton.specialists.sql`` and ``baton.semantic`` are, while
+  ``baton.specialists.sql`` and ``baton.specialists.sql.engines`` are one package and its
+  part, which may call each other. So the root package's own modules (``baton.errors``) meet
+  the two-way check only through the cycle check.
+- The root package ``baton`` (``from baton import ...``, the public names) lies above every
   layer: it may name anything, and no module may import it.
 
-``LAYERS`` mirrors the table of DESIGN.md, most basic first; a module belongs to the layer of
-its longest listed prefix.
+A module belongs to the layer of its longest listed prefix.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import re
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1] / "src"
+import pytest
 
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("protocol", ("baton.errors", "baton.messages", "baton.response", "baton.answer_dict", "baton.answer_markdown", "baton.ids", "baton.tagged_json", "baton.events", "baton.tools",
-                  "baton.dependency_waits", "baton.sqlite_wal", "baton.store_backends",
-                  "baton.files", "baton.numbers", "baton.outages", "baton.settings")),
-    ("questions", ("baton.phrasing", "baton.verified", "baton.followup_sql")),
-    ("models", ("baton.llm",)),
-    ("loop", ("baton.loop",)),
-    ("agents", ("baton.agents",)),
-    ("presentation", ("baton.viz",)),
-    ("specialists", ("baton.specialists", "baton.semantic")),
-    ("pipelines", ("baton.pipeline",)),
-    ("memory", ("baton.memory",)),
-    ("state", ("baton.state",)),
-    ("workspace", ("baton.workspace",)),
-    ("surfaces", ("baton.server", "baton.cli", "baton.mcp", "baton.demo", "baton.evaluation", "baton.observability")),
+from layering_graph import (
+    Edge,
+    LayerTableError,
+    cycles,
+    import_graph,
+    layer_of,
+    read_layers,
+    two_way_packages,
+    upward_edges,
 )
-ROOT_PACKAGE = "baton"
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "src"
+ARCHITECTURE = ROOT / "docs" / "concepts" / "architecture.md"
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
-    source: str
-    target: str
-    line: int
-    type_only: bool
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line} -> {self.target}" + (" (TYPE_CHECKING)" if self.type_only else "")
-
-
-def modules_under(source: Path, package: str = ROOT_PACKAGE) -> dict[str, tuple[Path, bool]]:
-    """Dotted module name -> (file, is a package's ``__init__``)."""
-    found = {}
-    for path in sorted((source / package).rglob("*.py")):
-        parts = list(path.relative_to(source).with_suffix("").parts)
-        is_package = parts[-1] == "__init__"
-        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
-    return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imported_names(module: str, is_package: bool, node: ast.AST, known: Mapping[str, object]) -> Iterator[str]:
-    if isinstance(node, ast.Import):
-        yield from (alias.name for alias in node.names)
-    elif isinstance(node, ast.ImportFrom):
-        if node.level:
-            base = module.split(".") if is_package else module.split(".")[:-1]
-            base = base[:len(base) - (node.level - 1)]
-            prefix = ".".join([*base, *([node.module] if node.module else [])])
-        else:
-            prefix = node.module or ""
-        for alias in node.names:
-            yield f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in known else prefix
-    elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-          and isinstance(node.args[0].value, str)
-          and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
-               or (isinstance(node.func, ast.Name) and node.func.id == "import_module"))):
-        yield node.args[0].value
-
-
-def import_graph(source: Path, package: str = ROOT_PACKAGE) -> tuple[dict[str, tuple[Path, bool]], list[Edge]]:
-    """Every module under ``source/package`` and every import between two of them."""
-    known = modules_under(source, package)
-    edges: list[Edge] = []
-
-    def visit(module: str, is_package: bool, node: ast.AST, type_only: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
-                for statement in child.body:
-                    visit_one(module, is_package, statement, True)
-                for statement in child.orelse:
-                    visit_one(module, is_package, statement, type_only)
-            else:
-                visit_one(module, is_package, child, type_only)
-
-    def visit_one(module: str, is_package: bool, node: ast.AST, type_only: bool) -> None:
-        for name in _imported_names(module, is_package, node, known):
-            if name != package and not name.startswith(package + "."):
-                continue
-            while name not in known and "." in name:
-                name = name.rsplit(".", 1)[0]
-            if name != module:
-                edges.append(Edge(module, name, getattr(node, "lineno", 0), type_only))
-        visit(module, is_package, node, type_only)
-
-    for module, (path, is_package) in known.items():
-        visit(module, is_package, ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
-    return known, list(dict.fromkeys(edges))  # one edge per import statement, not per name
-
-
-def layer_of(module: str, layers: Sequence[tuple[str, Sequence[str]]] = LAYERS,
-             root: str = ROOT_PACKAGE) -> int | None:
-    """Index of the module's layer (``len(layers)`` for the root package), None if none."""
-    if module == root:
-        return len(layers)
-    best: tuple[int, int] | None = None
-    for index, (_, prefixes) in enumerate(layers):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
-                best = (index, len(prefix))
-    return None if best is None else best[0]
-
-
-def upward_edges(edges: Sequence[Edge], layers: Sequence[tuple[str, Sequence[str]]] = LAYERS,
-                 root: str = ROOT_PACKAGE) -> list[str]:
-    """Each import of a module from a layer below the importer's (the root package is below all)."""
-    found = []
-    for edge in edges:
-        here, there = layer_of(edge.source, layers, root), layer_of(edge.target, layers, root)
-        if here is not None and there is not None and there > here:
-            names = [name for name, _ in layers] + ["the root package"]
-            found.append(f"{edge}   [{names[here]} imports {names[there]}]")
-    return found
-
-
-def cycles(edges: Sequence[Edge]) -> list[list[Edge]]:
-    """The run-time edges inside each strongly connected set of modules (Tarjan's algorithm)."""
-    graph: dict[str, list[Edge]] = {}
-    for edge in edges:
-        if not edge.type_only:
-            graph.setdefault(edge.source, []).append(edge)
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[Edge]] = []
-
-    def connect(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for edge in graph.get(node, ()):
-            if edge.target not in index:
-                connect(edge.target)
-                low[node] = min(low[node], low[edge.target])
-            elif edge.target in on_stack:
-                low[node] = min(low[node], index[edge.target])
-        if low[node] == index[node]:
-            members = set()
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                members.add(member)
-                if member == node:
-                    break
-            if len(members) > 1:
-                found.append(sorted((e for m in members for e in graph.get(m, ()) if e.target in members),
-                                    key=lambda e: (e.source, e.line)))
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10_000))
-    try:
-        for node in sorted(graph):
-            if node not in index:
-                connect(node)
-    finally:
-        sys.setrecursionlimit(limit)
-    return found
+@functools.cache
+def layers() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return read_layers(ARCHITECTURE)
 
 
 @functools.cache
@@ -206,15 +70,22 @@ def source_graph() -> tuple[dict[str, tuple[Path, bool]], list[Edge]]:
     return import_graph(SOURCE)
 
 
+def test_the_architecture_page_holds_the_layer_table():
+    names = [name for name, _ in layers()]
+    assert names[0] == "protocol" and names[-1] == "surfaces", names
+    assert names.index("memory") < names.index("state") < names.index("workspace"), names
+
+
 def test_every_module_belongs_to_a_layer():
     known, _ = source_graph()
-    orphans = sorted(m for m in known if layer_of(m) is None)
-    assert not orphans, "modules in no layer of DESIGN.md (add them to LAYERS and the design):\n" + "\n".join(orphans)
+    orphans = sorted(m for m in known if layer_of(m, layers()) is None)
+    assert not orphans, ("modules in no layer (add them to the table of docs/concepts/architecture.md):\n"
+                         + "\n".join(orphans))
 
 
-def test_no_module_imports_from_a_layer_below_its_own():
+def test_no_module_imports_from_a_layer_above_its_own():
     _, edges = source_graph()
-    upward = upward_edges(edges)
+    upward = upward_edges(edges, layers())
     assert not upward, "imports running up the layers:\n" + "\n".join(upward)
 
 
@@ -222,6 +93,60 @@ def test_no_import_cycle_between_modules():
     _, edges = source_graph()
     found = cycles(edges)
     assert not found, "import cycles:\n" + "\n\n".join("\n".join(str(e) for e in cycle) for cycle in found)
+
+
+def test_no_two_packages_import_each_other():
+    known, edges = source_graph()
+    found = two_way_packages(known, edges)
+    assert not found, "packages that import each other:\n" + "\n\n".join(
+        f"{a} <-> {b}:\n" + "\n".join(f"  {e}" for e in both) for a, b, both in found)
+
+
+def test_the_layer_table_reader_says_what_is_wrong(tmp_path):
+    page = tmp_path / "architecture.md"
+    header = "| layer | packages and modules | what it is for |\n|---|---|---|\n"
+    cases = {
+        None: "is missing",
+        "# Architecture\n\nNo table.\n": "has no table headed",
+        "| layer | packages and modules | what it is for |\n| low | `baton.a` | x |\n": "not followed by its |---| line",
+        header: "has no rows",
+        header + "| low | `baton.a` |\n": "has 2 cells, not 3",
+        header + "| low | baton.a | x |\n": "as `dotted.names`",
+        header + "| low | `baton.a`, and more | x |\n": "as `dotted.names`",
+        header + "| low | `other.a` | x |\n": "'other.a' is not a module of baton",
+        header + "| low | `baton.a` | x |\n| low | `baton.b` | y |\n": "'low' is not a new layer name",
+        header + "| low | `baton.a` | x |\n| high | `baton.a` | y |\n": "listed twice (also in layer low)",
+    }
+    for text, message in cases.items():
+        if text is not None:
+            page.write_text(text)
+        with pytest.raises(LayerTableError, match=re.escape(message)):
+            read_layers(page)
+    page.write_text("Intro.\n\n" + header + "| low | `baton.a`, `baton.b.c` | x |\n| high | `baton.d` | y |\n\nAfter.\n")
+    assert read_layers(page) == (("low", ("baton.a", "baton.b.c")), ("high", ("baton.d",)))
+
+
+def test_two_way_packages_are_found_on_a_small_graph(tmp_path):
+    """Packages that import each other are reported with the imports both ways, however
+    late; a package and its part, and imports only a type checker sees, are not."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a/__init__.py": "from pkg.a.inner import thing\n",
+        "pkg/a/x.py": "from pkg.b import y\n",
+        "pkg/a/inner/__init__.py": "",
+        "pkg/a/inner/thing.py": "import pkg.a.x\n",
+        "pkg/b/__init__.py": "",
+        "pkg/b/y.py": "def late():\n    from pkg.a import x\n    return x\n",
+        "pkg/c/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.d import z\n",
+        "pkg/d/__init__.py": "",
+        "pkg/d/z.py": "import pkg.c\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    known, edges = import_graph(tmp_path, "pkg")
+    found = [(a, b, [str(e) for e in both]) for a, b, both in two_way_packages(known, edges)]
+    assert found == [("pkg.a", "pkg.b", ["pkg.a.x:1 -> pkg.b.y", "pkg.b.y:2 -> pkg.a.x"])]
 
 
 def test_the_graph_sees_late_imports_type_checking_imports_and_import_module(tmp_path):

@@ -1,6 +1,6 @@
 """A database outage, as the server's users see it: a 503 with ``error_code:
 database_unavailable`` and a plain sentence, never the database's host, port, a path or the
-driver's words (``baton.server.public_errors``); the log keeps the full text.
+driver's words (``baton.public_errors``); the log keeps the full text.
 
 The outage is real: ``baton serve`` over a PostgreSQL database reached through a TCP proxy
 (``fault_proxy``), which is then closed, so the next connection is refused on a closed port.
@@ -16,7 +16,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from baton.server.public_errors import public_event, public_text, redact
+from baton.public_errors import public_event, public_text, redact
 from fault_proxy import FaultProxy
 from pg_fresh import fresh_database
 from scale_rig import REGIONS, StubModel, process_env, serve
@@ -105,14 +105,14 @@ def test_an_answer_failure_keeps_its_reason_and_a_dependency_failure_reads_as_it
 def test_linear_in_the_texts_length():
     """Every pattern runs over at most ``MAX_TEXT`` characters: a hostile 1 MB message costs
     no more than its first 500 characters."""
-    from baton.server.public_errors import MAX_TEXT
+    from baton.public_errors import MAX_TEXT
 
     hostile = ("a." * 500_000) + "com:" + "1" * 10
     assert len(redact(hostile)) <= MAX_TEXT
 
 
 def test_a_pipeline_runs_outcome_is_public_too():
-    from baton.server.public_errors import public_run
+    from baton.public_errors import public_run
 
     view = {"workflow_id": "w", "status": "ERROR", "error": "could not reach postgresql://u:p@10.1.2.3:5432/x",
             "outcome": {"error": 'sales: connection to server at "10.1.2.3", port 5432 failed', "error_code": "database_unavailable",

@@ -55,7 +55,7 @@ async def resolve(keys: Any, key: str | None) -> Any:
 
 
 async def _respond(send: Any, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    from baton.server.errors import error_body  # here: importing baton.server loads the whole HTTP API
+    from baton.public_errors import error_body  # here, not at import: only a refusal needs it
 
     body = json.dumps(error_body(detail)).encode()
     await send({"type": "http.response.start", "status": status,

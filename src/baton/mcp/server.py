@@ -114,7 +114,7 @@ def describe(event: Event) -> str:
 async def answer_result(message: AIMessage, *, chart_image: bool = True) -> CallToolResult:
     """The answer as a tool result: Markdown text, structured content, the chart as PNG."""
     from baton.answer_markdown import to_markdown
-    from baton.server.public_errors import public_answer
+    from baton.public_errors import public_answer
 
     message = public_answer(message)  # no host, port, path or driver text reaches the client (the log keeps it)
     structured = structured_answer(message)

@@ -27,9 +27,9 @@ from fastapi import FastAPI, Query
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from baton.public_errors import error_body, public_answer
 from baton.server.auth import Caller
-from baton.server.errors import error_body, error_response, respond
-from baton.server.public_errors import public_answer
+from baton.server.errors import error_response, respond
 from baton.server.schemas import MAX_ID_CHARS
 from baton.state import SessionNotFound
 from baton.workspace.answer import stored_json

@@ -11,7 +11,7 @@ lifespan closes them when the server stops.
 Under load and faults (README "Limits, timeouts and HTTP errors"): every request passes the
 ``RequestGuard`` (body size and time, JSON checks, cancellation when the client leaves);
 questions pass admission control (``admission.py``); failures map to HTTP statuses in
-``errors.py``, their texts made public by ``public_errors.py``; ``/health`` says the process
+``errors.py``, their texts made public by ``baton.public_errors``; ``/health`` says the process
 is up, ``/health/ready`` what each dependency is doing (``ready.py``). When the server stops,
 every open event stream ends with a final event (``shutdown.py``)."""
 
@@ -30,10 +30,11 @@ from starlette.datastructures import Headers
 
 from baton.events import Event, WorkflowTracker
 from baton.memory import MemoryUnavailableError
+from baton.public_errors import error_body, public_answer, public_event
 from baton.server.admission import Admission
 from baton.server.analyst_routes import register_analyst_routes
 from baton.server.auth import ApiKeys, Caller, Principal, check_key_workspaces
-from baton.server.errors import answer_headers, answer_status, error_body, register_error_handlers, respond
+from baton.server.errors import answer_headers, answer_status, register_error_handlers, respond
 from baton.server.guard import RequestGuard
 from baton.server.lean_route import lean_route
 from baton.server.limits import Limits
@@ -42,7 +43,6 @@ from baton.server.memory_routes import register_memory_routes
 from baton.server.openai_compat import register_openai_routes
 from baton.server.page_assets import PAGE_HEADERS, register_asset_routes
 from baton.server.pipeline_routes import register_pipeline_routes
-from baton.server.public_errors import public_answer, public_event
 from baton.server.ready import register_health_routes
 from baton.server.schemas import AskRequest, ChartRequest, turn_key
 from baton.server.shutdown import Shutdown, stopping_event, until_shutdown

@@ -16,12 +16,13 @@
 - Anything unexpected is a 500 JSON body naming only its type (the traceback goes to the
   log, once).
 - No failure text reaches a user with a host, port, path, URL or driver message in it
-  (``public_errors.py``); the log keeps the full text.
+  (``baton.public_errors``); the log keeps the full text.
 
-Every error body of the server is built here, by four builders, so a shape is spelt once
+Every error body of the server is built by four builders, so a shape is spelt once
 (``tests/test_http_error_bodies.py`` checks that no other server module builds one):
 ``error_body`` (Baton's ``{"detail", "error_code"?, ...}``, FastAPI's ``HTTPException``
-bodies included), ``openai_error_body`` (OpenAI's ``{"error": {...}}``; streamed, without
+bodies included; it lives in ``baton.public_errors``, shared with MCP's HTTP endpoint),
+``openai_error_body`` (OpenAI's ``{"error": {...}}``; streamed, without
 ``param``, as Baton has always sent it), ``stream_error`` (the data of a Baton event
 stream's ``event: error``) and ``overloaded_body``. A body that never changes is built once,
 at import, by its module.
@@ -41,9 +42,9 @@ from fastapi.utils import is_body_allowed_for_status_code
 from starlette.exceptions import HTTPException
 
 from baton.agents.failures import http_status
+from baton.public_errors import error_body, redact
 from baton.response import AIMessage
 from baton.server.admission import OVERLOADED, Overloaded
-from baton.server.public_errors import redact
 from baton.state.bulkheads import DependencyUnavailable
 from baton.state.turn_keys import KEY_HEADER, BadTurnKey, TurnUnconfirmed
 
@@ -55,14 +56,6 @@ MAX_LOC_CHARS = 100
 
 def is_openai(request: Request) -> bool:
     return request.url.path.startswith(OPENAI_PATHS)
-
-
-def error_body(detail: Any, code: str | None = None, **extra: Any) -> dict[str, Any]:
-    """Baton's error body: ``{"detail": <reason>, "error_code": <code>, **extra}``; without a
-    code, FastAPI's own ``{"detail": <reason>}`` (``extra``: a turn's key, a refused rule)."""
-    if code is None:
-        return {"detail": detail, **extra}
-    return {"detail": detail, "error_code": code, **extra}
 
 
 def error_response(status: int, detail: Any, code: str | None = None, *, headers: Mapping[str, str] | None = None,

@@ -40,8 +40,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from baton.dependency_waits import stop_tracking, track
+from baton.public_errors import error_body
 from baton.server.admission import CALLER, HELD, PIPELINE, QUESTION, STREAM, Admission, Overloaded
-from baton.server.errors import OPENAI_PATHS, error_body, openai_error_body, overloaded_body
+from baton.server.errors import OPENAI_PATHS, openai_error_body, overloaded_body
 from baton.server.limits import Limits
 from baton.server.slots import DEFERRED, WATCHED, Deferred
 

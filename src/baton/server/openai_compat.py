@@ -51,10 +51,10 @@ from fastapi import FastAPI, Request
 from baton.answer_markdown import to_markdown
 from baton.events import Event, LLMToken
 from baton.messages import Message
+from baton.public_errors import public_answer, public_event
 from baton.response import AIMessage
 from baton.server.auth import Caller
 from baton.server.errors import answer_headers, answer_status, openai_error, openai_error_body
-from baton.server.public_errors import public_answer, public_event
 from baton.server.schemas import MAX_ID_CHARS, MAX_QUESTION_CHARS, ChatCompletionRequest, ChatMessage, turn_key
 from baton.server.shutdown import STOPPING, STOPPING_DETAIL, until_shutdown
 from baton.server.sse import error_payload, sse_data

@@ -28,9 +28,9 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from baton.public_errors import error_body, public_answer, public_event, public_run
 from baton.server.auth import Caller
-from baton.server.errors import error_body, respond
-from baton.server.public_errors import public_answer, public_event, public_run
+from baton.server.errors import respond
 from baton.server.schemas import CheckpointDecision as CheckpointDecisionBody
 from baton.server.schemas import StartPipelineRequest
 from baton.server.shutdown import stopping_event, until_shutdown

@@ -26,8 +26,8 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
     """What a client reads about a failure: its type, a typed code, and a short reason for
     Baton's own errors only (anything else may carry text nobody should see: its type)."""
     from baton.errors import BatonError
+    from baton.public_errors import public_text, redact
     from baton.server.errors import dependency_code, stream_error
-    from baton.server.public_errors import public_text, redact
     from baton.state.bulkheads import DependencyUnavailable
 
     if isinstance(exc, DependencyUnavailable):

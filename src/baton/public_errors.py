@@ -15,6 +15,10 @@ through here:
   replaced by ``[hidden]``, and driver names removed.
 
 The original answer is never changed (the stored turn keeps it, for the logs and the CLI).
+
+``error_body`` is the shape of Baton's error bodies (``{"detail", "error_code"?, ...}``), for
+the HTTP server (``baton.server.errors``) and MCP's HTTP endpoint (``baton.mcp.http``) alike.
+Both surfaces leave through here, so neither imports the other for it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,14 @@ _SECRETS = [
 ]
 _DRIVERS = re.compile(r"(?i)\(?\b(?:psycopg2?|pymysql|mysqldb|asyncpg|sqlalchemy|duckdb|sqlite3|pyodbc|redis)"
                       r"(?:\.[A-Za-z_]+)*\)?[.:]?|\b[A-Za-z]*(?:Operational|Interface|Database|Programming)Error\b:?")
+
+
+def error_body(detail: Any, code: str | None = None, **extra: Any) -> dict[str, Any]:
+    """Baton's error body: ``{"detail": <reason>, "error_code": <code>, **extra}``; without a
+    code, FastAPI's own ``{"detail": <reason>}`` (``extra``: a turn's key, a refused rule)."""
+    if code is None:
+        return {"detail": detail, **extra}
+    return {"detail": detail, "error_code": code, **extra}
 
 
 def redact(text: str) -> str:
