@@ -126,6 +126,8 @@ def measure(root: Path = SOURCE) -> Report:
                 report.environment[name] = report.environment.get(name, 0) + 1
             if not name.startswith(ENGINE_UNITS) and _dialect_branch(node):
                 report.dialect_branches.setdefault(name, []).append(getattr(node, "lineno", 0) or node.pattern.lineno)
+        if name in report.dialect_branches:
+            report.dialect_branches[name].sort()
     return report
 
 

@@ -1,6 +1,7 @@
 """The house's declared shape, measured by ``scripts/architecture_report.py``: one module builds
-a workspace, nothing outside the orchestrator reads its tool table, and only the CLI, the
-server and ``settings.py`` read the environment."""
+a workspace, nothing outside the orchestrator reads its tool table, only the CLI, the server
+and ``settings.py`` read the environment, and a database engine is one unit: at most 5
+per-dialect branches outside ``specialists/sql/engines/``."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def test_the_house_has_its_declared_shape():
     assert report.agent_tools == {}
     assert report.environment_outside_edge == []
     assert "settings.py" in report.environment
+    assert report.dialect_branch_count <= 5, report.dialect_branches
 
 
 def test_the_measures_see_what_they_count(tmp_path):
@@ -34,8 +36,14 @@ def test_the_measures_see_what_they_count(tmp_path):
     (package / "workspace").mkdir(parents=True)
     (package / "workspace" / "elsewhere.py").write_text(
         "import os\nfrom os import getenv\n\ndef f(ws):\n    ws.orchestrator.agent_tools\n    return Workspace('x', None), os.environ\n")
+    (package / "specialists" / "sql" / "engines").mkdir(parents=True)
+    branches = ("def g(conn, version):\n    if conn.dialect == 'postgres' or version in ('MariaDB', 'x'):\n        return {'duckdb': 1}\n"
+                "    match conn.dialect:\n        case 'sqlite':\n            return 2\n    return conn.dialect != 'other'\n")
+    (package / "specialists" / "branchy.py").write_text(branches)
+    (package / "specialists" / "sql" / "engines" / "postgres.py").write_text(branches)  # inside the units: not counted
     report = report_module().measure(package)
     assert report.builders == {"workspace/elsewhere.py": 1}
     assert report.agent_tools == {"workspace/elsewhere.py": 1}
     assert report.environment == {"workspace/elsewhere.py": 2}
     assert report.environment_outside_edge == ["workspace/elsewhere.py"]
+    assert report.dialect_branches == {"specialists/branchy.py": [2, 2, 3, 5]}
