@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from baton.specialists.sql.classify import ClassifiedError
     from baton.specialists.sql.connection import SQLConnection
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
     from baton.specialists.sql.explain import FullScan
     from baton.specialists.sql.role_report import RoleReport
     from baton.specialists.sql.routines import RoutineCatalog
@@ -212,6 +213,15 @@ class Engine:
         from baton.errors import ConfigurationError
 
         return ConfigurationError(f"{self.name} has no roles: Baton opens the file read-only (nothing to grant)")
+
+    # --- safety (safety/) ----------------------------------------------------------------------
+    # What the parser-side safety check knows of this engine: its own parser or lexical rules,
+    # secret catalogs, introspection allowlist, functions that are refused or run SQL given as
+    # text, how a definer routine's call resolves. One frozen value of tables (``SafetyRules``,
+    # engines/safety_rules.py) rather than a hook per rule: the check runs on every query,
+    # resolves the engine once and then only reads precomputed sets. No default: an engine must
+    # say what is secret on it before model SQL may run there (a subclass inherits its parent's).
+    safety: ClassVar[SafetyRules]
 
 
 @contextlib.contextmanager

@@ -25,6 +25,8 @@ from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecutionError, classify_duckdb
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.engines.metric_sql import MetricSQL
+from baton.specialists.sql.engines.postgres import PostgresEngine
+from baton.specialists.sql.engines.safety_rules import INFORMATION_SCHEMA_NAMES, SafetyRules
 from baton.specialists.sql.explain import FullScan, duckdb_full_scans
 from baton.specialists.sql.introspection import duckdb_row_estimates, duckdb_schema
 from baton.specialists.sql.limits import duckdb_config, duckdb_temp_directory, release_duckdb_temp_directory
@@ -113,6 +115,41 @@ class DuckDBEngine(Engine):
 
     def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
         return duckdb_row_estimates(connection, conn)
+
+    # --- safety (safety/) ----------------------------------------------------------------------
+    safety = SafetyRules(
+        parser="baton.specialists.sql.safety.duckdb_reader:PARSER",  # DuckDB's own parser
+        reads_file_paths=True,  # FROM 'data.csv' reads the file
+        catalog_reading="duckdb",  # safety/data/duckdb.json, from duckdb_functions()
+        query_arguments={"query": 0},
+        relation_arguments={"query_table": 0},
+        # min/max values of another schema's columns (storage_info), a table's columns (safety/metadata.py)
+        describes_named_object=frozenset({
+            "pragma_storage_info", "storage_info", "pragma_table_info", "table_info", "pragma_show", "show",
+        }),
+        # every schema's DDL, macro bodies, the database file's path
+        describes_every_object=frozenset({
+            "duckdb_tables", "duckdb_views", "duckdb_indexes", "duckdb_constraints", "duckdb_functions",
+            "duckdb_sequences", "duckdb_dependencies", "duckdb_types", "pragma_metadata_info",
+            "metadata_info", "duckdb_databases", "database_list", "duckdb_extensions", "pragma_database_size",
+            "database_size",
+        }),
+        secret_relations={"main": frozenset({"duckdb_secrets", "duckdb_settings", "duckdb_logs", "duckdb_variables",
+                                             "duckdb_databases", "pragma_database_list"}),  # the last two: file paths
+                          "pg_catalog": frozenset({"pg_settings"})},
+        # DuckDB answers PostgreSQL's catalog names too (its pg_catalog schema): a CTE takes none
+        # of the ones that hold secrets on PostgreSQL
+        reserved_cte_names=PostgresEngine.safety.reserved_cte_names,
+        # unqualified names resolve in the default schema, then in the catalog views, without case
+        catalog_schema="main",
+        catalog_names_fold=True,
+        # the catalog views span every schema: main, the workspace's default schema, holds them too
+        catalog_view_schemas=frozenset({None, "main", "pg_catalog", "information_schema"}),
+        catalog_views_allowed="information_schema.tables/columns, duckdb_columns",
+        # names, not definitions: duckdb_tables/views/indexes/constraints and information_schema.views carry DDL
+        introspection={"information_schema": INFORMATION_SCHEMA_NAMES,
+                       "main": frozenset({"duckdb_columns", "duckdb_schemas"})},
+    )
 
 
 def _admit_one_select(driver: Any, sql: str) -> None:

@@ -24,6 +24,7 @@ from baton.specialists.sql.classify import ClassifiedError, ErrorClass, SQLExecu
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.engines.metric_sql import MetricSQL
 from baton.specialists.sql.engines.mysql_flavors import MARIADB, MYSQL, flavor_of_version
+from baton.specialists.sql.engines.safety_rules import INFORMATION_SCHEMA_NAMES, LexicalRules, SafetyRules
 from baton.specialists.sql.explain import FullScan, mysql_full_scans
 from baton.specialists.sql.introspection import mysql_row_estimates
 from baton.specialists.sql.limits import row_bounded_connection
@@ -200,6 +201,24 @@ class MySQLEngine(Engine):
         from baton.specialists.sql.grants import mysql_definer_revokes
 
         return mysql_definer_revokes(engine)
+
+    # --- safety (safety/) ----------------------------------------------------------------------
+    safety = SafetyRules(
+        # no parser to ask: the server's lexical rules under MYSQL_SQL_MODE (safety/lexical.py):
+        # ' and " are strings with backslash escapes, ` quotes names; # and "-- " start comments,
+        # /*! ... */ runs as SQL, and a backslash outside a literal has no meaning sqlglot shares
+        lexical=LexicalRules(quotes={"'": ("'", True), '"': ('"', True), "`": ("`", False)}, hash_comments=True,
+                             spaced_dash_comments=True, executable_comments=("/*!", "/*M!"),
+                             backslash_outside_strings=True),
+        folds_case=True,  # sqlglot keeps a name's case; the server compares most without it
+        secret_relations={"mysql": None, "performance_schema": None, "sys": None,  # whole schemas
+                          "information_schema": frozenset({"processlist", "innodb_trx", "innodb_locks",
+                                                           "innodb_lock_waits", "user_variables", "global_variables",
+                                                           "session_variables", "system_variables"})},
+        introspection={"information_schema": INFORMATION_SCHEMA_NAMES},
+        # SQL SECURITY DEFINER routines, found in sqlglot's tokens
+        definer_call="baton.specialists.sql.safety.definer:mysql_definer_call",
+    )
 
 
 def _refuse_truncated_values(driver: Any) -> None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 
 from baton.specialists.sql.classify import ClassifiedError, classify_postgres
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.engines.metric_sql import MetricSQL
+from baton.specialists.sql.engines.safety_rules import INFORMATION_SCHEMA_NAMES, SafetyRules
 from baton.specialists.sql.explain import FullScan, postgres_full_scans
 from baton.specialists.sql.introspection import postgres_fingerprints, postgres_row_estimates
 from baton.specialists.sql.limits import postgres_statement_settings
@@ -165,6 +166,54 @@ class PostgresEngine(Engine):
         from baton.specialists.sql.grants import postgres_definer_revokes
 
         return postgres_definer_revokes(engine, schema)
+
+    # --- safety (safety/) ----------------------------------------------------------------------
+    # pg_catalog relations that hold secrets or other sessions' activity: subconninfo,
+    # primary_conninfo (pg_settings), other sessions' SQL, sampled values of every column
+    # (pg_statistic, past column privileges). An unqualified name resolves in pg_catalog first.
+    _SECRET_CATALOGS: ClassVar[frozenset[str]] = frozenset({
+        "pg_authid", "pg_shadow", "pg_user_mapping", "pg_user_mappings", "pg_subscription", "pg_stat_activity",
+        "pg_stat_replication", "pg_stat_wal_receiver", "pg_stat_ssl", "pg_stat_gssapi",
+        "pg_hba_file_rules", "pg_ident_file_mappings", "pg_file_settings", "pg_settings", "pg_db_role_setting",
+        "pg_largeobject", "pg_statistic", "pg_statistic_ext_data", "pg_locks", "pg_prepared_xacts",
+        "pg_replication_slots", "pg_replication_origin_status", "pg_backend_memory_contexts", "pg_shmem_allocations",
+        "pg_config", "pg_stat_progress_analyze", "pg_stat_progress_basebackup", "pg_stat_progress_cluster",
+        "pg_stat_progress_copy", "pg_stat_progress_create_index", "pg_stat_progress_vacuum",
+    })
+    safety = SafetyRules(
+        parser="baton.specialists.sql.safety.postgres:PARSER",  # pglast: libpg_query, the server's grammar
+        catalog_reading="postgres",  # safety/data/postgres.json, from pg_proc and pg_class
+        # run a query given as text, or read a relation named in one, at this argument (safety/embedded.py)
+        query_arguments={"ts_stat": 0, "ts_rewrite": 1, "query_to_xml": 0, "query_to_xmlschema": 0,
+                         "query_to_xml_and_xmlschema": 0},
+        relation_arguments={"table_to_xml": 0, "table_to_xmlschema": 0, "table_to_xml_and_xmlschema": 0},
+        sql_free_arities={"ts_rewrite": 2},  # ts_rewrite(tsquery, tsquery, tsquery) rewrites with queries, not SQL
+        # every session's pid and user (for any role, as pg_stat_activity), the server's files and address
+        server_functions={
+            **{f"pg_stat_get_backend_{n}": ("sensitive_table", "lists every session of the server, as pg_stat_activity does")
+               for n in ("idset", "pid", "userid", "dbid")},
+            **{n: ("server_path", "names directories or addresses of the database server")
+               for n in ("pg_tablespace_location", "pg_relation_filepath", "inet_server_addr", "inet_server_port")},
+        },
+        # any view's or function's text from an OID, no privilege on the object needed (safety/metadata.py)
+        describes_named_object=frozenset({
+            "pg_get_viewdef", "pg_get_functiondef", "pg_get_function_arguments", "pg_get_function_result",
+            "pg_get_function_identity_arguments", "pg_get_function_sqlbody", "pg_get_triggerdef", "pg_get_ruledef",
+            "pg_get_indexdef", "pg_get_constraintdef", "pg_get_expr", "pg_get_partkeydef", "pg_get_statisticsobjdef",
+            "pg_get_statisticsobjdef_columns", "pg_get_statisticsobjdef_expressions", "pg_get_serial_sequence",
+            "pg_describe_object", "pg_identify_object", "pg_identify_object_as_address", "obj_description",
+            "col_description", "pg_get_partition_constraintdef", "pg_relation_filenode",
+        }),
+        secret_relations={"pg_catalog": _SECRET_CATALOGS,
+                          "information_schema": frozenset({"user_mapping_options", "user_mappings"})},
+        unqualified_secrets=_SECRET_CATALOGS,
+        reserved_cte_names=_SECRET_CATALOGS,
+        catalog_schema="pg_catalog",  # searched before the pinned search path; names as pglast decoded them
+        # names, not definitions: pg_views, pg_matviews and pg_indexes carry every schema's SQL
+        introspection={"information_schema": INFORMATION_SCHEMA_NAMES, "pg_catalog": frozenset({"pg_tables"})},
+        definer_call="baton.specialists.sql.safety.definer:postgres_definer_call",
+        identifier_escape="u&",  # U&"..." can spell any name in escapes
+    )
 
 
 def _may_set_temp_file_limit(raw: Any, cursor: Any) -> bool:

@@ -23,6 +23,7 @@ from baton.errors import ConfigurationError
 from baton.specialists.sql.classify import ClassifiedError, classify_sqlite
 from baton.specialists.sql.engines.base import Engine
 from baton.specialists.sql.engines.metric_sql import MetricSQL
+from baton.specialists.sql.engines.safety_rules import LexicalRules, SafetyRules
 from baton.specialists.sql.explain import FullScan, sqlite_full_scans
 from baton.specialists.sql.introspection import sqlite_row_counts
 from baton.specialists.sql.limits import sqlite_bounded_printf, sqlite_value_limit
@@ -146,6 +147,19 @@ class SQLiteEngine(Engine):
     def row_estimates(self, connection: sa.Connection, conn: SQLConnection, schema: SchemaInfo) -> dict[str, int | None]:
         """``sqlite_stat1`` when ``ANALYZE`` has run, else a bounded count."""
         return sqlite_row_counts(connection, schema)
+
+    # --- safety (safety/) ----------------------------------------------------------------------
+    safety = SafetyRules(
+        # no parser to ask: SQLite's lexical rules (safety/lexical.py): ' strings without backslash
+        # escapes; ", ` and [...] quote names
+        lexical=LexicalRules(quotes={"'": ("'", False), '"': ('"', False), "`": ("`", False), "[": ("]", False)}),
+        denied_functions={"eval": "runs SQL given as a string, which this check cannot inspect"},  # the shell's eval()
+        ordinary_functions=frozenset({"glob"}),  # a pattern match here
+        folds_case=True,  # names compare without case
+        # the paths of the database files
+        secret_relations={None: frozenset({"pragma_database_list"}), "main": frozenset({"pragma_database_list"})},
+        introspection={"main": frozenset({"sqlite_schema", "sqlite_master"})},
+    )
 
 
 def _storage_class(rows: list[list[Any]], index: int) -> str:
