@@ -37,26 +37,24 @@ parser sees it (rule ``too_long``), the same for every caller; below that, every
 pass (``lexical.py``'s scans, one tokenisation, each parser once, one walk of each tree), and
 nesting is bounded by the parsers themselves (PostgreSQL's stack depth, DuckDB's expression
 depth, Python's recursion limit for sqlglot: a refusal, never a crash). ``work.py`` counts it.
+
+Which of these apply, and with which tables, is the engine's (``Engine.safety``,
+``engines/safety_rules.py``): the check resolves the engine once and never compares a dialect
+name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import cache
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from baton.specialists.sql.engines import normalize_dialect
-from baton.specialists.sql.safety.definer import definer_refusal
-from baton.specialists.sql.safety.duckdb_reader import DuckDBParseError, duckdb_parse_failures, read_duckdb
+from baton.specialists.sql.engines import engine_named
+from baton.specialists.sql.safety.definer import definer_call_refusal
 from baton.specialists.sql.safety.embedded import judge_embedded, takes_sql_text
-from baton.specialists.sql.safety.functions import (
-    builtin_functions,
-    call_refusal,
-    denied_by_own_catalog,
-    denied_function_reason,
-)
+from baton.specialists.sql.safety.engine_code import EngineParser, engine_parser
+from baton.specialists.sql.safety.functions import builtin_functions, call_refusal, denied_by_own_catalog, denied_reason
 from baton.specialists.sql.safety.lexical import called_names, read_lexically, sqlglot_agrees, tokenize
 from baton.specialists.sql.safety.metadata import metadata_refusal
-from baton.specialists.sql.safety.postgres import PostgresParseError, read_postgres
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import RelationPolicy, is_catalog_name
 from baton.specialists.sql.safety.relations import refusal as relation_refusal
@@ -64,15 +62,17 @@ from baton.specialists.sql.safety.tree import UNREADABLE_RULES, read_tree
 from baton.specialists.sql.safety.verdict import SafetyVerdict, UnsafeQueryError, refuse
 from baton.specialists.sql.safety.work import add
 
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines import Engine
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
+
 _PATH_CHARACTERS = frozenset("./\\:*?")
 # 64 Ki characters (Python string length, not bytes): far above any query a person or a model
 # writes, low enough that the slowest parser stays within a fraction of a second.
 MAX_STATEMENT_LENGTH = 65_536
-_ENGINE_READERS = {"postgres": (read_postgres, PostgresParseError), "duckdb": (read_duckdb, DuckDBParseError)}
 _SQL_VALUE_FUNCTIONS = frozenset({"current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
                                   "current_user", "session_user", "user", "current_role", "current_catalog",
                                   "current_schema", "system_user"})
-_ENGINE_NAMES = {"postgres": "PostgreSQL", "duckdb": "DuckDB"}
 
 
 def check_safety(
@@ -86,54 +86,54 @@ def check_safety(
     SQL (that is an unsafe verdict); raises UnsupportedDialectError for an unknown dialect.
     ``relations`` limits what may be read to a workspace's schemas (secret catalogs are
     refused whatever it says)."""
-    dialect = normalize_dialect(dialect)
+    engine = engine_named(dialect)  # once per check: every rule reads this engine's tables (Engine.safety)
     if len(sql) > MAX_STATEMENT_LENGTH:
         return refuse("too_long", f"the statement is {len(sql):,} characters long; at most {MAX_STATEMENT_LENGTH:,} "
                                   "may be checked")
     allowed = frozenset(f.lower() for f in allowed_functions or ())
     try:
-        return _check(sql, dialect, allowed, relations, 0)
+        return _check(sql, engine, allowed, relations, 0)
     except RecursionError:  # a tree too deep for one of our walks: refused, never a crash
         return refuse("unparseable", "the statement is nested too deeply to be checked")
 
 
-def _check(sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None, depth: int) -> SafetyVerdict:
+def _check(sql: str, kind: Engine, allowed: frozenset[str], relations: RelationPolicy | None, depth: int) -> SafetyVerdict:
     if not sql.strip():
         return refuse("empty", "there is no statement to run")
-    if relations is not None and (found := definer_refusal(sql, dialect, relations.definer_routines,
-                                                           relations.default_schema)):
+    dialect, rules = kind.name, kind.safety
+    if relations is not None and (found := definer_call_refusal(sql, rules, relations.definer_routines,
+                                                                relations.default_schema)):
         return refuse(*found)  # a definer routine the connection's catalog lists (routines.py); SQL in strings too
     lexical = None
-    if dialect in ("mysql", "sqlite"):
-        lexical = read_lexically(sql, dialect)
+    if rules.lexical is not None:  # no parser of the engine's to ask: its lexical rules first
+        lexical = read_lexically(sql, rules.lexical)
         if lexical.hazard:
             return refuse(*lexical.hazard)
 
     engine: Reading | None = None
     vetted: frozenset[str] = frozenset()
-    if dialect in _ENGINE_READERS:
-        reader, parse_error = _ENGINE_READERS[dialect]
+    if (parser := engine_parser(rules)) is not None:
         add(parsed=len(sql))
         try:
-            engine = reader(sql)
-        except parse_error as error:
-            return refuse("unparseable", f"{_ENGINE_NAMES[dialect]} cannot parse this statement: {error}")
+            engine = parser.read(sql)
+        except parser.error as error:
+            return refuse("unparseable", f"{kind.title} cannot parse this statement: {error}")
         except Exception as error:
-            return refuse("unparseable", f"the {_ENGINE_NAMES[dialect]} parser failed ({type(error).__name__})")
-        verdict, vetted = _judge(engine, dialect, allowed, relations, depth)
+            return refuse("unparseable", f"the {kind.title} parser failed ({type(error).__name__})")
+        verdict, vetted = _judge(engine, kind, parser, allowed, relations, depth)
         if verdict is not None:
             return verdict
 
     tokens = tokenize(sql, dialect) if lexical is not None else None
     # read before sqlglot's parser takes the tokens (it may move their comments onto nodes)
     disagreement = sqlglot_agrees(tokens, lexical) if lexical is not None else None
-    verdict, tree = read_tree(sql, dialect, allowed=allowed | vetted, relations=relations,
+    verdict, tree = read_tree(sql, dialect, rules, allowed=allowed | vetted, relations=relations,
                               inspect_strings=engine is None, tokens=tokens)
     if engine is not None and tree is None or engine is not None and verdict.rule in UNREADABLE_RULES:
-        return SafetyVerdict(True, f"a single read-only query (read by {_ENGINE_NAMES[dialect]}'s own parser)")
+        return SafetyVerdict(True, f"a single read-only query (read by {kind.title}'s own parser)")
     if not verdict.safe:
         return verdict
-    if engine is not None and tree is not None and (why := _disagreement(engine, tree)):
+    if parser is not None and engine is not None and tree is not None and (why := _disagreement(engine, tree, parser)):
         return refuse("parsers_disagree", why)
     if disagreement:
         return refuse("parsers_disagree", disagreement)
@@ -151,22 +151,26 @@ def assert_safe(
 
 
 def _judge(
-    engine: Reading, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None, depth: int
+    engine: Reading, kind: Engine, parser: EngineParser, allowed: frozenset[str], relations: RelationPolicy | None,
+    depth: int,
 ) -> tuple[SafetyVerdict | None, frozenset[str]]:
     """The refusal the engine's reading calls for (None if none), and the functions that take
     SQL text whose constant text passed (vetted: not to be refused by name after all)."""
+    rules = kind.safety
     vetted: set[str] = set()
     for name, arguments in engine.calls:
-        if takes_sql_text(name, dialect):
-            verdict = judge_embedded(name, arguments, dialect, depth,
-                                     lambda text, level: _check(text, dialect, allowed, relations, level))
+        if takes_sql_text(name, rules):
+            verdict = judge_embedded(name, arguments, rules, depth,
+                                     lambda text, level: _check(text, kind, allowed, relations, level))
             if not verdict.safe:
                 return verdict, frozenset()
             vetted.add(name)
-    return _refusal(engine, dialect, allowed | vetted, relations), frozenset(vetted)
+    return _refusal(engine, rules, parser, allowed | vetted, relations), frozenset(vetted)
 
 
-def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None) -> SafetyVerdict | None:
+def _refusal(
+    engine: Reading, rules: SafetyRules, parser: EngineParser, allowed: frozenset[str], relations: RelationPolicy | None
+) -> SafetyVerdict | None:
     if engine.statements == 0:
         return refuse("empty", "there is no statement to run")
     if engine.statements > 1:
@@ -177,65 +181,53 @@ def _refusal(engine: Reading, dialect: str, allowed: frozenset[str], relations: 
     judged = [(name, None) for name in sorted(engine.functions - called)] + engine.calls
     notation: list[tuple[str, tuple[str | None, ...] | None]] = [(n, None) for n in sorted(engine.notation)]
     for name, arguments in [*engine.calls, *notation]:  # catalog functions describing the server or other schemas
-        if found := metadata_refusal(name, arguments, dialect, relations):
+        if found := metadata_refusal(name, arguments, rules, relations):
             return refuse(*found)
     for name, arguments in judged:
-        if why := call_refusal(name, arguments, dialect, allowed):
+        if why := call_refusal(name, arguments, rules, allowed):
             return refuse("dangerous_function", f"the function {name}() {why}")
     for name in sorted(engine.notation - allowed):
-        if why := denied_by_own_catalog(name, dialect):
+        if why := denied_by_own_catalog(name, rules):
             return refuse("dangerous_function", f"{name} may call the function {name}(), which {why}")
     for cte in sorted(engine.ctes):
-        if is_catalog_name(cte, dialect):
+        if is_catalog_name(cte, rules):
             return refuse("sensitive_table", f"a CTE named {cte!r} shadows a catalog relation")
     real = engine.real_relations()
     for relation in sorted(engine.relations, key=str):
-        if dialect == "duckdb" and relation.schema is None and _PATH_CHARACTERS.intersection(relation.name):
+        if rules.reads_file_paths and relation.schema is None and _PATH_CHARACTERS.intersection(relation.name):
             return refuse("file_read", f"the table name {relation.name!r} is a file path or URL, which DuckDB would read")
-        if found := relation_refusal(relation, dialect, relations if relation in real else None):
+        if found := relation_refusal(relation, rules, relations if relation in real else None):
             return refuse(*found)
-    return _strings_refusal(engine, dialect, allowed)
+    return _strings_refusal(engine, rules, parser, allowed)
 
 
-def _strings_refusal(engine: Reading, dialect: str, allowed: frozenset[str]) -> SafetyVerdict | None:
+def _strings_refusal(engine: Reading, rules: SafetyRules, parser: EngineParser, allowed: frozenset[str]) -> SafetyVerdict | None:
     """A constant string passed to a function the engine does not ship is refused when the
     engine parses it as SQL, or when it calls a refused function (an operator's own
     ``exec(text)``). Each distinct text is read once; DuckDB reads them all in one query."""
-    builtins = builtin_functions(dialect)
+    builtins = builtin_functions(rules)
     candidates: dict[str, str] = {}  # text -> the first function it is passed to
     for function, text in engine.strings:
         if function in builtins or function in allowed or (len(text.split()) < 2 and "(" not in text):
             continue  # a lone word ('SELECT' naming a privilege) is neither a statement nor a call
         candidates.setdefault(text, function)
     add(parsed=sum(map(len, candidates)))
-    failures: Iterable[bool]
-    if dialect == "duckdb":
-        failures = duckdb_parse_failures(list(candidates))
-    else:
-        failures = (_fails(read_postgres, text) for text in candidates)
+    failures: Iterable[bool] = parser.failures(list(candidates))
     for (text, function), failed in zip(candidates.items(), failures):
         if not failed:
             return refuse("sql_in_string", f"a string passed to {function}() is SQL, which that function may run "
                                            "out of this check's sight")
         for name in called_names(text):
-            if why := denied_function_reason(name, dialect, allowed):
+            if why := denied_reason(name, rules, allowed):
                 return refuse("dangerous_function", f"a string passed to {function}() calls {name}(), which {why}")
     return None
 
 
-def _fails(reader: Callable[[str], Reading], text: str) -> bool:
-    try:
-        reader(text)
-    except Exception:
-        return True
-    return False
-
-
-def _disagreement(engine: Reading, tree: Reading) -> str | None:
+def _disagreement(engine: Reading, tree: Reading, parser: EngineParser) -> str | None:
     """What the two readings disagree on, or None."""
     if engine.statements != tree.statements:
         return f"{engine.parser} reads {engine.statements} statements, sqlglot {tree.statements}"
-    unknown = {f for f in tree.functions if f not in engine.functions and f not in _grammar_keywords(engine.parser)}
+    unknown = {f for f in tree.functions if f not in engine.functions and f not in parser.grammar_keywords()}
     if unknown:
         return (f"sqlglot reads a call to {', '.join(sorted(unknown))}(), which {engine.parser} does not: the text "
                 "means something else to the engine")
@@ -248,18 +240,6 @@ def _disagreement(engine: Reading, tree: Reading) -> str | None:
         differ = sorted(".".join(p for p in key if p) for key in (engine_relations - tree_relations) | tree_only)
         return f"the parsers read different relations ({', '.join(differ)})"
     return None
-
-
-@cache
-def _grammar_keywords(parser: str) -> frozenset[str]:
-    """Names the engine's grammar gives a meaning of its own (PostgreSQL's reserved and
-    column-name keywords: ``xmlattributes(...)``, ``coalesce(...)``), which sqlglot may read as
-    ordinary calls: no function by such a name can be called without quoting it."""
-    if parser != "pglast":
-        return frozenset()
-    from pglast import keywords
-
-    return frozenset(keywords.RESERVED_KEYWORDS | keywords.COL_NAME_KEYWORDS | keywords.TYPE_FUNC_NAME_KEYWORDS)
 
 
 def _key(relation) -> tuple[str | None, str | None, str]:

@@ -20,6 +20,9 @@ tokenisation could differ from the server's)
     side where ``lower_case_table_names`` differs). A built-in function of the same name wins
     over a stored one when unqualified; it is refused anyway.
 
+Each engine's ``Engine.safety.definer_call`` is one of the finders below (``postgres_definer_call``,
+``mysql_definer_call``); an engine without definer routines has none.
+
 Not seen, on purpose (the catalog reading in ``baton db check`` reports the routines, and
 ``baton db grant`` prints the REVOKEs): a definer routine called from a view's body, an
 operator or a cast implemented by one.
@@ -28,23 +31,32 @@ operator or a cast implemented by one.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from baton.specialists.sql.engines import engine_named
+from baton.specialists.sql.safety.engine_code import definer_finder
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
 
 
 def definer_refusal(sql: str, dialect: str, refused: frozenset[tuple[str, str]],
                     default_schema: str | None) -> tuple[str, str] | None:
     """``("definer_routine", reason)`` when ``sql`` calls a routine in ``refused``, else None."""
-    if not refused or dialect not in ("postgres", "mysql"):
+    return definer_call_refusal(sql, engine_named(dialect).safety, refused, default_schema)
+
+
+def definer_call_refusal(sql: str, rules: SafetyRules, refused: frozenset[tuple[str, str]],
+                         default_schema: str | None) -> tuple[str, str] | None:
+    """``definer_refusal`` for an engine's rules (``Engine.safety.definer_call``: how its
+    server resolves a call; engines without definer routines have none)."""
+    if not refused or (finder := definer_finder(rules)) is None:
         return None
     lowered = sql.lower()
-    if not any(name.lower() in lowered for _, name in refused) and not (dialect == "postgres" and "u&" in lowered):
+    escape = rules.identifier_escape
+    if not any(name.lower() in lowered for _, name in refused) and not (escape is not None and escape in lowered):
         return None  # no identifier can spell a refused name: only U&"..." escapes change an identifier's letters
-    if dialect == "postgres":
-        found = _postgres(sql, refused, default_schema)
-    elif dialect == "mysql":
-        found = _mysql(sql, refused, default_schema)
-    else:
-        return None
+    found = finder(sql, refused, default_schema)
     if found is None:
         return None
     schema, name = found
@@ -62,7 +74,7 @@ def _postgres_match(schema: str | None, name: str, refused: frozenset[tuple[str,
     return None
 
 
-def _postgres(sql: str, refused: frozenset[tuple[str, str]], default_schema: str | None) -> tuple[str, str] | None:
+def postgres_definer_call(sql: str, refused: frozenset[tuple[str, str]], default_schema: str | None) -> tuple[str, str] | None:
     from pglast import parser
 
     try:
@@ -100,7 +112,7 @@ def _strings(items: Any) -> list[str]:
     return [i["String"]["sval"] for i in items if isinstance(i, dict) and "String" in i]
 
 
-def _mysql(sql: str, refused: frozenset[tuple[str, str]], default_schema: str | None) -> tuple[str, str] | None:
+def mysql_definer_call(sql: str, refused: frozenset[tuple[str, str]], default_schema: str | None) -> tuple[str, str] | None:
     from sqlglot.dialects.mysql import MySQL
     from sqlglot.tokens import TokenType
 
@@ -126,4 +138,4 @@ def _mysql(sql: str, refused: frozenset[tuple[str, str]], default_schema: str | 
     return None
 
 
-__all__ = ["definer_refusal"]
+__all__ = ["definer_call_refusal", "definer_refusal", "mysql_definer_call", "postgres_definer_call"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 
+from baton.specialists.sql.safety.engine_code import EngineParser
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import Relation
 
@@ -83,6 +84,10 @@ def _fails(text: str, serialized: str | None) -> bool:
     except Exception:
         return True
     return False
+
+
+# DuckDB's ``Engine.safety.parser`` (engines/duckdb.py): it reads many texts in one query
+PARSER = EngineParser(read_duckdb, DuckDBParseError, duckdb_parse_failures)
 
 
 def _not_a_select(connection, sql: str, tree: dict) -> Reading:

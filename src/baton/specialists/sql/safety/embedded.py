@@ -9,49 +9,40 @@ query, with the same functions, relations and policy (a relation name as ``SELEC
 text built at run time (``chr(83) || ...``, a column, a subquery) cannot be known before the
 query runs and is refused. Nesting is bounded (``MAX_DEPTH``). Functions that read a whole
 schema or database (``schema_to_xml``, ``database_to_xml``) or a cursor stay refused by name.
+Which functions take SQL or a relation name as text, and at which argument, is each engine's
+(``Engine.safety``: ``query_arguments``, ``relation_arguments``, ``sql_free_arities``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from baton.specialists.sql.safety.verdict import SafetyVerdict, refuse
 
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
+
 MAX_DEPTH = 3
 
-# function -> position of the argument holding a query
-_QUERY_ARGUMENT: dict[str, dict[str, int]] = {
-    "postgres": {"ts_stat": 0, "ts_rewrite": 1, "query_to_xml": 0, "query_to_xmlschema": 0,
-                 "query_to_xml_and_xmlschema": 0},
-    "duckdb": {"query": 0},
-}
-# function -> position of the argument naming a relation
-_RELATION_ARGUMENT: dict[str, dict[str, int]] = {
-    "postgres": {"table_to_xml": 0, "table_to_xmlschema": 0, "table_to_xml_and_xmlschema": 0},
-    "duckdb": {"query_table": 0},
-}
 
-
-# overloads that take no SQL: ts_rewrite(tsquery, tsquery, tsquery) rewrites with queries, not SQL
-_ARITY = {"ts_rewrite": 2}
-
-
-def takes_sql_text(name: str, dialect: str) -> bool:
-    return name in _QUERY_ARGUMENT.get(dialect, {}) or name in _RELATION_ARGUMENT.get(dialect, {})
+def takes_sql_text(name: str, rules: SafetyRules) -> bool:
+    return name in rules.query_arguments or name in rules.relation_arguments
 
 
 def judge_embedded(
-    name: str, arguments: Sequence[str | None], dialect: str, depth: int, check: Callable[[str, int], SafetyVerdict]
+    name: str, arguments: Sequence[str | None], rules: SafetyRules, depth: int, check: Callable[[str, int], SafetyVerdict]
 ) -> SafetyVerdict:
     """The verdict on a call to ``name`` (which ``takes_sql_text``): safe when its text is a
     constant that passes ``check``, a refusal otherwise."""
-    if name in _ARITY and len(arguments) != _ARITY[name]:
+    arity = rules.sql_free_arities.get(name)
+    if arity is not None and len(arguments) != arity:
         return SafetyVerdict(True, f"this form of {name}() runs no SQL")
-    queries = _QUERY_ARGUMENT.get(dialect, {})
+    queries = rules.query_arguments
     if name in queries:
         query = _argument(arguments, queries[name])
     else:
-        relation = _argument(arguments, _RELATION_ARGUMENT[dialect][name])
+        relation = _argument(arguments, rules.relation_arguments[name])
         query = None if relation is None else f"SELECT * FROM {relation}"
     if query is None:
         return refuse("sql_in_string", f"{name}() runs SQL built at run time, which cannot be checked before it runs")

@@ -15,8 +15,9 @@ Where the verdicts come from:
 
 One deny set serves every dialect: a name that reads files or signals sessions in one engine
 has no business in a query for another (a user-defined ``pg_sleep`` in MySQL is not worth the
-risk). The exceptions are names that are ordinary reads in the target dialect (SQLite's
-``glob`` is a pattern match). ``allowed`` lets a caller that registers its own paths (not the
+risk). The exceptions are the engine's own (``Engine.safety``, ``engines/safety_rules.py``):
+names that are ordinary reads there (SQLite's ``glob`` is a pattern match) or refused there
+only (SQLite's ``eval``). ``allowed`` lets a caller that registers its own paths (not the
 model) switch individual functions back on, e.g. ``{"read_parquet"}``.
 """
 
@@ -27,6 +28,12 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
+
+from baton.specialists.sql.engines import engine_named
+
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
 
 _FILES = "reads or writes files on the database server"
 _NET = "reaches other servers over the network"
@@ -79,18 +86,11 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("sqlite_scan", _FILES), ("iceberg_", _FILES), ("delta_", _FILES),
 )
 
-# Names refused only in one dialect, because elsewhere they are ordinary functions.
-_DIALECT_ONLY: dict[str, dict[str, str]] = {
-    "sqlite": {"eval": _SQL_TEXT},  # the eval() extension of SQLite's shell
-}
-
-# Names the other engines' lists refuse that are ordinary reads in this dialect.
-_ORDINARY_IN: dict[str, frozenset[str]] = {
-    "sqlite": frozenset({"glob"}),
-    "mysql": frozenset(),
-}
-
-_CATALOG_ENGINES = ("postgres", "duckdb")
+# The committed catalog readings (``data/<name>.json``), in the order their reasons are preferred
+# where two deny one name: together with ``_HAND_WRITTEN`` they are the one deny set. Which
+# reading is an engine's own, what it refuses alone and what is an ordinary read there are the
+# engine's (``SafetyRules``: ``catalog_reading``, ``denied_functions``, ``ordinary_functions``).
+_CATALOG_READINGS = ("postgres", "duckdb")
 
 # Settings that hold credentials or name server files: PostgreSQL's primary_conninfo,
 # archive/restore commands, key files; DuckDB's S3/Azure/GCS secrets; any custom setting
@@ -138,34 +138,37 @@ def catalog(engine: str) -> dict:
 @cache
 def _denied_everywhere() -> dict[str, str]:
     denied: dict[str, str] = {}
-    for engine in _CATALOG_ENGINES:
-        for name, entry in catalog(engine)["functions"].items():
+    for reading in _CATALOG_READINGS:
+        for name, entry in catalog(reading)["functions"].items():
             if entry["verdict"] == "deny":
-                denied.setdefault(name.lower(), f"{entry['reason']} ({engine})")
+                denied.setdefault(name.lower(), f"{entry['reason']} ({reading})")
     for name, why in _HAND_WRITTEN.items():
         denied.setdefault(name, why)
     return denied
 
 
 @cache
-def _allowed_by_catalog(dialect: str) -> frozenset[str]:
-    """Names the dialect's own catalog classifies as harmless reads (``random``)."""
-    if dialect not in _CATALOG_ENGINES:
-        return _ORDINARY_IN.get(dialect, frozenset())
-    entries = catalog(dialect)["functions"]
-    return frozenset(n.lower() for n, e in entries.items() if e["verdict"] == "allow")
+def _allowed_here(rules: SafetyRules) -> frozenset[str]:
+    """Names the engine's own catalog classifies as harmless reads (``random``), and the ones it
+    declares ordinary."""
+    if rules.catalog_reading is None:
+        return rules.ordinary_functions
+    entries = catalog(rules.catalog_reading)["functions"]
+    return frozenset(n.lower() for n, e in entries.items() if e["verdict"] == "allow") | rules.ordinary_functions
 
 
 @cache
-def builtin_functions(dialect: str) -> frozenset[str]:
+def _builtins(reading: str) -> frozenset[str]:
+    return frozenset(n.lower() for n in catalog(reading)["builtin_functions"])
+
+
+def builtin_functions(rules: SafetyRules) -> frozenset[str]:
     """Every function the engine ships (empty for engines without a catalog reading)."""
-    if dialect not in _CATALOG_ENGINES:
-        return frozenset()
-    return frozenset(n.lower() for n in catalog(dialect)["builtin_functions"])
+    return frozenset() if rules.catalog_reading is None else _builtins(rules.catalog_reading)
 
 
 def call_refusal(
-    name: str, arguments: Sequence[str | None] | None, dialect: str, allowed: frozenset[str] = frozenset()
+    name: str, arguments: Sequence[str | None] | None, rules: SafetyRules, allowed: frozenset[str] = frozenset()
 ) -> str | None:
     """Why this call is refused: by its arguments where they decide (``current_setting``
     with a constant, harmless setting name), else by its name. ``arguments`` holds each
@@ -175,27 +178,32 @@ def call_refusal(
     checker = ARGUMENT_CHECKED.get(lowered)
     if checker is not None and arguments is not None and lowered not in allowed:
         return checker(arguments)
-    return denied_function_reason(name, dialect, allowed)
+    return denied_reason(name, rules, allowed)
 
 
-def denied_by_own_catalog(name: str, dialect: str) -> str | None:
-    """Why ``dialect``'s own catalog refuses the function ``name`` (None when it does not, or
-    when the dialect has no catalog reading). For names that may be a column or a call."""
-    if dialect not in _CATALOG_ENGINES:
+def denied_by_own_catalog(name: str, rules: SafetyRules) -> str | None:
+    """Why the engine's own catalog refuses the function ``name`` (None when it does not, or
+    when the engine has no catalog reading). For names that may be a column or a call."""
+    if rules.catalog_reading is None:
         return None
-    entry = catalog(dialect)["functions"].get(name.lower())
+    entry = catalog(rules.catalog_reading)["functions"].get(name.lower())
     return entry["reason"] if entry and entry["verdict"] == "deny" else None
 
 
 def denied_function_reason(name: str, dialect: str, allowed: frozenset[str] = frozenset()) -> str | None:
     """Why calling the function ``name`` (a bare name, as the engine resolved it) is refused
     in ``dialect``, or None if it may be called."""
+    return denied_reason(name, engine_named(dialect).safety, allowed)
+
+
+def denied_reason(name: str, rules: SafetyRules, allowed: frozenset[str] = frozenset()) -> str | None:
+    """``denied_function_reason`` for an engine's rules (the check resolves the engine once)."""
     lowered = name.lower()
     if lowered in allowed:
         return None
-    if why := _DIALECT_ONLY.get(dialect, {}).get(lowered):
+    if why := rules.denied_functions.get(lowered):
         return why
-    if lowered in _allowed_by_catalog(dialect):
+    if lowered in _allowed_here(rules):
         return None
     if why := _denied_everywhere().get(lowered):
         return why

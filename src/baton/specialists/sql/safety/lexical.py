@@ -27,6 +27,9 @@ Then the two readings must agree: the closing offsets of every literal and quote
 found here must equal those of sqlglot's tokens, and the number of comments too. sqlglot
 tokenises the text once (``tokenize``); the same tokens feed its parser (``tree.py``).
 
+The rules are the engine's (``Engine.safety.lexical``: its quotes, and MySQL's comment and
+backslash rules as flags); the scan is the same for every engine.
+
 Every scan here is linear: one pass, literals and comments skipped with ``str.find``, and
 ``called_names`` reads each identifier once (a pattern that re-scans an identifier from each
 of its characters made a 20,000-character statement take 12 s).
@@ -44,6 +47,8 @@ from baton.specialists.sql.safety.work import add
 if TYPE_CHECKING:
     from sqlglot.tokens import Token
 
+    from baton.specialists.sql.engines.safety_rules import LexicalRules
+
 _ALLOWED_CONTROLS = frozenset("\t\n\r")
 
 
@@ -59,40 +64,35 @@ class _Hazard(Exception):
         self.reason, self.rule = reason, rule
 
 
-_DELIMITERS = {
-    "mysql": {"'": ("'", True), '"': ('"', True), "`": ("`", False)},
-    "sqlite": {"'": ("'", False), '"': ('"', False), "`": ("`", False), "[": ("]", False)},
-}
-
-
-def read_lexically(sql: str, dialect: str) -> LexicalReading:
-    """Scan ``sql`` with ``dialect``'s lexical rules (``mysql`` or ``sqlite``)."""
+def read_lexically(sql: str, rules: LexicalRules) -> LexicalReading:
+    """Scan ``sql`` with the engine's lexical ``rules`` (``Engine.safety.lexical``)."""
     reading = LexicalReading()
     try:
-        _scan(sql, dialect, reading)
+        _scan(sql, rules, reading)
     except _Hazard as hazard:
         reading.hazard = (hazard.rule, hazard.reason)
     add(scanned=len(sql))
     return reading
 
 
-def _scan(sql: str, dialect: str, reading: LexicalReading) -> None:
+def _scan(sql: str, rules: LexicalRules, reading: LexicalReading) -> None:
     if "\x00" in sql:
         raise _Hazard("a NUL character")
-    mysql = dialect == "mysql"
-    delimiters = _DELIMITERS[dialect]
+    delimiters = rules.quotes
+    spaced_dashes, hashes, backslash = rules.spaced_dash_comments, rules.hash_comments, rules.backslash_outside_strings
+    executable = rules.executable_comments
     i, n = 0, len(sql)
     while i < n:
         c = sql[i]
         if c in delimiters:
-            close, backslash = delimiters[c]
-            i = _quoted_end(sql, i, close, backslash)
+            close, escapes = delimiters[c]
+            i = _quoted_end(sql, i, close, escapes)
             reading.quoted_ends.append(i)
-        elif mysql and sql.startswith("--", i) and not (i + 2 < n and ord(sql[i + 2]) <= 32):
+        elif spaced_dashes and sql.startswith("--", i) and not (i + 2 < n and ord(sql[i + 2]) <= 32):
             if i + 2 >= n or ord(sql[i + 2]) > 126:
                 raise _Hazard("`--` not followed by an ASCII space: MySQL reads two minus signs, other parsers a comment")
             i += 2  # `--x`: two minus signs to MySQL and to sqlglot alike
-        elif c == "#" and mysql or sql.startswith("--", i):
+        elif c == "#" and hashes or sql.startswith("--", i):
             end = sql.find("\n", i)
             end = n if end < 0 else end
             reading.comments += 1
@@ -101,7 +101,7 @@ def _scan(sql: str, dialect: str, reading: LexicalReading) -> None:
             end = sql.find("*/", i + 2)
             if end < 0:
                 raise _Hazard("an unterminated /* comment")
-            if mysql and sql.startswith(("/*!", "/*M!"), i):
+            if executable and sql.startswith(executable, i):
                 raise _Hazard("a /*! ... */ comment is executed by MySQL and MariaDB as SQL", "executable_comment")
             if "/*" in sql[i + 2:end]:
                 raise _Hazard("a comment inside a comment (engines nest them differently)")
@@ -111,7 +111,7 @@ def _scan(sql: str, dialect: str, reading: LexicalReading) -> None:
             raise _Hazard(f"the character U+{ord(c):04X} outside a string (engines disagree on what it is)")
         elif ord(c) < 32 and c not in _ALLOWED_CONTROLS:
             raise _Hazard(f"the control character U+{ord(c):04X} outside a string")
-        elif c == "\\" and mysql:
+        elif c == "\\" and backslash:
             raise _Hazard("a backslash outside a string")
         i += 1
 

@@ -20,53 +20,23 @@ enough, no privilege on the object needed); MariaDB's ``@@datadir``, ``@@log_err
   users of every session, for any role): they describe the server, not the data.
 
 Names of other schemas' objects stay visible where the engine itself shows them
-(``information_schema.tables``); their definitions, statistics and paths do not.
+(``information_schema.tables``); their definitions, statistics and paths do not. Which
+functions describe one object, every object or the server is each engine's
+(``Engine.safety``: ``describes_named_object``, ``describes_every_object``, ``server_functions``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from baton.specialists.sql.safety.functions import path_setting
 from baton.specialists.sql.safety.relations import Relation, RelationPolicy
 from baton.specialists.sql.safety.relations import refusal as relation_refusal
 
-# First argument names the object described (regclass/regproc text, or a table name).
-_NAMED_OBJECT: dict[str, frozenset[str]] = {
-    "postgres": frozenset({
-        "pg_get_viewdef", "pg_get_functiondef", "pg_get_function_arguments", "pg_get_function_result",
-        "pg_get_function_identity_arguments", "pg_get_function_sqlbody", "pg_get_triggerdef", "pg_get_ruledef",
-        "pg_get_indexdef", "pg_get_constraintdef", "pg_get_expr", "pg_get_partkeydef", "pg_get_statisticsobjdef",
-        "pg_get_statisticsobjdef_columns", "pg_get_statisticsobjdef_expressions", "pg_get_serial_sequence",
-        "pg_describe_object", "pg_identify_object", "pg_identify_object_as_address", "obj_description",
-        "col_description", "pg_get_partition_constraintdef", "pg_relation_filenode",
-    }),
-    "duckdb": frozenset({
-        "pragma_storage_info", "storage_info", "pragma_table_info", "table_info", "pragma_show", "show",
-    }),
-}
-# Describe every object of every schema: no argument narrows them to the workspace.
-_EVERY_OBJECT: dict[str, frozenset[str]] = {
-    "postgres": frozenset(),
-    "duckdb": frozenset({
-        "duckdb_tables", "duckdb_views", "duckdb_indexes", "duckdb_constraints", "duckdb_functions",
-        "duckdb_sequences", "duckdb_dependencies", "duckdb_types", "pragma_metadata_info",
-        "metadata_info", "duckdb_databases", "database_list", "duckdb_extensions", "pragma_database_size",
-        "database_size",
-    }),
-}
-
-# Refused whatever the policy: they describe the server and its other sessions, not the data.
-_SERVER: dict[str, dict[str, tuple[str, str]]] = {
-    "postgres": {
-        **{f"pg_stat_get_backend_{n}": ("sensitive_table", "lists every session of the server, as pg_stat_activity does")
-           for n in ("idset", "pid", "userid", "dbid")},
-        **{n: ("server_path", "names directories or addresses of the database server")
-           for n in ("pg_tablespace_location", "pg_relation_filepath", "inet_server_addr", "inet_server_port")},
-    },
-}
-
+if TYPE_CHECKING:
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
 
 def variable_refusal(name: str) -> tuple[str, str] | None:
     """MySQL/MariaDB ``@@name`` (``@@global.name``): refused when it names server paths."""
@@ -77,26 +47,26 @@ def variable_refusal(name: str) -> tuple[str, str] | None:
 
 
 def metadata_refusal(
-    name: str, arguments: Sequence[str | None] | None, dialect: str, policy: RelationPolicy | None
+    name: str, arguments: Sequence[str | None] | None, rules: SafetyRules, policy: RelationPolicy | None
 ) -> tuple[str, str] | None:
     """``(rule, reason)`` when the call ``name(arguments)`` describes objects outside ``policy``
     (``arguments``: each argument's constant text, None where not a constant)."""
     lowered = name.lower()
-    if found := _SERVER.get(dialect, {}).get(lowered):
+    if found := rules.server_functions.get(lowered):
         return found[0], f"{lowered}() {found[1]}"
     if policy is None:
         return None
-    if lowered in _EVERY_OBJECT.get(dialect, ()):
+    if lowered in rules.describes_every_object:
         return "relation_not_allowed", (f"{lowered}() describes objects of every schema, not only this "
                                         "workspace's; read information_schema instead")
-    if lowered not in _NAMED_OBJECT.get(dialect, ()):
+    if lowered not in rules.describes_named_object:
         return None
     target = arguments[0] if arguments else None
     relation = object_name(target) if target is not None else None
     if relation is None:
         return "relation_not_allowed", (f"{lowered}() describes an object this check cannot identify; name an "
                                         "object of this workspace as a constant ('schema.name')")
-    if found := relation_refusal(relation, dialect, policy):
+    if found := relation_refusal(relation, rules, policy):
         return "relation_not_allowed", f"{lowered}() describes {relation}, which {found[1].split(' ', 1)[1]}"
     return None
 

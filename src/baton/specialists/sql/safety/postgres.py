@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import cache
 from typing import Any
 
+from baton.specialists.sql.safety.engine_code import EngineParser
 from baton.specialists.sql.safety.reading import Reading
 from baton.specialists.sql.safety.relations import Relation
 
@@ -59,6 +61,31 @@ def read_postgres(sql: str) -> Reading:
         reading.refuse(*found)
     return reading
 
+
+def postgres_parse_failures(texts: list[str]) -> Iterator[bool]:
+    """For each text, whether PostgreSQL cannot parse it; lazily, as the check stops at the
+    first text that parses (a string that is SQL: ``check._strings_refusal``)."""
+    for text in texts:
+        try:
+            read_postgres(text)
+        except Exception:
+            yield True
+        else:
+            yield False
+
+
+@cache
+def postgres_grammar_keywords() -> frozenset[str]:
+    """Names PostgreSQL's grammar gives a meaning of its own (its reserved and column-name
+    keywords: ``xmlattributes(...)``, ``coalesce(...)``), which sqlglot may read as ordinary
+    calls: no function by such a name can be called without quoting it."""
+    from pglast import keywords
+
+    return frozenset(keywords.RESERVED_KEYWORDS | keywords.COL_NAME_KEYWORDS | keywords.TYPE_FUNC_NAME_KEYWORDS)
+
+
+# PostgreSQL's ``Engine.safety.parser`` (engines/postgres.py)
+PARSER = EngineParser(read_postgres, PostgresParseError, postgres_parse_failures, postgres_grammar_keywords)
 
 _RULES = {
     "InsertStmt": "write_statement", "UpdateStmt": "write_statement", "DeleteStmt": "write_statement",

@@ -15,7 +15,8 @@ Rules (a whitelist, failing closed):
   anything that does not parse (MySQL ``INTO OUTFILE``, ``LOAD DATA``).
 - Text inside string literals and comments is data (``'please DELETE later'``).
 - Functions: ``functions.py`` decides on each name. Relations: ``relations.py``. DuckDB reads
-  any table name that looks like a path (``FROM 'data.csv'``): such names are refused.
+  any table name that looks like a path (``FROM 'data.csv'``): where the engine does
+  (``Engine.safety.reads_file_paths``), such names are refused.
 - SQL given as a string, where no engine parser reads the strings (MySQL, SQLite): a call
   whose constant string argument parses as SQL calling a refused function is refused
   (``sql_in_string``); a string that is not a function argument stays data.
@@ -37,7 +38,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from baton.specialists.sql.literals import constant_text, string_arguments
-from baton.specialists.sql.safety.functions import ARGUMENT_CHECKED, call_refusal, denied_function_reason
+from baton.specialists.sql.safety.functions import ARGUMENT_CHECKED, call_refusal, denied_reason
 from baton.specialists.sql.safety.lexical import called_names
 from baton.specialists.sql.safety.metadata import variable_refusal
 from baton.specialists.sql.safety.reading import Reading
@@ -48,6 +49,8 @@ from baton.specialists.sql.safety.work import add
 
 if TYPE_CHECKING:
     from sqlglot.tokens import Token
+
+    from baton.specialists.sql.engines.safety_rules import SafetyRules
 
 
 def _classes(*names: str) -> tuple[type[exp.Expr], ...]:
@@ -88,13 +91,15 @@ UNREADABLE_RULES = frozenset({"unparseable", "command"})
 def read_tree(
     sql: str,
     dialect: str,
+    rules: SafetyRules,
     *,
     allowed: frozenset[str] = frozenset(),
     relations: RelationPolicy | None = None,
     inspect_strings: bool = True,
     tokens: list[Token] | None = None,
 ) -> tuple[SafetyVerdict, Reading | None]:
-    """sqlglot's verdict on ``sql`` and its reading (None when it did not parse). ``tokens``:
+    """sqlglot's verdict on ``sql`` and its reading (None when it did not parse), ``dialect``
+    being the engine's sqlglot dialect and ``rules`` its ``Engine.safety``. ``tokens``:
     sqlglot's tokens of ``sql`` when the caller has them (the text is not tokenised again)."""
     try:
         statements = [s for s in _parse(sql, dialect, tokens) if s is not None]
@@ -121,7 +126,7 @@ def read_tree(
     for node in statement.walk():
         add(nodes=1)
         _record(node, reading)
-        if verdict := _check_node(node, sql, dialect, allowed, relations, inspect_strings, cte_references):
+        if verdict := _check_node(node, sql, dialect, rules, allowed, relations, inspect_strings, cte_references):
             return verdict, reading
     return SafetyVerdict(True, "a single read-only query", "", statement), reading
 
@@ -146,8 +151,8 @@ def _record(node: exp.Expr, reading: Reading) -> None:
 
 
 def _check_node(
-    node: exp.Expr, sql: str, dialect: str, allowed: frozenset[str], relations: RelationPolicy | None,
-    inspect_strings: bool, cte_references: set[int],
+    node: exp.Expr, sql: str, dialect: str, rules: SafetyRules, allowed: frozenset[str],
+    relations: RelationPolicy | None, inspect_strings: bool, cte_references: set[int],
 ) -> SafetyVerdict | None:
     if found := _forbidden_rule(node):
         rule, does = found
@@ -163,15 +168,15 @@ def _check_node(
         for name in function_names(node):
             if name in ARGUMENT_CHECKED and arguments is None:
                 arguments = [constant_text(a, dialect, sql) for a in node.iter_expressions()]
-            if why := call_refusal(name, arguments if name in ARGUMENT_CHECKED else (), dialect, allowed):
+            if why := call_refusal(name, arguments if name in ARGUMENT_CHECKED else (), rules, allowed):
                 return refuse("dangerous_function", f"the function {name}() {why}")
-        if inspect_strings and (verdict := _string_arguments_verdict(node, sql, dialect, allowed, depth=0)):
+        if inspect_strings and (verdict := _string_arguments_verdict(node, sql, dialect, rules, allowed, depth=0)):
             return verdict
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-        if dialect == "duckdb" and _PATH_CHARACTERS.intersection(node.name):
+        if rules.reads_file_paths and _PATH_CHARACTERS.intersection(node.name):
             return refuse("file_read", f"the table name {node.name!r} is a file path or URL, which DuckDB would read")
         relation = Relation(node.name, node.db or None, node.catalog or None)
-        if found := relation_refusal(relation, dialect, None if id(node) in cte_references else relations):
+        if found := relation_refusal(relation, rules, None if id(node) in cte_references else relations):
             return refuse(*found)
     return None
 
@@ -211,7 +216,7 @@ _MAX_STRING_DEPTH = 3  # a string inside a string inside a string... beyond this
 
 
 def _string_arguments_verdict(
-    call: exp.Func, source: str, dialect: str, allowed: frozenset[str], depth: int
+    call: exp.Func, source: str, dialect: str, rules: SafetyRules, allowed: frozenset[str], depth: int
 ) -> SafetyVerdict | None:
     """Refuse a call whose constant string arguments are SQL calling a refused function."""
     for text in string_arguments(call, dialect, source):
@@ -225,7 +230,7 @@ def _string_arguments_verdict(
             statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
         except Exception:
             for name in called_names(text):
-                if why := denied_function_reason(name, dialect, allowed):
+                if why := denied_reason(name, rules, allowed):
                     return refuse("dangerous_function", f"{where} calls {name}(), which {why}")
             continue
         for statement in statements:
@@ -234,9 +239,9 @@ def _string_arguments_verdict(
                 if not isinstance(node, exp.Func):
                     continue
                 for name in function_names(node):
-                    if why := denied_function_reason(name, dialect, allowed):
+                    if why := denied_reason(name, rules, allowed):
                         return refuse("dangerous_function", f"{where} calls {name}(), which {why}")
-                if verdict := _string_arguments_verdict(node, text, dialect, allowed, depth + 1):
+                if verdict := _string_arguments_verdict(node, text, dialect, rules, allowed, depth + 1):
                     return verdict
     return None
 
