@@ -8,6 +8,9 @@
 - ``functions.py`` + ``data/*.json``: which functions may be called, from the engines' catalogs;
 - ``relations.py``: which relations may be read (secrets never; a workspace's schemas);
 - ``verdict.py``: ``SafetyVerdict`` and ``UnsafeQueryError``;
+- ``engine_code.py``: what differs between engines is the engine's (``Engine.safety``, a
+  ``SafetyRules`` of tables: ``engines/safety_rules.py``); the code it names here (its parser,
+  its definer-call finder) is loaded from there;
 - ``work.py``: a count of the check's work, which tests show grows linearly.
 """
 
