@@ -182,6 +182,16 @@ async def test_the_sql_specialist_answers_on_the_engine(engine_db, name):
     assert result.ai_message.data == [{"name": "Ada", "n": 100}, {"name": "Bo", "n": 100}, {"name": "Cy", "n": 100}]
 
 
+def test_the_adding_an_engine_page_names_every_member():
+    """docs/how-to/adding-an-engine.md lists what an engine is; it cannot fall behind base.py."""
+    from baton.specialists.sql.engines.base import Engine
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "how-to" / "adding-an-engine.md").read_text(encoding="utf-8")
+    members = {name for name in (*vars(Engine), *Engine.__annotations__) if not name.startswith("_")}
+    missing = sorted(name for name in members if f"`{name}`" not in page)
+    assert not missing, f"members of Engine the page does not name: {missing}"
+
+
 def test_an_unknown_engine_is_refused_by_name():
     from baton.errors import ConfigurationError
 

@@ -15,7 +15,6 @@ stateless singletons: per-connection state lives on the ``SQLConnection``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baton.specialists.sql.engines.metric_sql import MetricSQL
@@ -222,9 +221,3 @@ class Engine:
     # resolves the engine once and then only reads precomputed sets. No default: an engine must
     # say what is secret on it before model SQL may run there (a subclass inherits its parent's).
     safety: ClassVar[SafetyRules]
-
-
-@contextlib.contextmanager
-def no_guard() -> Iterator[None]:
-    """For engines whose read-only state is fixed when a connection opens."""
-    yield
