@@ -18,7 +18,7 @@ own lexical rules and refuses anything whose tokenisation could differ:
   literal, identifier or comment.
 
 String literals follow the session's ``sql_mode``. Baton pins it on every MySQL connection it
-opens (``engines.py``: no ``ANSI_QUOTES``, no ``NO_BACKSLASH_ESCAPES``), so the rules here are
+opens (``engines/mysql.py``: no ``ANSI_QUOTES``, no ``NO_BACKSLASH_ESCAPES``), so the rules here are
 the ones the server applies: ``'`` and ``"`` delimit strings, a backslash escapes the next
 character, a doubled quote is a quote. SQLite: ``'`` strings (doubled quote, no backslash
 escapes), ``"``, backtick and ``[...]`` identifiers.
