@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 
 def metric_sql(dialect: str) -> MetricSQL:
     """How metric SQL is written on ``dialect``'s engine (``Engine.metric_sql``)."""
-    from baton.specialists.sql.engines import engine_named
-    from baton.specialists.sql.engines.metric_sql import MetricSQL
+    from baton.specialists.sql.engines import Engine, engine_named
 
-    return engine_named(dialect).metric_sql if dialect else MetricSQL()
+    return engine_named(dialect).metric_sql if dialect else Engine.metric_sql  # the default: nothing engine-specific
 
 
 def engine_title(dialect: str) -> str:

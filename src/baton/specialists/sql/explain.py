@@ -66,13 +66,6 @@ async def check_plan(conn: SQLConnection, sql: str, schema: SchemaInfo) -> PlanC
     return PlanCheck(scans, flagged)
 
 
-def parse_full_scans(dialect: str, columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
-    """The full table scans in one engine's EXPLAIN output (``Engine.full_scans``)."""
-    from baton.specialists.sql.engines import engine_named
-
-    return engine_named(dialect).full_scans(columns, rows)
-
-
 def postgres_full_scans(columns: list[str], rows: list[list[Any]]) -> list[FullScan]:
     """``EXPLAIN (FORMAT JSON)``: every Seq Scan node."""
     document = rows[0][0] if rows else []

@@ -14,6 +14,7 @@ query.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -112,10 +113,8 @@ class MySQLEngine(Engine):
         reader.rows, reader.description = rows(), lambda: unbuffered.description
 
     def column_types(self, conn: SQLConnection, raw: Any, description: Any, rows: list[list[Any]]) -> list[str]:
-        from pymysql.constants import FIELD_TYPE
-
-        by_code = {v: k for k, v in vars(FIELD_TYPE).items() if isinstance(v, int)}
-        return [by_code.get(d[1], str(d[1])) for d in description]
+        names = _field_type_names()
+        return [names.get(d[1], str(d[1])) for d in description]
 
     def classify(self, error: BaseException, message: str) -> ClassifiedError:
         return classify_mysql(error, message)
@@ -219,6 +218,14 @@ class MySQLEngine(Engine):
         # SQL SECURITY DEFINER routines, found in sqlglot's tokens
         definer_call="baton.specialists.sql.safety.definer:mysql_definer_call",
     )
+
+
+@functools.cache
+def _field_type_names() -> dict[int, str]:
+    """PyMySQL's field type codes by name, read once (not on every query)."""
+    from pymysql.constants import FIELD_TYPE
+
+    return {v: k for k, v in vars(FIELD_TYPE).items() if isinstance(v, int)}
 
 
 def _refuse_truncated_values(driver: Any) -> None:
