@@ -192,6 +192,32 @@ def test_the_adding_an_engine_page_names_every_member():
     assert not missing, f"members of Engine the page does not name: {missing}"
 
 
+def test_registering_over_an_engine_needs_replace():
+    """A built-in engine is never swapped out silently (its guard is what keeps queries read-only)."""
+    from baton.errors import ConfigurationError
+    from baton.specialists.sql.engines import register
+    from baton.specialists.sql.engines.sqlite import ENGINE as SQLITE
+    from baton.specialists.sql.engines.sqlite import SQLiteEngine
+    from flavour_engine import LitesqlEngine
+
+    class Impostor(SQLiteEngine):
+        pass
+
+    with pytest.raises(ConfigurationError, match="sqlite"):
+        register(Impostor())
+    assert engine_named("sqlite") is SQLITE
+    with litesql_registered() as litesql:
+        with pytest.raises(ConfigurationError, match="lite"):
+            register(LitesqlEngine())  # the same name, another instance
+        assert engine_named("lite") is litesql
+        try:
+            impostor = register(Impostor(), replace=True)
+            assert engine_named("sqlite3") is impostor and engine_named("sqlite") is impostor
+        finally:
+            register(SQLITE, replace=True)
+    assert engine_named("sqlite3") is SQLITE and engine_named("sqlite") is SQLITE
+
+
 def test_an_unknown_engine_is_refused_by_name():
     from baton.errors import ConfigurationError
 

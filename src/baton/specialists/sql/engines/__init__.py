@@ -33,14 +33,17 @@ class UnsupportedDialectError(ConfigurationError):
 
 
 def register(engine: Engine, *, replace: bool = False) -> Engine:
-    """Make ``engine`` answer to its name, aliases and SQLAlchemy backends. A spelling another
-    engine already answers to is refused unless ``replace`` (tests swap an engine in and out)."""
+    """Make ``engine`` answer to its name, aliases and SQLAlchemy backends. A spelling a
+    registered engine already answers to (a built-in one's name included) is refused unless
+    ``replace``: then the engine of the same name is forgotten first, aliases and all."""
     _load_built_in()
     with _lock:
         spellings = {engine.name, *engine.aliases, *engine.backends}
-        taken = sorted(s for s in spellings if s.lower() in _by_spelling and _by_spelling[s.lower()].name != engine.name)
+        taken = sorted(s for s in spellings if _by_spelling.get(s.lower(), engine) is not engine)
         if taken and not replace:
-            raise ConfigurationError(f"engine {engine.name!r}: {', '.join(taken)} already name another engine")
+            raise ConfigurationError(f"engine {engine.name!r}: {', '.join(taken)} already name a registered engine")
+        if engine.name in _engines:
+            unregister(engine.name)
         _add(engine)
     return engine
 
